@@ -1,0 +1,359 @@
+"""The error taxonomy (S42).
+
+Every error Robota raises on purpose derives from one root so a caller can branch on the failure
+kind without parsing message text::
+
+    RobotaError                         code, category (user | provider | system), recoverable
+    ├── ConfigurationError (ValueError)     bad options or registry input: fix the call
+    ├── SchemaValidationError (ValueError)  a value does not satisfy its schema; carries `issues`
+    ├── ProviderError                       a model call failed; keeps vendor `status`/`vendor_type`
+    │   ├── AuthenticationError             credentials refused (401/403)
+    │   ├── RateLimitError                  throttled (429); carries `retry_after`
+    │   └── NetworkError                    the request never got an HTTP answer
+    ├── ToolExecutionError                  a tool body failed; names the tool and call
+    ├── StructuredOutputError               retries exhausted; carries `issues` and `attempts`
+    ├── SameToolInputLoopError              byte-identical tool input repeated past the limit (S39)
+    ├── EmptyCompletionError                a turn ended with neither text nor tool result (S39)
+    ├── DisposedAgentError (RuntimeError)   the agent was closed; distinct from "not initialised"
+    ├── StorageError                        persistence failed; keeps the original cause
+    ├── HistoryError (RuntimeError)         a write that would break a history principle (S34)
+    └── AbortError                          the caller cancelled (S15); see ``robota.is_abort``
+
+``category`` says whose side the failure is on: ``user`` (the caller's input or action),
+``provider`` (the model or its vendor), ``system`` (the runtime or its host). ``recoverable``
+says whether trying again — a new turn, a corrected call, a later retry — can succeed without
+changing the program.
+
+Control-flow outcomes that are not failures (cancellation of an asyncio task, suspension) are not
+in this tree; ``asyncio.CancelledError`` always propagates unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Literal, TypeAlias
+
+__all__ = [
+    "AbortError",
+    "AuthenticationError",
+    "ConfigurationError",
+    "DisposedAgentError",
+    "EmptyCompletionError",
+    "ErrorCategory",
+    "HistoryError",
+    "NetworkError",
+    "ProviderError",
+    "RateLimitError",
+    "RobotaError",
+    "SameToolInputLoopError",
+    "SchemaValidationError",
+    "StorageError",
+    "StructuredOutputError",
+    "ToolExecutionError",
+]
+
+ErrorCategory: TypeAlias = Literal["user", "provider", "system"]
+"""Whose side a failure is on: the caller's, the model vendor's, or the runtime's/host's."""
+
+
+class RobotaError(Exception):
+    """Root of every error Robota raises on purpose (S42).
+
+    Attributes:
+        code: A stable machine-readable identifier (``"rate_limited"``, ``"aborted"`` …). Branch
+            on it, or on the class, never on the message.
+        category: ``"user"``, ``"provider"`` or ``"system"``.
+        recoverable: Whether retrying (a new turn, a corrected call, a later attempt) can succeed.
+        context: Extra facts for diagnostics (provider name, tool call id …). Never secrets.
+
+    Each subclass fixes sensible defaults for ``code``, ``category`` and ``recoverable``; a raiser
+    may override any of them per instance. ``cause``, when given, becomes ``__cause__`` so the
+    standard traceback shows it.
+    """
+
+    default_code: ClassVar[str] = "robota_error"
+    default_category: ClassVar[ErrorCategory] = "system"
+    default_recoverable: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        category: ErrorCategory | None = None,
+        recoverable: bool | None = None,
+        cause: BaseException | None = None,
+        context: Mapping[str, object] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code: str = code if code is not None else self.default_code
+        self.category: ErrorCategory = category if category is not None else self.default_category
+        self.recoverable: bool = (
+            recoverable if recoverable is not None else self.default_recoverable
+        )
+        self.context: Mapping[str, object] = dict(context) if context else {}
+        if cause is not None:
+            self.__cause__ = cause
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keyword-only constructors break the default exception pickling (which replays
+        # `self.args` positionally); errors cross process pools, so rebuild from the state.
+        state = dict(self.__dict__)
+        return (_rebuild_error, (type(self), self.message, state))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
+
+
+def _rebuild_error(cls: type[RobotaError], message: str, state: dict[str, Any]) -> RobotaError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.__dict__.update(state)
+    return error
+
+
+class ConfigurationError(RobotaError, ValueError):
+    """Options, registry input or references that cannot work; the message says how to fix it."""
+
+    default_code = "configuration"
+    default_category = "user"
+
+
+class SchemaValidationError(RobotaError, ValueError):
+    """A value failed validation against its schema.
+
+    Attributes:
+        issues: Readable issue strings, each naming the path of the offending value.
+    """
+
+    default_code = "validation"
+    default_category = "user"
+    default_recoverable = True
+
+    def __init__(self, message: str, *, issues: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.issues: tuple[str, ...] = tuple(issues)
+
+
+# HTTP statuses after which the same request may succeed on another model: the model is missing,
+# throttled or overloaded, or the vendor failed on its side. Everything else — a malformed
+# request, refused credentials, a payload too large, or no status at all — is not evidence that
+# switching models helps, and switching on an unknown cause can repeat a request that was never
+# going to succeed or mask a bug (S42).
+_SWITCHABLE_STATUSES = frozenset({404, 408, 409, 429, 500, 502, 503, 504, 529})
+
+
+class ProviderError(RobotaError):
+    """A model call failed at the provider (S42).
+
+    Attributes:
+        status: The vendor's HTTP status, when the call got an HTTP answer.
+        vendor_type: The vendor's own error type string (e.g. ``"overloaded_error"``), opaque.
+        provider: The provider's opaque name, when known.
+        model: The model the call was addressed to (or that answered), when known.
+        request_id: The vendor's request id, for support tickets.
+        switchable: Whether another model could serve the same request. An adapter that knows
+            its vendor's error types states it explicitly; otherwise it is derived from
+            ``status`` alone, and an unknown cause is *not* switchable.
+    """
+
+    default_code = "provider_error"
+    default_category = "provider"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        vendor_type: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        request_id: str | None = None,
+        switchable: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if "recoverable" not in kwargs or kwargs["recoverable"] is None:
+            kwargs["recoverable"] = status is not None and (status >= 500 or status in (408, 429))
+        super().__init__(message, **kwargs)
+        self.status = status
+        self.vendor_type = vendor_type
+        self.provider = provider
+        self.model = model
+        self.request_id = request_id
+        self._switchable = switchable
+
+    @property
+    def switchable(self) -> bool:
+        """Whether another model could serve this request; unknown cause ⇒ ``False``."""
+        if self._switchable is not None:
+            return self._switchable
+        return self.status is not None and self.status in _SWITCHABLE_STATUSES
+
+
+class AuthenticationError(ProviderError):
+    """The vendor refused the credentials (typically HTTP 401 or 403).
+
+    Not switchable: another model behind the same credentials is refused the same way.
+    """
+
+    default_code = "authentication"
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("recoverable", False)
+        kwargs.setdefault("switchable", False)
+        super().__init__(message, **kwargs)
+
+
+class RateLimitError(ProviderError):
+    """The vendor throttled the call (HTTP 429).
+
+    Attributes:
+        retry_after: Seconds the vendor asked the caller to wait, when it said.
+    """
+
+    default_code = "rate_limited"
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("status", 429)
+        kwargs.setdefault("recoverable", True)
+        super().__init__(message, **kwargs)
+        if retry_after is not None and retry_after < 0:
+            retry_after = None
+        self.retry_after = retry_after
+
+
+class NetworkError(ProviderError):
+    """The request got no HTTP answer (connection refused, reset, DNS failure, timeout).
+
+    Recoverable by retrying later; not switchable unless the adapter says so, because the cause
+    lies between us and the vendor rather than in one model.
+    """
+
+    default_code = "network"
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        kwargs.setdefault("recoverable", True)
+        super().__init__(message, **kwargs)
+
+
+class ToolExecutionError(RobotaError):
+    """A tool body raised or returned a failure.
+
+    Attributes:
+        tool_name: The registered tool name.
+        call_id: The runtime's own minted id for this tool body (S36), not the provider's.
+    """
+
+    default_code = "tool_execution"
+    default_category = "system"
+    default_recoverable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        tool_name: str,
+        call_id: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.tool_name = tool_name
+        self.call_id = call_id
+
+
+class StructuredOutputError(RobotaError):
+    """The model's final text never validated against the requested schema (S18).
+
+    Attributes:
+        issues: The validation issues of the last attempt.
+        attempts: How many attempts were made, the first one included.
+    """
+
+    default_code = "structured_output"
+    default_category = "provider"
+
+    def __init__(
+        self, message: str, *, issues: Sequence[str] = (), attempts: int, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.issues: tuple[str, ...] = tuple(issues)
+        self.attempts = attempts
+
+
+class SameToolInputLoopError(RobotaError):
+    """One tool was called with byte-identical input more often than the configured limit (S39).
+
+    The agent failed to make progress; this is a failure, not an interruption, and it is
+    recoverable: a new turn with different guidance may succeed.
+    """
+
+    default_code = "same_tool_input_loop"
+    default_category = "provider"
+    default_recoverable = True
+
+    def __init__(self, message: str, *, tool_name: str, limit: int, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.tool_name = tool_name
+        self.limit = limit
+
+
+class EmptyCompletionError(RobotaError):
+    """A turn ended with neither text nor a tool result while tool-only completion was allowed.
+
+    Reported rather than passed off as an empty success (S39).
+    """
+
+    default_code = "empty_completion"
+    default_category = "provider"
+    default_recoverable = True
+
+
+class DisposedAgentError(RobotaError, RuntimeError):
+    """The agent was closed; it accepts no new work (S20, S24).
+
+    Distinct from "not yet initialised" on purpose: the fix is to build a new agent, not to await
+    something that was forgotten.
+    """
+
+    default_code = "disposed"
+    default_category = "user"
+
+
+class StorageError(RobotaError):
+    """Persisting or reading durable state failed; ``__cause__`` keeps the original error."""
+
+    default_code = "storage"
+    default_category = "system"
+
+
+class HistoryError(RobotaError, RuntimeError):
+    """A write that would break a history principle (S34, S35).
+
+    A second system message, an assistant message outside the begin/commit protocol, a write
+    while a response is pending: a programming error in the caller.
+    """
+
+    default_code = "history"
+    default_category = "user"
+
+
+class AbortError(RobotaError):
+    """The caller cancelled the operation (S15, S38).
+
+    A caller recognises it from the class alone. ``reason`` is what was passed to
+    ``AbortController.abort()``; when that reason is itself an exception it is also the
+    ``__cause__``.
+    """
+
+    default_code = "aborted"
+    default_category = "user"
+    default_recoverable = True
+
+    def __init__(
+        self, message: str = "The operation was aborted.", *, reason: object = None, **kwargs: Any
+    ) -> None:
+        if reason is not None and isinstance(reason, BaseException):
+            kwargs.setdefault("cause", reason)
+        super().__init__(message, **kwargs)
+        self.reason = reason

@@ -1,0 +1,342 @@
+"""The conversation store (S34, S35).
+
+History principles (S34), kept by construction rather than by convention:
+
+* **Append-only.** Messages are added, never edited or deleted (a host-configured cap is the
+  one exception, and it is off by default).
+* **Read-only for consumers.** Readers get a live read-only view of frozen messages.
+* **Always committed.** An assistant message is produced only through
+  :meth:`ConversationStore.begin_assistant` → :meth:`PendingAssistant.commit`: one commit path
+  whether the response completed or was aborted, so an abort with no text still appends an
+  (empty, ``"interrupted"``) assistant message.
+* **One system head** (S35). The system prompt is live configuration, not conversation: the store
+  holds at most one system message, always first, and setting it replaces the old one in place.
+
+When history is read for a provider call (:meth:`ConversationStore.provider_messages`), an
+interrupted assistant message's text carries a neutral annotation so the model knows its previous
+response was cut short. The annotated view is kept incrementally beside the history, so reading it
+costs nothing per round however long the conversation is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator, Sequence
+from types import TracebackType
+from typing import Final, final, overload
+
+from robota.core._errors import ConfigurationError, HistoryError
+from robota.core._messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+from robota.core._usage import Usage
+
+__all__ = [
+    "DEFAULT_INTERRUPTED_ANNOTATION",
+    "ConversationStore",
+    "HistoryView",
+    "PendingAssistant",
+]
+
+DEFAULT_INTERRUPTED_ANNOTATION: Final = "[This response was interrupted before it was completed.]"
+"""Neutral text appended to an interrupted assistant message when it is sent back to a model (S34).
+Override it per store (S35: every model-facing string has a seam)."""
+
+
+@final
+class HistoryView(Sequence[Message]):
+    """A live, read-only view of a list of messages; it never copies the history."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Message]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[index])
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._items)
+
+    def __repr__(self) -> str:
+        return f"HistoryView({len(self._items)} messages)"
+
+
+@final
+class PendingAssistant:
+    """An assistant response being received; committed exactly once (S34).
+
+    Obtain one from :meth:`ConversationStore.begin_assistant`. Accumulate text and tool calls
+    while the provider streams, then :meth:`commit`. Used as a context manager it commits on exit
+    if nothing did: ``"complete"`` after a normal exit, ``"interrupted"`` when an exception —
+    an abort included — leaves the block. Either way the message is in history.
+
+    Attributes:
+        model: The model that actually answered (S30); set it when the provider says.
+        usage: The normalised usage of this response.
+        continuation: The provider's opaque continuation text (S26).
+    """
+
+    __slots__ = ("_calls", "_committed", "_parts", "_store", "continuation", "model", "usage")
+
+    def __init__(self, store: ConversationStore, model: str | None) -> None:
+        self._store = store
+        self._parts: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._committed: AssistantMessage | None = None
+        self.model = model
+        self.usage: Usage | None = None
+        self.continuation: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The text received so far."""
+        return "".join(self._parts)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls received so far."""
+        return tuple(self._calls)
+
+    @property
+    def committed(self) -> AssistantMessage | None:
+        """The committed message, or ``None`` while still pending."""
+        return self._committed
+
+    def append_text(self, delta: str) -> None:
+        """Add a text fragment."""
+        self._check_open()
+        if delta:
+            self._parts.append(delta)
+
+    def add_tool_call(self, call: ToolCall) -> None:
+        """Add a tool call the model asked for."""
+        self._check_open()
+        self._calls.append(call)
+
+    def commit(self, *, interrupted: bool = False) -> AssistantMessage:
+        """Append the message to history — the single commit path — and return it.
+
+        ``interrupted=True`` marks a response aborted before completion; it is appended even
+        with no text at all.
+        """
+        self._check_open()
+        message = AssistantMessage(
+            "".join(self._parts),
+            tool_calls=tuple(self._calls),
+            state="interrupted" if interrupted else "complete",
+            model=self.model,
+            usage=self.usage,
+            continuation=self.continuation,
+        )
+        self._committed = message
+        self._store._commit_assistant(self, message)
+        return message
+
+    def _check_open(self) -> None:
+        if self._committed is not None:
+            raise HistoryError("this assistant message is already committed; begin a new one")
+
+    def __enter__(self) -> PendingAssistant:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._committed is None:
+            self.commit(interrupted=exc_type is not None)
+
+
+@final
+class ConversationStore:
+    """One conversation's history (S34) with its single system head (S35).
+
+    Args:
+        system_prompt: The initial system prompt; ``None`` or ``""`` for none.
+        messages: Earlier history to start from (e.g. a restored session). A system message in
+            it is allowed only first; the ``system_prompt`` argument, when given, replaces it.
+        max_messages: Keep at most this many non-system messages, dropping the oldest. ``None``
+            (the default) keeps everything: history is never trimmed unless a host asks.
+        interrupted_annotation: The text added to an interrupted assistant message when it is
+            read for a provider call.
+
+    One writer at a time: an agent serialises its runs (S38), and the store does not lock.
+    """
+
+    __slots__ = (
+        "_annotation",
+        "_max",
+        "_messages",
+        "_pending",
+        "_provider",
+        "_provider_view",
+        "_view",
+    )
+
+    def __init__(
+        self,
+        *,
+        system_prompt: str | None = None,
+        messages: Iterable[Message] = (),
+        max_messages: int | None = None,
+        interrupted_annotation: str = DEFAULT_INTERRUPTED_ANNOTATION,
+    ) -> None:
+        cap: object = max_messages  # untyped callers (config files) can pass anything
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ConfigurationError(
+                f"max_messages must be a positive integer or None (unbounded), got {max_messages!r}"
+            )
+        self._annotation = interrupted_annotation
+        self._max = max_messages
+        self._messages: list[Message] = []
+        self._provider: list[Message] = []
+        self._pending: PendingAssistant | None = None
+        self._view = HistoryView(self._messages)
+        self._provider_view = HistoryView(self._provider)
+        for index, message in enumerate(messages):
+            if isinstance(message, SystemMessage):
+                if index != 0:
+                    raise HistoryError(
+                        "a system message may only be the first message of a history (S35)"
+                    )
+            elif not isinstance(message, (UserMessage, AssistantMessage, ToolMessage)):
+                raise TypeError(f"not a message: {message!r}")
+            self._push(message)
+        if system_prompt:
+            self.set_system_prompt(system_prompt)
+        self._trim()
+
+    @property
+    def messages(self) -> HistoryView:
+        """A live, read-only view of the history, system head included."""
+        return self._view
+
+    def snapshot(self) -> tuple[Message, ...]:
+        """An immutable copy of the history as it is now."""
+        return tuple(self._messages)
+
+    def provider_messages(self) -> HistoryView:
+        """The history as a provider call sees it: interrupted assistant text annotated (S34).
+
+        A live read-only view; it costs no copy per round.
+        """
+        return self._provider_view
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The current system prompt, or ``None``."""
+        head = self._messages[0] if self._messages else None
+        return head.content if isinstance(head, SystemMessage) else None
+
+    @property
+    def has_pending(self) -> bool:
+        """Whether an assistant message has begun and is not committed yet."""
+        return self._pending is not None
+
+    def set_system_prompt(self, text: str | None) -> SystemMessage | None:
+        """Replace the system head (S35); ``None`` or ``""`` removes it. Returns the new head.
+
+        The very next :meth:`provider_messages` read carries the change.
+        """
+        has_head = bool(self._messages) and isinstance(self._messages[0], SystemMessage)
+        if not text:
+            if has_head:
+                del self._messages[0]
+                del self._provider[0]
+            return None
+        head = SystemMessage(text)
+        if has_head:
+            self._messages[0] = head
+            self._provider[0] = head
+        else:
+            self._messages.insert(0, head)
+            self._provider.insert(0, head)
+        return head
+
+    def append(self, message: UserMessage | ToolMessage) -> None:
+        """Append a user or tool message.
+
+        System messages go through :meth:`set_system_prompt`; assistant messages through
+        :meth:`begin_assistant` (the single commit path).
+
+        Raises:
+            HistoryError: for a system or assistant message, or while an assistant response is
+                pending (a write then would interleave with it).
+        """
+        candidate: object = message  # untyped callers can pass anything
+        if isinstance(candidate, SystemMessage):
+            raise HistoryError("use set_system_prompt() for the system message (S35)")
+        if isinstance(candidate, AssistantMessage):
+            raise HistoryError("assistant messages are committed through begin_assistant() (S34)")
+        if not isinstance(candidate, (UserMessage, ToolMessage)):
+            raise TypeError(f"not a message: {message!r}")
+        if self._pending is not None:
+            raise HistoryError("an assistant message is pending; commit it before appending")
+        self._push(message)
+        self._trim()
+
+    def begin_assistant(self, *, model: str | None = None) -> PendingAssistant:
+        """Start receiving an assistant response; see :class:`PendingAssistant`.
+
+        Raises:
+            HistoryError: if another assistant response is still pending.
+        """
+        if self._pending is not None:
+            raise HistoryError("an assistant message is already pending; commit it first")
+        pending = PendingAssistant(self, model)
+        self._pending = pending
+        return pending
+
+    def _commit_assistant(self, pending: PendingAssistant, message: AssistantMessage) -> None:
+        if self._pending is not pending:
+            raise HistoryError("this pending assistant message does not belong to the store")
+        self._pending = None
+        self._push(message)
+        self._trim()
+
+    def _push(self, message: Message) -> None:
+        self._messages.append(message)
+        if isinstance(message, AssistantMessage) and message.state == "interrupted":
+            content = (
+                f"{message.content}\n\n{self._annotation}" if message.content else self._annotation
+            )
+            self._provider.append(dataclasses.replace(message, content=content))
+        else:
+            self._provider.append(message)
+
+    def _trim(self) -> None:
+        if self._max is None:
+            return
+        start = 1 if self._messages and isinstance(self._messages[0], SystemMessage) else 0
+        excess = len(self._messages) - start - self._max
+        if excess <= 0:
+            return
+        end = start + excess
+        # Never leave a tool result whose call was trimmed away at the front.
+        while end < len(self._messages) and isinstance(self._messages[end], ToolMessage):
+            end += 1
+        del self._messages[start:end]
+        del self._provider[start:end]
+
+    def __len__(self) -> int:
+        return len(self._messages)
+
+    def __repr__(self) -> str:
+        return f"<ConversationStore {len(self._messages)} messages>"

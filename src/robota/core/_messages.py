@@ -1,0 +1,153 @@
+"""Conversation messages (S34, S36).
+
+Messages are frozen, slotted values with a ``kind`` literal, so history can be shared without
+copying and a ``match`` over :data:`Message` ends in ``assert_never``. Every message has its own
+unique ``id`` (minted here) and a ``state``; only an assistant message can be ``"interrupted"``
+(its response was cut short), every other kind is always ``"complete"``.
+
+A tool call's ``id`` belongs to the provider (S36): an opaque transcript token linking the call to
+its result message. Robota never mints, rewrites or relies on its uniqueness — some vendors reuse
+the same value in later turns. Anything needing a unique identity mints its own.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import KW_ONLY, dataclass, field
+from typing import ClassVar, Literal, TypeAlias, final
+
+from robota.core._usage import Usage
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "MessageState",
+    "SystemMessage",
+    "ToolCall",
+    "ToolMessage",
+    "UserMessage",
+    "new_id",
+]
+
+MessageState: TypeAlias = Literal["complete", "interrupted"]
+"""``"interrupted"``: the assistant's response was aborted before it completed (assistant only)."""
+
+
+def new_id(prefix: str) -> str:
+    """A fresh unique identifier ``<prefix>_<24 hex digits>`` (96 random bits)."""
+    return f"{prefix}_{os.urandom(12).hex()}"
+
+
+def _message_id() -> str:
+    return new_id("msg")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model asked for.
+
+    Attributes:
+        id: The provider's opaque call id (S36); it links the call to its :class:`ToolMessage`
+            and may repeat across turns.
+        name: The tool name as the model wrote it (it may name no registered tool, S37).
+        arguments: The arguments exactly as the model produced them, as JSON text. Kept as text
+            so "byte-identical input" (S39) has one meaning and nothing is lost in re-encoding.
+    """
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class SystemMessage:
+    """The agent's system prompt; a store holds at most one, at its head (S35)."""
+
+    kind: ClassVar[Literal["system"]] = "system"
+    state: ClassVar[Literal["complete"]] = "complete"
+
+    content: str
+    _: KW_ONLY
+    id: str = field(default_factory=_message_id)
+    created_at: float = field(default_factory=time.time)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    """Input from the caller."""
+
+    kind: ClassVar[Literal["user"]] = "user"
+    state: ClassVar[Literal["complete"]] = "complete"
+
+    content: str
+    _: KW_ONLY
+    id: str = field(default_factory=_message_id)
+    created_at: float = field(default_factory=time.time)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    """A model response as committed to history.
+
+    Attributes:
+        content: The text the model produced (possibly empty, e.g. a tool-call-only response or
+            an abort before any text).
+        tool_calls: The tool calls the model asked for, in its order.
+        state: ``"interrupted"`` when the response was aborted before it completed.
+        model: The model that actually answered (S30), when known.
+        usage: The normalised usage the provider reported for this response, when it did.
+        continuation: Opaque text the provider needs back on a later request to continue this
+            reply (S26, e.g. a signed reasoning block). Robota stores it and never reads it.
+    """
+
+    kind: ClassVar[Literal["assistant"]] = "assistant"
+
+    content: str
+    _: KW_ONLY
+    tool_calls: tuple[ToolCall, ...] = ()
+    state: MessageState = "complete"
+    model: str | None = None
+    usage: Usage | None = None
+    continuation: str | None = None
+    id: str = field(default_factory=_message_id)
+    created_at: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        if self.state not in ("complete", "interrupted"):
+            raise ValueError(
+                f"assistant message state must be 'complete' or 'interrupted', got {self.state!r}"
+            )
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolMessage:
+    """The result of one tool call, linked to it by the provider's call id.
+
+    Attributes:
+        content: What the model is shown as the result.
+        tool_call_id: The provider's id of the :class:`ToolCall` this answers (S36).
+        tool_name: The tool name as the call named it.
+        is_error: Whether the result reports a failure (the body raised, the call was refused,
+            skipped or not dispatched).
+    """
+
+    kind: ClassVar[Literal["tool"]] = "tool"
+    state: ClassVar[Literal["complete"]] = "complete"
+
+    content: str
+    _: KW_ONLY
+    tool_call_id: str
+    tool_name: str
+    is_error: bool = False
+    id: str = field(default_factory=_message_id)
+    created_at: float = field(default_factory=time.time)
+
+
+Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+"""Any conversation message; discriminate with ``match`` or on ``.kind``."""

@@ -1,0 +1,29 @@
+"""Shared fixtures: isolate the process-wide registries the spec asks for (S13, S14)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+import robota
+
+
+@pytest.fixture
+def memory_sink() -> Iterator[robota.MemorySink]:
+    """Install a MemorySink as the global diagnostic sink for one test, then restore."""
+    sink = robota.MemorySink()
+    previous = robota.set_global_logger_sink(sink)
+    try:
+        yield sink
+    finally:
+        robota.set_global_logger_sink(previous)
+
+
+@pytest.fixture
+def model_name(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A model name unique to this test, unregistered from both tables afterwards."""
+    name = f"test-model::{request.node.nodeid}"
+    yield name
+    robota.unregister_model_metadata(name)
+    robota.unregister_model_pricing(name)

@@ -1,0 +1,82 @@
+"""S34/S36 message values."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from robota import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+
+
+def _all_kinds() -> list[Message]:
+    return [
+        SystemMessage("s"),
+        UserMessage("u"),
+        AssistantMessage("a"),
+        ToolMessage("t", tool_call_id="call_1", tool_name="x"),
+    ]
+
+
+def test_s34_every_message_has_a_unique_id() -> None:
+    ids = {m.id for _ in range(200) for m in _all_kinds()}
+    assert len(ids) == 800
+
+
+@pytest.mark.parametrize("message", _all_kinds(), ids=lambda m: m.kind)
+def test_s34_messages_are_frozen(message: Message) -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        message.content = "changed"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("message", _all_kinds(), ids=lambda m: m.kind)
+def test_s34_messages_are_slotted(message: Message) -> None:
+    assert not hasattr(message, "__dict__")
+
+
+def test_s34_only_assistant_messages_can_be_interrupted() -> None:
+    assert AssistantMessage("", state="interrupted").state == "interrupted"
+    for message in (
+        SystemMessage("s"),
+        UserMessage("u"),
+        ToolMessage("t", tool_call_id="c", tool_name="x"),
+    ):
+        assert message.state == "complete"
+        with pytest.raises(TypeError):
+            type(message)("x", state="interrupted")  # type: ignore[call-arg]
+
+
+def test_s34_assistant_state_rejects_unknown_values() -> None:
+    with pytest.raises(ValueError, match="interrupted"):
+        AssistantMessage("x", state="cancelled")  # type: ignore[arg-type]
+
+
+def test_s36_tool_call_ids_are_opaque_and_may_repeat_across_turns() -> None:
+    first = AssistantMessage("", tool_calls=(ToolCall("call_0", "search", '{"q": "a"}'),))
+    second = AssistantMessage("", tool_calls=(ToolCall("call_0", "search", '{"q": "b"}'),))
+    # The provider's token is kept verbatim; each message still has its own unique id.
+    assert first.tool_calls[0].id == second.tool_calls[0].id == "call_0"
+    assert first.id != second.id
+
+
+def test_s36_tool_call_arguments_keep_the_models_exact_text() -> None:
+    raw = '{"b": 1,  "a": "ü"}'
+    assert ToolCall("c", "t", raw).arguments == raw
+
+
+def test_message_kinds_discriminate() -> None:
+    assert [m.kind for m in _all_kinds()] == ["system", "user", "assistant", "tool"]
+
+
+def test_assistant_message_carries_model_usage_and_continuation() -> None:
+    usage = Usage.from_counts(prompt=3, completion=4)
+    message = AssistantMessage("hi", model="m-1", usage=usage, continuation="sig:abc")
+    assert (message.model, message.usage, message.continuation) == ("m-1", usage, "sig:abc")

@@ -1,0 +1,105 @@
+"""The import-linter contracts (DESIGN.md "Layers") catch violations.
+
+Each case copies the real source tree and configuration to a temporary directory, plants one bad
+import, and runs ``lint-imports`` on the copy: the real contracts must break, naming the rule.
+A clean copy must pass, so the test fails in both directions.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+LINT_IMPORTS = pathlib.Path(sys.executable).with_name("lint-imports")
+
+
+def _copy_project(tmp_path: pathlib.Path) -> pathlib.Path:
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    shutil.copy(ROOT / "importlinter_contracts.py", tmp_path)
+    return tmp_path
+
+
+def _lint(project: pathlib.Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, PYTHONPATH=str(project / "src"))
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_contracts_pass_on_the_real_tree(tmp_path: pathlib.Path) -> None:
+    result = _lint(_copy_project(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "broken" not in result.stdout.lower().replace("0 broken", "")
+
+
+CORE_VIOLATIONS = [
+    ("import subprocess\n", "robota.core is not allowed to import subprocess"),
+    ("import socket\n", "robota.core is not allowed to import socket"),
+    ("import sqlite3\n", "robota.core is not allowed to import sqlite3"),
+    ("import http.client\n", "robota.core is not allowed to import http"),
+    ("import urllib.request\n", "robota.core is not allowed to import urllib"),
+    ("import httpx2\n", "robota.core is not allowed to import httpx2"),
+    ("import openai\n", "robota.core is not allowed to import openai"),
+    ("from google import genai\n", "robota.core is not allowed to import google"),
+    ("import asyncio.subprocess\n", "robota.core._usage imports asyncio.subprocess"),
+    ("from asyncio import subprocess\n", "robota.core._usage imports asyncio.subprocess"),
+    ("from asyncio.subprocess import PIPE\n", "robota.core._usage imports asyncio.subprocess"),
+    ("import robota.host\n", "robota.core is not allowed to import robota.host"),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"), CORE_VIOLATIONS, ids=[c[0].strip() for c in CORE_VIOLATIONS]
+)
+def test_s02_core_contracts_catch_a_forbidden_import(
+    tmp_path: pathlib.Path, line: str, expected: str
+) -> None:
+    project = _copy_project(tmp_path)
+    target = project / "src" / "robota" / "core" / "_usage.py"
+    target.write_text(target.read_text() + "\n" + line)
+    result = _lint(project)
+    assert result.returncode != 0
+    assert expected in " ".join(result.stdout.split()), result.stdout
+
+
+def test_layers_contract_catches_host_importing_cli(tmp_path: pathlib.Path) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "host" / "_bad.py").write_text("import robota.cli\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.host is not allowed to import robota.cli" in result.stdout
+
+
+def test_providers_independence_contract_catches_one_adapter_importing_another(
+    tmp_path: pathlib.Path,
+) -> None:
+    project = _copy_project(tmp_path)
+    providers = project / "src" / "robota" / "providers"
+    (providers / "alpha").mkdir()
+    (providers / "alpha" / "__init__.py").write_text("import robota.providers.beta\n")
+    (providers / "beta").mkdir()
+    (providers / "beta" / "__init__.py").write_text("")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.providers.alpha is not allowed to import robota.providers.beta" in result.stdout
+
+
+def test_testing_kit_may_not_import_providers(tmp_path: pathlib.Path) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "testing" / "_bad.py").write_text("import robota.providers\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.testing is not allowed to import robota.providers" in result.stdout
