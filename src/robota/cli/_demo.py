@@ -1,134 +1,153 @@
-"""``robota demo``: an offline tour of what exists today.
+"""``robota demo``: a real agent loop, offline.
 
-The agent loop is not built yet, so this demo drives the foundation directly — history,
-cancellation, usage and cost, the model registry, the error taxonomy — and says so. It prints no
-imitation of agent output: the only "response" it handles is a fixed three-chunk stream that it
-labels as scripted.
+The loop, the tools, streaming, history and usage accounting all run for real. Only the model is
+replaced: its replies are replayed from ``demo.cassette.json`` (shipped in this package), which
+was recorded from a scripted provider — the replies were written for this demo, not produced by a
+real model, and the demo says so when it starts.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import AsyncIterator
+import json
+from importlib import resources
+from pathlib import Path
 from typing import TextIO
 
 import robota
+from robota.testing import CassetteProvider, ScriptedProvider
+
+CASSETTE_NAME = "demo.cassette.json"
+MODEL = "demo-model"
+SYSTEM_PROMPT = "You answer questions using the tools you are given."
+QUESTION = (
+    "What is the capital of France, how many words are in 'the quick brown fox', "
+    "and what is 12.5 + 30?"
+)
+
+_CAPITALS = {"france": "Paris", "japan": "Tokyo", "kenya": "Nairobi", "peru": "Lima"}
 
 
-async def _scripted_stream(signal: robota.AbortSignal) -> AsyncIterator[str]:
-    for chunk in ("Four", " is", " the answer."):
-        signal.throw_if_aborted()
-        yield chunk
-        await asyncio.sleep(0)
+@robota.tool(risk="inspect")
+def capital_of(country: str) -> str:
+    """The capital city of a country.
+
+    Args:
+        country: The country's English name.
+    """
+    return _CAPITALS.get(country.strip().lower(), f"I do not know the capital of {country}.")
 
 
-async def _history_section(out: TextIO) -> None:
-    store = robota.ConversationStore(system_prompt="You are a helpful assistant.")
-    store.set_system_prompt("You answer in one short sentence.")
-    store.append(robota.UserMessage("What is 2 + 2?"))
-    heads = [m for m in store.messages if m.kind == "system"]
-    out.write("1. Conversation history (S34, S35)\n")
-    out.write(f"   system prompt set twice -> {len(heads)} system message: {heads[0].content!r}\n")
+@robota.tool(risk="inspect", thread=False)
+def word_count(text: str) -> int:
+    """Count the words in a text.
 
-    controller = robota.AbortController()
-    try:
-        # Leaving the block by an exception commits what arrived as "interrupted" (S34).
-        with store.begin_assistant(model="scripted") as pending:
-            async for chunk in _scripted_stream(controller.signal):
-                pending.append_text(chunk)
-                if len(pending.text.split()) == 2:
-                    controller.abort("user pressed stop")
-    except robota.AbortError as error:
+    Args:
+        text: The text to count.
+    """
+    return len(text.split())
+
+
+@robota.tool(risk="inspect", thread=False)
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+DEMO_TOOLS = (capital_of, word_count, add)
+
+# The scripted model replies the shipped cassette was recorded from (see record_demo_cassette).
+SCRIPT: list[robota.testing.TurnLike] = [
+    [
+        ("capital_of", {"country": "France"}),
+        ("word_count", {"text": "the quick brown fox"}),
+        ("add", {"a": 12.5, "b": 30}),
+    ],
+    "The capital of France is Paris, 'the quick brown fox' has 4 words, and 12.5 + 30 = 42.5.",
+]
+
+
+def cassette_path() -> Path:
+    """Where the shipped demo cassette lives."""
+    return Path(str(resources.files("robota.cli").joinpath(CASSETTE_NAME)))
+
+
+def build_agent(provider: robota.Provider) -> robota.Agent:
+    """The demo agent over ``provider``."""
+    return robota.Agent(
+        provider=provider,
+        model=MODEL,
+        system_prompt=SYSTEM_PROMPT,
+        tools=DEMO_TOOLS,
+        name="demo",
+    )
+
+
+async def record_demo_cassette(path: Path) -> None:
+    """Re-record the demo cassette at ``path`` from :data:`SCRIPT`.
+
+    Keeps it in step with the demo's tools and prompt; a test checks the shipped file is current.
+    """
+    # A tiny chunk delay makes the scripted provider stream word by word, so the cassette holds
+    # the reply as many text deltas and the demo can show streaming.
+    scripted = ScriptedProvider(SCRIPT, chunk_delay=1e-6)
+    provider = CassetteProvider(path, provider=scripted, mode="record")
+    async with build_agent(provider) as agent:
+        await agent.run(QUESTION)
+
+
+async def _run(out: TextIO, chunk_delay: float) -> int:
+    provider = CassetteProvider(
+        cassette_path(), mode="replay", chunk_delay=chunk_delay, honor_environment=False
+    )
+    out.write(
+        f"Robota {robota.__version__} — offline demo.\n"
+        f"The model's replies are replayed from {CASSETTE_NAME}: they were scripted for this "
+        "demo, not produced by a real model.\nThe agent loop, tool calls, streaming, history "
+        "and usage accounting are real.\n\n"
+    )
+    out.write(f"user> {QUESTION}\n")
+    async with build_agent(provider) as agent:
+        stream = agent.run_stream(QUESTION)
+        streaming = False
+        async for event in stream:
+            if isinstance(event, robota.RoundStarted):
+                out.write(f"\n[model call {event.round}]\n")
+            elif isinstance(event, robota.TextDelta):
+                if not streaming:
+                    out.write("assistant> ")
+                    streaming = True
+                out.write(event.text)
+                out.flush()
+            elif isinstance(event, robota.ToolCallFinished):
+                arguments = ", ".join(
+                    f"{key}={value!r}" for key, value in json.loads(event.call.arguments).items()
+                )
+                mark = "error" if event.is_error else "ok"
+                out.write(
+                    f"  tool {event.call.name}({arguments}) -> {event.content}"
+                    f"  [{event.status}, {mark}]\n"
+                )
+        result = await stream.result()
+        out.write("\n\n")
+        usage = result.usage
         out.write(
-            "   a scripted 3-chunk reply, aborted after 2 chunks "
-            f"(is_abort: {robota.is_abort(error, controller.signal)})\n"
+            f"status: {result.status}; {result.rounds} model calls; "
+            f"{result.tool_calls_executed} tool bodies ran\n"
+            f"usage: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
+            f"{usage.total_tokens} tokens (the scripted provider's estimates, replayed)\n"
+            f"history now holds {len(agent.history)} messages: "
+            + ", ".join(m.kind for m in agent.history)
+            + "\n"
         )
-    committed = store.messages[-1]
-    out.write(f"   committed: {committed.content!r} state={committed.state}\n")
-    sent = store.provider_messages()[-1].content
-    out.write(f"   what the next provider call is sent: {sent!r}\n")
-
-    wording = robota.ProviderError("upstream aborted the stream after a policy check", status=502)
-    out.write(
-        f"   a provider error whose text says 'aborted' is an abort? {robota.is_abort(wording)}\n"
-    )
+    return 0 if result.status == "complete" else 1
 
 
-def _usage_section(out: TextIO) -> None:
-    out.write("2. Usage and cost (S29, S04)\n")
-    usage = robota.Usage.from_counts(prompt=1_200, completion=300, cache_read=1_000)
-    out.write(
-        f"   {usage.prompt_tokens} prompt tokens ({usage.cache_read_tokens} from cache, part of "
-        f"the prompt), {usage.completion_tokens} completion, total {usage.total_tokens}\n"
-    )
-    inconsistent = robota.Usage.from_counts(prompt=10, completion=5, total=99)
-    out.write(f"   counts that do not add up are kept and marked partial: {inconsistent.partial}\n")
-    model = "example-model-for-demo"
-    robota.register_model_pricing(
-        model,
-        input_per_million=3.0,
-        output_per_million=15.0,
-        cache_read_per_million=0.3,
-        replace=True,
-    )
-    cost = robota.estimate_cost(usage, model)
-    out.write(f"   cost on a model priced 3/15/0.3 USD per 1M tokens: ${cost:.6f}\n")
-    out.write(
-        f"   cost on a model with no registered price: {robota.estimate_cost(usage, 'unpriced')}\n"
-    )
-
-
-def _models_section(out: TextIO) -> None:
-    out.write("3. Model metadata (S13) and the diagnostic sink (S14)\n")
-    robota.register_model_metadata("example-small-model", context_window=8_192, replace=True)
-    window = robota.get_model_context_window("example-small-model")
-    out.write(f"   registered model: context window {window}\n")
-    records: list[logging.LogRecord] = []
-
-    class _Collect(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    target = logging.getLogger("robota.demo")
-    target.propagate = False
-    target.addHandler(_Collect())
-    previous = robota.set_global_logger_sink(robota.StdlibLoggingSink(target))
-    try:
-        for _ in range(3):
-            robota.get_model_context_window("a-model-nobody-registered")
-    finally:
-        robota.set_global_logger_sink(previous)
-    out.write(
-        f"   unknown model asked 3 times -> {robota.DEFAULT_CONTEXT_WINDOW} each time, "
-        f"{len(records)} warning through stdlib logging:\n"
-    )
-    for record in records:
-        out.write(f"     {record.levelname}: {record.getMessage()}\n")
-
-
-def _errors_section(out: TextIO) -> None:
-    out.write("4. Errors (S42)\n")
-    for error in (
-        robota.RateLimitError("slow down", retry_after=2.0),
-        robota.ProviderError("bad request", status=400),
-        robota.ProviderError("no HTTP answer"),
-    ):
-        out.write(
-            f"   {type(error).__name__}(status={error.status}): code={error.code} "
-            f"category={error.category} recoverable={error.recoverable} "
-            f"switchable={error.switchable}\n"
-        )
-
-
-def run_demo(out: TextIO) -> int:
-    """Print the tour to ``out``; returns the exit code."""
-    out.write(
-        f"Robota {robota.__version__} — foundation demo, offline.\n"
-        "The agent loop is not built yet (see README, Status); this exercises what exists.\n\n"
-    )
-    asyncio.run(_history_section(out))
-    _usage_section(out)
-    _models_section(out)
-    _errors_section(out)
-    return 0
+def run_demo(out: TextIO, *, chunk_delay: float = 0.03) -> int:
+    """Run the demo, printing to ``out``; returns the exit code."""
+    return asyncio.run(_run(out, chunk_delay))

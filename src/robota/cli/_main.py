@@ -18,10 +18,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"robota {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser(
+    demo = commands.add_parser(
         "demo",
         help="run the offline demo (no network, no API key)",
-        description="Exercise what Robota has today, offline.",
+        description="Run a real agent loop offline; the model's replies come from a cassette.",
+    )
+    demo.add_argument(
+        "--no-delay", action="store_true", help="print streamed text without pacing it"
     )
     return parser
 
@@ -33,6 +36,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "demo":
         from robota.cli._demo import run_demo  # noqa: PLC0415 - keep `robota --help` fast
 
-        return run_demo(sys.stdout)
+        return run_demo(sys.stdout, chunk_delay=0.0 if args.no_delay else 0.03)
     parser.print_help()
     return 2

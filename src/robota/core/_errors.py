@@ -5,6 +5,7 @@ kind without parsing message text::
 
     RobotaError                         code, category (user | provider | system), recoverable
     ├── ConfigurationError (ValueError)     bad options or registry input: fix the call
+    │   └── NativeToolUnavailableError      a provider-hosted tool not supported/enabled (S30)
     ├── SchemaValidationError (ValueError)  a value does not satisfy its schema; carries `issues`
     ├── ProviderError                       a model call failed; keeps vendor `status`/`vendor_type`
     │   ├── AuthenticationError             credentials refused (401/403)
@@ -41,6 +42,7 @@ __all__ = [
     "EmptyCompletionError",
     "ErrorCategory",
     "HistoryError",
+    "NativeToolUnavailableError",
     "NetworkError",
     "ProviderError",
     "RateLimitError",
@@ -118,6 +120,15 @@ class ConfigurationError(RobotaError, ValueError):
 
     default_code = "configuration"
     default_category = "user"
+
+
+class NativeToolUnavailableError(ConfigurationError):
+    """A provider-hosted tool was requested that the provider does not support or enable (S30).
+
+    Raised before any transport starts.
+    """
+
+    default_code = "native_tool_unavailable"
 
 
 class SchemaValidationError(RobotaError, ValueError):

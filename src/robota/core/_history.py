@@ -21,9 +21,11 @@ costs nothing per round however long the conversation is.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, final, overload
+from typing import Final, Literal, TypeAlias, final, overload
 
 from robota.core._errors import ConfigurationError, HistoryError
 from robota.core._messages import (
@@ -39,6 +41,9 @@ from robota.core._usage import Usage
 __all__ = [
     "DEFAULT_INTERRUPTED_ANNOTATION",
     "ConversationStore",
+    "HistoryMutation",
+    "HistoryObserver",
+    "HistorySnapshot",
     "HistoryView",
     "PendingAssistant",
 ]
@@ -49,13 +54,39 @@ Override it per store (S35: every model-facing string has a seam)."""
 
 
 @final
+@dataclass(frozen=True, slots=True)
+class HistoryMutation:
+    """One change to a conversation store, as its observer sees it.
+
+    Attributes:
+        kind: ``"append"`` — ``message`` was added at the end; ``"system_prompt"`` — the system
+            head was set to ``message``, or removed when ``message`` is ``None``; ``"trim"`` —
+            the host-configured cap dropped ``count`` messages after the head.
+        message: The message appended, or the new head.
+        count: For ``"trim"``, how many messages were dropped.
+    """
+
+    kind: Literal["append", "system_prompt", "trim"]
+    message: Message | None = None
+    count: int = 0
+
+
+HistoryObserver: TypeAlias = Callable[[HistoryMutation], None]
+"""Called after every change to a store, in order. It must not write to the store."""
+
+
+@final
 class HistoryView(Sequence[Message]):
-    """A live, read-only view of a list of messages; it never copies the history."""
+    """A live, read-only view of a store's history: it never copies, always current."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_provider", "_store")
 
-    def __init__(self, items: list[Message]) -> None:
-        self._items = items
+    def __init__(self, store: ConversationStore, *, provider: bool = False) -> None:
+        self._store = store
+        self._provider = provider
+
+    def _items(self) -> list[Message]:
+        return self._store._provider if self._provider else self._store._messages
 
     @overload
     def __getitem__(self, index: int) -> Message: ...
@@ -63,17 +94,68 @@ class HistoryView(Sequence[Message]):
     def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
     def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
         if isinstance(index, slice):
-            return tuple(self._items[index])
+            return tuple(self._items()[index])
+        return self._items()[index]
+
+    def __len__(self) -> int:
+        return len(self._items())
+
+    def __iter__(self) -> Iterator[Message]:
+        return iter(self._items())
+
+    def __repr__(self) -> str:
+        return f"HistoryView({len(self)} messages)"
+
+
+@final
+class HistorySnapshot(Sequence[Message]):
+    """An immutable view of the history as it was at one moment, taken in O(1).
+
+    History is append-only, so a snapshot is a fixed prefix of the store's list; the rare
+    writes that are not appends (replacing the system head, a host-configured trim) copy the list
+    first, so no snapshot ever changes.
+    """
+
+    __slots__ = ("_items", "_stop")
+
+    def __init__(self, items: list[Message], stop: int) -> None:
+        self._items = items
+        self._stop = stop
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Message, ...]: ...
+    def __getitem__(self, index: int | slice) -> Message | tuple[Message, ...]:
+        if isinstance(index, slice):
+            return tuple(self._items[: self._stop][index])
+        if index < 0:
+            index += self._stop
+        if not 0 <= index < self._stop:
+            raise IndexError("history snapshot index out of range")
         return self._items[index]
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._stop
 
     def __iter__(self) -> Iterator[Message]:
-        return iter(self._items)
+        return itertools.islice(self._items, self._stop)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HistorySnapshot):
+            return len(self) == len(other) and all(
+                a is b or a == b for a, b in zip(self, other, strict=True)
+            )
+        if isinstance(other, (tuple, list)):
+            return len(self) == len(other) and all(
+                a is b or a == b for a, b in zip(self, other, strict=True)
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"HistoryView({len(self._items)} messages)"
+        return f"HistorySnapshot({self._stop} messages)"
 
 
 @final
@@ -178,6 +260,10 @@ class ConversationStore:
             read for a provider call.
 
     One writer at a time: an agent serialises its runs (S38), and the store does not lock.
+
+    Attributes:
+        observer: Called with a :class:`HistoryMutation` after every change (the agent uses it
+            for ``history.*`` events). ``None`` by default.
     """
 
     __slots__ = (
@@ -188,6 +274,7 @@ class ConversationStore:
         "_provider",
         "_provider_view",
         "_view",
+        "observer",
     )
 
     def __init__(
@@ -208,8 +295,9 @@ class ConversationStore:
         self._messages: list[Message] = []
         self._provider: list[Message] = []
         self._pending: PendingAssistant | None = None
-        self._view = HistoryView(self._messages)
-        self._provider_view = HistoryView(self._provider)
+        self._view = HistoryView(self)
+        self._provider_view = HistoryView(self, provider=True)
+        self.observer: HistoryObserver | None = None
         for index, message in enumerate(messages):
             if isinstance(message, SystemMessage):
                 if index != 0:
@@ -239,6 +327,10 @@ class ConversationStore:
         """
         return self._provider_view
 
+    def provider_snapshot(self) -> HistorySnapshot:
+        """:meth:`provider_messages` frozen as it is now, in O(1) (what a request carries)."""
+        return HistorySnapshot(self._provider, len(self._provider))
+
     @property
     def system_prompt(self) -> str | None:
         """The current system prompt, or ``None``."""
@@ -256,18 +348,21 @@ class ConversationStore:
         The very next :meth:`provider_messages` read carries the change.
         """
         has_head = bool(self._messages) and isinstance(self._messages[0], SystemMessage)
-        if not text:
+        head = SystemMessage(text) if text else None
+        if head is not None or has_head:
+            self._copy_on_write()
+        if head is None:
             if has_head:
                 del self._messages[0]
                 del self._provider[0]
-            return None
-        head = SystemMessage(text)
-        if has_head:
+        elif has_head:
             self._messages[0] = head
             self._provider[0] = head
         else:
             self._messages.insert(0, head)
             self._provider.insert(0, head)
+        if self.observer is not None and (head is not None or has_head):
+            self.observer(HistoryMutation("system_prompt", head))
         return head
 
     def append(self, message: UserMessage | ToolMessage) -> None:
@@ -320,6 +415,13 @@ class ConversationStore:
             self._provider.append(dataclasses.replace(message, content=content))
         else:
             self._provider.append(message)
+        if self.observer is not None:
+            self.observer(HistoryMutation("append", message))
+
+    def _copy_on_write(self) -> None:
+        # Snapshots hold the old lists; rewrite fresh copies so none of them ever changes.
+        self._messages = list(self._messages)
+        self._provider = list(self._provider)
 
     def _trim(self) -> None:
         if self._max is None:
@@ -329,11 +431,14 @@ class ConversationStore:
         if excess <= 0:
             return
         end = start + excess
+        self._copy_on_write()
         # Never leave a tool result whose call was trimmed away at the front.
         while end < len(self._messages) and isinstance(self._messages[end], ToolMessage):
             end += 1
         del self._messages[start:end]
         del self._provider[start:end]
+        if self.observer is not None:
+            self.observer(HistoryMutation("trim", count=end - start))
 
     def __len__(self) -> int:
         return len(self._messages)

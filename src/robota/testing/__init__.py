@@ -1,5 +1,28 @@
-"""``robota.testing``: the offline test kit (scripted and recorded providers, conformance suites).
+"""``robota.testing``: the offline test kit.
 
-Public and importable by users' own test suites. It arrives with the agent loop; see the README's
-status table.
+Public and meant for users' own test suites:
+
+* :class:`ScriptedProvider` answers from a script (text, tool calls, errors, or
+  :class:`ScriptedTurn` for usage, delays, models) and records every request.
+* :class:`CassetteProvider` records any provider's exchanges to a JSON file and replays them,
+  refusing a request that differs from the recording.
 """
+
+from robota.testing._cassette import (
+    CassetteMismatchError,
+    CassetteMode,
+    CassetteProvider,
+    request_fingerprint,
+)
+from robota.testing._scripted import ScriptedProvider, ScriptedTurn, ScriptExhaustedError, TurnLike
+
+__all__ = [
+    "CassetteMismatchError",
+    "CassetteMode",
+    "CassetteProvider",
+    "ScriptExhaustedError",
+    "ScriptedProvider",
+    "ScriptedTurn",
+    "TurnLike",
+    "request_fingerprint",
+]

@@ -1,0 +1,553 @@
+"""The ``Agent`` facade (S03, S20, S24, S35, S38).
+
+An agent owns one conversation, a set of tools and one or more providers, all passed to its
+constructor (no globals). Runs on one agent take turns through a FIFO slot, so its history is
+strictly sequential; separate agents run fully concurrently. ``aclose()`` (or ``async with``)
+waits for in-flight and queued runs, disposes plugins and modules, closes the providers it owns,
+and never raises for a cleanup failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Final, Literal, final
+
+from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._cancel import AbortGuard
+from robota.core._emit import EventEmitter
+from robota.core._errors import ConfigurationError, DisposedAgentError, RobotaError
+from robota.core._events import (
+    AgentEvent,
+    CallbackEventService,
+    EventNames,
+    EventService,
+    OwnerRef,
+)
+from robota.core._history import (
+    DEFAULT_INTERRUPTED_ANNOTATION,
+    ConversationStore,
+    HistoryMutation,
+    HistoryView,
+)
+from robota.core._messages import Message, new_id
+from robota.core._plugins import Module, ModuleRegistry, Plugin
+from robota.core._run_events import RunEvent
+from robota.core.execution._loop import (
+    DEFAULT_MAX_ROUNDS,
+    DEFAULT_SUMMARY_FALLBACK,
+    DEFAULT_SUMMARY_INSTRUCTION,
+    Execution,
+    ExecutionSettings,
+)
+from robota.core.execution._result import RunResult
+from robota.core.execution._slot import RunSlot
+from robota.core.execution._stream import RunStream
+from robota.core.providers._contract import Provider, ToolChoice
+from robota.core.tools._executor import ToolExecutionService, ToolGate
+from robota.core.tools._registry import ToolLike, ToolRegistry
+from robota.core.tools._tool import Tool
+
+__all__ = ["Agent", "ModelSelection"]
+
+_TOOL_CHOICES: Final = ("auto", "none", "required")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ModelSelection:
+    """The provider and model an agent addresses; ``str()`` gives ``"provider:model"``."""
+
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+def _check_rounds(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(
+            f"{where} must be a non-negative integer (0 disables the cap), got {value!r}"
+        )
+    return value
+
+
+def _check_tool_choice(value: object) -> ToolChoice:
+    if value not in _TOOL_CHOICES:
+        raise ConfigurationError(f"tool_choice must be one of {_TOOL_CHOICES}, got {value!r}")
+    return value
+
+
+@final
+class Agent:
+    """An agent: a conversation, tools and providers, run one turn at a time.
+
+    Args:
+        model: The model to address. With one provider, its model name (``"gpt-4o"``); with
+            several, ``"provider:model"`` (a single provider also accepts that form).
+        provider: The provider (one-provider form).
+        providers: Several providers, by their unique names (multi-provider form).
+        system_prompt: The system prompt, kept as the single head of history (S35).
+        tools: Tools, or functions to wrap with :func:`robota.tool`.
+        plugins: Plugins, hooks awaited in this order (S03).
+        modules: Modules, initialised before the first run.
+        event_service: Receives every event of this agent (S33); default: none.
+        max_rounds: Model/tool rounds per run before the forced summary (S39); ``0`` disables
+            the cap. A run may override it.
+        tool_concurrency: Most tool bodies of one response running at once.
+        name: A name for events and plugins; default: ``"agent"``.
+        owns_providers: Close the providers at :meth:`aclose`. By default they are borrowed and
+            stay open under their creator's control (S20).
+        history: Earlier messages to continue from (a restored session).
+        max_history_messages: A cap on history length; ``None`` (default) keeps everything.
+        summary_instruction: The forced summary's per-call instruction (S35 override seam).
+        summary_fallback: The output when the forced summary produces no text.
+        interrupted_annotation: The note added to an interrupted reply when sent to a model.
+        tool_gate: The admission seam for tool calls (permissions, hooks).
+
+    Raises:
+        ConfigurationError: for contradictory or invalid options; the message says what to fix.
+    """
+
+    __slots__ = (
+        "_close_errors",
+        "_closing",
+        "_current",
+        "_emitter",
+        "_event_service",
+        "_executor",
+        "_id",
+        "_initialized",
+        "_initialized_parts",
+        "_max_rounds",
+        "_model",
+        "_modules",
+        "_name",
+        "_owns_providers",
+        "_plugins",
+        "_provider",
+        "_providers",
+        "_slot",
+        "_state",
+        "_store",
+        "_stream_tasks",
+        "_summary_fallback",
+        "_summary_instruction",
+        "_system_prompt",
+        "_tools",
+    )
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        provider: Provider | None = None,
+        providers: Sequence[Provider] = (),
+        system_prompt: str | None = None,
+        tools: Iterable[ToolLike] = (),
+        plugins: Iterable[Plugin] = (),
+        modules: Iterable[Module] = (),
+        event_service: EventService | None = None,
+        max_rounds: int = DEFAULT_MAX_ROUNDS,
+        tool_concurrency: int = 8,
+        name: str | None = None,
+        owns_providers: bool = False,
+        history: Iterable[Message] = (),
+        max_history_messages: int | None = None,
+        summary_instruction: str = DEFAULT_SUMMARY_INSTRUCTION,
+        summary_fallback: str = DEFAULT_SUMMARY_FALLBACK,
+        interrupted_annotation: str = DEFAULT_INTERRUPTED_ANNOTATION,
+        tool_gate: ToolGate | None = None,
+    ) -> None:
+        if provider is not None and providers:
+            raise ConfigurationError("pass either provider= or providers=, not both")
+        all_providers = [provider] if provider is not None else list(providers)
+        if not all_providers:
+            raise ConfigurationError("an agent needs a provider: pass provider= or providers=")
+        self._providers: dict[str, Provider] = {}
+        for item in all_providers:
+            if not isinstance(item, Provider):
+                raise ConfigurationError(f"not a Provider: {item!r}")
+            if item.name in self._providers:
+                raise ConfigurationError(
+                    f"two providers are named {item.name!r}; names must be unique"
+                )
+            self._providers[item.name] = item
+        self._id = new_id("agent")
+        self._name = name or "agent"
+        self._provider, self._model = self._resolve(model)
+        self._max_rounds = _check_rounds(max_rounds, "max_rounds")
+        if event_service is not None and not isinstance(event_service, EventService):
+            raise ConfigurationError(
+                f"event_service needs enabled and emit(); got {event_service!r}"
+            )
+        self._event_service = event_service
+        self._emitter = EventEmitter(
+            (event_service,) if event_service is not None else (), (OwnerRef("agent", self._id),)
+        )
+        self._tools = ToolRegistry(tools)
+        if event_service is not None:
+            for registered in self._tools:
+                registered.event_service = event_service  # S33: the last agent to set one wins
+        self._executor = ToolExecutionService(
+            self._tools, concurrency=tool_concurrency, gate=tool_gate
+        )
+        self._plugins = list(plugins)
+        for plugin in self._plugins:
+            if not isinstance(plugin, Plugin):
+                raise ConfigurationError(f"not a Plugin: {plugin!r}")
+        self._modules = ModuleRegistry(modules)
+        self._owns_providers = owns_providers
+        self._summary_instruction = summary_instruction
+        self._summary_fallback = summary_fallback
+        self._store = ConversationStore(
+            messages=history,
+            max_messages=max_history_messages,
+            interrupted_annotation=interrupted_annotation,
+        )
+        self._current: Execution | None = None
+        self._store.observer = self._on_history
+        self._system_prompt = system_prompt
+        if system_prompt:
+            self._store.set_system_prompt(system_prompt)
+        self._slot = RunSlot()
+        self._state: Literal["open", "closing", "closed"] = "open"
+        self._closing: asyncio.Future[list[BaseException]] | None = None
+        self._close_errors: list[BaseException] = []
+        self._initialized = False
+        self._initialized_parts: set[int] = set()
+        self._stream_tasks: set[asyncio.Task[RunResult]] = set()
+
+    # ------------------------------------------------------------------ configuration
+
+    def _resolve(self, spec: object) -> tuple[Provider, str]:
+        if not isinstance(spec, str) or not spec.strip():
+            raise ConfigurationError(f"model must be a non-empty string, got {spec!r}")
+        prefix, sep, rest = spec.partition(":")
+        if sep and prefix in self._providers and rest:
+            return self._providers[prefix], rest
+        if len(self._providers) == 1:
+            return next(iter(self._providers.values())), spec
+        names = ", ".join(self._providers)
+        raise ConfigurationError(
+            f"model {spec!r} does not name one of this agent's providers; write "
+            f"'provider:model' with a provider among: {names}"
+        )
+
+    @property
+    def name(self) -> str:
+        """The agent's name."""
+        return self._name
+
+    @property
+    def id(self) -> str:
+        """The agent's unique id (the root of every event's owner path)."""
+        return self._id
+
+    def get_model(self) -> ModelSelection:
+        """The provider and model runs address; answerable right after construction (S24)."""
+        self._check_not_closed()
+        return ModelSelection(self._provider.name, self._model)
+
+    def set_model(self, model: str) -> ModelSelection:
+        """Address another model (``"model"`` or ``"provider:model"``) from the next run on.
+
+        Raises:
+            ConfigurationError: when the model names no provider of this agent.
+        """
+        self._check_not_closed()
+        self._provider, self._model = self._resolve(model)
+        return ModelSelection(self._provider.name, self._model)
+
+    @property
+    def system_prompt(self) -> str | None:
+        """The configured system prompt."""
+        return self._system_prompt
+
+    def update_system_prompt(self, text: str | None) -> None:
+        """Replace the system prompt in the configuration and the history head at once (S35).
+
+        The very next provider request carries it, even in a run already under way.
+        """
+        self._check_not_closed()
+        self._system_prompt = text
+        self._store.set_system_prompt(text)
+
+    @property
+    def history(self) -> HistoryView:
+        """The conversation, read-only and live."""
+        return self._store.messages
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The registered tools, in registration order."""
+        return tuple(self._tools)
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` has begun; a closed agent accepts no runs."""
+        return self._state != "open"
+
+    def _check_not_closed(self) -> None:
+        if self._state != "open":
+            raise DisposedAgentError(
+                f"agent {self._name!r} is closed (aclose() was called); create a new Agent"
+            )
+
+    # ------------------------------------------------------------------ running
+
+    async def run(
+        self,
+        input: str,
+        *,
+        signal: AbortSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: ToolChoice | None = None,
+        native_tools: Sequence[str] = (),
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> RunResult:
+        """Run one turn: send ``input``, run the tools the model asks for, return the result.
+
+        Args:
+            input: The user's message.
+            signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"``
+                with the text so far; a run still queued when it aborts raises
+                :class:`~robota.AbortError` without touching the provider or history (S38).
+            max_rounds: Overrides the agent's round budget for this run (S39).
+            tool_choice: ``"none"`` offers no tools in this run (S39); ``"required"`` asks for
+                a tool call. Default: ``"auto"``.
+            native_tools: Provider-hosted tools for this run, checked before transport (S30).
+            event_service: Receives this run's events besides the agent's service (S33).
+            on_event: A callable receiving this run's events (replay-grade records included).
+
+        Raises:
+            AbortError: the signal aborted while the run waited for its turn.
+            DisposedAgentError: the agent is closed.
+            ProviderError: a provider call failed (its message is also in history).
+        """
+        settings = self._settings(max_rounds, tool_choice, native_tools)
+        return await self._execute(input, settings, signal, None, event_service, on_event)
+
+    def run_sync(
+        self,
+        input: str,
+        *,
+        signal: AbortSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: ToolChoice | None = None,
+        native_tools: Sequence[str] = (),
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> RunResult:
+        """:meth:`run` for synchronous code (runs its own event loop).
+
+        Raises:
+            RobotaError: when called from a running event loop (``await agent.run()`` there).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        else:
+            raise RobotaError(
+                "run_sync() cannot be called from a running event loop; use `await agent.run(...)`",
+                code="sync_in_event_loop",
+                category="user",
+            )
+        return asyncio.run(
+            self.run(
+                input,
+                signal=signal,
+                max_rounds=max_rounds,
+                tool_choice=tool_choice,
+                native_tools=native_tools,
+                event_service=event_service,
+                on_event=on_event,
+            )
+        )
+
+    def run_stream(
+        self,
+        input: str,
+        *,
+        signal: AbortSignal | None = None,
+        max_rounds: int | None = None,
+        tool_choice: ToolChoice | None = None,
+        native_tools: Sequence[str] = (),
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> RunStream:
+        """A streamed run: iterate it for events, then ``await stream.result()``.
+
+        Options as for :meth:`run`. The run starts when iteration begins (S38); leaving early
+        aborts it (S23).
+        """
+        self._check_not_closed()
+        settings = self._settings(max_rounds, tool_choice, native_tools)
+
+        def start(
+            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
+        ) -> Coroutine[Any, Any, RunResult]:
+            return self._execute(input, settings, run_signal, notify, event_service, on_event)
+
+        return RunStream(start, signal, self._track)
+
+    def _track(self, task: asyncio.Task[RunResult]) -> None:
+        self._stream_tasks.add(task)
+        task.add_done_callback(self._stream_tasks.discard)
+
+    def _settings(
+        self, max_rounds: int | None, tool_choice: ToolChoice | None, native_tools: Sequence[str]
+    ) -> ExecutionSettings:
+        return ExecutionSettings(
+            agent_id=self._id,
+            agent_name=self._name,
+            provider=self._provider,
+            model=self._model,
+            max_rounds=self._max_rounds
+            if max_rounds is None
+            else _check_rounds(max_rounds, "max_rounds"),
+            tool_choice="auto" if tool_choice is None else _check_tool_choice(tool_choice),
+            native_tools=tuple(native_tools),
+            summary_instruction=self._summary_instruction,
+            summary_fallback=self._summary_fallback,
+        )
+
+    async def _execute(
+        self,
+        input: str,
+        settings: ExecutionSettings,
+        signal: AbortSignal | None,
+        notify: Callable[[RunEvent], None] | None,
+        event_service: EventService | None,
+        on_event: Callable[[AgentEvent], None] | None,
+    ) -> RunResult:
+        self._check_not_closed()
+        if not isinstance(input, str):
+            raise ConfigurationError(f"run input must be a string, got {type(input).__name__}")
+        run_signal = signal if signal is not None else AbortSignal()
+        with AbortGuard(run_signal) as guard:
+            await guard.call(self._slot.acquire)
+        try:
+            if run_signal.aborted:  # S38: its turn came after the abort — touch nothing
+                raise abort_error_from_reason(run_signal.reason)
+            # A run queued before aclose() began still runs: close waits for the queue (S20).
+            await self._ensure_initialized()
+            run_id = new_id("run")
+            services: list[EventService] = []
+            if self._event_service is not None:
+                services.append(self._event_service)
+            if event_service is not None:
+                services.append(event_service)
+            if on_event is not None:
+                services.append(CallbackEventService(on_event))
+            emitter = EventEmitter(
+                services, (OwnerRef("agent", self._id), OwnerRef("execution", run_id))
+            )
+            execution = Execution(
+                settings,
+                run_id=run_id,
+                store=self._store,
+                tools=self._executor,
+                plugins=self._plugins,
+                signal=run_signal,
+                emitter=emitter,
+                notify=notify,
+            )
+            self._current = execution
+            try:
+                return await execution.run(input)
+            finally:
+                self._current = None
+        finally:
+            self._slot.release()
+
+    async def _ensure_initialized(self) -> None:
+        # S20: a failed initialisation is not cached; the next run retries what did not succeed.
+        if self._initialized:
+            return
+        for module in self._modules:
+            if id(module) not in self._initialized_parts:
+                await module.initialize(self)
+                self._initialized_parts.add(id(module))
+        for plugin in self._plugins:
+            if id(plugin) not in self._initialized_parts:
+                await plugin.setup(self)
+                self._initialized_parts.add(id(plugin))
+        self._initialized = True
+
+    def _on_history(self, mutation: HistoryMutation) -> None:
+        execution = self._current
+        emitter = execution.emitter if execution is not None else self._emitter
+        if emitter.enabled:
+            if mutation.kind == "append":
+                emitter.emit(EventNames.HISTORY_APPENDED, {"message": mutation.message})
+            elif mutation.kind == "system_prompt":
+                emitter.emit(EventNames.HISTORY_SYSTEM_PROMPT_SET, {"message": mutation.message})
+            else:
+                emitter.emit(EventNames.HISTORY_TRIMMED, {"count": mutation.count})
+        if execution is not None:
+            execution.on_mutation(mutation)
+
+    # ------------------------------------------------------------------ disposal
+
+    async def aclose(self) -> list[BaseException]:
+        """Close the agent (S20) and return the cleanup failures; never raises for them.
+
+        Waits for in-flight and queued runs to settle, disposes plugins and modules, closes the
+        providers it owns, and leaves no task behind. New runs are refused with
+        :class:`~robota.DisposedAgentError`. Calling it again returns the same failures.
+        """
+        if self._state == "closed":
+            return list(self._close_errors)
+        if self._closing is not None:
+            return list(await asyncio.shield(self._closing))
+        self._state = "closing"
+        self._closing = asyncio.get_running_loop().create_future()
+        errors: list[BaseException] = []
+        try:
+            await self._slot.acquire()  # the queue's tail: every earlier run settles first
+            try:
+                for plugin in self._plugins:
+                    await _collect(plugin.dispose(), errors)
+                for module in self._modules:
+                    await _collect(module.dispose(), errors)
+                if self._owns_providers:
+                    for provider in self._providers.values():
+                        await _collect(provider.aclose(), errors)
+                if self._stream_tasks:
+                    await asyncio.wait(list(self._stream_tasks))
+            finally:
+                self._slot.release()
+        finally:
+            self._state = "closed"
+            self._store.observer = None
+            self._close_errors = errors
+            self._closing.set_result(errors)
+            self._closing = None
+        return list(errors)
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Agent {self._name!r} {self._provider.name}:{self._model} {self._state}>"
+
+
+async def _collect(work: Awaitable[None], errors: list[BaseException]) -> None:
+    try:
+        await work
+    except Exception as exc:  # noqa: BLE001 - S20: cleanup failures are returned, never raised
+        errors.append(exc)

@@ -1,0 +1,95 @@
+"""What a streamed run yields to its consumer (``async for event in agent.run_stream(...)``).
+
+Each is a frozen value with a ``kind`` literal; ``match`` on the class and end with
+``assert_never``. The run's final value is not an event: ``await stream.result()`` returns it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Literal, TypeAlias, final
+
+from robota.core._messages import Message, ToolCall
+from robota.core.providers._contract import TextDelta
+
+__all__ = [
+    "MessageCommitted",
+    "RoundStarted",
+    "RunEvent",
+    "TextDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolOutcomeStatus",
+]
+
+ToolOutcomeStatus: TypeAlias = Literal[
+    "completed", "failed", "refused", "unavailable", "interrupted", "not_dispatched"
+]
+"""How one tool call ended:
+
+* ``completed`` / ``failed`` — the body ran and returned / raised;
+* ``refused`` — stopped before any body ran (invalid arguments, permission, hook);
+* ``unavailable`` — the model named a tool that is not registered (S37); nothing ran;
+* ``interrupted`` — the run was cancelled: the body observed the abort, or never started;
+* ``not_dispatched`` — a guard stopped the batch before it ran (S39).
+"""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RoundStarted:
+    """A model round began (1-based)."""
+
+    kind: ClassVar[Literal["round_started"]] = "round_started"
+    round: int
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """A tool body was admitted and is starting.
+
+    Attributes:
+        call: The model's call (its ``id`` is the provider's token).
+        call_id: The body's own minted id (S36).
+    """
+
+    kind: ClassVar[Literal["tool_call_started"]] = "tool_call_started"
+    call: ToolCall
+    call_id: str
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """A tool call has its result (whether or not a body ran).
+
+    Attributes:
+        call: The model's call.
+        status: See :data:`ToolOutcomeStatus`.
+        content: What the model is shown.
+        is_error: Whether the result reports a failure.
+        view: The result's display data (S39), never sent to the model.
+    """
+
+    kind: ClassVar[Literal["tool_call_finished"]] = "tool_call_finished"
+    call: ToolCall
+    status: ToolOutcomeStatus
+    content: str
+    is_error: bool
+    view: object = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class MessageCommitted:
+    """A message was added to history (the user input, a reply, a tool result)."""
+
+    kind: ClassVar[Literal["message_committed"]] = "message_committed"
+    message: Message
+
+
+RunEvent: TypeAlias = (
+    TextDelta | RoundStarted | ToolCallStarted | ToolCallFinished | MessageCommitted
+)
+"""Anything a :class:`~robota.RunStream` yields."""

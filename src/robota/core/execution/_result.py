@@ -1,0 +1,46 @@
+"""The value a run returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias, final
+
+from robota.core._messages import Message
+from robota.core._plugins import PluginFailure
+from robota.core._usage import Usage
+
+__all__ = ["RunResult", "RunStatus"]
+
+RunStatus: TypeAlias = Literal["complete", "interrupted"]
+"""``interrupted``: the run's signal aborted (or its stream consumer left) before it finished."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one run produced.
+
+    Attributes:
+        output: The final assistant text; for an interrupted run, the text committed so far.
+        status: ``"complete"`` or ``"interrupted"``.
+        usage: Usage summed over every provider call of the run (the forced summary included).
+        cost: Estimated USD cost from the pricing table, priced per answering model; ``None``
+            when any call's model has no registered price (never a guess).
+        messages: The messages this run added to history, in order (its user input first).
+        run_id: The run's execution id (on every event it emitted).
+        model: The model that answered last, when known.
+        rounds: Provider calls made (the forced summary included).
+        tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
+        plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
+    """
+
+    output: str
+    status: RunStatus
+    usage: Usage
+    messages: tuple[Message, ...]
+    run_id: str
+    model: str | None = None
+    cost: float | None = None
+    rounds: int = 0
+    tool_calls_executed: int = 0
+    plugin_errors: tuple[PluginFailure, ...] = ()

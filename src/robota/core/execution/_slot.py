@@ -1,0 +1,63 @@
+"""The run slot (S38): one FIFO slot per agent instance.
+
+Runs on one instance take turns in arrival order, so history is strictly sequential without
+external locking. The slot is not tied to an event loop while idle, so an agent driven by
+``run_sync`` (a fresh loop each call) and later by ``await run()`` keeps working.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import final
+
+__all__ = ["RunSlot"]
+
+
+@final
+class RunSlot:
+    """A FIFO mutex whose hand-over goes to the longest waiter."""
+
+    __slots__ = ("_busy", "_waiters")
+
+    def __init__(self) -> None:
+        self._busy = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a run holds the slot."""
+        return self._busy
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for the slot."""
+        return sum(1 for waiter in self._waiters if not waiter.done())
+
+    async def acquire(self) -> None:
+        """Wait for the slot in arrival order. Cancelling the wait leaves the queue intact."""
+        if not self._busy and not self._waiters:
+            self._busy = True
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                # The slot was handed to us just as we were cancelled: pass it on.
+                self.release()
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        """Hand the slot to the next waiter, or free it."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # ownership passes directly: `_busy` stays True
+                return
+        self._busy = False

@@ -1,0 +1,52 @@
+"""The provider contract (S28, S30, S41).
+
+The base class adapters implement, and the one way to ask what they can do.
+"""
+
+from robota.core.providers._capabilities import (
+    ModelCapabilities,
+    ProviderCapabilities,
+    StructuredOutputTransport,
+    check_native_tools,
+    model_capabilities,
+    model_capability,
+    provider_capabilities,
+)
+from robota.core.providers._contract import (
+    ChatRequest,
+    ChatResponse,
+    NativeCapture,
+    NativePayload,
+    Provider,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCallReady,
+    ToolChoice,
+    ToolSpec,
+    collect_stream,
+    stream_response,
+)
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "ModelCapabilities",
+    "NativeCapture",
+    "NativePayload",
+    "Provider",
+    "ProviderCapabilities",
+    "ResponseDone",
+    "StreamEvent",
+    "StructuredOutputTransport",
+    "TextDelta",
+    "ToolCallReady",
+    "ToolChoice",
+    "ToolSpec",
+    "check_native_tools",
+    "collect_stream",
+    "model_capabilities",
+    "model_capability",
+    "provider_capabilities",
+    "stream_response",
+]

@@ -1,0 +1,289 @@
+"""The provider contract (S28, S41): what a model adapter implements.
+
+A :class:`Provider` has two surfaces on purpose (S28):
+
+* the **universal** surface — :meth:`Provider.chat` and :meth:`Provider.chat_stream`, both
+  required — over Robota's own message types, used by the loop, generic layers and users;
+* the **raw** surface — :meth:`Provider.chat_raw` and :meth:`Provider.chat_stream_raw` — an
+  internal protocol through which an adapter hands its vendor-native request/response payloads
+  to the conversation service for replay-grade capture (S25). It defaults to the universal
+  surface reporting nothing; an adapter overrides it to report. Only the runtime drives it.
+
+A streamed response is a sequence of :data:`StreamEvent`: text deltas and complete tool calls in
+the order the model produced them, then one :class:`ResponseDone` with the response's metadata
+(which model answered, usage, finish reason, continuation). The content is the events; the
+``ResponseDone`` carries no copy of it.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
+
+from robota.core._abort import AbortSignal
+from robota.core._messages import Message, ToolCall
+from robota.core._usage import Usage
+
+if TYPE_CHECKING:
+    from robota.core.providers._capabilities import ProviderCapabilities
+
+__all__ = [
+    "ChatRequest",
+    "ChatResponse",
+    "NativeCapture",
+    "NativePayload",
+    "Provider",
+    "ResponseDone",
+    "StreamEvent",
+    "TextDelta",
+    "ToolCallReady",
+    "ToolChoice",
+    "ToolSpec",
+    "collect_stream",
+    "stream_response",
+]
+
+ToolChoice: TypeAlias = Literal["auto", "none", "required"]
+"""Whether the model may (``auto``), must not (``none``) or must (``required``) call tools."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool as offered to a model: its name, description and JSON parameter schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One request to a model.
+
+    Attributes:
+        model: The model to address (the provider's own name for it).
+        messages: The conversation as the model should see it, system head first. An immutable
+            snapshot: later history writes do not change it.
+        tools: The local function tools offered on this request.
+        tool_choice: See :data:`ToolChoice`.
+        native_tools: Provider-hosted tools requested for this call (e.g. ``"web_search"``);
+            checked against the provider's capabilities before any transport (S30).
+        max_output_tokens: Upper bound on the response length, when set.
+        temperature: Sampling temperature, when set.
+        options: Provider-specific options, passed through untouched (core never reads them).
+    """
+
+    model: str
+    messages: Sequence[Message]
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice = "auto"
+    native_tools: tuple[str, ...] = ()
+    max_output_tokens: int | None = None
+    temperature: float | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ChatResponse:
+    """A complete (non-streamed) model response.
+
+    Attributes:
+        content: The text.
+        tool_calls: The tool calls, provider ids kept as opaque tokens (S36).
+        model: The model that actually answered (S30); ``None`` means the one requested.
+        usage: The usage the vendor reported, normalised (:meth:`Usage.from_counts`).
+        finish_reason: The vendor's stop reason, opaque.
+        continuation: Opaque text the provider wants back on a later request (S26).
+    """
+
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    model: str | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    continuation: str | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A fragment of response text."""
+
+    kind: ClassVar[Literal["text_delta"]] = "text_delta"
+    text: str
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCallReady:
+    """A complete tool call (the adapter assembles vendor argument fragments)."""
+
+    kind: ClassVar[Literal["tool_call"]] = "tool_call"
+    call: ToolCall
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ResponseDone:
+    """The end of a streamed response, with its metadata (see :class:`ChatResponse`)."""
+
+    kind: ClassVar[Literal["done"]] = "done"
+    model: str | None = None
+    usage: Usage | None = None
+    finish_reason: str | None = None
+    continuation: str | None = None
+
+
+StreamEvent: TypeAlias = TextDelta | ToolCallReady | ResponseDone
+"""What :meth:`Provider.chat_stream` yields."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class NativePayload:
+    """A vendor-native payload reported through the raw surface (S25).
+
+    Attributes:
+        direction: ``"request"``, ``"response"`` or ``"stream_event"``.
+        api: The provider's own name for the API surface (e.g. ``"chat.completions"``), opaque.
+        body: The native object (an SDK model, a dict …), opaque to core.
+        order: Position in the stream, when the provider knows it; the runtime assigns one
+            otherwise.
+    """
+
+    direction: Literal["request", "response", "stream_event"]
+    api: str
+    body: object
+    order: int | None = None
+
+
+class NativeCapture(Protocol):
+    """The callback an adapter reports native payloads to (S25)."""
+
+    def __call__(self, payload: NativePayload) -> None:
+        """Receive one payload; must not raise into the adapter."""
+        ...
+
+
+class Provider(ABC):
+    """Base class of every model adapter (S28, S41).
+
+    Implement :attr:`name`, :meth:`chat` and :meth:`chat_stream`; override
+    :meth:`capabilities` to publish a capability table (S30) — returning ``None`` means "no
+    table", which generic code treats as silence, never as a denial — and :meth:`aclose` if the
+    adapter owns connections.
+
+    Lifecycle: a provider may serve many agents and many concurrent calls. An agent closes a
+    provider only when it was told it owns it (``Agent(owns_providers=True)``).
+
+    Cancellation: every call receives the run's ``signal``. The runtime also cancels the
+    awaiting task when the signal aborts, so an adapter must let ``asyncio.CancelledError``
+    propagate (after releasing what it holds) rather than swallow it.
+    """
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """The provider's opaque name (``"openai"``, ``"my-gateway"`` …); unique per agent."""
+
+    @abstractmethod
+    async def chat(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> ChatResponse:
+        """Send ``request`` and return the complete response.
+
+        Raise :class:`~robota.ProviderError` (or a subclass) for vendor failures, keeping the
+        HTTP status and vendor error type.
+        """
+
+    @abstractmethod
+    def chat_stream(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """Send ``request`` and yield the response as :data:`StreamEvent` values.
+
+        Usually written as an ``async def`` generator. End with exactly one
+        :class:`ResponseDone`. An adapter without native streaming can ``yield from``
+        :func:`stream_response` of its :meth:`chat` result.
+        """
+
+    def capabilities(self) -> ProviderCapabilities | None:
+        """This provider's capability table (S30), or ``None`` when it publishes none.
+
+        Generic code never calls this directly; it asks
+        :func:`~robota.core.providers.provider_capabilities`.
+        """
+        return None
+
+    async def chat_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        """Internal protocol (S28): :meth:`chat`, reporting native payloads to ``capture``.
+
+        The default reports nothing. Only the runtime's conversation service calls this.
+        """
+        return await self.chat(request, signal=signal)
+
+    def chat_stream_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """Internal protocol (S28): :meth:`chat_stream`, reporting native payloads to ``capture``.
+
+        The default reports nothing. Only the runtime's conversation service calls this.
+        """
+        return self.chat_stream(request, signal=signal)
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook with a no-op default
+        """Release what the provider owns (connections, clients). Idempotent; default: nothing."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+async def stream_response(response: ChatResponse) -> AsyncIterator[StreamEvent]:
+    """The events of an already complete response, for adapters without native streaming."""
+    if response.content:
+        yield TextDelta(response.content)
+    for call in response.tool_calls:
+        yield ToolCallReady(call)
+    yield ResponseDone(
+        model=response.model,
+        usage=response.usage,
+        finish_reason=response.finish_reason,
+        continuation=response.continuation,
+    )
+
+
+async def collect_stream(events: AsyncIterator[StreamEvent]) -> ChatResponse:
+    """Gather a stream into a :class:`ChatResponse` (to implement ``chat`` by streaming)."""
+    parts: list[str] = []
+    calls: list[ToolCall] = []
+    done = ResponseDone()
+    async for event in events:
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        elif isinstance(event, ToolCallReady):
+            calls.append(event.call)
+        else:
+            done = event
+    return ChatResponse(
+        content="".join(parts),
+        tool_calls=tuple(calls),
+        model=done.model,
+        usage=done.usage,
+        finish_reason=done.finish_reason,
+        continuation=done.continuation,
+    )

@@ -1,0 +1,468 @@
+"""The tool execution service: one path from a model's tool call to its recorded result.
+
+Per call, in order (S41, S43): resolve the name (an unregistered name is a labelled skip, never
+executed nor aliased, S37) → parse the arguments → validate them (S16) → admission by the
+:class:`ToolGate` (the seam where permissions and hooks plug in, S21/S22) → the body, with the
+run's signal and its own minted id (S23, S36) → the result. Pre-execution refusals are reported as
+``tool.refused``/``tool.skipped``, never as a tool span (S33).
+
+The calls of one response run concurrently up to a limit; their results are returned in call
+order whatever order they finish in. One call runs inline — no task is created for it.
+
+On an abort (S38): bodies already running are left to finish (they observe the signal) and their
+results are kept; calls that had not started get an explicit "interrupted by user" result. If the
+awaiting task itself is cancelled, every call still gets a result before the cancellation
+propagates, so history never holds a call without its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Protocol, final
+
+from robota.core._abort import AbortSignal, is_abort
+from robota.core._emit import EventEmitter
+from robota.core._errors import ConfigurationError, RobotaError, SchemaValidationError
+from robota.core._events import EventNames, EventService
+from robota.core._messages import ToolCall, ToolMessage, new_id
+from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
+from robota.core.tools._registry import ToolRegistry
+from robota.core.tools._tool import Tool, ToolContext, ToolResult, to_tool_result
+
+__all__ = [
+    "Admission",
+    "ToolCallOutcome",
+    "ToolExecutionService",
+    "ToolGate",
+    "ToolInvocation",
+]
+
+INTERRUPTED_BEFORE_START: Final = "Interrupted by user before this tool started; it did not run."
+INTERRUPTED_WHILE_RUNNING: Final = "Interrupted by user while this tool was running."
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolInvocation:
+    """A call on its way to a body, as the admission seam sees it.
+
+    Attributes:
+        tool: The registered tool.
+        call: The model's call; ``None`` for a direct invocation (S43).
+        arguments: The validated arguments.
+        context: The context the body will receive.
+    """
+
+    tool: Tool
+    call: ToolCall | None
+    arguments: Mapping[str, Any]
+    context: ToolContext
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """The admission seam's answer.
+
+    Attributes:
+        allowed: Whether the body may run.
+        reason: Why not (shown to the model), or a note.
+        arguments: Replacement arguments (e.g. a hook's updated input); they are validated again
+            before the body sees them.
+    """
+
+    allowed: bool
+    reason: str = ""
+    arguments: Mapping[str, Any] | None = None
+
+
+ALLOW: Final = Admission(True)
+
+
+class ToolGate(Protocol):
+    """Decides whether an invocation may run and observes its result (permissions, hooks)."""
+
+    async def admit(self, invocation: ToolInvocation) -> Admission:
+        """Allow, refuse, or allow with replaced arguments."""
+        ...
+
+    async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
+        """Observe the result of an admitted body (post-execution hooks)."""
+        ...
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolCallOutcome:
+    """The recorded end of one tool call.
+
+    Attributes:
+        call: The model's call (``None`` for a direct invocation).
+        status: See :data:`~robota.core._run_events.ToolOutcomeStatus`.
+        result: What the model is shown (``view`` included for display).
+        call_id: The body's minted id when one was minted.
+        started: Whether a body started.
+    """
+
+    call: ToolCall | None
+    status: ToolOutcomeStatus
+    result: ToolResult
+    call_id: str | None = None
+    started: bool = False
+
+    @property
+    def executed(self) -> bool:
+        """Whether a tool body ran (S37: an unavailable or refused call is not counted)."""
+        return self.started
+
+    def to_message(self) -> ToolMessage:
+        """The history message answering the call (the display ``view`` is not in it)."""
+        assert self.call is not None, "a direct invocation has no transcript message"
+        return ToolMessage(
+            self.result.content,
+            tool_call_id=self.call.id,
+            tool_name=self.call.name,
+            is_error=self.result.is_error,
+        )
+
+
+def _parse_arguments(text: str) -> tuple[Mapping[str, Any] | None, str]:
+    if not text.strip():
+        return {}, ""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        return None, f"the arguments are not valid JSON ({exc})"
+    if not isinstance(value, dict):
+        return None, f"the arguments must be a JSON object, got {type(value).__name__}"
+    return value, ""
+
+
+@final
+class ToolExecutionService:
+    """Runs tool calls for one agent.
+
+    Args:
+        registry: The agent's tools.
+        concurrency: Most bodies of one response running at once (>= 1).
+        gate: The admission seam; ``None`` admits every valid call.
+    """
+
+    __slots__ = ("_concurrency", "gate", "registry")
+
+    def __init__(
+        self, registry: ToolRegistry, *, concurrency: int = 8, gate: ToolGate | None = None
+    ) -> None:
+        limit: object = concurrency  # untyped callers can pass anything
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ConfigurationError(
+                f"tool_concurrency must be an integer >= 1, got {concurrency!r}"
+            )
+        self.registry = registry
+        self._concurrency = concurrency
+        self.gate = gate
+
+    async def run_batch(
+        self,
+        calls: Sequence[ToolCall],
+        outcomes: list[ToolCallOutcome | None],
+        *,
+        signal: AbortSignal,
+        emitter: EventEmitter,
+        execution_id: str | None,
+        round: int | None,
+        notify: Callable[[RunEvent], None] | None = None,
+    ) -> None:
+        """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
+
+        On return every slot is filled. If the awaiting task is cancelled, the slots of calls
+        that did not finish stay ``None`` for the caller to fill (see :func:`interrupted`) before
+        the cancellation propagates.
+        """
+        assert len(outcomes) == len(calls)
+
+        async def one(index: int, call: ToolCall, limiter: asyncio.Semaphore | None) -> None:
+            outcomes[index] = await self._run_one(
+                call,
+                limiter,
+                signal=signal,
+                emitter=emitter,
+                execution_id=execution_id,
+                round=round,
+                notify=notify,
+            )
+
+        if len(calls) == 1:
+            await one(0, calls[0], None)
+            return
+        limiter = asyncio.Semaphore(self._concurrency)
+        await asyncio.gather(*(one(i, call, limiter) for i, call in enumerate(calls)))
+
+    async def invoke(
+        self,
+        tool: Tool,
+        arguments: Mapping[str, Any],
+        *,
+        signal: AbortSignal,
+        emitter: EventEmitter,
+    ) -> ToolCallOutcome:
+        """Direct invocation (S43): the same path as a model call, with no fabricated turn.
+
+        Validation, admission, body and events are exactly those of a model-driven call.
+        """
+        return await self._admit_and_run(
+            tool,
+            None,
+            arguments,
+            signal=signal,
+            emitter=emitter,
+            execution_id=None,
+            round=None,
+            notify=None,
+        )
+
+    async def _run_one(
+        self,
+        call: ToolCall,
+        limiter: asyncio.Semaphore | None,
+        *,
+        signal: AbortSignal,
+        emitter: EventEmitter,
+        execution_id: str | None,
+        round: int | None,
+        notify: Callable[[RunEvent], None] | None,
+    ) -> ToolCallOutcome:
+        if emitter.enabled:
+            emitter.emit(
+                EventNames.TOOL_REQUESTED,
+                {"provider_call_id": call.id, "tool_name": call.name, "arguments": call.arguments},
+            )
+        tool = self.registry.get(call.name)
+        if tool is None:
+            return self._finish(self._unavailable(call, emitter), emitter, notify)
+        if signal.aborted:
+            return self._finish(interrupted(call), emitter, notify)
+        if limiter is None:
+            return await self._prepare(tool, call, signal, emitter, execution_id, round, notify)
+        async with limiter:
+            if _aborted(signal):  # queued behind the limit when the abort landed (S38)
+                return self._finish(interrupted(call), emitter, notify)
+            return await self._prepare(tool, call, signal, emitter, execution_id, round, notify)
+
+    async def _prepare(
+        self,
+        tool: Tool,
+        call: ToolCall,
+        signal: AbortSignal,
+        emitter: EventEmitter,
+        execution_id: str | None,
+        round: int | None,
+        notify: Callable[[RunEvent], None] | None,
+    ) -> ToolCallOutcome:
+        arguments, problem = _parse_arguments(call.arguments)
+        if arguments is None:
+            outcome = self._refused(
+                call, tool, f"Invalid arguments for tool {tool.name!r}: {problem}.", emitter
+            )
+            return self._finish(outcome, emitter, notify)
+        return await self._admit_and_run(
+            tool,
+            call,
+            arguments,
+            signal=signal,
+            emitter=emitter,
+            execution_id=execution_id,
+            round=round,
+            notify=notify,
+        )
+
+    async def _admit_and_run(
+        self,
+        tool: Tool,
+        call: ToolCall | None,
+        arguments: Mapping[str, Any],
+        *,
+        signal: AbortSignal,
+        emitter: EventEmitter,
+        execution_id: str | None,
+        round: int | None,
+        notify: Callable[[RunEvent], None] | None,
+    ) -> ToolCallOutcome:
+        call_id = new_id("tool")
+        span = emitter.child("tool", call_id)
+        span_service = _span_service(emitter, tool)
+        ctx = ToolContext(
+            signal=signal,
+            call_id=call_id,
+            tool_name=tool.name,
+            provider_call_id=call.id if call is not None else None,
+            execution_id=execution_id,
+            round=round,
+        )
+        try:
+            validated = tool.validate_arguments(arguments)
+        except SchemaValidationError as exc:
+            return self._finish(self._refused(call, tool, _refusal_text(exc), span), span, notify)
+        invocation = ToolInvocation(tool, call, validated, ctx)
+        if self.gate is not None:
+            admission = await self.gate.admit(invocation)
+            if not admission.allowed:
+                text = admission.reason or f"The call to {tool.name!r} was not permitted."
+                return self._finish(self._refused(call, tool, text, span), span, notify)
+            if admission.arguments is not None:
+                try:
+                    validated = tool.validate_arguments(admission.arguments)
+                except SchemaValidationError as exc:
+                    return self._finish(
+                        self._refused(call, tool, _refusal_text(exc), span), span, notify
+                    )
+                invocation = ToolInvocation(tool, call, validated, ctx)
+        return await self._body(invocation, span, span_service, notify)
+
+    async def _body(
+        self,
+        invocation: ToolInvocation,
+        span: EventEmitter,
+        span_service: EventService | None,
+        notify: Callable[[RunEvent], None] | None,
+    ) -> ToolCallOutcome:
+        tool, call, ctx = invocation.tool, invocation.call, invocation.context
+        tool_span = _span_emitter(span, span_service)
+        if tool_span.enabled:
+            tool_span.emit(
+                EventNames.TOOL_STARTED,
+                {
+                    "tool_name": tool.name,
+                    "call_id": ctx.call_id,
+                    "provider_call_id": ctx.provider_call_id,
+                },
+            )
+        if notify is not None and call is not None:
+            notify(ToolCallStarted(call, ctx.call_id))
+        status: ToolOutcomeStatus
+        try:
+            result = to_tool_result(await tool.execute(invocation.arguments, ctx))
+            status = "failed" if result.is_error else "completed"
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
+            if is_abort(exc, ctx.signal):
+                status = "interrupted"
+                result = ToolResult(INTERRUPTED_WHILE_RUNNING, is_error=True)
+            else:
+                status = "failed"
+                result = ToolResult(_failure_text(tool, exc), is_error=True)
+        if tool_span.enabled:
+            tool_span.emit(
+                EventNames.TOOL_FAILED if result.is_error else EventNames.TOOL_COMPLETED,
+                {
+                    "tool_name": tool.name,
+                    "call_id": ctx.call_id,
+                    "provider_call_id": ctx.provider_call_id,
+                    "status": status,
+                    "content": result.content,
+                },
+            )
+        if self.gate is not None:
+            await self.gate.settled(invocation, result)
+        outcome = ToolCallOutcome(call, status, result, ctx.call_id, started=True)
+        if notify is not None and call is not None:
+            notify(ToolCallFinished(call, status, result.content, result.is_error, result.view))
+        return outcome
+
+    def _unavailable(self, call: ToolCall, emitter: EventEmitter) -> ToolCallOutcome:
+        available = self.registry.names()
+        listing = ", ".join(available) if available else "none"
+        text = (
+            f"Tool {call.name!r} is not available, so this call was not executed. "
+            f"Available tools: {listing}."
+        )
+        if emitter.enabled:
+            emitter.emit(
+                EventNames.TOOL_SKIPPED,
+                {
+                    "reason": "unavailable",
+                    "requested_tool": call.name,
+                    "available_tools": list(available),
+                    "provider_call_id": call.id,
+                },
+            )
+        return ToolCallOutcome(call, "unavailable", ToolResult(text, is_error=True))
+
+    @staticmethod
+    def _refused(
+        call: ToolCall | None, tool: Tool, text: str, emitter: EventEmitter
+    ) -> ToolCallOutcome:
+        if emitter.enabled:
+            emitter.emit(
+                EventNames.TOOL_REFUSED,
+                {
+                    "tool_name": tool.name,
+                    "provider_call_id": call.id if call is not None else None,
+                    "reason": text,
+                },
+            )
+        return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True))
+
+    @staticmethod
+    def _finish(
+        outcome: ToolCallOutcome,
+        emitter: EventEmitter,
+        notify: Callable[[RunEvent], None] | None,
+    ) -> ToolCallOutcome:
+        if notify is not None and outcome.call is not None:
+            notify(
+                ToolCallFinished(
+                    outcome.call,
+                    outcome.status,
+                    outcome.result.content,
+                    outcome.result.is_error,
+                    outcome.result.view,
+                )
+            )
+        return outcome
+
+
+def _aborted(signal: AbortSignal) -> bool:
+    # A call, not an attribute read: the signal can abort while this coroutine waits.
+    return signal.aborted
+
+
+def interrupted(call: ToolCall) -> ToolCallOutcome:
+    """The outcome of a call that never started because the run was interrupted (S38)."""
+    return ToolCallOutcome(call, "interrupted", ToolResult(INTERRUPTED_BEFORE_START, is_error=True))
+
+
+def not_dispatched(call: ToolCall, reason: str = "") -> ToolCallOutcome:
+    """The outcome of a committed call a guard stopped before dispatch (S39)."""
+    text = "This tool call was not dispatched" + (f": {reason}" if reason else ".")
+    return ToolCallOutcome(call, "not_dispatched", ToolResult(text, is_error=True))
+
+
+def _span_service(emitter: EventEmitter, tool: Tool) -> EventService | None:
+    # S33: the call's own services get its span; a call carrying none reports to the service
+    # set on the tool instance (whichever agent set one last).
+    if emitter.enabled:
+        return None
+    service = tool.event_service
+    return service if service is not None and service.enabled else None
+
+
+def _span_emitter(span: EventEmitter, span_service: EventService | None) -> EventEmitter:
+    if span_service is None:
+        return span
+    return EventEmitter((span_service,), span.owner_path)
+
+
+def _refusal_text(exc: SchemaValidationError) -> str:
+    return f"{exc.message}. Fix the arguments and call the tool again."
+
+
+def _failure_text(tool: Tool, exc: Exception) -> str:
+    if isinstance(exc, RobotaError):
+        return f"Tool {tool.name!r} failed: {exc.message}"
+    detail = str(exc) or type(exc).__name__
+    return f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}"

@@ -1,0 +1,342 @@
+"""``@tool`` / :class:`FunctionTool`: a tool from a plain Python function.
+
+The parameter schema comes from the function's type hints (pydantic types and models included)
+and the per-parameter descriptions from its docstring (Google ``Args:`` or Sphinx ``:param:``
+style); the tool description is the docstring's first paragraph. A parameter annotated
+:class:`~robota.ToolContext` is injected and never shown to the model.
+
+Arguments are judged by the one validator (S16) against the emitted schema, then converted by
+pydantic into the annotated Python types (nested models become model instances). Synchronous
+functions run in a worker thread by default so they cannot block the event loop; pass
+``thread=False`` for quick, non-blocking ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import functools
+import inspect
+import re
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, final, overload
+
+import pydantic
+
+from robota.core._errors import ConfigurationError, SchemaValidationError
+from robota.core.tools._tool import (
+    PermissionArgument,
+    RiskClass,
+    Tool,
+    ToolContext,
+    ToolOutput,
+)
+
+__all__ = ["FunctionTool", "tool"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SECTION = re.compile(
+    r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$"
+)
+_SPHINX_PARAM = re.compile(r"^\s*:param\s+(?:\S+\s+)?(\w+)\s*:\s*(.*)$")
+_ENTRY = re.compile(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+
+
+def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
+    """The first paragraph, and parameter descriptions by name."""
+    if not doc:
+        return "", {}
+    lines = inspect.cleandoc(doc).splitlines()
+    summary: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line) or _SPHINX_PARAM.match(line):
+            break
+        summary.append(line.strip())
+    params: dict[str, str] = {}
+    in_args = False
+    entry_indent: int | None = None
+    current: str | None = None
+    for line in lines:
+        sphinx = _SPHINX_PARAM.match(line)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            continue
+        section = _SECTION.match(line)
+        if section:
+            in_args = section.group(1) in ("Args", "Arguments", "Parameters")
+            entry_indent = current = None
+            continue
+        if not in_args or not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        entry = _ENTRY.match(line)
+        if entry and (entry_indent is None or indent <= entry_indent):
+            entry_indent = indent
+            current = entry.group(1)
+            params[current] = entry.group(2).strip()
+        elif current is not None and entry_indent is not None and indent > entry_indent:
+            params[current] = f"{params[current]} {line.strip()}".strip()
+        else:
+            in_args = False
+    return " ".join(summary), params
+
+
+def _inline_refs(schema: Any, defs: Mapping[str, Any], trail: tuple[str, ...]) -> Any:
+    if isinstance(schema, list):
+        return [_inline_refs(item, defs, trail) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        name = ref.rsplit("/", 1)[-1]
+        if name in trail:
+            raise ConfigurationError(
+                f"the type {name!r} refers to itself; recursive types cannot be expressed in a "
+                "tool schema (S16). Use a non-recursive shape, e.g. a list of flat items with "
+                "parent ids."
+            )
+        if name not in defs:
+            raise ConfigurationError(f"unresolvable schema reference {ref!r}")
+        target = _inline_refs(copy.deepcopy(defs[name]), defs, (*trail, name))
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        return {**target, **_inline_refs(siblings, defs, trail)}
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in ("title", "$defs"):
+            continue
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            out[key] = {k: _inline_refs(v, defs, trail) for k, v in value.items()}
+        else:
+            out[key] = _inline_refs(value, defs, trail)
+    return out
+
+
+def _schema_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    raw = model.model_json_schema()
+    schema = _inline_refs(raw, raw.get("$defs", {}), ())
+    assert isinstance(schema, dict)
+    schema.setdefault("properties", {})
+    schema["additionalProperties"] = False
+    for node in _walk(schema):
+        if "prefixItems" in node:
+            raise ConfigurationError(
+                "fixed-length tuples cannot be expressed in a tool schema (S16); use list[T] "
+                "or a model with named fields instead"
+            )
+    return schema
+
+
+def _walk(node: Any) -> typing.Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from _walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _walk(item)
+
+
+def _is_context(annotation: object) -> bool:
+    if annotation is ToolContext:
+        return True
+    return any(arg is ToolContext for arg in typing.get_args(annotation))
+
+
+@final
+class FunctionTool(Tool):
+    """A :class:`~robota.Tool` built from a function; see :func:`robota.tool`.
+
+    Calling the instance calls the original function, so a decorated function stays usable.
+    ``namespace`` resolves annotations that name local types (``@tool`` passes the caller's
+    locals, so a model class defined in the same function works).
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        risk: RiskClass | None = None,
+        argument: PermissionArgument | None = None,
+        thread: bool = True,
+        namespace: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(fn):
+            raise ConfigurationError(f"@tool needs a function, got {fn!r}")
+        self._fn = fn
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._thread = thread
+        tool_name = name or getattr(fn, "__name__", None)
+        summary, param_docs = _parse_docstring(inspect.getdoc(fn))
+        try:
+            hints = typing.get_type_hints(
+                fn, localns=dict(namespace) if namespace else None, include_extras=True
+            )
+        except Exception as exc:
+            raise ConfigurationError(
+                f"tool {tool_name!r}: cannot resolve the type hints ({exc}); define the types "
+                "the annotations name before decorating"
+            ) from exc
+        self._context_param: str | None = None
+        self._params: list[str] = []
+        fields: dict[str, Any] = {}
+        for param in inspect.signature(fn).parameters.values():
+            annotation = hints.get(param.name, inspect.Parameter.empty)
+            if annotation is not inspect.Parameter.empty and _is_context(annotation):
+                self._context_param = param.name
+                continue
+            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                raise ConfigurationError(
+                    f"tool {tool_name!r}: *args/**kwargs cannot be described to a model; declare "
+                    "each parameter by name"
+                )
+            if param.kind is param.POSITIONAL_ONLY:
+                raise ConfigurationError(
+                    f"tool {tool_name!r}: positional-only parameter {param.name!r} cannot be "
+                    "passed by name; remove the '/'"
+                )
+            if annotation is inspect.Parameter.empty:
+                raise ConfigurationError(
+                    f"tool {tool_name!r}: parameter {param.name!r} has no type annotation; the "
+                    "model needs a type to call it (e.g. `{param.name}: str`)"
+                )
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (
+                annotation,
+                pydantic.Field(default, description=param_docs.get(param.name)),
+            )
+            self._params.append(param.name)
+        try:
+            self._model: type[pydantic.BaseModel] = pydantic.create_model(
+                f"{tool_name}_arguments",
+                __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
+            schema = _schema_of(self._model)
+        except ConfigurationError:
+            raise
+        except Exception as exc:
+            raise ConfigurationError(
+                f"tool {tool_name!r}: its parameter types cannot be described as a schema: {exc}"
+            ) from exc
+        super().__init__(
+            tool_name,
+            description if description is not None else summary,
+            schema,
+            risk=risk,
+            permission_argument=argument,
+        )
+        functools.update_wrapper(self, fn)
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped function."""
+        return self._fn
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Judge with the one validator (S16), then convert to the annotated types."""
+        checked = super().validate_arguments(arguments)
+        try:
+            instance = self._model.model_validate(dict(checked))
+        except pydantic.ValidationError as exc:
+            issues = [
+                "$"
+                + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+                + f": {err['msg']}"
+                for err in exc.errors()
+            ]
+            raise SchemaValidationError(
+                f"invalid arguments for tool {self.name!r}: " + "; ".join(issues), issues=issues
+            ) from None
+        return {name: getattr(instance, name) for name in self._params}
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Call the function with ``args`` (and the context, if it asks for one)."""
+        kwargs = dict(args)
+        if self._context_param is not None:
+            kwargs[self._context_param] = ctx
+        output: object
+        if self._is_async:
+            output = await self._fn(**kwargs)
+        elif self._thread:
+            output = await asyncio.to_thread(self._fn, **kwargs)
+        else:
+            output = self._fn(**kwargs)
+        return output
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the original function directly."""
+        return self._fn(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    risk: RiskClass | None = None,
+    argument: PermissionArgument | None = None,
+    thread: bool = True,
+) -> Callable[[Callable[..., Any]], FunctionTool]: ...
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    risk: RiskClass | None = None,
+    argument: PermissionArgument | None = None,
+    thread: bool = True,
+) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
+    """Make a tool from a function, sync or async.
+
+    Use bare (``@tool``) or with options (``@tool(name="search", risk="inspect")``)::
+
+        @robota.tool
+        async def get_weather(city: str, ctx: robota.ToolContext) -> str:
+            \"\"\"Current weather for a city.
+
+    Args:
+                city: The city name, e.g. "Paris".
+            \"\"\"
+            ...
+
+    Args:
+        fn: The function (when used bare).
+        name: The tool name; default: the function's name.
+        description: What the model reads; default: the docstring's first paragraph.
+        risk: The declared :data:`~robota.RiskClass` (S21).
+        argument: The :class:`~robota.PermissionArgument` permission patterns are scoped to.
+        thread: Run a synchronous function in a worker thread (default) rather than on the
+            event loop.
+
+    Raises:
+        ConfigurationError: when a parameter cannot be described to a model (no annotation,
+            ``*args``, a recursive type, a fixed-length tuple …); the message says what to write.
+    """
+
+    def build(function: Callable[..., Any], namespace: Mapping[str, Any]) -> FunctionTool:
+        return FunctionTool(
+            function,
+            name=name,
+            description=description,
+            risk=risk,
+            argument=argument,
+            thread=thread,
+            namespace=namespace,
+        )
+
+    if fn is not None:
+        return build(fn, sys._getframe(1).f_locals)
+
+    def decorate(function: Callable[..., Any]) -> FunctionTool:
+        return build(function, sys._getframe(1).f_locals)
+
+    return decorate

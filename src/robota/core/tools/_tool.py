@@ -1,0 +1,253 @@
+"""The tool contract (S41): what a model can call, and what a tool body receives.
+
+A :class:`Tool` has a name, a description and a JSON parameter schema (what the model is shown),
+optionally a risk class and the argument its permission patterns are scoped to (S12, declared by
+the tool's own package — core keeps no table of tool names), and an ``async execute(args, ctx)``.
+
+Every body receives a :class:`ToolContext` whose ``signal`` is the run's cancellation signal
+(S23): a long-running tool must observe it and stop — finishing silently after an abort is a
+contract violation. Each body also gets its own minted ``call_id`` (S36), never the provider's
+call id, which is only an opaque transcript token.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, final
+
+from robota.core._abort import AbortSignal
+from robota.core._errors import ConfigurationError, SchemaValidationError
+from robota.core._events import EventService
+from robota.core.providers._contract import ToolSpec
+from robota.core.schema._validate import validate_against_json_schema
+
+__all__ = [
+    "ArgumentKind",
+    "PermissionArgument",
+    "RiskClass",
+    "Tool",
+    "ToolContext",
+    "ToolOutput",
+    "ToolResult",
+    "to_tool_result",
+]
+
+RiskClass: TypeAlias = Literal["inspect", "modify", "execute"]
+"""What a tool can do (S21): look (``inspect``), change state (``modify``), run code
+(``execute``). A tool that declares none is treated at least as cautiously as a risky one."""
+
+ArgumentKind: TypeAlias = Literal["path", "url", "command", "text"]
+"""How a permission pattern for a tool's scoped argument is matched (S12)."""
+
+_MAX_NAME = 128
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PermissionArgument:
+    """The argument a tool's permission patterns are scoped to, with its kind (S12).
+
+    Declared by the tool's own package, as one object, e.g.
+    ``PermissionArgument("path", "path")`` for a file reader.
+    """
+
+    key: str
+    kind: ArgumentKind
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("path", "url", "command", "text"):
+            raise ConfigurationError(
+                f"permission argument kind must be path, url, command or text; got {self.kind!r}"
+            )
+        if not self.key:
+            raise ConfigurationError("permission argument key must be a non-empty string")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool body produced.
+
+    Attributes:
+        content: What the model is shown.
+        is_error: Whether the result reports a failure the model should see as one.
+        view: Display data for a user interface (S39). It never enters model context or history.
+    """
+
+    content: str
+    is_error: bool = False
+    view: object = None
+
+
+ToolOutput: TypeAlias = ToolResult | str | object
+"""What ``execute`` may return: a :class:`ToolResult`, a string, or any JSON-serialisable value
+(pydantic models included), which becomes the result's content."""
+
+
+def to_tool_result(output: object) -> ToolResult:
+    """Normalise a body's return value into a :class:`ToolResult`."""
+    if isinstance(output, ToolResult):
+        return output
+    if isinstance(output, str):
+        return ToolResult(output)
+    if output is None:
+        return ToolResult("")
+    dump = getattr(output, "model_dump_json", None)
+    if callable(dump):
+        text = dump()
+        if isinstance(text, str):
+            return ToolResult(text)
+    try:
+        return ToolResult(json.dumps(output, ensure_ascii=False, default=str))
+    except (TypeError, ValueError):
+        return ToolResult(str(output))
+
+
+@final
+class ToolContext:
+    """What a tool body receives besides its arguments.
+
+    Attributes:
+        signal: The run's cancellation signal (S23). Observe it: check ``signal.aborted`` between
+            steps, ``await signal.wait()`` in a race, or call ``signal.throw_if_aborted()``.
+        call_id: This body's own minted id (S36), unique per execution.
+        provider_call_id: The provider's opaque id of the call (``None`` for a direct invocation).
+        tool_name: The tool's registered name.
+        execution_id: The run (execution) that made the call, when there is one.
+        round: The model round that asked for it, when there is one.
+    """
+
+    __slots__ = (
+        "call_id",
+        "execution_id",
+        "provider_call_id",
+        "round",
+        "signal",
+        "tool_name",
+    )
+
+    def __init__(
+        self,
+        *,
+        signal: AbortSignal,
+        call_id: str,
+        tool_name: str,
+        provider_call_id: str | None = None,
+        execution_id: str | None = None,
+        round: int | None = None,
+    ) -> None:
+        self.signal = signal
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.provider_call_id = provider_call_id
+        self.execution_id = execution_id
+        self.round = round
+
+    def __repr__(self) -> str:
+        return f"<ToolContext {self.tool_name} call_id={self.call_id!r}>"
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or not name or len(name) > _MAX_NAME:
+        raise ConfigurationError(f"a tool name must be 1-{_MAX_NAME} characters, got {name!r}")
+    if any(ch.isspace() or not ch.isprintable() for ch in name):
+        raise ConfigurationError(
+            f"a tool name must not contain spaces or control characters: {name!r}"
+        )
+    return name
+
+
+def _check_parameters(name: str, parameters: object) -> Mapping[str, Any]:
+    if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
+        raise ConfigurationError(
+            f"tool {name!r}: the parameter schema's root must be an object schema "
+            '({"type": "object", "properties": {...}}), got ' + repr(parameters)[:200]
+        )
+    return parameters
+
+
+class Tool(ABC):
+    """Base class of every tool (S41).
+
+    Subclass it and implement :meth:`execute`; pass ``name``, ``description`` and
+    ``parameters`` to ``__init__`` (or set them as class attributes and call
+    ``super().__init__()``). For plain functions use :func:`robota.tool` instead.
+
+    Attributes:
+        name: Unique within an agent; what the model calls.
+        description: What the model reads to decide when to call it.
+        parameters: JSON schema of the arguments; the root is an object schema. Arguments are
+            validated against it before the body runs, with the S16 closure rule (declared
+            ``properties`` ⇒ no others).
+        risk: The declared :data:`RiskClass`, or ``None`` (undeclared: prompts, S21).
+        permission_argument: The argument permission patterns are scoped to, or ``None``.
+        event_service: The service that receives this tool's spans when a call carries none
+            (S33); an agent sets it when the tool is registered — the last agent wins.
+    """
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    risk: RiskClass | None = None
+    permission_argument: PermissionArgument | None = None
+
+    def __init__(
+        self,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        *,
+        risk: RiskClass | None = None,
+        permission_argument: PermissionArgument | None = None,
+    ) -> None:
+        cls = type(self)
+        self.name = _check_name(name if name is not None else getattr(cls, "name", None))
+        text = description if description is not None else getattr(cls, "description", "")
+        self.description = text if isinstance(text, str) else ""
+        schema = parameters if parameters is not None else getattr(cls, "parameters", None)
+        self.parameters = _check_parameters(self.name, schema)
+        self.risk = risk if risk is not None else cls.risk
+        if self.risk is not None and self.risk not in ("inspect", "modify", "execute"):
+            raise ConfigurationError(
+                f"tool {self.name!r}: risk must be inspect, modify or execute; got {self.risk!r}"
+            )
+        self.permission_argument = (
+            permission_argument if permission_argument is not None else cls.permission_argument
+        )
+        self.event_service: EventService | None = None
+
+    def spec(self) -> ToolSpec:
+        """The tool as offered to a model."""
+        return ToolSpec(self.name, self.description, self.parameters)
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Check ``arguments`` against :attr:`parameters`; return what the body receives.
+
+        The default validates with :func:`robota.core.schema.validate_against_json_schema` (the
+        one traversal, S16) and returns the arguments unchanged. Override to convert them — but
+        keep delegating the judgement to that function so tool input and structured output can
+        never disagree.
+
+        Raises:
+            SchemaValidationError: with one readable issue per problem.
+        """
+        issues = validate_against_json_schema(self.parameters, arguments)
+        if issues:
+            raise SchemaValidationError(
+                f"invalid arguments for tool {self.name!r}: " + "; ".join(issues), issues=issues
+            )
+        return arguments
+
+    @abstractmethod
+    async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Run the tool with validated ``args``.
+
+        Return a :class:`ToolResult`, a string, or a JSON-serialisable value. Raise to report a
+        failure (the model sees its message). Observe ``ctx.signal`` in long work (S23).
+        """
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

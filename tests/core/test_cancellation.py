@@ -1,0 +1,204 @@
+"""S23 cancellation: one signal gates every provider call and tool."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import robota
+from robota.testing import ScriptedProvider, ScriptedTurn
+
+
+async def _wait_for(predicate: object, limit: float = 5.0) -> None:
+    deadline = time.monotonic() + limit
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.005)
+
+
+async def test_s23_abort_during_streamed_reply_commits_partial_text_as_interrupted() -> None:
+    provider = ScriptedProvider(["one two three four five six seven"], chunk_delay=0.02)
+    agent = robota.Agent(provider=provider, model="m")
+    controller = robota.AbortController()
+
+    async def abort_after_two_words() -> None:
+        await _wait_for(lambda: provider.requests)
+        await asyncio.sleep(0.03)
+        controller.abort("stop")
+
+    aborter = asyncio.create_task(abort_after_two_words())
+    result = await agent.run("count", signal=controller.signal)
+    await aborter
+    assert result.status == "interrupted"
+    assert result.output
+    assert "one two three four five six seven".startswith(result.output)
+    assert result.output != "one two three four five six seven"
+    last = agent.history[-1]
+    assert isinstance(last, robota.AssistantMessage)
+    assert (last.state, last.content) == ("interrupted", result.output)
+    assert provider.aborted_calls == 1
+
+
+async def test_s23_abort_before_any_text_still_commits_an_empty_interrupted_reply() -> None:
+    provider = ScriptedProvider([ScriptedTurn(text="late", delay=5)])
+    agent = robota.Agent(provider=provider, model="m")
+    controller = robota.AbortController()
+    task = asyncio.create_task(agent.run("x", signal=controller.signal))
+    await _wait_for(lambda: provider.requests)
+    controller.abort()
+    result = await asyncio.wait_for(task, 2)
+    assert result.status == "interrupted"
+    assert (agent.history[-1].kind, agent.history[-1].content, agent.history[-1].state) == (
+        "assistant",
+        "",
+        "interrupted",
+    )
+
+
+async def test_s23_a_stream_consumer_that_breaks_out_aborts_the_provider_call() -> None:
+    provider = ScriptedProvider(["alpha beta gamma delta epsilon zeta eta theta"], chunk_delay=0.02)
+    agent = robota.Agent(provider=provider, model="m")
+    async for event in agent.run_stream("go"):
+        if isinstance(event, robota.TextDelta):
+            break
+    await _wait_for(lambda: provider.aborted_calls == 1)
+    await _wait_for(lambda: len(agent.history) == 2)
+    last = agent.history[-1]
+    assert last.state == "interrupted"
+    assert last.content.startswith("alpha")
+    assert last.content != "alpha beta gamma delta epsilon zeta eta theta"
+
+
+async def test_s23_async_with_around_a_stream_aborts_on_exit() -> None:
+    provider = ScriptedProvider(["a b c d e f g h"], chunk_delay=0.02)
+    agent = robota.Agent(provider=provider, model="m")
+    async with agent.run_stream("go") as stream:
+        async for event in stream:
+            if isinstance(event, robota.TextDelta):
+                break
+    assert provider.aborted_calls == 1
+    result = await stream.result()
+    assert result.status == "interrupted"
+
+
+async def test_s23_a_long_running_tool_returns_promptly_because_it_observes_the_signal() -> None:
+    finished_normally = False
+
+    @robota.tool
+    async def crawl(ctx: robota.ToolContext) -> str:
+        """Crawl for a long time, observing cancellation."""
+        nonlocal finished_normally
+        for _ in range(1000):
+            if ctx.signal.aborted:
+                raise robota.AbortError("crawl stopped")
+            await asyncio.sleep(0.01)
+        finished_normally = True
+        return "crawled everything"
+
+    provider = ScriptedProvider([[("crawl", {})], "never reached"])
+    agent = robota.Agent(provider=provider, model="m", tools=[crawl])
+    controller = robota.AbortController()
+    task = asyncio.create_task(agent.run("crawl", signal=controller.signal))
+    await _wait_for(lambda: any(m.kind == "assistant" for m in agent.history))
+    await asyncio.sleep(0.03)
+    started = time.monotonic()
+    controller.abort()
+    result = await asyncio.wait_for(task, 2)
+    assert time.monotonic() - started < 1.0
+    assert result.status == "interrupted"
+    assert not finished_normally
+    tool_message = agent.history[-1]
+    assert isinstance(tool_message, robota.ToolMessage)
+    assert "Interrupted by user" in tool_message.content
+    assert len(provider.requests) == 1  # no provider call after the abort
+
+
+async def test_s38_running_tools_finish_and_queued_tools_are_skipped_as_interrupted() -> None:
+    controller = robota.AbortController()
+    started: list[str] = []
+
+    @robota.tool
+    async def step(label: str, ctx: robota.ToolContext) -> str:
+        """A step that aborts the run when it starts, then finishes its own work."""
+        started.append(label)
+        controller.abort("enough")
+        await asyncio.sleep(0.01)
+        return f"{label} finished"
+
+    calls = [("step", {"label": name}) for name in ("a", "b", "c")]
+    provider = ScriptedProvider([calls])
+    agent = robota.Agent(provider=provider, model="m", tools=[step], tool_concurrency=1)
+    result = await agent.run("go", signal=controller.signal)
+    assert result.status == "interrupted"
+    assert started == ["a"]
+    contents = [m.content for m in agent.history if isinstance(m, robota.ToolMessage)]
+    assert contents[0] == "a finished"
+    assert all("Interrupted by user before this tool started" in c for c in contents[1:])
+    assert len(contents) == 3
+    assert result.tool_calls_executed == 1
+
+
+async def test_s23_cancelling_the_task_commits_interrupted_state_then_propagates() -> None:
+    provider = ScriptedProvider(["slow words arriving one by one"], chunk_delay=0.05)
+    agent = robota.Agent(provider=provider, model="m")
+    task = asyncio.create_task(agent.run("go"))
+    await _wait_for(lambda: provider.requests)
+    await asyncio.sleep(0.07)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    last = agent.history[-1]
+    assert isinstance(last, robota.AssistantMessage)
+    assert last.state == "interrupted"
+    # The agent is usable afterwards: the slot was released.
+    provider2_agent = agent
+    assert provider2_agent.closed is False
+
+
+async def test_s23_cancelling_the_task_during_tools_answers_every_call() -> None:
+    gate = asyncio.Event()
+
+    @robota.tool
+    async def block() -> str:
+        """Block forever."""
+        await gate.wait()
+        return "never"
+
+    provider = ScriptedProvider([[("block", {}), ("block", {})]])
+    agent = robota.Agent(provider=provider, model="m", tools=[block])
+    task = asyncio.create_task(agent.run("go"))
+    await _wait_for(lambda: any(m.kind == "assistant" for m in agent.history))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    tool_messages = [m for m in agent.history if isinstance(m, robota.ToolMessage)]
+    assert len(tool_messages) == 2  # every committed call has its answer
+
+
+async def test_s23_a_provider_error_after_abort_is_an_interruption_not_a_failure() -> None:
+    controller = robota.AbortController()
+    controller_aborts = ScriptedTurn(error=robota.ProviderError("connection reset"))
+
+    class AbortThenFail(ScriptedProvider):
+        async def chat_stream(self, request, *, signal=None):  # type: ignore[no-untyped-def, override]
+            controller.abort()
+            async for event in super().chat_stream(request, signal=None):
+                yield event
+
+    agent = robota.Agent(provider=AbortThenFail([controller_aborts]), model="m")
+    result = await agent.run("x", signal=controller.signal)
+    assert result.status == "interrupted"
+
+
+async def test_s23_abort_from_another_thread_interrupts_the_run() -> None:
+    provider = ScriptedProvider([ScriptedTurn(text="never", delay=5)])
+    agent = robota.Agent(provider=provider, model="m")
+    controller = robota.AbortController()
+    task = asyncio.create_task(agent.run("x", signal=controller.signal))
+    await _wait_for(lambda: provider.requests)
+    await asyncio.to_thread(controller.abort, "from a thread")
+    assert (await asyncio.wait_for(task, 2)).status == "interrupted"
