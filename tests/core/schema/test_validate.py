@@ -10,6 +10,8 @@ import pytest
 from robota import (
     MAX_VALIDATION_DEPTH,
     MAX_VALIDATION_NODES,
+)
+from robota import (
     validate_against_json_schema as validate,
 )
 
