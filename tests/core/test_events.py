@@ -157,10 +157,13 @@ async def test_s39_each_provider_round_emits_one_content_free_observation() -> N
     for observation in observations:
         assert set(observation.data) == {
             "round",
+            "observation_id",
             "started_at",
             "ended_at",
             "outcome",
-            "forced_summary",
+            "forced",
+            "model",
+            "dispatched",
         }
         assert observation.data["outcome"] == "success"
         assert observation.data["ended_at"] >= observation.data["started_at"]

@@ -60,9 +60,10 @@ async def test_plugin_hooks_run_in_lifecycle_order() -> None:
 async def test_plugin_on_error_sees_the_failure_the_caller_gets() -> None:
     plugin = Recorder()
     agent = robota.Agent(provider=ScriptedProvider([ValueError("x")]), model="m", plugins=[plugin])
-    with pytest.raises(ValueError, match="x"):
+    with pytest.raises(robota.ProviderError, match="ValueError: x") as info:
         await agent.run("go")
-    assert plugin.calls[-1] == "on_error:ValueError"
+    assert isinstance(info.value.__cause__, ValueError)
+    assert plugin.calls[-1] == "on_error:ProviderError"
 
 
 async def test_s20_a_throwing_plugin_handler_is_recorded_and_swallowed(

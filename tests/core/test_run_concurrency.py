@@ -120,7 +120,7 @@ async def test_s38_separate_instances_run_fully_concurrently() -> None:
 async def test_s38_a_failed_run_releases_the_slot() -> None:
     provider = ScriptedProvider([RuntimeError("boom"), "recovered"])
     agent = robota.Agent(provider=provider, model="m")
-    with pytest.raises(RuntimeError):
+    with pytest.raises(robota.ProviderError):
         await agent.run("one")
     assert (await agent.run("two")).output == "recovered"
 

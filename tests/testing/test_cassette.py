@@ -114,8 +114,7 @@ async def test_environment_variable_forces_re_recording(
 
 
 def test_fingerprint_ignores_ids_and_timestamps() -> None:
-    from robota.core.providers import ChatRequest
-    from robota.testing import request_fingerprint
+    from robota.core.providers import ChatRequest, request_fingerprint
 
     a = ChatRequest(model="m", messages=(robota.UserMessage("hi"),))
     b = ChatRequest(model="m", messages=(robota.UserMessage("hi"),))

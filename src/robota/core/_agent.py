@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, final
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
 from robota.core._cancel import AbortGuard
+from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError, DisposedAgentError, RobotaError
 from robota.core._events import (
@@ -33,15 +34,19 @@ from robota.core._history import (
     HistoryView,
 )
 from robota.core._messages import Message, new_id
+from robota.core._models import get_model_context_window
 from robota.core._plugins import Module, ModuleRegistry, Plugin
 from robota.core._run_events import RunEvent
-from robota.core.execution._loop import (
+from robota.core.execution._cache import ResponseCache
+from robota.core.execution._guards import (
     DEFAULT_MAX_ROUNDS,
     DEFAULT_SUMMARY_FALLBACK,
     DEFAULT_SUMMARY_INSTRUCTION,
-    Execution,
-    ExecutionSettings,
+    DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
+    ContextLimitMessage,
+    default_context_limit_message,
 )
+from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.execution._slot import RunSlot
 from robota.core.execution._stream import RunStream
@@ -75,6 +80,22 @@ def _check_rounds(value: object, where: str) -> int:
     return value
 
 
+def _check_limit(value: object, where: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(
+            f"{where} must be a positive integer or None (no limit), got {value!r}"
+        )
+    return value
+
+
+def _check_floor(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"context_floor must be a non-negative integer, got {value!r}")
+    return value
+
+
 def _check_tool_choice(value: object) -> ToolChoice:
     if value not in _TOOL_CHOICES:
         raise ConfigurationError(f"tool_choice must be one of {_TOOL_CHOICES}, got {value!r}")
@@ -97,6 +118,11 @@ class Agent:
         event_service: Receives every event of this agent (S33); default: none.
         max_rounds: Model/tool rounds per run before the forced summary (S39); ``0`` disables
             the cap. A run may override it.
+        max_same_tool_inputs: How often one tool may be called with byte-identical input in a
+            run before :class:`~robota.SameToolInputLoopError` (S39); ``None``: no limit.
+        allow_tool_only_completion: Let a turn end on its tool results with no summary call;
+            a reply with neither text nor a tool call then raises
+            :class:`~robota.EmptyCompletionError` (S39).
         tool_concurrency: Most tool bodies of one response running at once.
         name: A name for events and plugins; default: ``"agent"``.
         owns_providers: Close the providers at :meth:`aclose`. By default they are borrowed and
@@ -105,6 +131,12 @@ class Agent:
         max_history_messages: A cap on history length; ``None`` (default) keeps everything.
         summary_instruction: The forced summary's per-call instruction (S35 override seam).
         summary_fallback: The output when the forced summary produces no text.
+        unavailable_tools_instruction: The forced final call's instruction after repeated
+            unavailable tool calls (S37); ``{calls}`` names the calls that never ran.
+        context_limit_message: Builds the diagnostic committed when the pre-send context guard
+            blocks a request (S39 override seam).
+        response_cache: Serve identical requests from a cache (keyed by the model that answered,
+            S30); hits are rounds with no dispatch.
         interrupted_annotation: The note added to an interrupted reply when sent to a model.
         tool_gate: The admission seam for tool calls (permissions, hooks).
 
@@ -113,8 +145,10 @@ class Agent:
     """
 
     __slots__ = (
+        "_allow_tool_only",
         "_close_errors",
         "_closing",
+        "_context_limit_message",
         "_current",
         "_emitter",
         "_event_service",
@@ -123,6 +157,7 @@ class Agent:
         "_initialized",
         "_initialized_parts",
         "_max_rounds",
+        "_max_same_inputs",
         "_model",
         "_modules",
         "_name",
@@ -130,6 +165,7 @@ class Agent:
         "_plugins",
         "_provider",
         "_providers",
+        "_response_cache",
         "_slot",
         "_state",
         "_store",
@@ -138,6 +174,7 @@ class Agent:
         "_summary_instruction",
         "_system_prompt",
         "_tools",
+        "_unavailable_instruction",
     )
 
     def __init__(
@@ -152,6 +189,8 @@ class Agent:
         modules: Iterable[Module] = (),
         event_service: EventService | None = None,
         max_rounds: int = DEFAULT_MAX_ROUNDS,
+        max_same_tool_inputs: int | None = None,
+        allow_tool_only_completion: bool = False,
         tool_concurrency: int = 8,
         name: str | None = None,
         owns_providers: bool = False,
@@ -159,8 +198,11 @@ class Agent:
         max_history_messages: int | None = None,
         summary_instruction: str = DEFAULT_SUMMARY_INSTRUCTION,
         summary_fallback: str = DEFAULT_SUMMARY_FALLBACK,
+        unavailable_tools_instruction: str = DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
+        context_limit_message: ContextLimitMessage = default_context_limit_message,
         interrupted_annotation: str = DEFAULT_INTERRUPTED_ANNOTATION,
         tool_gate: ToolGate | None = None,
+        response_cache: ResponseCache | None = None,
     ) -> None:
         if provider is not None and providers:
             raise ConfigurationError("pass either provider= or providers=, not both")
@@ -180,6 +222,8 @@ class Agent:
         self._name = name or "agent"
         self._provider, self._model = self._resolve(model)
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
+        self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
+        self._allow_tool_only = bool(allow_tool_only_completion)
         if event_service is not None and not isinstance(event_service, EventService):
             raise ConfigurationError(
                 f"event_service needs enabled and emit(); got {event_service!r}"
@@ -203,6 +247,9 @@ class Agent:
         self._owns_providers = owns_providers
         self._summary_instruction = summary_instruction
         self._summary_fallback = summary_fallback
+        self._unavailable_instruction = unavailable_tools_instruction
+        self._context_limit_message = context_limit_message
+        self._response_cache = response_cache
         self._store = ConversationStore(
             messages=history,
             max_messages=max_history_messages,
@@ -281,6 +328,12 @@ class Agent:
         """The conversation, read-only and live."""
         return self._store.messages
 
+    def context_usage(self, *, floor: int = 0) -> ContextUsage:
+        """How full the current model's context window is (S31), without any provider call."""
+        window = get_model_context_window(self._model, provider=self._provider.name)
+        ledger = self._store.context
+        return ContextUsage(ledger.effective_tokens(_check_floor(floor)), window, ledger.reported)
+
     @property
     def tools(self) -> tuple[Tool, ...]:
         """The registered tools, in registration order."""
@@ -305,8 +358,11 @@ class Agent:
         *,
         signal: AbortSignal | None = None,
         max_rounds: int | None = None,
+        max_same_tool_inputs: int | None = None,
+        allow_tool_only_completion: bool | None = None,
         tool_choice: ToolChoice | None = None,
         native_tools: Sequence[str] = (),
+        context_floor: int = 0,
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
     ) -> RunResult:
@@ -317,10 +373,14 @@ class Agent:
             signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"``
                 with the text so far; a run still queued when it aborts raises
                 :class:`~robota.AbortError` without touching the provider or history (S38).
-            max_rounds: Overrides the agent's round budget for this run (S39).
+            max_rounds: Overrides the agent's round budget for this run (S39; the run wins).
+            max_same_tool_inputs: Overrides the agent's identical-input limit for this run.
+            allow_tool_only_completion: Overrides the agent's setting for this run.
             tool_choice: ``"none"`` offers no tools in this run (S39); ``"required"`` asks for
                 a tool call. Default: ``"auto"``.
             native_tools: Provider-hosted tools for this run, checked before transport (S30).
+            context_floor: A lower bound on the context tokens the guard assumes (S31) — e.g.
+                what the caller knows a gateway adds; a floor, never an extra charge.
             event_service: Receives this run's events besides the agent's service (S33).
             on_event: A callable receiving this run's events (replay-grade records included).
 
@@ -329,7 +389,14 @@ class Agent:
             DisposedAgentError: the agent is closed.
             ProviderError: a provider call failed (its message is also in history).
         """
-        settings = self._settings(max_rounds, tool_choice, native_tools)
+        settings = self._settings(
+            max_rounds,
+            max_same_tool_inputs,
+            allow_tool_only_completion,
+            tool_choice,
+            native_tools,
+            context_floor,
+        )
         return await self._execute(input, settings, signal, None, event_service, on_event)
 
     def run_sync(
@@ -338,8 +405,11 @@ class Agent:
         *,
         signal: AbortSignal | None = None,
         max_rounds: int | None = None,
+        max_same_tool_inputs: int | None = None,
+        allow_tool_only_completion: bool | None = None,
         tool_choice: ToolChoice | None = None,
         native_tools: Sequence[str] = (),
+        context_floor: int = 0,
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
     ) -> RunResult:
@@ -363,7 +433,10 @@ class Agent:
                 input,
                 signal=signal,
                 max_rounds=max_rounds,
+                max_same_tool_inputs=max_same_tool_inputs,
+                allow_tool_only_completion=allow_tool_only_completion,
                 tool_choice=tool_choice,
+                context_floor=context_floor,
                 native_tools=native_tools,
                 event_service=event_service,
                 on_event=on_event,
@@ -376,8 +449,11 @@ class Agent:
         *,
         signal: AbortSignal | None = None,
         max_rounds: int | None = None,
+        max_same_tool_inputs: int | None = None,
+        allow_tool_only_completion: bool | None = None,
         tool_choice: ToolChoice | None = None,
         native_tools: Sequence[str] = (),
+        context_floor: int = 0,
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
     ) -> RunStream:
@@ -387,7 +463,14 @@ class Agent:
         aborts it (S23).
         """
         self._check_not_closed()
-        settings = self._settings(max_rounds, tool_choice, native_tools)
+        settings = self._settings(
+            max_rounds,
+            max_same_tool_inputs,
+            allow_tool_only_completion,
+            tool_choice,
+            native_tools,
+            context_floor,
+        )
 
         def start(
             run_signal: AbortSignal, notify: Callable[[RunEvent], None]
@@ -401,7 +484,13 @@ class Agent:
         task.add_done_callback(self._stream_tasks.discard)
 
     def _settings(
-        self, max_rounds: int | None, tool_choice: ToolChoice | None, native_tools: Sequence[str]
+        self,
+        max_rounds: int | None,
+        max_same_tool_inputs: int | None,
+        allow_tool_only_completion: bool | None,
+        tool_choice: ToolChoice | None,
+        native_tools: Sequence[str],
+        context_floor: int,
     ) -> ExecutionSettings:
         return ExecutionSettings(
             agent_id=self._id,
@@ -413,8 +502,18 @@ class Agent:
             else _check_rounds(max_rounds, "max_rounds"),
             tool_choice="auto" if tool_choice is None else _check_tool_choice(tool_choice),
             native_tools=tuple(native_tools),
+            max_same_tool_inputs=self._max_same_inputs
+            if max_same_tool_inputs is None
+            else _check_limit(max_same_tool_inputs, "max_same_tool_inputs"),
+            allow_tool_only_completion=self._allow_tool_only
+            if allow_tool_only_completion is None
+            else bool(allow_tool_only_completion),
+            context_floor=_check_floor(context_floor),
             summary_instruction=self._summary_instruction,
             summary_fallback=self._summary_fallback,
+            unavailable_tools_instruction=self._unavailable_instruction,
+            context_limit_message=self._context_limit_message,
+            response_cache=self._response_cache,
         )
 
     async def _execute(

@@ -16,7 +16,9 @@ kind without parsing message text::
     ├── SameToolInputLoopError              byte-identical tool input repeated past the limit (S39)
     ├── EmptyCompletionError                a turn ended with neither text nor tool result (S39)
     ├── DisposedAgentError (RuntimeError)   the agent was closed; distinct from "not initialised"
-    ├── StorageError                        persistence failed; keeps the original cause
+    ├── InternalError                       the run failed unexpectedly (a bug); keeps the cause
+    ├── ExecutionControlError               an execution-control outcome, never model-visible
+    │   └── StorageError                    persistence failed; keeps the original cause
     ├── HistoryError (RuntimeError)         a write that would break a history principle (S34)
     └── AbortError                          the caller cancelled (S15); see ``robota.is_abort``
 
@@ -41,7 +43,9 @@ __all__ = [
     "DisposedAgentError",
     "EmptyCompletionError",
     "ErrorCategory",
+    "ExecutionControlError",
     "HistoryError",
+    "InternalError",
     "NativeToolUnavailableError",
     "NetworkError",
     "ProviderError",
@@ -331,7 +335,29 @@ class DisposedAgentError(RobotaError, RuntimeError):
     default_category = "user"
 
 
-class StorageError(RobotaError):
+class InternalError(RobotaError):
+    """The run failed for a reason no contract names — a bug in Robota or an extension.
+
+    Raised instead of an opaque crash so a caller catching :class:`RobotaError` sees every
+    failure; ``__cause__`` keeps the original exception.
+    """
+
+    default_code = "internal"
+    default_category = "system"
+
+
+class ExecutionControlError(RobotaError):
+    """An execution-control outcome (persistence failure, uncertain effect) (S39).
+
+    It propagates as itself: never turned into assistant text, nor into a tool failure the model
+    could retry, because a retried effect could run twice.
+    """
+
+    default_code = "execution_control"
+    default_category = "system"
+
+
+class StorageError(ExecutionControlError):
     """Persisting or reading durable state failed; ``__cause__`` keeps the original error."""
 
     default_code = "storage"

@@ -14,14 +14,16 @@ Names emitted by the runtime (see :class:`EventNames`):
 * ``agent.*`` — run lifecycle: ``run_started``, ``run_completed``, ``run_failed``.
 * ``execution.*`` — replay-grade records of one execution: ``provider_request``,
   ``provider_response``, ``provider_native`` (a provider's own payload, S25), ``round_completed``
-  (the content-free per-round observation, S39), ``assistant_committed``.
+  (the content-free per-round observation, S39), ``assistant_committed``, ``context_blocked``
+  (the pre-send guard did not send a request, S39).
 * ``history.*`` — every history mutation: ``appended`` and ``system_prompt_set`` carrying the
   message itself, and ``trimmed`` (a host-configured cap dropped ``count`` messages), so
   :func:`rebuild_history` reproduces the real history from them.
 * ``tool.*`` — ``requested`` (a call reached the executor), ``started`` / ``completed`` /
   ``failed`` (the awaited body of a permitted call — the tool span), ``refused`` (validation or
   admission stopped it before any body ran; never a tool span), ``skipped`` (S37 unavailable
-  tool, or not dispatched).
+  tool, or a forced call's tool call), ``result_omitted`` (the context budget replaced a result
+  with a notice; the event keeps the full content, S39).
 """
 
 from __future__ import annotations
@@ -194,6 +196,7 @@ class EventNames:
     PROVIDER_RESPONSE: Final = "execution.provider_response"
     PROVIDER_NATIVE: Final = "execution.provider_native"
     ROUND_COMPLETED: Final = "execution.round_completed"
+    CONTEXT_BLOCKED: Final = "execution.context_blocked"
     ASSISTANT_COMMITTED: Final = "execution.assistant_committed"
     HISTORY_APPENDED: Final = "history.appended"
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
@@ -204,6 +207,7 @@ class EventNames:
     TOOL_FAILED: Final = "tool.failed"
     TOOL_REFUSED: Final = "tool.refused"
     TOOL_SKIPPED: Final = "tool.skipped"
+    TOOL_RESULT_OMITTED: Final = "tool.result_omitted"
 
 
 def rebuild_history(events: Iterable[AgentEvent]) -> tuple[Message, ...]:

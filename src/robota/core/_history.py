@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Final, Literal, TypeAlias, final, overload
 
+from robota.core._context import ContextLedger, estimate_message_tokens
 from robota.core._errors import ConfigurationError, HistoryError
 from robota.core._messages import (
     AssistantMessage,
@@ -268,6 +269,7 @@ class ConversationStore:
 
     __slots__ = (
         "_annotation",
+        "_ledger",
         "_max",
         "_messages",
         "_pending",
@@ -298,6 +300,7 @@ class ConversationStore:
         self._view = HistoryView(self)
         self._provider_view = HistoryView(self, provider=True)
         self.observer: HistoryObserver | None = None
+        self._ledger = ContextLedger()
         for index, message in enumerate(messages):
             if isinstance(message, SystemMessage):
                 if index != 0:
@@ -332,6 +335,11 @@ class ConversationStore:
         return HistorySnapshot(self._provider, len(self._provider))
 
     @property
+    def context(self) -> ContextLedger:
+        """The incremental context-window account of this history (S31)."""
+        return self._ledger
+
+    @property
     def system_prompt(self) -> str | None:
         """The current system prompt, or ``None``."""
         head = self._messages[0] if self._messages else None
@@ -351,6 +359,9 @@ class ConversationStore:
         head = SystemMessage(text) if text else None
         if head is not None or has_head:
             self._copy_on_write()
+            self._ledger.head_set(
+                estimate_message_tokens(head) if head is not None else None, had_head=has_head
+            )
         if head is None:
             if has_head:
                 del self._messages[0]
@@ -412,9 +423,11 @@ class ConversationStore:
             content = (
                 f"{message.content}\n\n{self._annotation}" if message.content else self._annotation
             )
-            self._provider.append(dataclasses.replace(message, content=content))
+            sent: Message = dataclasses.replace(message, content=content)
         else:
-            self._provider.append(message)
+            sent = message
+        self._provider.append(sent)
+        self._ledger.appended(sent)
         if self.observer is not None:
             self.observer(HistoryMutation("append", message))
 
@@ -437,6 +450,7 @@ class ConversationStore:
             end += 1
         del self._messages[start:end]
         del self._provider[start:end]
+        self._ledger.dropped(start, end)
         if self.observer is not None:
             self.observer(HistoryMutation("trim", count=end - start))
 

@@ -38,10 +38,16 @@ ToolOutcomeStatus: TypeAlias = Literal[
 @final
 @dataclass(frozen=True, slots=True)
 class RoundStarted:
-    """A model round began (1-based)."""
+    """A model round began.
+
+    Attributes:
+        round: 1-based round number (the forced summary counts as a round).
+        observation_id: This round's fresh identity (S31): fragments of one round share it.
+    """
 
     kind: ClassVar[Literal["round_started"]] = "round_started"
     round: int
+    observation_id: str = ""
 
 
 @final

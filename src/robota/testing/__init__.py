@@ -12,7 +12,6 @@ from robota.testing._cassette import (
     CassetteMismatchError,
     CassetteMode,
     CassetteProvider,
-    request_fingerprint,
 )
 from robota.testing._scripted import ScriptedProvider, ScriptedTurn, ScriptExhaustedError, TurnLike
 
@@ -24,5 +23,4 @@ __all__ = [
     "ScriptedProvider",
     "ScriptedTurn",
     "TurnLike",
-    "request_fingerprint",
 ]

@@ -9,7 +9,6 @@ says how to re-record, so a cassette can never silently answer a conversation it
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import tempfile
@@ -17,14 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias, final
 
-from robota.core import (
-    AbortSignal,
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolMessage,
-    Usage,
-)
+from robota.core import AbortSignal, RobotaError, ToolCall, Usage
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -35,9 +27,11 @@ from robota.core.providers import (
     TextDelta,
     ToolCallReady,
     collect_stream,
+    normalize_request,
+    request_fingerprint,
 )
 
-__all__ = ["CassetteMismatchError", "CassetteMode", "CassetteProvider", "request_fingerprint"]
+__all__ = ["CassetteMismatchError", "CassetteMode", "CassetteProvider"]
 
 CassetteMode: TypeAlias = Literal["replay", "record", "auto"]
 """``replay``: answer from the file only; ``record``: call the real provider and (re)write the
@@ -47,41 +41,14 @@ CASSETTE_VERSION: Final = 1
 MODE_ENVIRONMENT_VARIABLE: Final = "ROBOTA_CASSETTE_MODE"
 
 
-class CassetteMismatchError(AssertionError):
-    """A request differs from what the cassette recorded (or the cassette has run out)."""
+class CassetteMismatchError(RobotaError, AssertionError):
+    """A request differs from what the cassette recorded (or the cassette has run out).
 
+    A :class:`~robota.RobotaError` (raised by the loop as itself) and an ``AssertionError``.
+    """
 
-def _normalise_message(message: Message) -> dict[str, Any]:
-    data: dict[str, Any] = {"kind": message.kind, "content": message.content}
-    if isinstance(message, AssistantMessage):
-        data["state"] = message.state
-        data["tool_calls"] = [[c.id, c.name, c.arguments] for c in message.tool_calls]
-    elif isinstance(message, ToolMessage):
-        data["tool_call_id"] = message.tool_call_id
-        data["tool_name"] = message.tool_name
-        data["is_error"] = message.is_error
-    return data
-
-
-def _normalise_request(request: ChatRequest) -> dict[str, Any]:
-    return {
-        "model": request.model,
-        "tool_choice": request.tool_choice,
-        "native_tools": list(request.native_tools),
-        "tools": [
-            {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in request.tools
-        ],
-        "messages": [_normalise_message(m) for m in request.messages],
-    }
-
-
-def request_fingerprint(request: ChatRequest) -> str:
-    """The SHA-256 of the normalised request: what replay compares."""
-    text = json.dumps(
-        _normalise_request(request), sort_keys=True, separators=(",", ":"), default=str
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
+    default_code = "cassette_mismatch"
+    default_category = "user"
 
 
 def _event_to_json(event: StreamEvent) -> dict[str, Any]:
@@ -262,7 +229,7 @@ class CassetteProvider(Provider):
         self._interactions.append(
             {
                 "request_hash": request_fingerprint(request),
-                "request": _normalise_request(request),
+                "request": normalize_request(request),
                 "events": events,
             }
         )

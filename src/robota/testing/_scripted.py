@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, final
 
-from robota.core import AbortError, AbortSignal, ToolCall, Usage
+from robota.core import AbortError, AbortSignal, RobotaError, ToolCall, Usage
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -27,8 +27,15 @@ __all__ = ["ScriptExhaustedError", "ScriptedProvider", "ScriptedTurn", "TurnLike
 _CHUNKS = re.compile(r"\s*\S+\s*|\s+")
 
 
-class ScriptExhaustedError(AssertionError):
-    """The script had no turn left: the code under test made more model calls than expected."""
+class ScriptExhaustedError(RobotaError, AssertionError):
+    """The script had no turn left: the code under test made more model calls than expected.
+
+    A :class:`~robota.RobotaError` (so the loop raises it as itself) and an ``AssertionError``
+    (so test runners report it as a failed expectation).
+    """
+
+    default_code = "script_exhausted"
+    default_category = "user"
 
 
 @final

@@ -1,18 +1,24 @@
-"""The round loop: one execution of one run (S23, S37, S38, S39).
+"""The round loop: one execution of one run (S23, S30, S31, S37, S38, S39).
 
-A round is one provider call and, when the reply asks for tools, the batch of those tool calls.
-The loop ends when a reply carries no tool call (complete), when the run's signal aborts
-(interrupted), or when the round budget is used up (then one forced summary call, S39).
+A round is one provider call and, when the reply asks for tools, the batch of those calls. The
+loop ends when a reply carries text and no tool call; when the run's signal aborts; or when a
+guard stops it:
+
+* the round budget is used up, or the model replied with nothing — then exactly one forced
+  summary call without tools (S39), unless the caller allowed tool-only completion;
+* tools that do not exist were called in consecutive rounds — one forced final call naming the
+  calls that never ran (S37);
+* the next request would overflow the context window — it is not sent (S39);
+* a tool was called with byte-identical input too often — a named, recoverable failure (S39).
 
 Invariants kept here:
 
-* One signal gates every provider call — the forced summary included — and every tool (S23).
-  An abort during a provider call ends that await at once (``AbortGuard``) and commits the text
-  received so far as ``interrupted``; running tools finish, queued ones get an "interrupted by
-  user" result (S38).
+* One signal gates every provider call — the forced ones included — and every tool (S23).
 * Every assistant message goes through the store's single commit path, and every committed tool
-  call gets a result message, on every exit path — asyncio cancellation included (S34).
-* A provider failure is recorded as a readable assistant message and raised as itself (S39).
+  call gets a result message, on every exit path (S34).
+* A provider failure is recorded as a readable assistant message, then raised as a
+  :class:`~robota.ProviderError` (S39); execution-control errors propagate untouched.
+* Every record of a response names the model that actually answered (S30).
 * Observers (events, plugins, the stream consumer) never change execution.
 """
 
@@ -20,21 +26,52 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import Final, final
+from dataclasses import dataclass, replace
+from typing import Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._cancel import AbortGuard
+from robota.core._context import (
+    CONTEXT_GUARD_THRESHOLD,
+    ContextUsage,
+    estimate_message_tokens,
+    estimate_text_tokens,
+    estimate_tools_tokens,
+)
 from robota.core._emit import EventEmitter
-from robota.core._errors import ProviderError, RobotaError
+from robota.core._errors import (
+    EmptyCompletionError,
+    ExecutionControlError,
+    InternalError,
+    ProviderError,
+    RobotaError,
+    SameToolInputLoopError,
+)
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation, PendingAssistant
-from robota.core._messages import AssistantMessage, Message, ToolCall, UserMessage
+from robota.core._messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+    new_id,
+)
+from robota.core._models import get_model_context_window
 from robota.core._plugins import Plugin, PluginFailure, RunInfo, call_plugin_hook
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._usage import Usage
-from robota.core.execution._result import RunResult, RunStatus
+from robota.core.execution._cache import CachedResponse, ResponseCache
+from robota.core.execution._guards import (
+    TOOL_RESULT_BUDGET,
+    UNAVAILABLE_TOOL_ROUNDS,
+    ContextLimitMessage,
+    SameInputCounter,
+    describe_calls,
+    omitted_result_notice,
+)
+from robota.core.execution._result import RunResult, RunStatus, StopReason
 from robota.core.providers._capabilities import check_native_tools
 from robota.core.providers._contract import (
     ChatRequest,
@@ -45,7 +82,9 @@ from robota.core.providers._contract import (
     TextDelta,
     ToolCallReady,
     ToolChoice,
+    ToolSpec,
 )
+from robota.core.providers._fingerprint import request_fingerprint
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
@@ -53,27 +92,9 @@ from robota.core.tools._executor import (
     not_dispatched,
 )
 
-__all__ = [
-    "DEFAULT_MAX_ROUNDS",
-    "DEFAULT_SUMMARY_FALLBACK",
-    "DEFAULT_SUMMARY_INSTRUCTION",
-    "Execution",
-    "ExecutionSettings",
-]
+__all__ = ["Execution", "ExecutionSettings"]
 
-DEFAULT_MAX_ROUNDS: Final = 10
-"""Model/tool rounds one run may take before the forced summary (S39)."""
-
-DEFAULT_SUMMARY_INSTRUCTION: Final = (
-    "The tool-call budget for this turn is used up. Do not call any tools. Reply with what has "
-    "been done and found so far, and what remains unfinished."
-)
-"""The per-call instruction of the forced summary (S39, S35: neutral; override per agent)."""
-
-DEFAULT_SUMMARY_FALLBACK: Final = (
-    "The tool-call budget for this turn was used up before a final answer was produced."
-)
-"""Returned when the forced summary produces no text (S39)."""
+_Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
 @final
@@ -88,16 +109,14 @@ class ExecutionSettings:
     max_rounds: int
     tool_choice: ToolChoice
     native_tools: tuple[str, ...]
+    max_same_tool_inputs: int | None
+    allow_tool_only_completion: bool
+    context_floor: int
     summary_instruction: str
     summary_fallback: str
-
-
-class _ProviderFailed(Exception):
-    """Carries a provider failure out of a round after its message was committed."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
+    unavailable_tools_instruction: str
+    context_limit_message: ContextLimitMessage
+    response_cache: ResponseCache | None
 
 
 @final
@@ -106,18 +125,23 @@ class Execution:
 
     __slots__ = (
         "_added",
-        "_empty_summary",
         "_executed",
         "_failures",
         "_info",
         "_notify",
+        "_output_override",
         "_plugins",
         "_rounds",
+        "_same_inputs",
         "_signal",
+        "_stop",
         "_store",
         "_tools",
+        "_tools_tokens",
+        "_unavailable_streak",
         "_usage",
         "_usage_partial",
+        "_window",
         "emitter",
         "run_id",
         "settings",
@@ -149,7 +173,12 @@ class Execution:
         self._executed = 0
         self._usage = Usage()
         self._usage_partial = False
-        self._empty_summary = False
+        self._stop: StopReason = "end_turn"
+        self._output_override: str | None = None
+        self._same_inputs = SameInputCounter(settings.max_same_tool_inputs)
+        self._unavailable_streak = 0
+        self._tools_tokens: tuple[tuple[ToolSpec, ...], int] = ((), 0)
+        self._window: int | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
@@ -158,6 +187,8 @@ class Execution:
             self._added.append(mutation.message)
             if self._notify is not None:
                 self._notify(MessageCommitted(mutation.message))
+
+    # ------------------------------------------------------------------ the run
 
     async def run(self, user_input: str) -> RunResult:
         """Execute the run: append the input, loop rounds, return the result."""
@@ -176,26 +207,38 @@ class Execution:
             self._store.append(UserMessage(user_input))
             status = await self._loop()
         except BaseException as error:
+            failure: BaseException = error
+            if isinstance(error, Exception) and not isinstance(error, RobotaError):
+                # S39: a crash of the pipeline itself becomes a typed error, cause kept.
+                failure = InternalError(f"the run failed unexpectedly: {error!r}", cause=error)
             if self.emitter.enabled:
-                self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(error)})
-            if isinstance(error, Exception):
+                self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(failure)})
+            if isinstance(failure, Exception):
                 for plugin in self._plugins:
                     await call_plugin_hook(
-                        plugin, "on_error", plugin.on_error(self._info, error), self._failures
+                        plugin, "on_error", plugin.on_error(self._info, failure), self._failures
                     )
-            raise
+            if failure is error:
+                raise
+            raise failure from error
         result = self._result(status)
         if self.emitter.enabled:
             self.emitter.emit(
                 EventNames.RUN_COMPLETED,
-                {"status": status, "rounds": result.rounds, "usage": result.usage},
+                {
+                    "status": status,
+                    "stop_reason": result.stop_reason,
+                    "rounds": result.rounds,
+                    "usage": result.usage,
+                    "cost": result.cost,
+                },
             )
         for plugin in self._plugins:
             await call_plugin_hook(
                 plugin, "after_run", plugin.after_run(self._info, result), self._failures
             )
         if self._failures:
-            result = _with_failures(result, self._failures)
+            result = replace(result, plugin_errors=tuple(self._failures))
         return result
 
     async def _loop(self) -> RunStatus:
@@ -203,12 +246,10 @@ class Execution:
         tools_offered = settings.tool_choice != "none"
         with AbortGuard(self._signal) as guard:
             while True:
-                if self._signal.aborted:
-                    return "interrupted"
+                if self._aborted():
+                    return self._stopped("interrupted")
                 if settings.max_rounds and self._rounds >= settings.max_rounds:
-                    return await self._forced_summary(guard)
-                self._rounds += 1
-                round_no = self._rounds
+                    return await self._finish_without_text(guard, "max_rounds")
                 request = ChatRequest(
                     model=settings.model,
                     messages=self._store.provider_snapshot(),
@@ -216,13 +257,17 @@ class Execution:
                     tool_choice=settings.tool_choice,
                     native_tools=settings.native_tools,
                 )
-                message = await self._provider_round(guard, round_no, request, summary=False)
+                message = await self._provider_round(guard, request, forced=False)
+                if message is None:
+                    return self._stopped("context_limit")
                 if message.state == "interrupted":
-                    return "interrupted"
+                    return self._stopped("interrupted")
                 if not message.tool_calls:
-                    return "complete"
+                    if message.content.strip():
+                        return self._stopped("end_turn")
+                    return await self._finish_without_text(guard, "empty_reply")
                 if not tools_offered:
-                    self._refuse_batch(message.tool_calls)
+                    self._refuse_batch(message.tool_calls, "this run set tool_choice='none'")
                     raise ProviderError(
                         f"the model returned {len(message.tool_calls)} tool call(s) although this "
                         "run set tool_choice='none'; none was dispatched",
@@ -230,21 +275,88 @@ class Execution:
                         provider=settings.provider.name,
                         model=message.model,
                     )
-                await self._tool_round(round_no, message.tool_calls)
+                self._check_same_inputs(message.tool_calls)
+                unavailable = await self._tool_round(message.tool_calls)
+                if self._aborted():
+                    return self._stopped("interrupted")
+                self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
+                if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
+                    instruction = settings.unavailable_tools_instruction.replace(
+                        "{calls}", describe_calls(unavailable)
+                    )
+                    return await self._forced_call(guard, instruction, "unavailable_tools")
+
+    def _aborted(self) -> bool:
+        # A call rather than an attribute read: the signal can abort during any await.
+        return self._signal.aborted
+
+    def _stopped(self, reason: StopReason) -> RunStatus:
+        self._stop = reason
+        return "interrupted" if reason == "interrupted" else "complete"
+
+    async def _finish_without_text(
+        self, guard: AbortGuard, reason: Literal["max_rounds", "empty_reply"]
+    ) -> RunStatus:
+        if self.settings.allow_tool_only_completion:
+            last = self._store.messages[-1] if len(self._store) else None
+            if isinstance(last, ToolMessage):
+                return self._stopped("tool_only")  # the tool results are the answer
+            raise EmptyCompletionError(
+                "the model's reply had neither text nor a tool call, and tool-only completion "
+                "was allowed, so no summary was requested"
+            )
+        return await self._forced_call(guard, self.settings.summary_instruction, reason)
+
+    async def _forced_call(
+        self, guard: AbortGuard, instruction: str, reason: StopReason
+    ) -> RunStatus:
+        # S39/S37: one call, no local tools, tool_choice none, the run's signal. The instruction
+        # exists only in this request; it is never written into history.
+        settings = self.settings
+        messages = (*self._store.provider_snapshot(), UserMessage(instruction))
+        request = ChatRequest(
+            model=settings.model,
+            messages=messages,
+            tools=(),
+            tool_choice="none",
+            native_tools=settings.native_tools,
+        )
+        message = await self._provider_round(guard, request, forced=True, extra=instruction)
+        if message is None:
+            return self._stopped("context_limit")
+        if message.state == "interrupted":
+            return self._stopped("interrupted")
+        if not message.content.strip():
+            self._output_override = settings.summary_fallback
+        return self._stopped(reason)
+
+    # ------------------------------------------------------------------ one provider call
 
     async def _provider_round(
-        self, guard: AbortGuard, round_no: int, request: ChatRequest, *, summary: bool
-    ) -> AssistantMessage:
+        self, guard: AbortGuard, request: ChatRequest, *, forced: bool, extra: str = ""
+    ) -> AssistantMessage | None:
         settings = self.settings
+        blocked = self._context_guard(request, extra)
+        if blocked is not None:
+            # S39: not sent; a neutral diagnostic explains why.
+            commit_diagnostic(self._store, settings.context_limit_message(blocked), self.emitter)
+            return None
+        self._rounds += 1
+        round_no = self._rounds
+        observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
         round_emitter = self.emitter.child("round", str(round_no))
-        info = RunInfo(
-            self.run_id, settings.agent_name, settings.provider.name, settings.model, round_no
-        )
+        info = replace(self._info, round=round_no)
         if self._notify is not None:
-            self._notify(RoundStarted(round_no))
+            self._notify(RoundStarted(round_no, observation_id))
         if round_emitter.enabled:
             round_emitter.emit(
-                EventNames.PROVIDER_REQUEST, {"request": request, "forced_summary": summary}
+                EventNames.PROVIDER_REQUEST,
+                {
+                    "request": request,
+                    "requested_model": settings.model,
+                    "forced": forced,
+                    "observation_id": observation_id,
+                },
             )
         for plugin in self._plugins:
             await call_plugin_hook(
@@ -255,30 +367,68 @@ class Execution:
             )
         started_at = time.time()
         pending = self._store.begin_assistant(model=settings.model)
-        outcome = "success"
+        outcome: _Outcome = "success"
         failure: BaseException | None = None
+        dispatched = True
         try:
-            await self._receive(guard, pending, request, round_emitter, summary=summary)
+            dispatched = await self._receive(guard, pending, request, round_emitter, forced=forced)
         except BaseException as error:
             if isinstance(error, Exception) and is_abort(error, self._signal):
                 outcome = "interrupted"
+            elif isinstance(error, ExecutionControlError):
+                pending.commit(interrupted=True)
+                self._observe(
+                    round_emitter,
+                    round_no,
+                    observation_id,
+                    started_at,
+                    "failure",
+                    forced,
+                    pending,
+                    True,
+                )
+                raise
             elif isinstance(error, Exception):
                 outcome = "failure"
-                failure = error
+                failure = _as_provider_error(error, settings.provider.name, pending.model)
             else:  # asyncio cancellation of the run's task: commit, then let it propagate
                 pending.commit(interrupted=True)
-                self._observe(round_emitter, round_no, started_at, "interrupted", summary)
+                self._observe(
+                    round_emitter,
+                    round_no,
+                    observation_id,
+                    started_at,
+                    "interrupted",
+                    forced,
+                    pending,
+                    True,
+                )
                 raise
         if failure is not None:
-            # S39: the failure is surfaced as a readable assistant message, then raised as itself.
+            # S39: the failure is surfaced as a readable assistant message, then raised.
             notice = f"Request failed: {_describe_failure(failure)}"
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
         self._count_usage(message)
-        self._observe(round_emitter, round_no, started_at, outcome, summary)
+        self._observe(
+            round_emitter,
+            round_no,
+            observation_id,
+            started_at,
+            outcome,
+            forced,
+            pending,
+            dispatched,
+        )
         if round_emitter.enabled:
             round_emitter.emit(
-                EventNames.PROVIDER_RESPONSE, {"message": message, "forced_summary": summary}
+                EventNames.PROVIDER_RESPONSE,
+                {
+                    "message": message,
+                    "forced": forced,
+                    "observation_id": observation_id,
+                    "dispatched": dispatched,
+                },
             )
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
         for plugin in self._plugins:
@@ -299,9 +449,19 @@ class Execution:
         request: ChatRequest,
         round_emitter: EventEmitter,
         *,
-        summary: bool,
-    ) -> None:
-        provider = self.settings.provider
+        forced: bool,
+    ) -> bool:
+        """Stream the response into ``pending``; returns whether the provider was called."""
+        settings = self.settings
+        provider = settings.provider
+        cache = settings.response_cache
+        key = request_fingerprint(request) if cache is not None else ""
+        if cache is not None:
+            cached = await guard.call(lambda: cache.get(key))
+            if cached is not None:
+                for event in cached.events:
+                    self._apply(event, pending, round_emitter, forced=forced)
+                return False  # a no-dispatch round (S30)
         stream: AsyncIterator[StreamEvent]
         if round_emitter.enabled:
             stream = provider.chat_stream_raw(
@@ -309,51 +469,122 @@ class Execution:
             )
         else:
             stream = provider.chat_stream(request, signal=self._signal)
-        notify = self._notify
+        recorded: list[StreamEvent] | None = [] if cache is not None else None
         try:
             while True:
                 try:
                     event = await guard.call(stream.__anext__)
                 except StopAsyncIteration:
                     break
-                if isinstance(event, TextDelta):
-                    pending.append_text(event.text)
-                    if notify is not None:
-                        notify(event)
-                elif isinstance(event, ToolCallReady):
-                    if summary:
-                        # S39: the forced summary's tool calls are never dispatched, and never
-                        # committed as calls that would go unanswered.
-                        if round_emitter.enabled:
-                            round_emitter.emit(
-                                EventNames.TOOL_SKIPPED,
-                                {
-                                    "reason": "forced_summary",
-                                    "requested_tool": event.call.name,
-                                    "provider_call_id": event.call.id,
-                                },
-                            )
-                        continue
-                    pending.add_tool_call(event.call)
-                elif isinstance(event, ResponseDone):
-                    if event.model:
-                        pending.model = event.model  # S30: the model that actually answered
-                    pending.usage = event.usage
-                    pending.continuation = event.continuation
-                else:
-                    raise ProviderError(
-                        f"provider {provider.name!r} yielded {type(event).__name__}, which is not "
-                        "a stream event (TextDelta, ToolCallReady or ResponseDone)",
-                        provider=provider.name,
-                    )
+                if recorded is not None:
+                    recorded.append(event)
+                self._apply(event, pending, round_emitter, forced=forced)
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+        if cache is not None and recorded is not None:
+            answered = pending.model or settings.model
+            # S30: keyed by the model that answered, so it is never served for another model.
+            await cache.put(
+                request_fingerprint(request, model=answered),
+                CachedResponse(answered, tuple(recorded)),
+            )
+        return True
 
-    async def _tool_round(self, round_no: int, calls: tuple[ToolCall, ...]) -> None:
+    def _apply(
+        self,
+        event: StreamEvent,
+        pending: PendingAssistant,
+        round_emitter: EventEmitter,
+        *,
+        forced: bool,
+    ) -> None:
+        if isinstance(event, TextDelta):
+            pending.append_text(event.text)
+            if self._notify is not None:
+                self._notify(event)
+        elif isinstance(event, ToolCallReady):
+            if forced:
+                # S39: a forced call's tool calls are never dispatched, and never committed as
+                # calls that would go unanswered.
+                if round_emitter.enabled:
+                    round_emitter.emit(
+                        EventNames.TOOL_SKIPPED,
+                        {
+                            "reason": "forced_call",
+                            "requested_tool": event.call.name,
+                            "provider_call_id": event.call.id,
+                        },
+                    )
+                return
+            pending.add_tool_call(event.call)
+        elif isinstance(event, ResponseDone):
+            if event.model:
+                pending.model = event.model  # S30: the model that actually answered
+            pending.usage = event.usage
+            pending.continuation = event.continuation
+        else:
+            raise ProviderError(
+                f"provider {self.settings.provider.name!r} yielded {type(event).__name__}, which "
+                "is not a stream event (TextDelta, ToolCallReady or ResponseDone)",
+                provider=self.settings.provider.name,
+            )
+
+    def _context_guard(self, request: ChatRequest, extra: str) -> ContextUsage | None:
+        # S39 pre-send guard: estimate the request against the model's window (S13, S31).
+        settings = self.settings
+        if self._window is None:
+            self._window = get_model_context_window(settings.model, provider=settings.provider.name)
+        tokens = (
+            self._store.context.effective_tokens(settings.context_floor)
+            + self._tools_tokens_of(request.tools)
+            + (estimate_text_tokens(extra) if extra else 0)
+        )
+        if tokens <= CONTEXT_GUARD_THRESHOLD * self._window:
+            return None
+        usage = ContextUsage(tokens, self._window, self._store.context.reported)
+        if self.emitter.enabled:
+            self.emitter.emit(
+                EventNames.CONTEXT_BLOCKED,
+                {"tokens": tokens, "window": self._window, "threshold": CONTEXT_GUARD_THRESHOLD},
+            )
+        return usage
+
+    def _tools_tokens_of(self, specs: tuple[ToolSpec, ...]) -> int:
+        cached_specs, tokens = self._tools_tokens
+        if cached_specs is not specs:
+            tokens = estimate_tools_tokens(specs)
+            self._tools_tokens = (specs, tokens)
+        return tokens
+
+    # ------------------------------------------------------------------ tools
+
+    def _check_same_inputs(self, calls: tuple[ToolCall, ...]) -> None:
+        offending = self._same_inputs.admit(calls)
+        if offending is None:
+            return
+        limit = self._same_inputs.limit
+        self._refuse_batch(
+            calls, f"{offending.name!r} was called with identical input more than {limit} times"
+        )
+        raise SameToolInputLoopError(
+            f"tool {offending.name!r} was called with byte-identical input more than {limit} "
+            "times in this run; the batch was not dispatched",
+            tool_name=offending.name,
+            limit=limit or 0,
+        )
+
+    def _refuse_batch(self, calls: tuple[ToolCall, ...], reason: str) -> None:
+        # The calls stay in history with explicit "not dispatched" answers, so a later turn never
+        # sends a call without its result (S39).
+        for call in calls:
+            self._store.append(not_dispatched(call, reason).to_message())
+
+    async def _tool_round(self, calls: tuple[ToolCall, ...]) -> list[ToolCall]:
+        """Run the batch; return the calls that named unavailable tools (S37)."""
         outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
-        round_emitter = self.emitter.child("round", str(round_no))
+        round_emitter = self.emitter.child("round", str(self._rounds))
         try:
             await self._tools.run_batch(
                 calls,
@@ -361,43 +592,62 @@ class Execution:
                 signal=self._signal,
                 emitter=round_emitter,
                 execution_id=self.run_id,
-                round=round_no,
+                round=self._rounds,
                 notify=self._notify,
             )
         finally:
             # Every committed call gets its answer, whatever ended the batch (S34, S38).
-            for index, outcome in enumerate(outcomes):
-                final = outcome if outcome is not None else interrupted(calls[index])
-                if final.executed:
-                    self._executed += 1
-                self._store.append(final.to_message())
+            settled = [
+                o if o is not None else interrupted(calls[i]) for i, o in enumerate(outcomes)
+            ]
+            self._record_results(settled, round_emitter)
+        return [o.call for o in settled if o.status == "unavailable" and o.call is not None]
 
-    async def _forced_summary(self, guard: AbortGuard) -> RunStatus:
-        # S39: the budget is used up without a final text. One call, no tools, tool_choice none,
-        # the run's signal; the instruction exists only in this request, never in history.
-        settings = self.settings
-        self._rounds += 1
-        messages = (*self._store.provider_snapshot(), UserMessage(settings.summary_instruction))
-        request = ChatRequest(model=settings.model, messages=messages, tools=(), tool_choice="none")
-        message = await self._provider_round(guard, self._rounds, request, summary=True)
-        if message.state == "interrupted":
-            return "interrupted"
-        self._empty_summary = not message.content.strip()
-        return "complete"
+    def _record_results(self, outcomes: list[ToolCallOutcome], round_emitter: EventEmitter) -> None:
+        # S39 tool-result context budget: once results would push the context past its budget,
+        # the remaining ones become bounded notices; outcome and source stay on every record.
+        if self._window is None:
+            self._window = get_model_context_window(
+                self.settings.model, provider=self.settings.provider.name
+            )
+        budget = TOOL_RESULT_BUDGET * self._window
+        used = self._store.context.effective_tokens(self.settings.context_floor)
+        over = False
+        for outcome in outcomes:
+            if outcome.executed:
+                self._executed += 1
+            message = outcome.to_message()
+            size = estimate_message_tokens(message)
+            if over or used + size > budget:
+                over = True
+                message = replace(message, content=omitted_result_notice(outcome))
+                size = estimate_message_tokens(message)
+                if round_emitter.enabled:
+                    round_emitter.emit(
+                        EventNames.TOOL_RESULT_OMITTED,
+                        {
+                            "provider_call_id": message.tool_call_id,
+                            "tool_name": message.tool_name,
+                            "status": outcome.status,
+                            "source": outcome.source,
+                            "content": outcome.result.content,
+                        },
+                    )
+            self._store.append(message)
+            used += size
 
-    def _refuse_batch(self, calls: tuple[ToolCall, ...]) -> None:
-        # The calls stay in history with explicit "not dispatched" answers, so a later turn
-        # never sends a call without its result (S39).
-        for call in calls:
-            self._store.append(not_dispatched(call).to_message())
+    # ------------------------------------------------------------------ records
 
     def _observe(
         self,
         round_emitter: EventEmitter,
         round_no: int,
+        observation_id: str,
         started_at: float,
-        outcome: str,
-        summary: bool,
+        outcome: _Outcome,
+        forced: bool,
+        pending: PendingAssistant,
+        dispatched: bool,
     ) -> None:
         # S39: one content-free observation per attempted provider round.
         if round_emitter.enabled:
@@ -405,10 +655,13 @@ class Execution:
                 EventNames.ROUND_COMPLETED,
                 {
                     "round": round_no,
+                    "observation_id": observation_id,
                     "started_at": started_at,
                     "ended_at": time.time(),
                     "outcome": outcome,
-                    "forced_summary": summary,
+                    "forced": forced,
+                    "model": pending.model,
+                    "dispatched": dispatched,
                 },
             )
 
@@ -422,17 +675,11 @@ class Execution:
         assistants = [m for m in self._added if isinstance(m, AssistantMessage)]
         last = assistants[-1] if assistants else None
         output = last.content if last is not None else ""
-        if self._empty_summary:
-            output = self.settings.summary_fallback
+        if self._output_override is not None:
+            output = self._output_override
         usage = self._usage
         if self._usage_partial and not usage.partial:
-            usage = Usage(
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                usage.total_tokens,
-                usage.cache_read_tokens,
-                partial=True,
-            )
+            usage = replace(usage, partial=True)
         return RunResult(
             output=output,
             status=status,
@@ -443,9 +690,11 @@ class Execution:
             cost=self._cost(assistants),
             rounds=self._rounds,
             tool_calls_executed=self._executed,
+            stop_reason=self._stop,
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
+        # Priced per answering model (S30); any unpriced model makes the cost unknown.
         total = 0.0
         provider = self.settings.provider.name
         for message in assistants:
@@ -458,6 +707,18 @@ class Execution:
                 return None
             total += cost
         return total
+
+
+def commit_diagnostic(
+    store: ConversationStore, text: str, emitter: EventEmitter
+) -> AssistantMessage:
+    """Commit the neutral diagnostic for a request the context guard did not send (S39)."""
+    pending = store.begin_assistant(model=None)
+    pending.append_text(text)
+    message = pending.commit()
+    if emitter.enabled:
+        emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
+    return message
 
 
 @final
@@ -484,22 +745,20 @@ class _NativeCapture:
         )
 
 
+def _as_provider_error(error: Exception, provider: str, model: str | None) -> Exception:
+    """S39/S42: a provider call's failure is raised as a ProviderError (typed errors pass)."""
+    if isinstance(error, RobotaError):
+        return error
+    detail = str(error) or type(error).__name__
+    return ProviderError(
+        f"provider {provider!r} failed: {type(error).__name__}: {detail}",
+        provider=provider,
+        model=model,
+        cause=error,
+    )
+
+
 def _describe_failure(error: BaseException) -> str:
     if isinstance(error, RobotaError):
         return error.message
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-def _with_failures(result: RunResult, failures: list[PluginFailure]) -> RunResult:
-    return RunResult(
-        output=result.output,
-        status=result.status,
-        usage=result.usage,
-        messages=result.messages,
-        run_id=result.run_id,
-        model=result.model,
-        cost=result.cost,
-        rounds=result.rounds,
-        tool_calls_executed=result.tool_calls_executed,
-        plugin_errors=tuple(failures),
-    )

@@ -9,10 +9,32 @@ from robota.core._messages import Message
 from robota.core._plugins import PluginFailure
 from robota.core._usage import Usage
 
-__all__ = ["RunResult", "RunStatus"]
+__all__ = ["RunResult", "RunStatus", "StopReason"]
 
 RunStatus: TypeAlias = Literal["complete", "interrupted"]
 """``interrupted``: the run's signal aborted (or its stream consumer left) before it finished."""
+
+StopReason: TypeAlias = Literal[
+    "end_turn",
+    "tool_only",
+    "max_rounds",
+    "empty_reply",
+    "unavailable_tools",
+    "context_limit",
+    "interrupted",
+]
+"""Why the run stopped:
+
+* ``end_turn`` — the model replied with text and no tool call;
+* ``tool_only`` — tool-only completion was allowed and the turn ended on tool results;
+* ``max_rounds`` — the round budget was used up; the output is the forced summary (S39);
+* ``empty_reply`` — the model replied with nothing; the output is the forced summary;
+* ``unavailable_tools`` — unavailable tools were called in consecutive rounds; the output is
+  the forced final call (S37);
+* ``context_limit`` — the next request would overflow the context window and was not sent; the
+  output is the diagnostic (S39);
+* ``interrupted`` — the run's signal aborted.
+"""
 
 
 @final
@@ -32,6 +54,7 @@ class RunResult:
         rounds: Provider calls made (the forced summary included).
         tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
         plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
+        stop_reason: See :data:`StopReason`.
     """
 
     output: str
@@ -44,3 +67,4 @@ class RunResult:
     rounds: int = 0
     tool_calls_executed: int = 0
     plugin_errors: tuple[PluginFailure, ...] = ()
+    stop_reason: StopReason = "end_turn"

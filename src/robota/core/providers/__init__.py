@@ -27,6 +27,7 @@ from robota.core.providers._contract import (
     collect_stream,
     stream_response,
 )
+from robota.core.providers._fingerprint import normalize_request, request_fingerprint
 
 __all__ = [
     "ChatRequest",
@@ -47,6 +48,8 @@ __all__ = [
     "collect_stream",
     "model_capabilities",
     "model_capability",
+    "normalize_request",
     "provider_capabilities",
+    "request_fingerprint",
     "stream_response",
 ]

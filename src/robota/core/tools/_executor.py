@@ -25,7 +25,12 @@ from typing import Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._emit import EventEmitter
-from robota.core._errors import ConfigurationError, RobotaError, SchemaValidationError
+from robota.core._errors import (
+    ConfigurationError,
+    ExecutionControlError,
+    RobotaError,
+    SchemaValidationError,
+)
 from robota.core._events import EventNames, EventService
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
@@ -105,6 +110,7 @@ class ToolCallOutcome:
         result: What the model is shown (``view`` included for display).
         call_id: The body's minted id when one was minted.
         started: Whether a body started.
+        source: The host-declared source of the tool (S39 attribution), when it declared one.
     """
 
     call: ToolCall | None
@@ -112,6 +118,7 @@ class ToolCallOutcome:
     result: ToolResult
     call_id: str | None = None
     started: bool = False
+    source: str | None = None
 
     @property
     def executed(self) -> bool:
@@ -338,6 +345,7 @@ class ToolExecutionService:
                     "tool_name": tool.name,
                     "call_id": ctx.call_id,
                     "provider_call_id": ctx.provider_call_id,
+                    "source": tool.source,
                 },
             )
         if notify is not None and call is not None:
@@ -346,8 +354,8 @@ class ToolExecutionService:
         try:
             result = to_tool_result(await tool.execute(invocation.arguments, ctx))
             status = "failed" if result.is_error else "completed"
-        except asyncio.CancelledError:
-            raise
+        except (asyncio.CancelledError, ExecutionControlError):
+            raise  # S39: control outcomes propagate; never a result the model could retry
         except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
             if is_abort(exc, ctx.signal):
                 status = "interrupted"
@@ -364,11 +372,14 @@ class ToolExecutionService:
                     "provider_call_id": ctx.provider_call_id,
                     "status": status,
                     "content": result.content,
+                    "source": tool.source,
                 },
             )
         if self.gate is not None:
             await self.gate.settled(invocation, result)
-        outcome = ToolCallOutcome(call, status, result, ctx.call_id, started=True)
+        outcome = ToolCallOutcome(
+            call, status, result, ctx.call_id, started=True, source=tool.source
+        )
         if notify is not None and call is not None:
             notify(ToolCallFinished(call, status, result.content, result.is_error, result.view))
         return outcome
@@ -405,7 +416,7 @@ class ToolExecutionService:
                     "reason": text,
                 },
             )
-        return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True))
+        return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True), source=tool.source)
 
     @staticmethod
     def _finish(

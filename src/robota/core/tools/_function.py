@@ -164,6 +164,7 @@ class FunctionTool(Tool):
         risk: RiskClass | None = None,
         argument: PermissionArgument | None = None,
         thread: bool = True,
+        source: str | None = None,
         namespace: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
@@ -230,6 +231,7 @@ class FunctionTool(Tool):
             schema,
             risk=risk,
             permission_argument=argument,
+            source=source,
         )
         functools.update_wrapper(self, fn)
 
@@ -284,6 +286,7 @@ def tool(
     risk: RiskClass | None = None,
     argument: PermissionArgument | None = None,
     thread: bool = True,
+    source: str | None = None,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -294,6 +297,7 @@ def tool(
     risk: RiskClass | None = None,
     argument: PermissionArgument | None = None,
     thread: bool = True,
+    source: str | None = None,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function, sync or async.
 
@@ -316,6 +320,7 @@ def tool(
         argument: The :class:`~robota.PermissionArgument` permission patterns are scoped to.
         thread: Run a synchronous function in a worker thread (default) rather than on the
             event loop.
+        source: Who provides the tool, as the host declares it (kept on every record, S39).
 
     Raises:
         ConfigurationError: when a parameter cannot be described to a model (no annotation,
@@ -330,6 +335,7 @@ def tool(
             risk=risk,
             argument=argument,
             thread=thread,
+            source=source,
             namespace=namespace,
         )
 

@@ -184,6 +184,8 @@ class Tool(ABC):
             ``properties`` ⇒ no others).
         risk: The declared :data:`RiskClass`, or ``None`` (undeclared: prompts, S21).
         permission_argument: The argument permission patterns are scoped to, or ``None``.
+        source: Who provided the tool (a package, an MCP server …), as the host declares it.
+            Kept on every record of a call (S39 attribution); it grants no authority.
         event_service: The service that receives this tool's spans when a call carries none
             (S33); an agent sets it when the tool is registered — the last agent wins.
     """
@@ -193,6 +195,7 @@ class Tool(ABC):
     parameters: Mapping[str, Any]
     risk: RiskClass | None = None
     permission_argument: PermissionArgument | None = None
+    source: str | None = None
 
     def __init__(
         self,
@@ -202,6 +205,7 @@ class Tool(ABC):
         *,
         risk: RiskClass | None = None,
         permission_argument: PermissionArgument | None = None,
+        source: str | None = None,
     ) -> None:
         cls = type(self)
         self.name = _check_name(name if name is not None else getattr(cls, "name", None))
@@ -217,6 +221,7 @@ class Tool(ABC):
         self.permission_argument = (
             permission_argument if permission_argument is not None else cls.permission_argument
         )
+        self.source = source if source is not None else cls.source
         self.event_service: EventService | None = None
 
     def spec(self) -> ToolSpec:
