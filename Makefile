@@ -36,14 +36,14 @@ test: $(STAMP)
 	$(BIN)/pytest --cov --cov-report=term
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks importlinter_contracts.py
+	$(BIN)/ruff check src tests benchmarks examples importlinter_contracts.py
 
 fmt: $(STAMP)
-	$(BIN)/ruff format src tests benchmarks importlinter_contracts.py
-	$(BIN)/ruff check --fix src tests benchmarks importlinter_contracts.py
+	$(BIN)/ruff format src tests benchmarks examples importlinter_contracts.py
+	$(BIN)/ruff check --fix src tests benchmarks examples importlinter_contracts.py
 
 fmt-check: $(STAMP)
-	$(BIN)/ruff format --check src tests benchmarks importlinter_contracts.py
+	$(BIN)/ruff format --check src tests benchmarks examples importlinter_contracts.py
 
 types: $(STAMP)
 	$(BIN)/mypy --strict src

@@ -1,0 +1,33 @@
+"""Every example in examples/ runs and prints what its docstring promises."""
+
+from __future__ import annotations
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
+EXPECTED = {
+    "quickstart.py": ["tool add -> 42.0", "2 + 40 = 42.", "complete, 2 model calls"],
+    "cancel_long_running_tool.py": ["status: interrupted", "stopped after"],
+}
+
+
+def test_every_example_has_expectations() -> None:
+    assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_runs(name: str) -> None:
+    result = subprocess.run(
+        [sys.executable, str(EXAMPLES / name)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    for expected in EXPECTED[name]:
+        assert expected in result.stdout
