@@ -8,6 +8,8 @@ many samples after a warm-up; the best sample is shown beside it.
 * One run of 3 model rounds and 3 tool calls against a zero-latency model (DESIGN.md budget:
   about 150 µs of framework time).
 * Foundation micro-benchmarks (history round, usage, is_abort, silent diagnostics).
+* Validation of a 50-field nested payload, side by side with jsonschema and fastjsonschema
+  (issue 5; see ``validation.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import sys
 import time
 import timeit
 from collections.abc import AsyncIterator, Callable
+
+import validation
 
 import robota
 from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
@@ -184,7 +188,9 @@ async def _loop_benchmarks() -> int:
 def main() -> int:
     print(f"robota {robota.__version__} on Python {sys.version.split()[0]}")
     _foundation()
-    return asyncio.run(_loop_benchmarks())
+    status = asyncio.run(_loop_benchmarks())
+    validation.main()
+    return status
 
 
 if __name__ == "__main__":

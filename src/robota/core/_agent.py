@@ -10,10 +10,12 @@ and never raises for a cleanup failure.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Literal, final
+from typing import Any, Final, Literal, TypeVar, final, overload
+
+from typing_extensions import TypedDict, Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
 from robota.core._cancel import AbortGuard
@@ -50,12 +52,20 @@ from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.execution._slot import RunSlot
 from robota.core.execution._stream import RunStream
+from robota.core.execution._structured import (
+    DEFAULT_OUTPUT_FEEDBACK,
+    DEFAULT_OUTPUT_INSTRUCTION,
+    OutputSpec,
+    StructuredSettings,
+)
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.tools._executor import ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._tool import Tool
 
-__all__ = ["Agent", "ModelSelection"]
+__all__ = ["Agent", "ModelSelection", "RunOptions"]
+
+T = TypeVar("T")
 
 _TOOL_CHOICES: Final = ("auto", "none", "required")
 
@@ -94,6 +104,47 @@ def _check_floor(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ConfigurationError(f"context_floor must be a non-negative integer, got {value!r}")
     return value
+
+
+def _check_retries(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"output_retries must be a non-negative integer, got {value!r}")
+    return value
+
+
+class RunOptions(TypedDict, total=False):
+    """Options of one run (``agent.run(input, **options)``); each overrides the agent's setting.
+
+    Attributes:
+        signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"`` with
+            the text so far; a run still queued when it aborts raises
+            :class:`~robota.AbortError` without touching the provider or history (S38).
+        max_rounds: The round budget for this run (S39; the run wins over the agent).
+        max_same_tool_inputs: The identical-input limit for this run (S39).
+        allow_tool_only_completion: Let the turn end on tool results with no summary (S39).
+        tool_choice: ``"none"`` offers no tools in this run (S39); ``"required"`` asks for a
+            tool call. Default: ``"auto"``.
+        native_tools: Provider-hosted tools for this run, checked before transport (S30).
+        context_floor: A lower bound on the context tokens the guard assumes (S31) — what the
+            caller knows a gateway adds, say; a floor, never an extra charge.
+        output_retries: Retry turns after an invalid structured reply (S18); default 2.
+        event_service: Receives this run's events besides the agent's service (S33).
+        on_event: A callable receiving this run's events (replay-grade records included).
+    """
+
+    signal: AbortSignal | None
+    max_rounds: int | None
+    max_same_tool_inputs: int | None
+    allow_tool_only_completion: bool | None
+    tool_choice: ToolChoice | None
+    native_tools: Sequence[str]
+    context_floor: int
+    output_retries: int
+    event_service: EventService | None
+    on_event: Callable[[AgentEvent], None] | None
+
+
+_RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
 
 
 def _check_tool_choice(value: object) -> ToolChoice:
@@ -137,6 +188,10 @@ class Agent:
             blocks a request (S39 override seam).
         response_cache: Serve identical requests from a cache (keyed by the model that answered,
             S30); hits are rounds with no dispatch.
+        output_instruction: The structured-output instruction stated on the first attempt when
+            the provider has no native schema parameter (S18); ``{schema}`` is the schema.
+        output_feedback: The retry turn after an invalid structured reply (S18); ``{issues}``
+            and ``{schema}`` are filled in.
         interrupted_annotation: The note added to an interrupted reply when sent to a model.
         tool_gate: The admission seam for tool calls (permissions, hooks).
 
@@ -161,6 +216,8 @@ class Agent:
         "_model",
         "_modules",
         "_name",
+        "_output_feedback",
+        "_output_instruction",
         "_owns_providers",
         "_plugins",
         "_provider",
@@ -203,6 +260,8 @@ class Agent:
         interrupted_annotation: str = DEFAULT_INTERRUPTED_ANNOTATION,
         tool_gate: ToolGate | None = None,
         response_cache: ResponseCache | None = None,
+        output_instruction: str = DEFAULT_OUTPUT_INSTRUCTION,
+        output_feedback: str = DEFAULT_OUTPUT_FEEDBACK,
     ) -> None:
         if provider is not None and providers:
             raise ConfigurationError("pass either provider= or providers=, not both")
@@ -250,6 +309,8 @@ class Agent:
         self._unavailable_instruction = unavailable_tools_instruction
         self._context_limit_message = context_limit_message
         self._response_cache = response_cache
+        self._output_instruction = output_instruction
+        self._output_feedback = output_feedback
         self._store = ConversationStore(
             messages=history,
             max_messages=max_history_messages,
@@ -352,67 +413,56 @@ class Agent:
 
     # ------------------------------------------------------------------ running
 
+    @overload
     async def run(
-        self,
-        input: str,
-        *,
-        signal: AbortSignal | None = None,
-        max_rounds: int | None = None,
-        max_same_tool_inputs: int | None = None,
-        allow_tool_only_completion: bool | None = None,
-        tool_choice: ToolChoice | None = None,
-        native_tools: Sequence[str] = (),
-        context_floor: int = 0,
-        event_service: EventService | None = None,
-        on_event: Callable[[AgentEvent], None] | None = None,
-    ) -> RunResult:
+        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+    ) -> RunResult[str]: ...
+    @overload
+    async def run(
+        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+    ) -> RunResult[T | None]: ...
+    @overload
+    async def run(
+        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+    ) -> RunResult[Any]: ...
+    async def run(
+        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+    ) -> RunResult[Any]:
         """Run one turn: send ``input``, run the tools the model asks for, return the result.
 
         Args:
             input: The user's message.
-            signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"``
-                with the text so far; a run still queued when it aborts raises
-                :class:`~robota.AbortError` without touching the provider or history (S38).
-            max_rounds: Overrides the agent's round budget for this run (S39; the run wins).
-            max_same_tool_inputs: Overrides the agent's identical-input limit for this run.
-            allow_tool_only_completion: Overrides the agent's setting for this run.
-            tool_choice: ``"none"`` offers no tools in this run (S39); ``"required"`` asks for
-                a tool call. Default: ``"auto"``.
-            native_tools: Provider-hosted tools for this run, checked before transport (S30).
-            context_floor: A lower bound on the context tokens the guard assumes (S31) — e.g.
-                what the caller knows a gateway adds; a floor, never an extra charge.
-            event_service: Receives this run's events besides the agent's service (S33).
-            on_event: A callable receiving this run's events (replay-grade records included).
+            output: Ask for a structured result (S18): a type (a pydantic model, a dataclass, a
+                ``typing_extensions.TypedDict`` …) or an object JSON schema. ``result.output`` is
+                then the validated object (``None`` when the run was interrupted).
+            **options: See :class:`RunOptions` (``signal``, ``max_rounds``, ``tool_choice`` …).
 
         Raises:
-            AbortError: the signal aborted while the run waited for its turn.
+            AbortError: the signal aborted while the run waited for its turn (S38).
             DisposedAgentError: the agent is closed.
             ProviderError: a provider call failed (its message is also in history).
+            SameToolInputLoopError: a tool was called with identical input too often (S39).
+            EmptyCompletionError: tool-only completion was allowed and a reply was empty.
+            StructuredOutputError: the output never validated within ``output_retries``.
         """
-        settings = self._settings(
-            max_rounds,
-            max_same_tool_inputs,
-            allow_tool_only_completion,
-            tool_choice,
-            native_tools,
-            context_floor,
-        )
-        return await self._execute(input, settings, signal, None, event_service, on_event)
+        settings = self._settings(output, options)
+        return await self._execute(input, settings, options.get("signal"), None, options)
 
+    @overload
     def run_sync(
-        self,
-        input: str,
-        *,
-        signal: AbortSignal | None = None,
-        max_rounds: int | None = None,
-        max_same_tool_inputs: int | None = None,
-        allow_tool_only_completion: bool | None = None,
-        tool_choice: ToolChoice | None = None,
-        native_tools: Sequence[str] = (),
-        context_floor: int = 0,
-        event_service: EventService | None = None,
-        on_event: Callable[[AgentEvent], None] | None = None,
-    ) -> RunResult:
+        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+    ) -> RunResult[str]: ...
+    @overload
+    def run_sync(
+        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+    ) -> RunResult[T | None]: ...
+    @overload
+    def run_sync(
+        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+    ) -> RunResult[Any]: ...
+    def run_sync(
+        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+    ) -> RunResult[Any]:
         """:meth:`run` for synchronous code (runs its own event loop).
 
         Raises:
@@ -428,70 +478,69 @@ class Agent:
                 code="sync_in_event_loop",
                 category="user",
             )
-        return asyncio.run(
-            self.run(
-                input,
-                signal=signal,
-                max_rounds=max_rounds,
-                max_same_tool_inputs=max_same_tool_inputs,
-                allow_tool_only_completion=allow_tool_only_completion,
-                tool_choice=tool_choice,
-                context_floor=context_floor,
-                native_tools=native_tools,
-                event_service=event_service,
-                on_event=on_event,
-            )
-        )
+        settings = self._settings(output, options)
+        return asyncio.run(self._execute(input, settings, options.get("signal"), None, options))
 
+    @overload
     def run_stream(
-        self,
-        input: str,
-        *,
-        signal: AbortSignal | None = None,
-        max_rounds: int | None = None,
-        max_same_tool_inputs: int | None = None,
-        allow_tool_only_completion: bool | None = None,
-        tool_choice: ToolChoice | None = None,
-        native_tools: Sequence[str] = (),
-        context_floor: int = 0,
-        event_service: EventService | None = None,
-        on_event: Callable[[AgentEvent], None] | None = None,
-    ) -> RunStream:
+        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+    ) -> RunStream[str]: ...
+    @overload
+    def run_stream(
+        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+    ) -> RunStream[T | None]: ...
+    @overload
+    def run_stream(
+        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+    ) -> RunStream[Any]: ...
+    def run_stream(
+        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+    ) -> RunStream[Any]:
         """A streamed run: iterate it for events, then ``await stream.result()``.
 
-        Options as for :meth:`run`. The run starts when iteration begins (S38); leaving early
-        aborts it (S23).
+        Options as for :meth:`run`; a structured result arrives as the result's ``output``,
+        never as a delta (S18). The run starts when iteration begins (S38); leaving early aborts
+        it (S23).
         """
         self._check_not_closed()
-        settings = self._settings(
-            max_rounds,
-            max_same_tool_inputs,
-            allow_tool_only_completion,
-            tool_choice,
-            native_tools,
-            context_floor,
-        )
+        settings = self._settings(output, options)
 
         def start(
             run_signal: AbortSignal, notify: Callable[[RunEvent], None]
-        ) -> Coroutine[Any, Any, RunResult]:
-            return self._execute(input, settings, run_signal, notify, event_service, on_event)
+        ) -> Coroutine[Any, Any, RunResult[Any]]:
+            return self._execute(input, settings, run_signal, notify, options)
 
-        return RunStream(start, signal, self._track)
+        return RunStream(start, options.get("signal"), self._track)
 
-    def _track(self, task: asyncio.Task[RunResult]) -> None:
+    def _track(self, task: asyncio.Task[RunResult[Any]]) -> None:
         self._stream_tasks.add(task)
         task.add_done_callback(self._stream_tasks.discard)
 
-    def _settings(
-        self,
-        max_rounds: int | None,
-        max_same_tool_inputs: int | None,
-        allow_tool_only_completion: bool | None,
-        tool_choice: ToolChoice | None,
-        native_tools: Sequence[str],
-        context_floor: int,
-    ) -> ExecutionSettings:
+    def _settings(self, output: object, options: RunOptions) -> ExecutionSettings:
+        unknown = set(options) - _RUN_OPTIONS
+        if unknown:
+            raise TypeError(
+                f"unknown run option(s): {', '.join(sorted(unknown))}; "
+                f"known: {', '.join(sorted(_RUN_OPTIONS))}"
+            )
+        max_rounds = options.get("max_rounds")
+        same = options.get("max_same_tool_inputs")
+        tool_only = options.get("allow_tool_only_completion")
+        tool_choice = options.get("tool_choice")
+        allow_tool_only = self._allow_tool_only if tool_only is None else bool(tool_only)
+        structured = None
+        if output is not None:
+            if allow_tool_only:
+                raise ConfigurationError(
+                    "output= asks for a validated final reply, which a tool-only completion does "
+                    "not have; do not combine it with allow_tool_only_completion"
+                )
+            structured = StructuredSettings(
+                spec=OutputSpec(output),
+                retries=_check_retries(options.get("output_retries", 2)),
+                instruction=self._output_instruction,
+                feedback=self._output_feedback,
+            )
         return ExecutionSettings(
             agent_id=self._id,
             agent_name=self._name,
@@ -501,19 +550,18 @@ class Agent:
             if max_rounds is None
             else _check_rounds(max_rounds, "max_rounds"),
             tool_choice="auto" if tool_choice is None else _check_tool_choice(tool_choice),
-            native_tools=tuple(native_tools),
+            native_tools=tuple(options.get("native_tools", ())),
             max_same_tool_inputs=self._max_same_inputs
-            if max_same_tool_inputs is None
-            else _check_limit(max_same_tool_inputs, "max_same_tool_inputs"),
-            allow_tool_only_completion=self._allow_tool_only
-            if allow_tool_only_completion is None
-            else bool(allow_tool_only_completion),
-            context_floor=_check_floor(context_floor),
+            if same is None
+            else _check_limit(same, "max_same_tool_inputs"),
+            allow_tool_only_completion=allow_tool_only,
+            context_floor=_check_floor(options.get("context_floor", 0)),
             summary_instruction=self._summary_instruction,
             summary_fallback=self._summary_fallback,
             unavailable_tools_instruction=self._unavailable_instruction,
             context_limit_message=self._context_limit_message,
             response_cache=self._response_cache,
+            structured=structured,
         )
 
     async def _execute(
@@ -522,9 +570,8 @@ class Agent:
         settings: ExecutionSettings,
         signal: AbortSignal | None,
         notify: Callable[[RunEvent], None] | None,
-        event_service: EventService | None,
-        on_event: Callable[[AgentEvent], None] | None,
-    ) -> RunResult:
+        options: RunOptions,
+    ) -> RunResult[Any]:
         self._check_not_closed()
         if not isinstance(input, str):
             raise ConfigurationError(f"run input must be a string, got {type(input).__name__}")
@@ -538,6 +585,8 @@ class Agent:
             await self._ensure_initialized()
             run_id = new_id("run")
             services: list[EventService] = []
+            event_service = options.get("event_service")
+            on_event = options.get("on_event")
             if self._event_service is not None:
                 services.append(self._event_service)
             if event_service is not None:

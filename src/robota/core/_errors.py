@@ -5,7 +5,8 @@ kind without parsing message text::
 
     RobotaError                         code, category (user | provider | system), recoverable
     ├── ConfigurationError (ValueError)     bad options or registry input: fix the call
-    │   └── NativeToolUnavailableError      a provider-hosted tool not supported/enabled (S30)
+    │   ├── NativeToolUnavailableError      a provider-hosted tool not supported/enabled (S30)
+    │   └── SchemaConversionError           a type the schema subset cannot carry (S16)
     ├── SchemaValidationError (ValueError)  a value does not satisfy its schema; carries `issues`
     ├── ProviderError                       a model call failed; keeps vendor `status`/`vendor_type`
     │   ├── AuthenticationError             credentials refused (401/403)
@@ -52,6 +53,7 @@ __all__ = [
     "RateLimitError",
     "RobotaError",
     "SameToolInputLoopError",
+    "SchemaConversionError",
     "SchemaValidationError",
     "StorageError",
     "StructuredOutputError",
@@ -133,6 +135,22 @@ class NativeToolUnavailableError(ConfigurationError):
     """
 
     default_code = "native_tool_unavailable"
+
+
+class SchemaConversionError(ConfigurationError):
+    """A type cannot be converted to the parameter-schema subset (S16).
+
+    The message names the construct, why it is refused, and an alternative.
+
+    Attributes:
+        construct: The refused construct (``"a fixed-length tuple"``, ``"Any"`` …).
+    """
+
+    default_code = "schema_conversion"
+
+    def __init__(self, message: str, *, construct: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.construct = construct
 
 
 class SchemaValidationError(RobotaError, ValueError):

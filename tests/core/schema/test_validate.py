@@ -181,3 +181,10 @@ def test_size_bound_is_owned_here() -> None:
 
 def test_unknown_value_types_are_described() -> None:
     assert validate({"type": "string"}, object()) == ["$: expected string, got object"]
+
+
+def test_multiple_of_has_no_tolerance_regression() -> None:
+    # Found by the jsonschema oracle: a tiny float passed as a "multiple of 1" under a tolerance.
+    assert validate({"type": "number", "multipleOf": 1}, 1.4143481438618118e-160) != []
+    assert validate({"type": "number", "multipleOf": 1}, 3.0) == []
+    assert validate({"type": "number", "multipleOf": 0.5}, 1e308) == []  # exact on overflow

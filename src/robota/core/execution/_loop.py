@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal, TypeAlias, final
+from typing import Any, Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._cancel import AbortGuard
@@ -46,6 +46,7 @@ from robota.core._errors import (
     ProviderError,
     RobotaError,
     SameToolInputLoopError,
+    StructuredOutputError,
 )
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation, PendingAssistant
@@ -72,6 +73,12 @@ from robota.core.execution._guards import (
     omitted_result_notice,
 )
 from robota.core.execution._result import RunResult, RunStatus, StopReason
+from robota.core.execution._structured import (
+    InstructedMessages,
+    OutputTransport,
+    StructuredSettings,
+    choose_output_transport,
+)
 from robota.core.providers._capabilities import check_native_tools
 from robota.core.providers._contract import (
     ChatRequest,
@@ -117,6 +124,7 @@ class ExecutionSettings:
     unavailable_tools_instruction: str
     context_limit_message: ContextLimitMessage
     response_cache: ResponseCache | None
+    structured: StructuredSettings | None = None
 
 
 @final
@@ -125,11 +133,13 @@ class Execution:
 
     __slots__ = (
         "_added",
+        "_attempts",
         "_executed",
         "_failures",
         "_info",
         "_notify",
         "_output_override",
+        "_output_value",
         "_plugins",
         "_rounds",
         "_same_inputs",
@@ -138,6 +148,7 @@ class Execution:
         "_store",
         "_tools",
         "_tools_tokens",
+        "_transport",
         "_unavailable_streak",
         "_usage",
         "_usage_partial",
@@ -179,6 +190,9 @@ class Execution:
         self._unavailable_streak = 0
         self._tools_tokens: tuple[tuple[ToolSpec, ...], int] = ((), 0)
         self._window: int | None = None
+        self._attempts = 1
+        self._output_value: object = None
+        self._transport: OutputTransport = "unchanged"
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
@@ -190,7 +204,7 @@ class Execution:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self, user_input: str) -> RunResult:
+    async def run(self, user_input: str) -> RunResult[Any]:
         """Execute the run: append the input, loop rounds, return the result."""
         settings = self.settings
         if self.emitter.enabled:
@@ -204,6 +218,9 @@ class Execution:
         try:
             # S30: a native tool the provider cannot run fails before any transport.
             check_native_tools(settings.provider, settings.native_tools)
+            if settings.structured is not None:
+                # S18: asked once, before the first model call.
+                self._transport = choose_output_transport(settings.provider, settings.model)
             self._store.append(UserMessage(user_input))
             status = await self._loop()
         except BaseException as error:
@@ -242,49 +259,110 @@ class Execution:
         return result
 
     async def _loop(self) -> RunStatus:
-        settings = self.settings
-        tools_offered = settings.tool_choice != "none"
+        structured = self.settings.structured
         with AbortGuard(self._signal) as guard:
             while True:
-                if self._aborted():
-                    return self._stopped("interrupted")
-                if settings.max_rounds and self._rounds >= settings.max_rounds:
-                    return await self._finish_without_text(guard, "max_rounds")
-                request = ChatRequest(
-                    model=settings.model,
-                    messages=self._store.provider_snapshot(),
-                    tools=self._tools.registry.specs() if tools_offered else (),
-                    tool_choice=settings.tool_choice,
-                    native_tools=settings.native_tools,
+                status = await self._turn(guard)
+                if structured is None or status != "complete" or self._stop == "context_limit":
+                    return status
+                # S18: validate the final text on every run; retry with the issues and schema.
+                value, issues = structured.spec.parse(self._final_text())
+                if not issues:
+                    self._output_value = value
+                    return status
+                if self._attempts > structured.retries:
+                    raise StructuredOutputError(
+                        f"the reply did not match the requested schema after {self._attempts} "
+                        f"attempt(s): " + "; ".join(issues),
+                        issues=issues,
+                        attempts=self._attempts,
+                    )
+                self._attempts += 1
+                feedback = structured.feedback.replace(
+                    "{issues}", "\n".join(f"- {issue}" for issue in issues)
+                ).replace("{schema}", structured.spec.schema_text)
+                self._output_override = None
+                self._store.append(UserMessage(feedback))
+
+    def _final_text(self) -> str:
+        if self._output_override is not None:
+            return self._output_override
+        for message in reversed(self._added):
+            if isinstance(message, AssistantMessage):
+                return message.content
+        return ""
+
+    def _instruction(self) -> str:
+        """The structured-output instruction this request carries, or ``""`` (S18)."""
+        structured = self.settings.structured
+        if (
+            structured is None
+            or self._attempts != 1
+            or self._transport not in ("json_mode", "instruction")
+        ):
+            return ""
+        return structured.instruction.replace("{schema}", structured.spec.schema_text)
+
+    def _request(
+        self, messages: Sequence[Message], tools: tuple[ToolSpec, ...], tool_choice: ToolChoice
+    ) -> ChatRequest:
+        settings = self.settings
+        instruction = self._instruction()
+        structured = settings.structured
+        return ChatRequest(
+            model=settings.model,
+            messages=InstructedMessages(messages, instruction) if instruction else messages,
+            tools=tools,
+            tool_choice=tool_choice,
+            native_tools=settings.native_tools,
+            response_format=structured.spec.response_format(self._transport)
+            if structured is not None
+            else None,
+        )
+
+    async def _turn(self, guard: AbortGuard) -> RunStatus:
+        settings = self.settings
+        tools_offered = settings.tool_choice != "none"
+        while True:
+            if self._aborted():
+                return self._stopped("interrupted")
+            if settings.max_rounds and self._rounds >= settings.max_rounds:
+                return await self._finish_without_text(guard, "max_rounds")
+            request = self._request(
+                self._store.provider_snapshot(),
+                self._tools.registry.specs() if tools_offered else (),
+                settings.tool_choice,
+            )
+            message = await self._provider_round(
+                guard, request, forced=False, extra=self._instruction()
+            )
+            if message is None:
+                return self._stopped("context_limit")
+            if message.state == "interrupted":
+                return self._stopped("interrupted")
+            if not message.tool_calls:
+                if message.content.strip():
+                    return self._stopped("end_turn")
+                return await self._finish_without_text(guard, "empty_reply")
+            if not tools_offered:
+                self._refuse_batch(message.tool_calls, "this run set tool_choice='none'")
+                raise ProviderError(
+                    f"the model returned {len(message.tool_calls)} tool call(s) although this "
+                    "run set tool_choice='none'; none was dispatched",
+                    code="tool_choice_violated",
+                    provider=settings.provider.name,
+                    model=message.model,
                 )
-                message = await self._provider_round(guard, request, forced=False)
-                if message is None:
-                    return self._stopped("context_limit")
-                if message.state == "interrupted":
-                    return self._stopped("interrupted")
-                if not message.tool_calls:
-                    if message.content.strip():
-                        return self._stopped("end_turn")
-                    return await self._finish_without_text(guard, "empty_reply")
-                if not tools_offered:
-                    self._refuse_batch(message.tool_calls, "this run set tool_choice='none'")
-                    raise ProviderError(
-                        f"the model returned {len(message.tool_calls)} tool call(s) although this "
-                        "run set tool_choice='none'; none was dispatched",
-                        code="tool_choice_violated",
-                        provider=settings.provider.name,
-                        model=message.model,
-                    )
-                self._check_same_inputs(message.tool_calls)
-                unavailable = await self._tool_round(message.tool_calls)
-                if self._aborted():
-                    return self._stopped("interrupted")
-                self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
-                if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
-                    instruction = settings.unavailable_tools_instruction.replace(
-                        "{calls}", describe_calls(unavailable)
-                    )
-                    return await self._forced_call(guard, instruction, "unavailable_tools")
+            self._check_same_inputs(message.tool_calls)
+            unavailable = await self._tool_round(message.tool_calls)
+            if self._aborted():
+                return self._stopped("interrupted")
+            self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
+            if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
+                instruction = settings.unavailable_tools_instruction.replace(
+                    "{calls}", describe_calls(unavailable)
+                )
+                return await self._forced_call(guard, instruction, "unavailable_tools")
 
     def _aborted(self) -> bool:
         # A call rather than an attribute read: the signal can abort during any await.
@@ -313,15 +391,10 @@ class Execution:
         # S39/S37: one call, no local tools, tool_choice none, the run's signal. The instruction
         # exists only in this request; it is never written into history.
         settings = self.settings
-        messages = (*self._store.provider_snapshot(), UserMessage(instruction))
-        request = ChatRequest(
-            model=settings.model,
-            messages=messages,
-            tools=(),
-            tool_choice="none",
-            native_tools=settings.native_tools,
-        )
-        message = await self._provider_round(guard, request, forced=True, extra=instruction)
+        base = self._request(self._store.provider_snapshot(), (), "none")
+        request = replace(base, messages=(*base.messages, UserMessage(instruction)))
+        extra = f"{self._instruction()}{instruction}"
+        message = await self._provider_round(guard, request, forced=True, extra=extra)
         if message is None:
             return self._stopped("context_limit")
         if message.state == "interrupted":
@@ -671,12 +744,13 @@ class Execution:
         else:
             self._usage = self._usage + message.usage
 
-    def _result(self, status: RunStatus) -> RunResult:
+    def _result(self, status: RunStatus) -> RunResult[Any]:
         assistants = [m for m in self._added if isinstance(m, AssistantMessage)]
         last = assistants[-1] if assistants else None
-        output = last.content if last is not None else ""
-        if self._output_override is not None:
-            output = self._output_override
+        text = self._final_text()
+        output: object = text
+        if self.settings.structured is not None:
+            output = self._output_value
         usage = self._usage
         if self._usage_partial and not usage.partial:
             usage = replace(usage, partial=True)
@@ -691,6 +765,8 @@ class Execution:
             rounds=self._rounds,
             tool_calls_executed=self._executed,
             stop_reason=self._stop,
+            text=text,
+            attempts=self._attempts,
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:

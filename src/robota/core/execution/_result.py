@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, final
+from typing import Generic, Literal, TypeAlias, final
+
+from typing_extensions import TypeVar
 
 from robota.core._messages import Message
 from robota.core._plugins import PluginFailure
 from robota.core._usage import Usage
 
-__all__ = ["RunResult", "RunStatus", "StopReason"]
+__all__ = ["OutputT", "RunResult", "RunStatus", "StopReason"]
+
+OutputT = TypeVar("OutputT", default=str)
+"""What :attr:`RunResult.output` holds: ``str`` for a plain run, the requested type for a
+structured one (S18)."""
 
 RunStatus: TypeAlias = Literal["complete", "interrupted"]
 """``interrupted``: the run's signal aborted (or its stream consumer left) before it finished."""
@@ -39,11 +45,14 @@ StopReason: TypeAlias = Literal[
 
 @final
 @dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What one run produced.
 
     Attributes:
-        output: The final assistant text; for an interrupted run, the text committed so far.
+        output: A plain run: the final assistant text (for an interrupted run, the text committed
+            so far). A structured run (``output=`` given, S18): the validated object — ``None``
+            when the run was interrupted or blocked by the context guard, so check ``status``.
+        text: The final assistant text, whatever was requested.
         status: ``"complete"`` or ``"interrupted"``.
         usage: Usage summed over every provider call of the run (the forced summary included).
         cost: Estimated USD cost from the pricing table, priced per answering model; ``None``
@@ -55,9 +64,10 @@ class RunResult:
         tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
         plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
         stop_reason: See :data:`StopReason`.
+        attempts: Structured-output attempts made (the first one included); 1 for a plain run.
     """
 
-    output: str
+    output: OutputT
     status: RunStatus
     usage: Usage
     messages: tuple[Message, ...]
@@ -68,3 +78,5 @@ class RunResult:
     tool_calls_executed: int = 0
     plugin_errors: tuple[PluginFailure, ...] = ()
     stop_reason: StopReason = "end_turn"
+    text: str = ""
+    attempts: int = 1

@@ -16,7 +16,9 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Coroutine
 from types import TracebackType
-from typing import Any, Final, final
+from typing import Any, Final, Generic, final
+
+from typing_extensions import TypeVar
 
 from robota.core._abort import AbortController, AbortSignal
 from robota.core._errors import AbortError
@@ -25,7 +27,9 @@ from robota.core.execution._result import RunResult
 
 __all__ = ["RunStream"]
 
-Starter = Callable[[AbortSignal, Callable[[RunEvent], None]], Coroutine[Any, Any, RunResult]]
+OutputT = TypeVar("OutputT", default=str)
+
+Starter = Callable[[AbortSignal, Callable[[RunEvent], None]], Coroutine[Any, Any, RunResult[Any]]]
 
 _CONSUMER_LEFT: Final = "the stream's consumer stopped reading"
 
@@ -48,14 +52,14 @@ class _Channel:
         self.buffer.append(event)
         self.wakeup.set()
 
-    def finished(self, task: asyncio.Task[RunResult]) -> None:
+    def finished(self, task: asyncio.Task[RunResult[Any]]) -> None:
         self.wakeup.set()
         if not task.cancelled():
             task.exception()  # retrieved here so an abandoned stream never logs it as unhandled
 
 
 @final
-class RunStream:
+class RunStream(Generic[OutputT]):
     """A streamed run; see the module docstring. Obtain one from ``Agent.run_stream``."""
 
     __slots__ = (
@@ -73,7 +77,7 @@ class RunStream:
         self,
         start: Starter,
         signal: AbortSignal | None,
-        on_task: Callable[[asyncio.Task[RunResult]], None] | None = None,
+        on_task: Callable[[asyncio.Task[RunResult[Any]]], None] | None = None,
     ) -> None:
         self._start = start
         self._controller = AbortController()
@@ -83,11 +87,11 @@ class RunStream:
             else AbortSignal.any([signal, self._controller.signal])
         )
         self._on_task = on_task
-        self._task: asyncio.Task[RunResult] | None = None
+        self._task: asyncio.Task[RunResult[Any]] | None = None
         self._channel: _Channel | None = None
         self._closed = False
 
-    def _begin(self) -> tuple[asyncio.Task[RunResult], _Channel]:
+    def _begin(self) -> tuple[asyncio.Task[RunResult[Any]], _Channel]:
         if self._task is None or self._channel is None:
             channel = _Channel()
             task = asyncio.get_running_loop().create_task(self._start(self._signal, channel.push))
@@ -98,7 +102,7 @@ class RunStream:
                 self._on_task(task)
         return self._task, self._channel
 
-    def __aiter__(self) -> RunStream:
+    def __aiter__(self) -> RunStream[OutputT]:
         return self
 
     async def __anext__(self) -> RunEvent:
@@ -112,7 +116,7 @@ class RunStream:
             await channel.wakeup.wait()
         return channel.buffer.popleft()
 
-    async def result(self) -> RunResult:
+    async def result(self) -> RunResult[OutputT]:
         """The run's result, once it has finished (starting it if nothing iterated yet).
 
         Raises the run's failure. Events not iterated are discarded.
@@ -132,7 +136,7 @@ class RunStream:
         self._controller.abort(AbortError(_CONSUMER_LEFT))
         await asyncio.wait((task,))
 
-    async def __aenter__(self) -> RunStream:
+    async def __aenter__(self) -> RunStream[OutputT]:
         return self
 
     async def __aexit__(

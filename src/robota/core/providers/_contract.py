@@ -36,6 +36,7 @@ __all__ = [
     "NativePayload",
     "Provider",
     "ResponseDone",
+    "ResponseFormat",
     "StreamEvent",
     "TextDelta",
     "ToolCallReady",
@@ -61,6 +62,23 @@ class ToolSpec:
 
 @final
 @dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    """A structured-output transport option (S18).
+
+    Attributes:
+        type: ``"json_schema"`` — the response must match ``schema`` (a native schema parameter);
+            ``"json_object"`` — the response must be valid JSON (a plain JSON mode).
+        schema: The schema, for ``json_schema``.
+        name: A wire-safe name for the schema.
+    """
+
+    type: Literal["json_schema", "json_object"]
+    schema: Mapping[str, Any] | None = None
+    name: str = "output"
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class ChatRequest:
     """One request to a model.
 
@@ -74,6 +92,7 @@ class ChatRequest:
             checked against the provider's capabilities before any transport (S30).
         max_output_tokens: Upper bound on the response length, when set.
         temperature: Sampling temperature, when set.
+        response_format: The structured-output transport chosen for this request (S18), if any.
         options: Provider-specific options, passed through untouched (core never reads them).
     """
 
@@ -84,6 +103,7 @@ class ChatRequest:
     native_tools: tuple[str, ...] = ()
     max_output_tokens: int | None = None
     temperature: float | None = None
+    response_format: ResponseFormat | None = None
     options: Mapping[str, object] = field(default_factory=dict)
 
 
@@ -211,6 +231,14 @@ class Provider(ABC):
         :class:`ResponseDone`. An adapter without native streaming can ``yield from``
         :func:`stream_response` of its :meth:`chat` result.
         """
+
+    def endpoint_provenance(self) -> Literal["vendor_default", "custom"] | None:
+        """Whether this instance talks to the vendor's own endpoint or a custom base URL (S18).
+
+        A fact separate from the capability table: a gateway behind a custom URL may not honour
+        the vendor's stated guarantees. ``None`` (the default) means not stated.
+        """
+        return None
 
     def capabilities(self) -> ProviderCapabilities | None:
         """This provider's capability table (S30), or ``None`` when it publishes none.

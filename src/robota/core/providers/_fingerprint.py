@@ -37,6 +37,13 @@ def normalize_request(request: ChatRequest, *, model: str | None = None) -> dict
         "native_tools": list(request.native_tools),
         "max_output_tokens": request.max_output_tokens,
         "temperature": request.temperature,
+        "response_format": None
+        if request.response_format is None
+        else {
+            "type": request.response_format.type,
+            "schema": request.response_format.schema,
+            "name": request.response_format.name,
+        },
         "tools": [
             {"name": t.name, "description": t.description, "parameters": t.parameters}
             for t in request.tools

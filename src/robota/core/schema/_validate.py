@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 __all__ = ["MAX_VALIDATION_DEPTH", "MAX_VALIDATION_NODES", "validate_against_json_schema"]
 
@@ -61,7 +62,7 @@ def validate_against_json_schema(schema: Mapping[str, Any], value: object) -> li
     :data:`MAX_VALIDATION_NODES` nodes and reports that instead.
     """
     issues: list[str] = []
-    _check(schema, value, "$", 0, _Budget(), issues)
+    _check(schema, value, None, 0, _Budget(), issues)
     return issues
 
 
@@ -145,16 +146,27 @@ def _canonical(value: object) -> object:
     return ("other", repr(value))
 
 
-def _child_path(path: str, key: str) -> str:
-    if key.isidentifier():
-        return f"{path}.{key}"
-    return f"{path}[{key!r}]"
+_Path: TypeAlias = "tuple[_Path, str | int] | None"
+"""Where a value sits, built as (parent, key) pairs and rendered only when an issue is reported."""
+
+
+def _render(path: _Path) -> str:
+    parts: list[str] = []
+    while path is not None:
+        path, segment = path
+        if isinstance(segment, int):
+            parts.append(f"[{segment}]")
+        elif segment.isidentifier():
+            parts.append(f".{segment}")
+        else:
+            parts.append(f"[{segment!r}]")
+    return "$" + "".join(reversed(parts))
 
 
 def _check(
     schema: Mapping[str, Any],
     value: object,
-    path: str,
+    path: _Path,
     depth: int,
     budget: _Budget,
     issues: list[str],
@@ -164,11 +176,15 @@ def _check(
     budget.nodes += 1
     if budget.nodes > MAX_VALIDATION_NODES:
         budget.exhausted = True
-        issues.append(f"{path}: value is too large to validate (over {MAX_VALIDATION_NODES} nodes)")
+        issues.append(
+            f"{_render(path)}: value is too large to validate (over {MAX_VALIDATION_NODES} nodes)"
+        )
         return
     if depth > MAX_VALIDATION_DEPTH:
         budget.exhausted = True
-        issues.append(f"{path}: value is nested too deeply (over {MAX_VALIDATION_DEPTH} levels)")
+        issues.append(
+            f"{_render(path)}: value is nested too deeply (over {MAX_VALIDATION_DEPTH} levels)"
+        )
         return
 
     any_of = schema.get("anyOf")
@@ -176,19 +192,22 @@ def _check(
         _check_any_of(any_of, value, path, depth, budget, issues)
 
     declared = schema.get("type")
-    if declared is not None:
+    if declared is not None and not (
+        _is_type(value, declared)
+        if isinstance(declared, str)
+        else any(_is_type(value, name) for name in declared)
+    ):
         names = [declared] if isinstance(declared, str) else list(declared)
-        if not any(_is_type(value, name) for name in names):
-            expected = " or ".join(_TYPE_NAMES.get(n, str(n)) for n in names)
-            issues.append(f"{path}: expected {expected}, got {_describe(value)}")
-            return
+        expected = " or ".join(_TYPE_NAMES.get(n, str(n)) for n in names)
+        issues.append(f"{_render(path)}: expected {expected}, got {_describe(value)}")
+        return
 
     if "const" in schema and not _json_equal(value, schema["const"]):
-        issues.append(f"{path}: must be {schema['const']!r}")
+        issues.append(f"{_render(path)}: must be {schema['const']!r}")
     enum = schema.get("enum")
     if enum is not None and not any(_json_equal(value, option) for option in enum):
         allowed = ", ".join(repr(option) for option in enum)
-        issues.append(f"{path}: must be one of {allowed}; got {value!r}")
+        issues.append(f"{_render(path)}: must be one of {allowed}; got {value!r}")
 
     if isinstance(value, str):
         _check_string(schema, value, path, issues)
@@ -203,7 +222,7 @@ def _check(
 def _check_any_of(
     branches: Sequence[Mapping[str, Any]],
     value: object,
-    path: str,
+    path: _Path,
     depth: int,
     budget: _Budget,
     issues: list[str],
@@ -220,80 +239,93 @@ def _check_any_of(
         return
     # Report the branch that got furthest so the message stays readable: one whose type matched
     # the value, then the one with the fewest issues.
-    mismatch = f"{path}: expected "
+    mismatch = f"{_render(path)}: expected "
     best = min(collected, key=lambda found: (found[0].startswith(mismatch), len(found)))
-    issues.append(f"{path}: matches none of {len(collected)} alternatives; closest: {best[0]}")
+    issues.append(
+        f"{_render(path)}: matches none of {len(collected)} alternatives; closest: {best[0]}"
+    )
 
 
-def _check_string(schema: Mapping[str, Any], value: str, path: str, issues: list[str]) -> None:
+def _check_string(schema: Mapping[str, Any], value: str, path: _Path, issues: list[str]) -> None:
     length = len(value)  # code points, not UTF-16 units (S16)
     minimum = schema.get("minLength")
     if minimum is not None and length < minimum:
-        issues.append(f"{path}: must have at least {minimum} characters, got {length}")
+        issues.append(f"{_render(path)}: must have at least {minimum} characters, got {length}")
     maximum = schema.get("maxLength")
     if maximum is not None and length > maximum:
-        issues.append(f"{path}: must have at most {maximum} characters, got {length}")
+        issues.append(f"{_render(path)}: must have at most {maximum} characters, got {length}")
     pattern = schema.get("pattern")
     if pattern is not None:
         compiled = _pattern(pattern)
         if compiled is None:
-            issues.append(f"{path}: the schema's pattern {pattern!r} is not a valid expression")
+            issues.append(
+                f"{_render(path)}: the schema's pattern {pattern!r} is not a valid expression"
+            )
         elif compiled.search(value) is None:
-            issues.append(f"{path}: must match the pattern {pattern!r}")
+            issues.append(f"{_render(path)}: must match the pattern {pattern!r}")
 
 
-def _check_number(schema: Mapping[str, Any], value: float, path: str, issues: list[str]) -> None:
+def _check_number(schema: Mapping[str, Any], value: float, path: _Path, issues: list[str]) -> None:
     minimum = schema.get("minimum")
     if minimum is not None and value < minimum:
-        issues.append(f"{path}: must be >= {minimum}, got {value}")
+        issues.append(f"{_render(path)}: must be >= {minimum}, got {value}")
     maximum = schema.get("maximum")
     if maximum is not None and value > maximum:
-        issues.append(f"{path}: must be <= {maximum}, got {value}")
+        issues.append(f"{_render(path)}: must be <= {maximum}, got {value}")
     exclusive_min = schema.get("exclusiveMinimum")
     if exclusive_min is not None and value <= exclusive_min:
-        issues.append(f"{path}: must be > {exclusive_min}, got {value}")
+        issues.append(f"{_render(path)}: must be > {exclusive_min}, got {value}")
     exclusive_max = schema.get("exclusiveMaximum")
     if exclusive_max is not None and value >= exclusive_max:
-        issues.append(f"{path}: must be < {exclusive_max}, got {value}")
+        issues.append(f"{_render(path)}: must be < {exclusive_max}, got {value}")
     multiple = schema.get("multipleOf")
-    if multiple is not None and multiple > 0:
-        quotient = value / multiple
-        if not math.isfinite(quotient) or abs(quotient - round(quotient)) > 1e-9:
-            issues.append(f"{path}: must be a multiple of {multiple}, got {value}")
+    if multiple is not None and multiple > 0 and not _is_multiple(value, multiple):
+        issues.append(f"{_render(path)}: must be a multiple of {multiple}, got {value}")
+
+
+def _is_multiple(value: float, multiple: float | int) -> bool:
+    # No tolerance: a tiny float is not a multiple of 1. An integer step is checked by remainder
+    # (exact for ints); a float step by an integral quotient, exactly via fractions on overflow.
+    if not isinstance(multiple, float):
+        return value % multiple == 0
+    quotient = value / multiple
+    if math.isfinite(quotient):
+        return quotient == int(quotient)
+    return (Fraction(value) / Fraction(multiple)).denominator == 1
 
 
 def _check_object(
     schema: Mapping[str, Any],
     value: Mapping[Any, object],
-    path: str,
+    path: _Path,
     depth: int,
     budget: _Budget,
     issues: list[str],
 ) -> None:
     properties: Mapping[str, Any] | None = schema.get("properties")
     issues.extend(
-        f"{_child_path(path, key)}: required property is missing"
+        f"{_render((path, key))}: required property is missing"
         for key in schema.get("required", ())
         if key not in value
     )
     count = len(value)
     min_props = schema.get("minProperties")
     if min_props is not None and count < min_props:
-        issues.append(f"{path}: must have at least {min_props} properties, got {count}")
+        issues.append(f"{_render(path)}: must have at least {min_props} properties, got {count}")
     max_props = schema.get("maxProperties")
     if max_props is not None and count > max_props:
-        issues.append(f"{path}: must have at most {max_props} properties, got {count}")
+        issues.append(f"{_render(path)}: must have at most {max_props} properties, got {count}")
     # S16 closure rule: `properties` present (even empty) ⇒ closed unless stated otherwise.
     additional = schema.get("additionalProperties", properties is None)
     for key, item in value.items():
         if not isinstance(key, str):
-            issues.append(f"{path}: property names must be strings, got {_describe(key)}")
+            issues.append(f"{_render(path)}: property names must be strings, got {_describe(key)}")
             continue
-        child = _child_path(path, key)
+        child: _Path = (path, key)
         if properties is not None and key in properties:
             _check(properties[key], item, child, depth + 1, budget, issues)
         elif additional is False:
-            issues.append(f"{child}: property is not allowed")
+            issues.append(f"{_render(child)}: property is not allowed")
         elif isinstance(additional, Mapping):
             _check(additional, item, child, depth + 1, budget, issues)
 
@@ -301,7 +333,7 @@ def _check_object(
 def _check_array(
     schema: Mapping[str, Any],
     value: Sequence[object],
-    path: str,
+    path: _Path,
     depth: int,
     budget: _Budget,
     issues: list[str],
@@ -309,19 +341,19 @@ def _check_array(
     count = len(value)
     min_items = schema.get("minItems")
     if min_items is not None and count < min_items:
-        issues.append(f"{path}: must have at least {min_items} items, got {count}")
+        issues.append(f"{_render(path)}: must have at least {min_items} items, got {count}")
     max_items = schema.get("maxItems")
     if max_items is not None and count > max_items:
-        issues.append(f"{path}: must have at most {max_items} items, got {count}")
+        issues.append(f"{_render(path)}: must have at most {max_items} items, got {count}")
     if schema.get("uniqueItems") is True:
         seen: set[object] = set()
         for index, item in enumerate(value):
             key = _canonical(item)
             if key in seen:
-                issues.append(f"{path}[{index}]: duplicates an earlier item")
+                issues.append(f"{_render((path, index))}: duplicates an earlier item")
                 break
             seen.add(key)
     items = schema.get("items")
     if isinstance(items, Mapping):
         for index, item in enumerate(value):
-            _check(items, item, f"{path}[{index}]", depth + 1, budget, issues)
+            _check(items, item, (path, index), depth + 1, budget, issues)

@@ -14,7 +14,6 @@ functions run in a worker thread by default so they cannot block the event loop;
 from __future__ import annotations
 
 import asyncio
-import copy
 import functools
 import inspect
 import re
@@ -26,6 +25,7 @@ from typing import Any, TypeVar, final, overload
 import pydantic
 
 from robota.core._errors import ConfigurationError, SchemaValidationError
+from robota.core.schema._convert import schema_from_type
 from robota.core.tools._tool import (
     PermissionArgument,
     RiskClass,
@@ -83,61 +83,6 @@ def _parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         else:
             in_args = False
     return " ".join(summary), params
-
-
-def _inline_refs(schema: Any, defs: Mapping[str, Any], trail: tuple[str, ...]) -> Any:
-    if isinstance(schema, list):
-        return [_inline_refs(item, defs, trail) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    ref = schema.get("$ref")
-    if isinstance(ref, str):
-        name = ref.rsplit("/", 1)[-1]
-        if name in trail:
-            raise ConfigurationError(
-                f"the type {name!r} refers to itself; recursive types cannot be expressed in a "
-                "tool schema (S16). Use a non-recursive shape, e.g. a list of flat items with "
-                "parent ids."
-            )
-        if name not in defs:
-            raise ConfigurationError(f"unresolvable schema reference {ref!r}")
-        target = _inline_refs(copy.deepcopy(defs[name]), defs, (*trail, name))
-        siblings = {k: v for k, v in schema.items() if k != "$ref"}
-        return {**target, **_inline_refs(siblings, defs, trail)}
-    out: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in ("title", "$defs"):
-            continue
-        if key in ("properties", "patternProperties") and isinstance(value, dict):
-            out[key] = {k: _inline_refs(v, defs, trail) for k, v in value.items()}
-        else:
-            out[key] = _inline_refs(value, defs, trail)
-    return out
-
-
-def _schema_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
-    raw = model.model_json_schema()
-    schema = _inline_refs(raw, raw.get("$defs", {}), ())
-    assert isinstance(schema, dict)
-    schema.setdefault("properties", {})
-    schema["additionalProperties"] = False
-    for node in _walk(schema):
-        if "prefixItems" in node:
-            raise ConfigurationError(
-                "fixed-length tuples cannot be expressed in a tool schema (S16); use list[T] "
-                "or a model with named fields instead"
-            )
-    return schema
-
-
-def _walk(node: Any) -> typing.Iterator[dict[str, Any]]:
-    if isinstance(node, dict):
-        yield node
-        for value in node.values():
-            yield from _walk(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _walk(item)
 
 
 def _is_context(annotation: object) -> bool:
@@ -218,7 +163,7 @@ class FunctionTool(Tool):
                 __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
                 **fields,
             )
-            schema = _schema_of(self._model)
+            schema = schema_from_type(self._model)
         except ConfigurationError:
             raise
         except Exception as exc:
