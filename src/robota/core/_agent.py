@@ -58,8 +58,9 @@ from robota.core.execution._structured import (
     OutputSpec,
     StructuredSettings,
 )
+from robota.core.permissions._gate import Approver
 from robota.core.providers._contract import Provider, ToolChoice
-from robota.core.tools._executor import ToolExecutionService, ToolGate
+from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._tool import Tool
 
@@ -640,6 +641,70 @@ class Agent:
                 emitter.emit(EventNames.HISTORY_TRIMMED, {"count": mutation.count})
         if execution is not None:
             execution.on_mutation(mutation)
+
+    # ------------------------------------------------------------------ direct invocation
+
+    async def invoke_tool(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        *,
+        signal: AbortSignal | None = None,
+        approver: Approver | None = None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> ToolCallOutcome:
+        """Invoke a registered tool directly (S43), without fabricating a model turn.
+
+        The call takes the same path as a model-driven one — validation, the tool gate
+        (permissions and hooks), the body with its own minted id, the events — and leaves
+        history untouched. Allowlists and permissions still apply. No interactive "ask the user"
+        handler is injected: an ``ask`` is answered only by the ``approver`` passed here, and is
+        a denial without one, because a direct caller is not assumed to have a person behind it.
+
+        Args:
+            name: The tool's registered name.
+            args: Its arguments (validated against its schema).
+            signal: Cancels the body (it observes ``ctx.signal``).
+            approver: Answers a permission ``ask`` for this call only.
+            event_service: Receives this call's events besides the agent's service.
+            on_event: A callable receiving this call's events.
+
+        Returns:
+            The :class:`~robota.ToolCallOutcome`: ``status`` (``completed``, ``failed``,
+            ``refused`` …) and the ``result``.
+
+        Raises:
+            ConfigurationError: when no tool of that name is registered, or ``args`` is not a
+                mapping.
+            DisposedAgentError: the agent is closed.
+        """
+        self._check_not_closed()
+        tool = self._tools.get(name)
+        if tool is None:
+            available = ", ".join(self._tools.names()) or "none"
+            raise ConfigurationError(
+                f"no tool named {name!r} is registered; available: {available}"
+            )
+        if not isinstance(args, Mapping):
+            raise ConfigurationError(f"tool arguments must be a mapping, got {type(args).__name__}")
+        services: list[EventService] = []
+        if self._event_service is not None:
+            services.append(self._event_service)
+        if event_service is not None:
+            services.append(event_service)
+        if on_event is not None:
+            services.append(CallbackEventService(on_event))
+        emitter = EventEmitter(
+            services, (OwnerRef("agent", self._id), OwnerRef("invocation", new_id("inv")))
+        )
+        return await self._executor.invoke(
+            tool,
+            args,
+            signal=signal if signal is not None else AbortSignal(),
+            emitter=emitter,
+            approver=approver,
+        )
 
     # ------------------------------------------------------------------ disposal
 

@@ -330,7 +330,7 @@ class Execution:
                 return await self._finish_without_text(guard, "max_rounds")
             request = self._request(
                 self._store.provider_snapshot(),
-                self._tools.registry.specs() if tools_offered else (),
+                self._tools.offered_specs() if tools_offered else (),
                 settings.tool_choice,
             )
             message = await self._provider_round(

@@ -21,7 +21,7 @@ import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._emit import EventEmitter
@@ -34,8 +34,12 @@ from robota.core._errors import (
 from robota.core._events import EventNames, EventService
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
+from robota.core.providers._contract import ToolSpec
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import Tool, ToolContext, ToolResult, to_tool_result
+
+if TYPE_CHECKING:
+    from robota.core.permissions._gate import Approver
 
 __all__ = [
     "Admission",
@@ -59,12 +63,15 @@ class ToolInvocation:
         call: The model's call; ``None`` for a direct invocation (S43).
         arguments: The validated arguments.
         context: The context the body will receive.
+        approver: For a direct invocation (S43), the approver its caller passed, if any; a
+            model-driven call carries none (the gate's own approver answers it).
     """
 
     tool: Tool
     call: ToolCall | None
     arguments: Mapping[str, Any]
     context: ToolContext
+    approver: Approver | None = None
 
 
 @final
@@ -158,7 +165,7 @@ class ToolExecutionService:
         gate: The admission seam; ``None`` admits every valid call.
     """
 
-    __slots__ = ("_concurrency", "gate", "registry")
+    __slots__ = ("_concurrency", "_offered", "gate", "registry")
 
     def __init__(
         self, registry: ToolRegistry, *, concurrency: int = 8, gate: ToolGate | None = None
@@ -171,6 +178,29 @@ class ToolExecutionService:
         self.registry = registry
         self._concurrency = concurrency
         self.gate = gate
+        self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
+
+    def offered_specs(self) -> tuple[ToolSpec, ...]:
+        """The tools offered to the model: the registry's, minus any the gate withholds.
+
+        S12: a tool denied outright is not offered (rather than offered and refused every call).
+        """
+        specs = self.registry.specs()
+        cached_for, offered = self._offered
+        if cached_for is specs:
+            return offered
+        decide = getattr(self.gate, "offered", None)
+        if decide is None:
+            offered = specs
+        else:
+            kept: list[ToolSpec] = []
+            for spec in specs:
+                tool = self.registry.get(spec.name)
+                if tool is not None and decide(tool):
+                    kept.append(spec)
+            offered = tuple(kept)
+        self._offered = (specs, offered)
+        return offered
 
     async def run_batch(
         self,
@@ -215,6 +245,7 @@ class ToolExecutionService:
         *,
         signal: AbortSignal,
         emitter: EventEmitter,
+        approver: Approver | None = None,
     ) -> ToolCallOutcome:
         """Direct invocation (S43): the same path as a model call, with no fabricated turn.
 
@@ -229,6 +260,7 @@ class ToolExecutionService:
             execution_id=None,
             round=None,
             notify=None,
+            approver=approver,
         )
 
     async def _run_one(
@@ -297,6 +329,7 @@ class ToolExecutionService:
         execution_id: str | None,
         round: int | None,
         notify: Callable[[RunEvent], None] | None,
+        approver: Approver | None = None,
     ) -> ToolCallOutcome:
         call_id = new_id("tool")
         span = emitter.child("tool", call_id)
@@ -313,7 +346,7 @@ class ToolExecutionService:
             validated = tool.validate_arguments(arguments)
         except SchemaValidationError as exc:
             return self._finish(self._refused(call, tool, _refusal_text(exc), span), span, notify)
-        invocation = ToolInvocation(tool, call, validated, ctx)
+        invocation = ToolInvocation(tool, call, validated, ctx, approver)
         if self.gate is not None:
             admission = await self.gate.admit(invocation)
             if not admission.allowed:
@@ -326,7 +359,7 @@ class ToolExecutionService:
                     return self._finish(
                         self._refused(call, tool, _refusal_text(exc), span), span, notify
                     )
-                invocation = ToolInvocation(tool, call, validated, ctx)
+                invocation = ToolInvocation(tool, call, validated, ctx, approver)
         return await self._body(invocation, span, span_service, notify)
 
     async def _body(

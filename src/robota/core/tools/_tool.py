@@ -184,6 +184,8 @@ class Tool(ABC):
             ``properties`` ⇒ no others).
         risk: The declared :data:`RiskClass`, or ``None`` (undeclared: prompts, S21).
         permission_argument: The argument permission patterns are scoped to, or ``None``.
+        operator_only: The tool acts only for the operator (it sends something to them, say);
+            a turn another agent's message started never gets it (S21).
         source: Who provided the tool (a package, an MCP server …), as the host declares it.
             Kept on every record of a call (S39 attribution); it grants no authority.
         event_service: The service that receives this tool's spans when a call carries none
@@ -196,6 +198,7 @@ class Tool(ABC):
     risk: RiskClass | None = None
     permission_argument: PermissionArgument | None = None
     source: str | None = None
+    operator_only: bool = False
 
     def __init__(
         self,

@@ -1,0 +1,75 @@
+"""The hook events catalog and each event's enforcement posture (S22).
+
+Whether an ``error`` outcome blocks is decided per event, recorded together with whether the
+event's fire site even *can* honour a block: it must await the hooks and inspect their result.
+Only tool-use gating (``PreToolUse``) does both, so it is the one event that fails closed; every
+other event is advisory. :func:`event_enforces` is the single published predicate — consumers ask
+it instead of re-deriving the rule from the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal, TypeAlias, final
+
+__all__ = ["HOOK_EVENTS", "EventPosture", "HookEventName", "event_enforces"]
+
+HookEventName: TypeAlias = Literal[
+    "PreToolUse",
+    "PostToolUse",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "Notification",
+    "PreCompact",
+]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class EventPosture:
+    """How one event's fire site treats its hooks.
+
+    Attributes:
+        awaited: The fire site waits for the hooks to finish.
+        inspected: The fire site reads their outcomes.
+        enforces: An error outcome blocks the operation (only possible when both above hold).
+    """
+
+    awaited: bool
+    inspected: bool
+    enforces: bool
+
+    def __post_init__(self) -> None:
+        if self.enforces and not (self.awaited and self.inspected):
+            raise ValueError("an event can enforce only where its fire site awaits and inspects")
+
+
+HOOK_EVENTS: Final[Mapping[str, EventPosture]] = MappingProxyType(
+    {
+        "PreToolUse": EventPosture(awaited=True, inspected=True, enforces=True),
+        "PostToolUse": EventPosture(awaited=True, inspected=False, enforces=False),
+        "UserPromptSubmit": EventPosture(awaited=True, inspected=False, enforces=False),
+        "Stop": EventPosture(awaited=True, inspected=False, enforces=False),
+        "SubagentStop": EventPosture(awaited=True, inspected=False, enforces=False),
+        "SessionStart": EventPosture(awaited=False, inspected=False, enforces=False),
+        "SessionEnd": EventPosture(awaited=False, inspected=False, enforces=False),
+        "Notification": EventPosture(awaited=False, inspected=False, enforces=False),
+        "PreCompact": EventPosture(awaited=True, inspected=False, enforces=False),
+    }
+)
+"""Every hook event and its posture (S22)."""
+
+
+def event_enforces(event: str) -> bool:
+    """Whether an ``error`` outcome of ``event``'s hooks blocks the operation (S22).
+
+    True only for ``PreToolUse``: tool-use gating fails closed on an undecodable hook result. An
+    unknown event does not enforce.
+    """
+    posture = HOOK_EVENTS.get(event)
+    return posture is not None and posture.enforces

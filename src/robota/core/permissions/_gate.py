@@ -1,0 +1,221 @@
+"""``PermissionGate``: permissions and hooks at the tool execution seam (S21, S22, S43).
+
+For every admitted call, in order: the permission evaluation (:func:`evaluate_permission`); an
+``ask`` resolved by the approver — a person — where one is attached and as a denial where none is;
+then the ``PreToolUse`` hooks, which may deny, demand a person (``ask``, resolved the same way) or
+replace the input (validated again by the executor). After the body, ``PostToolUse`` hooks run as
+observers. A refusal at any step is a pre-execution refusal, never a tool span (S33).
+
+A direct invocation (``agent.invoke_tool``, S43) goes through the same gate, but core injects no
+interactive approver for it: only an approver the direct caller passes answers its asks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, final
+
+from robota.core.hooks._runner import HookRunner
+from robota.core.permissions._evaluate import (
+    PermissionContext,
+    PermissionDecision,
+    PermissionPolicy,
+    evaluate_permission,
+)
+from robota.core.permissions._rules import parse_rule
+from robota.core.tools._executor import Admission, ToolInvocation
+from robota.core.tools._tool import Tool, ToolResult
+
+__all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
+
+_GLOB = re.compile(r"([*?\[])")
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What a person is asked to approve.
+
+    Attributes:
+        tool: The tool.
+        arguments: The call's arguments.
+        reason: Why approval is needed.
+        always_ask: Remembering the answer will not apply to calls like this one.
+        source: ``"permission"`` (the evaluation asked) or ``"hook"`` (a PreToolUse hook did).
+    """
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    reason: str
+    always_ask: bool = False
+    source: str = "permission"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A person's answer.
+
+    Attributes:
+        approved: Whether the call may proceed.
+        remember: Allow calls like this one for the rest of the session (never for always-ask
+            cases, and never to let a change proceed in plan mode).
+        reason: Shown to the model when refused.
+    """
+
+    approved: bool
+    remember: bool = False
+    reason: str = ""
+
+
+class Approver(Protocol):
+    """Asks a person; return their :class:`Approval`."""
+
+    async def __call__(self, request: ApprovalRequest) -> Approval:
+        """Ask about ``request``."""
+        ...
+
+
+def _escape(value: str) -> str:
+    return _GLOB.sub(r"[\1]", value)
+
+
+@final
+class PermissionGate:
+    """The admission seam with permissions (S21) and hooks (S22); pass it as ``tool_gate=``.
+
+    Args:
+        policy: Rules and mode.
+        context: Where calls run (workspace, path resolver, read-only classifier …).
+        approver: Asks a person for the agent's model-driven calls; ``None`` turns every ask
+            into a denial.
+        hooks: Runs ``PreToolUse``/``PostToolUse`` hooks, through caller-passed executors.
+    """
+
+    __slots__ = ("_approver", "_context", "_hooks", "_policy", "remembered")
+
+    def __init__(
+        self,
+        policy: PermissionPolicy,
+        context: PermissionContext | None = None,
+        *,
+        approver: Approver | None = None,
+        hooks: HookRunner | None = None,
+    ) -> None:
+        self._policy = policy
+        self._context = context or PermissionContext()
+        self._approver = approver
+        self._hooks = hooks
+        self.remembered: list[str] = list(self._context.remembered)
+
+    @property
+    def policy(self) -> PermissionPolicy:
+        """The policy in force."""
+        return self._policy
+
+    def evaluate(self, tool: Tool, arguments: Mapping[str, Any]) -> PermissionDecision:
+        """The permission decision for a call, with this session's remembered consent."""
+        context = replace(self._context, remembered=tuple(self.remembered))
+        return evaluate_permission(tool, arguments, self._policy, context)
+
+    def offered(self, tool: Tool) -> bool:
+        """Whether ``tool`` is offered to the model at all (S12: one denied outright is not)."""
+        if self._context.origin == "peer" and tool.operator_only:
+            return False
+        for rule in self._policy.rules("deny"):
+            if (rule.everything or rule.pattern is None) and rule.applies(
+                tool, {}, workspace=self._context.workspace, home=None, resolve=None
+            ) == "match":
+                return False
+        return True
+
+    async def admit(self, invocation: ToolInvocation) -> Admission:
+        """Evaluate, resolve asks, run PreToolUse hooks."""
+        tool, arguments = invocation.tool, invocation.arguments
+        # S43: a direct invocation is answered only by an approver its caller passed.
+        approver = self._approver if invocation.call is not None else invocation.approver
+        decision = self.evaluate(tool, arguments)
+        if decision.behavior == "deny":
+            return Admission(False, f"Permission denied: {decision.reason}.")
+        if decision.behavior == "ask":
+            refusal = await self._ask(
+                approver,
+                ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
+                remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
+            )
+            if refusal is not None:
+                return refusal
+        if self._hooks is None:
+            return Admission(True)
+        result = await self._hooks.run(
+            "PreToolUse",
+            {
+                "hook_event_name": "PreToolUse",
+                "tool_name": tool.name,
+                "tool_input": dict(arguments),
+            },
+            tool_name=tool.name,
+            signal=invocation.context.signal,
+        )
+        if result.blocked:
+            return Admission(False, f"Blocked by a hook: {result.reason}")
+        if result.ask:
+            refusal = await self._ask(
+                approver,
+                ApprovalRequest(tool, arguments, "a hook asked for a person", True, "hook"),
+                remember_as=None,
+            )
+            if refusal is not None:
+                return refusal
+        return Admission(True, arguments=result.updated_input)
+
+    async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
+        """Run PostToolUse hooks (advisory: their failures never change the call)."""
+        if self._hooks is None:
+            return
+        await self._hooks.run(
+            "PostToolUse",
+            {
+                "hook_event_name": "PostToolUse",
+                "tool_name": invocation.tool.name,
+                "tool_input": dict(invocation.arguments),
+                "tool_response": {"content": result.content, "is_error": result.is_error},
+            },
+            tool_name=invocation.tool.name,
+            signal=invocation.context.signal,
+        )
+
+    async def _ask(
+        self, approver: Approver | None, request: ApprovalRequest, *, remember_as: str | None
+    ) -> Admission | None:
+        if approver is None:
+            return Admission(
+                False,
+                f"Permission denied: {request.reason}; approval is required and no one is "
+                "attached to give it.",
+            )
+        answer = await approver(request)
+        if not answer.approved:
+            detail = f": {answer.reason}" if answer.reason else ""
+            return Admission(False, f"The user declined this call{detail}.")
+        if answer.remember and remember_as is not None:
+            self.remembered.append(remember_as)
+        return None
+
+    @staticmethod
+    def _remember_rule(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+        argument = tool.permission_argument
+        if argument is None:
+            rule = tool.name
+        else:
+            value = arguments.get(argument.key)
+            if not isinstance(value, str) or not value or ")" in value:
+                return None
+            rule = f"{tool.name}({_escape(value)})"
+        try:
+            parse_rule(rule, "allow")
+        except ValueError:
+            return None
+        return rule

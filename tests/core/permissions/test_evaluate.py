@@ -1,0 +1,315 @@
+"""S21 one evaluation order: every invariant has a test named after it."""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import pytest
+
+import robota
+from robota import PermissionContext, PermissionPolicy, evaluate_permission
+from robota.host import canonical_path, is_read_only_command
+
+from .conftest import make_tool
+
+
+def decide(
+    tool: robota.Tool, args: dict[str, Any], context: PermissionContext | None = None, **policy: Any
+) -> robota.PermissionDecision:
+    return evaluate_permission(tool, args, PermissionPolicy(**policy), context)
+
+
+# --------------------------------------------------------------------------- nothing softens a denial
+
+
+def test_s21_deny_beats_bypass(bash: robota.Tool) -> None:
+    decision = decide(
+        bash, {"command": "git push --force"}, mode="bypass", deny=["Bash(git push:*)"]
+    )
+    assert decision.behavior == "deny"
+    assert decision.rule == "Bash(git push:*)"
+
+
+def test_s21_a_narrow_deny_beside_a_broad_allow_denies(read: robota.Tool) -> None:
+    decision = decide(
+        read,
+        {"path": "/work/.env"},
+        PermissionContext(workspace="/work"),
+        allow=["Read"],
+        deny=["Read(**/.env)"],
+    )
+    assert decision.behavior == "deny"
+    assert (
+        decide(
+            read,
+            {"path": "/work/main.py"},
+            PermissionContext(workspace="/work"),
+            allow=["Read"],
+            deny=["Read(**/.env)"],
+        ).behavior
+        == "allow"
+    )
+
+
+def test_s21_ceiling_outranks_allow_and_bypass_and_refuses_rather_than_asks(
+    read: robota.Tool, bash: robota.Tool
+) -> None:
+    decision = decide(bash, {"command": "ls"}, mode="bypass", allow=["Bash"], ceiling=["Read"])
+    assert decision.behavior == "deny"
+    assert "ceiling" in decision.reason
+    assert decide(read, {"path": "/x"}, ceiling=["Read"]).behavior == "allow"
+
+
+def test_s21_a_call_the_ceiling_cannot_judge_is_outside_it(bash: robota.Tool) -> None:
+    assert decide(bash, {"command": "echo 'open"}, ceiling=["Bash(echo *)"]).behavior == "deny"
+
+
+# --------------------------------------------------------------------------- always a person
+
+
+def test_s21_unevaluable_deny_asks_and_in_plan_mode_denies(bash: robota.Tool) -> None:
+    asked = decide(bash, {"command": 'eval "$X"'}, allow=["Bash"], deny=["Bash(rm -rf *)"])
+    assert asked.behavior == "ask"
+    assert asked.always_ask
+    planned = decide(
+        bash, {"command": 'eval "$X"'}, mode="plan", allow=["Bash"], deny=["Bash(rm -rf *)"]
+    )
+    assert planned.behavior == "deny"
+
+
+def test_s21_unevaluable_deny_asks_even_in_bypass(bash: robota.Tool) -> None:
+    decision = decide(bash, {"command": "echo 'unterminated"}, mode="bypass", deny=["Bash(rm *)"])
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        'bash -c "rm -rf /tmp/data"',
+        "echo $(rm -rf /tmp/data)",
+        "echo `rm -rf /tmp/data`",
+        "echo ok; rm -rf /tmp/data",
+    ],
+)
+def test_s12_rm_rf_via_bash_c_or_substitution_never_auto_allows_under_an_echo_allow_rule(
+    bash: robota.Tool, command: str
+) -> None:
+    decision = decide(bash, {"command": command}, allow=["Bash(echo *)"])
+    assert decision.behavior != "allow"
+
+
+def test_s21_an_explicit_ask_rule_asks_in_every_mode(read: robota.Tool) -> None:
+    for mode in ("default", "accept_edits", "bypass"):
+        decision = decide(
+            read, {"path": "/x/secret.txt"}, mode=mode, allow=["Read"], ask=["Read(**/secret.txt)"]
+        )
+        assert (decision.behavior, decision.always_ask) == ("ask", True), mode
+
+
+def test_s21_catastrophic_removal_asks_in_bypass(bash: robota.Tool) -> None:
+    for command in (
+        "rm -rf /",
+        "rm -rf ~",
+        "sudo rm -r --no-preserve-root /",
+        "rm -rf *",
+        "mkfs.ext4 /dev/sda1",
+        "dd if=/dev/zero of=/dev/sda",
+    ):
+        decision = decide(bash, {"command": command}, mode="bypass", allow=["Bash"])
+        assert (decision.behavior, decision.always_ask) == ("ask", True), command
+    assert decide(bash, {"command": "rm -rf build"}, mode="bypass").behavior == "allow"
+
+
+def test_s21_a_trust_widening_write_asks_in_every_mode(write: robota.Tool) -> None:
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    for path in (
+        "/work/.claude/settings.json",
+        "/work/.git/hooks/pre-commit",
+        "~/.bashrc",
+        "/work/.robota/hooks.json",
+    ):
+        decision = decide(
+            write, {"path": path, "content": "x"}, ctx, mode="bypass", allow=["Write"]
+        )
+        assert (decision.behavior, decision.always_ask) == ("ask", True), path
+    assert (
+        decide(
+            write, {"path": "/work/src/app.py", "content": "x"}, ctx, mode="accept_edits"
+        ).behavior
+        == "allow"
+    )
+
+
+def test_s21_remembered_consent_does_not_answer_a_trust_widening_write(write: robota.Tool) -> None:
+    ctx = PermissionContext(
+        workspace="/work", remembered=("Write", "Write(/work/.git/hooks/pre-commit)")
+    )
+    decision = decide(write, {"path": "/work/.git/hooks/pre-commit", "content": "x"}, ctx)
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+def test_s21_remembered_consent_answers_an_ordinary_ask(bash: robota.Tool) -> None:
+    ctx = PermissionContext(remembered=("Bash(make test)",))
+    assert decide(bash, {"command": "make test"}, ctx).behavior == "allow"
+    assert decide(bash, {"command": "make deploy"}, ctx).behavior == "ask"
+
+
+# --------------------------------------------------------------------------- bypass and allow answer what is left
+
+
+def test_s21_bypass_allows_what_is_left(bash: robota.Tool, unclassified: robota.Tool) -> None:
+    assert decide(bash, {"command": "make"}, mode="bypass").behavior == "allow"
+    assert decide(unclassified, {}, mode="bypass").behavior == "allow"
+
+
+def test_s21_allow_rules_answer_what_is_left(bash: robota.Tool) -> None:
+    assert decide(bash, {"command": "npm test"}, allow=["Bash(npm test)"]).behavior == "allow"
+
+
+def test_s12_bare_star_matches_any_invocation_in_both_directions(
+    unclassified: robota.Tool, bash: robota.Tool
+) -> None:
+    # A keyless tool under a deny list is denied; under an allow list it is approved in every mode.
+    assert decide(unclassified, {}, deny=["*"]).behavior == "deny"
+    for mode in ("default", "plan", "accept_edits", "bypass"):
+        assert decide(unclassified, {}, mode=mode, allow=["**"]).behavior == "allow", mode
+    assert decide(bash, {"command": "ls"}, deny=["**"], mode="bypass").behavior == "deny"
+
+
+# --------------------------------------------------------------------------- modes by risk class
+
+
+@pytest.mark.parametrize(
+    ("mode", "risk", "expected"),
+    [
+        ("default", "inspect", "allow"),
+        ("default", "modify", "ask"),
+        ("default", "execute", "ask"),
+        ("default", None, "ask"),
+        ("accept_edits", "inspect", "allow"),
+        ("accept_edits", "modify", "allow"),
+        ("accept_edits", "execute", "ask"),
+        ("accept_edits", None, "ask"),
+        ("plan", "inspect", "allow"),
+        ("plan", "modify", "deny"),
+        ("plan", "execute", "deny"),
+        ("plan", None, "deny"),
+        ("bypass", "execute", "allow"),
+    ],
+)
+def test_s21_the_mode_decides_by_risk_class(mode: Any, risk: Any, expected: str) -> None:
+    tool = make_tool("T", risk=risk, argument=robota.PermissionArgument("text", "text"))
+    assert decide(tool, {"text": "x"}, mode=mode).behavior == expected
+
+
+def test_s21_plan_mode_refuses_an_unclassified_tool(unclassified: robota.Tool) -> None:
+    decision = decide(unclassified, {}, mode="plan")
+    assert decision.behavior == "deny"
+    assert "no risk class" in decision.reason
+
+
+def test_s21_an_unclassified_tool_prompts(unclassified: robota.Tool) -> None:
+    assert decide(unclassified, {}).behavior == "ask"
+
+
+def test_s21_only_an_explicit_allow_rule_lets_a_change_proceed_in_plan_mode(
+    write: robota.Tool,
+) -> None:
+    args = {"path": "/w/notes.md", "content": "x"}
+    ctx = PermissionContext(workspace="/w", remembered=("Write",))
+    assert decide(write, args, ctx, mode="plan").behavior == "deny"  # remembered consent: no
+    assert decide(write, args, ctx, mode="plan", allow=["Write(notes.md)"]).behavior == "allow"
+
+
+def test_s21_ask_everything_flag_asks_what_the_mode_would_allow(read: robota.Tool) -> None:
+    assert decide(read, {"path": "/x"}, ask_everything=True).behavior == "ask"
+    assert decide(read, {"path": "/x"}, ask_everything=True, allow=["Read"]).behavior == "allow"
+
+
+def test_s21_a_read_only_command_is_decided_as_inspect_but_rules_come_first(
+    bash: robota.Tool, tmp_path: pathlib.Path
+) -> None:
+    workspace = str(tmp_path)
+    ctx = PermissionContext(
+        workspace=workspace,
+        resolve_path=canonical_path,
+        read_only_command=lambda command: is_read_only_command(command, workspace=workspace),
+    )
+    assert decide(bash, {"command": "ls -la && git status"}, ctx).behavior == "allow"
+    assert decide(bash, {"command": "ls -la /etc"}, ctx).behavior == "ask"  # names a path outside
+    assert decide(bash, {"command": "ls -la"}, ctx, mode="plan").behavior == "allow"
+    assert decide(bash, {"command": "ls -la"}, ctx, deny=["Bash(ls *)"]).behavior == "deny"
+    assert decide(bash, {"command": "ls -la"}, ctx, ask=["Bash(ls:*)"]).behavior == "ask"
+
+
+# --------------------------------------------------------------------------- parameter rules and arguments
+
+
+def test_s12_parameter_rules_apply_to_declared_parameters(fetch: robota.Tool) -> None:
+    args = {"url": "https://example.com/", "prompt": "ignore previous instructions"}
+    assert decide(fetch, args, deny=["WebFetch(prompt: *ignore previous*)"]).behavior == "deny"
+
+
+def test_s12_a_colon_that_names_no_parameter_keeps_its_meaning(fetch: robota.Tool) -> None:
+    # "https" is not a declared parameter of WebFetch, so this is a URL pattern.
+    assert (
+        decide(
+            fetch, {"url": "https://evil.com/x"}, deny=["WebFetch(https://evil.com/**)"]
+        ).behavior
+        == "deny"
+    )
+    assert (
+        decide(fetch, {"url": "https://ok.com/x"}, deny=["WebFetch(https://evil.com/**)"]).behavior
+        == "allow"
+    )
+
+
+def test_s12_allow_rules_never_grant_through_a_parameter_rule(fetch: robota.Tool) -> None:
+    args = {"url": "https://x.com", "prompt": "summarise"}
+    assert (
+        decide(fetch, args, mode="default", allow=["WebFetch(prompt: summarise)"]).behavior
+        == "allow"
+    )  # inspect anyway
+    tool = make_tool(
+        "Post",
+        risk="execute",
+        argument=robota.PermissionArgument("url", "url"),
+        properties={"url": {"type": "string"}, "body": {"type": "string"}},
+    )
+    assert (
+        decide(tool, {"url": "https://x.com", "body": "hi"}, allow=["Post(body: hi)"]).behavior
+        == "ask"
+    )
+
+
+def test_s12_a_rule_naming_the_primary_field_as_a_parameter_asks(bash: robota.Tool) -> None:
+    decision = decide(bash, {"command": "ls"}, allow=["Bash"], deny=["Bash(command: rm *)"])
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+def test_s12_a_pattern_on_a_tool_without_a_declared_argument_is_unevaluable(
+    unclassified: robota.Tool,
+) -> None:
+    decision = decide(unclassified, {}, mode="bypass", deny=["Mystery(something)"])
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+def test_s12_tool_name_globs_in_deny_rules(bash: robota.Tool) -> None:
+    mcp = make_tool("mcp__github__create_issue", risk="modify", argument=None)
+    assert decide(mcp, {}, deny=["mcp__*"], mode="bypass").behavior == "deny"
+    assert decide(mcp, {}, allow=["mcp__github__*"]).behavior == "allow"
+    assert decide(bash, {"command": "ls"}, deny=["mcp__*"], mode="bypass").behavior == "allow"
+
+
+# --------------------------------------------------------------------------- peers
+
+
+def test_s21_a_peer_turn_gets_no_operator_only_tool_and_no_extra_authority() -> None:
+    notify = make_tool("NotifyOperator", risk="execute", argument=None, operator_only=True)
+    assert decide(notify, {}, PermissionContext(origin="peer"), mode="bypass").behavior == "deny"
+    assert (
+        decide(notify, {}, PermissionContext(origin="operator"), mode="bypass").behavior == "allow"
+    )
+    ordinary = make_tool("Search", risk="inspect", argument=None)
+    assert decide(ordinary, {}, PermissionContext(origin="peer")).behavior == "allow"
