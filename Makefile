@@ -9,13 +9,14 @@ STAMP  := $(VENV)/.robota-installed
 PIP_VERSION := 26.3
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test check lint fmt fmt-check types arch bench clean
+.PHONY: help venv demo test check lint fmt fmt-check types arch bench mutate clean
 
 help:
 	@echo "make demo       run the offline demo (creates .venv on first use)"
 	@echo "make test       run the test suite"
 	@echo "make check      lint + format check + mypy --strict + import-linter + tests (what CI runs)"
 	@echo "make bench      run the benchmarks"
+	@echo "make mutate     mutation-test the permission gate (slow, advisory)"
 	@echo "make lint       ruff lint"
 	@echo "make fmt        format the code with ruff"
 	@echo "make clean      remove .venv and caches"
@@ -56,5 +57,11 @@ check: lint fmt-check types arch test
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
+mutate: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check "mutmut==3.8.1"
+	rm -rf mutants
+	$(BIN)/mutmut run --max-children 2
+	$(BIN)/mutmut results | awk '{print $$NF}' | sort | uniq -c
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage htmlcov
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .coverage htmlcov mutants

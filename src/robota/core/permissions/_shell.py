@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
@@ -50,6 +51,7 @@ _WRAPPER_VALUE_OPTIONS: Final = {
     "ionice": frozenset({"-c", "-n", "-p"}),
     "stdbuf": frozenset({"-i", "-o", "-e"}),
     "env": frozenset({"-u", "-C", "-S"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
 }
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -106,6 +108,7 @@ class CommandLine:
 
 @dataclass
 class _Collector:
+    source: str = ""
     commands: list[SimpleCommand] = field(default_factory=list)
     opaque: bool = False
     redirections: list[str] = field(default_factory=list)
@@ -148,11 +151,14 @@ def _parse_into(text: str, collector: _Collector) -> None:
         collector.opaque = True
         return
     collector.depth += 1
+    outer = collector.source
+    collector.source = text
     try:
         for tree in bashlex.parse(text):
             _walk(tree, collector)
     finally:
         collector.depth -= 1
+        collector.source = outer
 
 
 def _walk(node: Any, collector: _Collector) -> None:
@@ -179,7 +185,7 @@ def _command(node: Any, collector: _Collector) -> None:
     for part in node.parts:
         kind = part.kind
         if kind == "word":
-            words.append(part.word)
+            words.append(_unquoted(part, collector.source))
             for inner in getattr(part, "parts", []) or []:
                 if inner.kind in ("commandsubstitution", "processsubstitution"):
                     collector.substitutions = True
@@ -207,6 +213,22 @@ def _command(node: Any, collector: _Collector) -> None:
         else:
             _walk(part, collector)
     _unwrap(words, opaque_args, collector)
+
+
+def _unquoted(part: Any, source: str) -> str:
+    """The word with POSIX quote removal applied to its source text.
+
+    bashlex's own ``word`` keeps some quoting when quoted pieces are concatenated
+    (``'a'"'"'b'``); re-reading the word's exact source with POSIX rules gives the text the
+    shell would pass on.
+    """
+    start, end = part.pos
+    raw = source[start:end]
+    try:
+        tokens = shlex.split(raw, posix=True)
+    except ValueError:
+        return str(part.word)
+    return tokens[0] if len(tokens) == 1 else str(part.word)
 
 
 def _unwrap(words: list[str], opaque_args: bool, collector: _Collector) -> None:
@@ -244,11 +266,6 @@ def _unwrap(words: list[str], opaque_args: bool, collector: _Collector) -> None:
 def _after_wrapper(name: str, rest: list[str]) -> list[str]:
     values = _WRAPPER_VALUE_OPTIONS.get(name, frozenset())
     index = 0
-    if name == "timeout":
-        while index < len(rest) and rest[index].startswith("-"):
-            index += 1
-        index += 1  # the duration
-        return rest[index:]
     while index < len(rest):
         word = rest[index]
         if name == "env" and _ASSIGNMENT.match(word):
@@ -259,6 +276,8 @@ def _after_wrapper(name: str, rest: list[str]) -> list[str]:
             index += 2 if word in values else 1
         else:
             break
+    if name == "timeout":
+        index += 1  # the duration
     return rest[index:]
 
 
