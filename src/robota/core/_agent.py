@@ -585,17 +585,8 @@ class Agent:
             # A run queued before aclose() began still runs: close waits for the queue (S20).
             await self._ensure_initialized()
             run_id = new_id("run")
-            services: list[EventService] = []
-            event_service = options.get("event_service")
-            on_event = options.get("on_event")
-            if self._event_service is not None:
-                services.append(self._event_service)
-            if event_service is not None:
-                services.append(event_service)
-            if on_event is not None:
-                services.append(CallbackEventService(on_event))
-            emitter = EventEmitter(
-                services, (OwnerRef("agent", self._id), OwnerRef("execution", run_id))
+            emitter = self._scoped_emitter(
+                OwnerRef("execution", run_id), options.get("event_service"), options.get("on_event")
             )
             execution = Execution(
                 settings,
@@ -614,6 +605,22 @@ class Agent:
                 self._current = None
         finally:
             self._slot.release()
+
+    def _scoped_emitter(
+        self,
+        owner: OwnerRef,
+        event_service: EventService | None,
+        on_event: Callable[[AgentEvent], None] | None,
+    ) -> EventEmitter:
+        """An emitter for one run or invocation: the agent's service plus the caller's own."""
+        services: list[EventService] = []
+        if self._event_service is not None:
+            services.append(self._event_service)
+        if event_service is not None:
+            services.append(event_service)
+        if on_event is not None:
+            services.append(CallbackEventService(on_event))
+        return EventEmitter(services, (OwnerRef("agent", self._id), owner))
 
     async def _ensure_initialized(self) -> None:
         # S20: a failed initialisation is not cached; the next run retries what did not succeed.
@@ -688,15 +695,8 @@ class Agent:
             )
         if not isinstance(args, Mapping):
             raise ConfigurationError(f"tool arguments must be a mapping, got {type(args).__name__}")
-        services: list[EventService] = []
-        if self._event_service is not None:
-            services.append(self._event_service)
-        if event_service is not None:
-            services.append(event_service)
-        if on_event is not None:
-            services.append(CallbackEventService(on_event))
-        emitter = EventEmitter(
-            services, (OwnerRef("agent", self._id), OwnerRef("invocation", new_id("inv")))
+        emitter = self._scoped_emitter(
+            OwnerRef("invocation", new_id("inv")), event_service, on_event
         )
         return await self._executor.invoke(
             tool,

@@ -11,6 +11,18 @@ Available now:
     CommandHookExecutor, HttpHookExecutor: hook executors (S22).
 """
 
+from robota.host._egress import (
+    BLOCKED_HOSTNAMES,
+    Allowed,
+    EgressDecision,
+    LoopbackAllowance,
+    Rejected,
+    Resolver,
+    check_url,
+    classify_address,
+    parse_ip_literal,
+)
+from robota.host._egress_client import EgressClient, EgressResult, Fetched, ResponseTooLargeError
 from robota.host._env import ProcessEnvResolver
 from robota.host._hooks import CommandHookExecutor, HttpHookExecutor
 from robota.host._paths import canonical_path, is_path_inside
@@ -18,7 +30,20 @@ from robota.host._permissions import permission_context
 from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command
 
 __all__ = [
+    "BLOCKED_HOSTNAMES",
     "READ_ONLY_COMMANDS",
+    "Allowed",
+    "EgressClient",
+    "EgressDecision",
+    "EgressResult",
+    "Fetched",
+    "LoopbackAllowance",
+    "Rejected",
+    "Resolver",
+    "ResponseTooLargeError",
+    "check_url",
+    "classify_address",
+    "parse_ip_literal",
     "CommandHookExecutor",
     "HttpHookExecutor",
     "ProcessEnvResolver",

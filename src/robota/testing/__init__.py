@@ -6,6 +6,7 @@ Public and meant for users' own test suites:
   :class:`ScriptedTurn` for usage, delays, models) and records every request.
 * :class:`CassetteProvider` records any provider's exchanges to a JSON file and replays them,
   refusing a request that differs from the recording.
+* :func:`loopback_allowance` lets named test hosts resolve to loopback under the egress policy.
 """
 
 from robota.testing._cassette import (
@@ -13,6 +14,7 @@ from robota.testing._cassette import (
     CassetteMode,
     CassetteProvider,
 )
+from robota.testing._egress import loopback_allowance
 from robota.testing._scripted import ScriptedProvider, ScriptedTurn, ScriptExhaustedError, TurnLike
 
 __all__ = [
@@ -23,4 +25,5 @@ __all__ = [
     "ScriptedProvider",
     "ScriptedTurn",
     "TurnLike",
+    "loopback_allowance",
 ]

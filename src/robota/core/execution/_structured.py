@@ -37,7 +37,7 @@ from robota.core.providers._capabilities import provider_capabilities
 from robota.core.providers._contract import Provider, ResponseFormat
 from robota.core.schema._convert import schema_from_type
 from robota.core.schema._subset import check_parameter_schema
-from robota.core.schema._validate import validate_against_json_schema
+from robota.core.schema._validate import pydantic_issues, validate_against_json_schema
 
 __all__ = [
     "DEFAULT_OUTPUT_FEEDBACK",
@@ -100,12 +100,7 @@ class OutputSpec:
         try:
             return self._adapter.validate_python(value), []
         except pydantic.ValidationError as exc:
-            return None, [
-                "$"
-                + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e["loc"])
-                + f": {e['msg']}"
-                for e in exc.errors()
-            ]
+            return None, pydantic_issues(exc)
 
     def response_format(self, transport: OutputTransport) -> ResponseFormat | None:
         """The transport option for ``transport`` (``None`` when the request carries none)."""

@@ -54,6 +54,16 @@ class _Budget:
         self.exhausted = False
 
 
+def pydantic_issues(error: Any) -> list[str]:
+    """A pydantic ``ValidationError`` as issues in this module's path format (``$.a[2]: …``)."""
+    return [
+        "$"
+        + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in item["loc"])
+        + f": {item['msg']}"
+        for item in error.errors()
+    ]
+
+
 def validate_against_json_schema(schema: Mapping[str, Any], value: object) -> list[str]:
     """Validate ``value`` against ``schema``; return readable issues (empty when valid).
 

@@ -26,6 +26,7 @@ import pydantic
 
 from robota.core._errors import ConfigurationError, SchemaValidationError
 from robota.core.schema._convert import schema_from_type
+from robota.core.schema._validate import pydantic_issues
 from robota.core.tools._tool import (
     PermissionArgument,
     RiskClass,
@@ -191,12 +192,7 @@ class FunctionTool(Tool):
         try:
             instance = self._model.model_validate(dict(checked))
         except pydantic.ValidationError as exc:
-            issues = [
-                "$"
-                + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
-                + f": {err['msg']}"
-                for err in exc.errors()
-            ]
+            issues = pydantic_issues(exc)
             raise SchemaValidationError(
                 f"invalid arguments for tool {self.name!r}: " + "; ".join(issues), issues=issues
             ) from None

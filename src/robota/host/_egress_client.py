@@ -1,0 +1,397 @@
+"""``EgressClient``: HTTP that connects only where the egress policy said it may (S06).
+
+Every hop of every request is checked by :func:`check_url` first. The transport is *pinned*: its
+network backend connects only to the addresses that check validated, while the request keeps the
+URL's own host — the ``Host`` header, TLS server name (SNI) and certificate check all name the
+URL's host — so there is no second DNS lookup for an attacker to rebind, and no ambient proxy
+(the environment is never consulted). If the pinned connection fails, the request fails: there
+is no fallback to another carrier.
+
+Redirects are followed by hand, each hop re-checked; on a cross-origin hop every caller-supplied
+header except ``User-Agent`` is dropped. Policy outcomes are returned, never raised
+(:class:`Fetched` or :class:`Rejected`); transport failures raise ``httpx2`` exceptions, as a
+fetch would. A bounded exchange — :meth:`EgressClient.request` — reads at most ``max_bytes`` and
+releases its connection on completion, rejection, abort and failure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal, final
+from urllib.parse import urljoin, urlsplit
+
+import httpcore2
+import httpx2
+
+from robota.core import AbortSignal, RobotaError, abort_error_from_reason
+from robota.host._egress import (
+    EgressDecision,
+    LoopbackAllowance,
+    Rejected,
+    Resolver,
+    check_url,
+)
+
+__all__ = ["EgressClient", "EgressResult", "Fetched", "ResponseTooLargeError"]
+
+_REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_DEFAULT_USER_AGENT: Final = "robota"
+
+
+class ResponseTooLargeError(RobotaError):
+    """A bounded exchange received more than its ``max_bytes``."""
+
+    default_code = "response_too_large"
+    default_category = "provider"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A completed exchange.
+
+    Attributes:
+        url: The final URL (after redirects).
+        status: The HTTP status.
+        headers: The response headers.
+        content: The response body (at most ``max_bytes``).
+        redirects: The URLs redirected from, in order.
+    """
+
+    url: str
+    status: int
+    headers: httpx2.Headers
+    content: bytes
+    redirects: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> Literal[True]:
+        """Always ``True`` — the policy allowed every hop (check ``status`` for HTTP success)."""
+        return True
+
+    @property
+    def text(self) -> str:
+        """The body decoded with the response's charset (UTF-8 when none)."""
+        charset = "utf-8"
+        content_type = self.headers.get("content-type", "")
+        for piece in content_type.split(";")[1:]:
+            name, _, value = piece.strip().partition("=")
+            if name.lower() == "charset" and value:
+                charset = value.strip('"')
+        return self.content.decode(charset, errors="replace")
+
+
+EgressResult = Fetched | Rejected
+"""What :meth:`EgressClient.request` returns: check ``.ok``."""
+
+
+@final
+class _PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects to the validated addresses of a host, never to a fresh resolution of it."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore2.AnyIOBackend()
+        self.pins: dict[str, tuple[str, ...]] = {}
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore2's backend signature
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        addresses = self.pins.get(host.lower().strip("[]").rstrip("."))
+        if not addresses:
+            # Never an unpinned connection (S06): no validated address, no connection.
+            raise httpcore2.ConnectError(f"no validated address for {host!r}")
+        failure: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address,
+                    port,
+                    timeout=timeout,
+                    local_address=local_address,
+                    socket_options=socket_options,
+                )
+            except (httpcore2.ConnectError, httpcore2.ConnectTimeout) as exc:
+                failure = exc
+        assert failure is not None
+        raise failure
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore2's backend signature
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        raise httpcore2.ConnectError("the pinned transport does not use unix sockets")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+_EXCEPTIONS: Final[tuple[tuple[type[Exception], type[httpx2.TransportError]], ...]] = (
+    (httpcore2.ConnectTimeout, httpx2.ConnectTimeout),
+    (httpcore2.ReadTimeout, httpx2.ReadTimeout),
+    (httpcore2.WriteTimeout, httpx2.WriteTimeout),
+    (httpcore2.PoolTimeout, httpx2.PoolTimeout),
+    (httpcore2.ConnectError, httpx2.ConnectError),
+    (httpcore2.ReadError, httpx2.ReadError),
+    (httpcore2.WriteError, httpx2.WriteError),
+    (httpcore2.RemoteProtocolError, httpx2.RemoteProtocolError),
+    (httpcore2.LocalProtocolError, httpx2.LocalProtocolError),
+    (httpcore2.UnsupportedProtocol, httpx2.UnsupportedProtocol),
+)
+
+
+@contextlib.contextmanager
+def _mapped(request: httpx2.Request) -> Any:
+    try:
+        yield
+    except httpcore2.TimeoutException as exc:
+        raise _translate(exc, request) from exc
+    except httpcore2.NetworkError as exc:
+        raise _translate(exc, request) from exc
+    except httpcore2.ProtocolError as exc:
+        raise _translate(exc, request) from exc
+    except httpcore2.UnsupportedProtocol as exc:
+        raise _translate(exc, request) from exc
+
+
+def _translate(exc: Exception, request: httpx2.Request) -> httpx2.TransportError:
+    for core_type, public_type in _EXCEPTIONS:
+        if isinstance(exc, core_type):
+            return public_type(str(exc), request=request)
+    return httpx2.TransportError(str(exc), request=request)
+
+
+@final
+class _Body(httpx2.AsyncByteStream):
+    def __init__(self, stream: Any, request: httpx2.Request) -> None:
+        self._stream = stream
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _mapped(self._request):
+            async for chunk in self._stream:
+                yield chunk
+
+    async def aclose(self) -> None:
+        closer = getattr(self._stream, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+@final
+class _PinnedTransport(httpx2.AsyncBaseTransport):
+    def __init__(self, ssl_context: ssl.SSLContext, backend: _PinnedBackend) -> None:
+        self._pool = httpcore2.AsyncConnectionPool(
+            ssl_context=ssl_context, network_backend=backend, max_connections=50
+        )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        core_request = httpcore2.Request(
+            method=request.method,
+            url=httpcore2.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _mapped(request):
+            response = await self._pool.handle_async_request(core_request)
+        return httpx2.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_Body(response.stream, request),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or (443 if scheme == "https" else 80)
+    return scheme, (parts.hostname or "").lower().rstrip("."), port
+
+
+@final
+class EgressClient:
+    """An async HTTP client on the pinned transport with the redirect rules (S06).
+
+    Args:
+        resolver: ``async (host) -> [ip, ...]``; default: the system resolver.
+        allowance: Test-only loopback allowance (:func:`robota.testing.loopback_allowance`).
+        verify: TLS verification: ``True`` (system trust store), an ``ssl.SSLContext``, or
+            ``False`` (never in production).
+        timeout: Seconds for connect, read and write each.
+        max_redirects: Hops followed before giving up (a :class:`Rejected`).
+        max_bytes: The most body bytes a bounded exchange reads.
+        user_agent: The ``User-Agent`` sent (kept across cross-origin hops).
+    """
+
+    __slots__ = (
+        "_allowance",
+        "_backend",
+        "_client",
+        "_max_bytes",
+        "_max_redirects",
+        "_resolver",
+        "_user_agent",
+    )
+
+    def __init__(
+        self,
+        *,
+        resolver: Resolver | None = None,
+        allowance: LoopbackAllowance | None = None,
+        verify: ssl.SSLContext | bool = True,
+        timeout: float = 30.0,
+        max_redirects: int = 10,
+        max_bytes: int = 10 * 1024 * 1024,
+        user_agent: str = _DEFAULT_USER_AGENT,
+    ) -> None:
+        self._resolver = resolver
+        self._allowance = allowance
+        self._max_redirects = max_redirects
+        self._max_bytes = max_bytes
+        self._user_agent = user_agent
+        if isinstance(verify, ssl.SSLContext):
+            context = verify
+        else:
+            context = ssl.create_default_context()
+            if not verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+        self._backend = _PinnedBackend()
+        self._client = httpx2.AsyncClient(
+            transport=_PinnedTransport(context, self._backend),
+            follow_redirects=False,
+            trust_env=False,  # no ambient proxy, no .netrc
+            timeout=timeout,
+        )
+
+    async def check(self, url: str) -> EgressDecision:
+        """The policy's decision for ``url`` (no request is made)."""
+        return await check_url(url, resolver=self._resolver, allowance=self._allowance)
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        content: bytes | None = None,
+        signal: AbortSignal | None = None,
+    ) -> EgressResult:
+        """A bounded exchange: follow redirects by hand, check every hop, read the body.
+
+        Returns :class:`Rejected` when the policy refuses a hop (the reason names which hop);
+        raises ``httpx2`` transport errors, :class:`ResponseTooLargeError` past ``max_bytes``,
+        and :class:`~robota.AbortError` when ``signal`` aborts. The connection is released in
+        every case.
+        """
+        current_headers = {"User-Agent": self._user_agent, **dict(headers or {})}
+        current_url, current_method, body = url, method.upper(), content
+        hops: list[str] = []
+        for hop in range(self._max_redirects + 1):
+            decision = await self.check(current_url)
+            if not decision.ok:
+                where = f" (redirect {hop} from {hops[-1]})" if hops else ""
+                return Rejected(current_url, f"{decision.reason}{where}")
+            self._backend.pins[decision.host] = decision.addresses
+            status, response_headers, data = await self._exchange(
+                current_method, current_url, current_headers, body, signal
+            )
+            location = response_headers.get("location")
+            if status in _REDIRECTS and location:
+                next_url = urljoin(current_url, location)
+                if _origin(next_url) != _origin(current_url):
+                    # S06: a cross-origin hop keeps only User-Agent of the caller's headers.
+                    current_headers = {
+                        k: v for k, v in current_headers.items() if k.lower() == "user-agent"
+                    }
+                if status == 303 or (status in (301, 302) and current_method == "POST"):
+                    current_method, body = "GET", None
+                    current_headers = {
+                        k: v
+                        for k, v in current_headers.items()
+                        if k.lower() not in ("content-type", "content-length")
+                    }
+                hops.append(current_url)
+                current_url = next_url
+                continue
+            return Fetched(current_url, status, response_headers, data, tuple(hops))
+        return Rejected(current_url, f"more than {self._max_redirects} redirects")
+
+    async def get(self, url: str, **options: Any) -> EgressResult:
+        """``request("GET", url, ...)``."""
+        return await self.request("GET", url, **options)
+
+    async def _exchange(
+        self,
+        method: str,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        signal: AbortSignal | None,
+    ) -> tuple[int, httpx2.Headers, bytes]:
+        work = asyncio.ensure_future(self._read(method, url, headers, body))
+        if signal is None:
+            return await work
+        if signal.aborted:
+            work.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+            raise abort_error_from_reason(signal.reason)
+        aborted = asyncio.ensure_future(signal.wait())
+        try:
+            done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            aborted.cancel()
+        if work not in done:
+            work.cancel()  # releases the connection: the stream's context exits on cancellation
+            with contextlib.suppress(asyncio.CancelledError):
+                await work
+            raise abort_error_from_reason(signal.reason)
+        return work.result()
+
+    async def _read(
+        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+    ) -> tuple[int, httpx2.Headers, bytes]:
+        async with self._client.stream(
+            method, url, headers=dict(headers), content=body
+        ) as response:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > self._max_bytes:
+                    raise ResponseTooLargeError(
+                        f"the response from {url} exceeded {self._max_bytes} bytes"
+                    )
+                chunks.append(chunk)
+            return response.status_code, response.headers, b"".join(chunks)
+
+    async def aclose(self) -> None:
+        """Close the client and its connections."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> EgressClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
