@@ -50,6 +50,25 @@ EXPECTED_PUBLIC = {
     "event_enforces",
 }
 
+# Issue 7: names acceptance tests outside this repository import from ``robota.host``.
+EXPECTED_HOST = {
+    "is_path_inside",
+    "check_url",
+    "EgressClient",
+    "OwnerOnlyStore",
+    "ProcessScopedDirectory",
+    "ProcessMarker",
+    "FileCredentialStore",
+    "Sealer",
+    "LockedError",
+    "CorruptError",
+    "ProcessEnvResolver",
+}
+
+
+def test_required_host_names_are_exported() -> None:
+    assert set(robota.host.__all__) >= EXPECTED_HOST
+
 
 def test_required_names_are_exported() -> None:
     assert set(robota.__all__) >= EXPECTED_PUBLIC
@@ -69,6 +88,8 @@ def test_all_is_pinned() -> None:
         "ApprovalRequest",
         "Approver",
         "ArgumentKind",
+        "ArtifactKind",
+        "ArtifactSealer",
         "AssistantMessage",
         "AuthenticationError",
         "CONSTRAINT_KEYWORDS",
@@ -81,6 +102,10 @@ def test_all_is_pinned() -> None:
         "ContextLimitMessage",
         "ContextUsage",
         "ConversationStore",
+        "CorruptError",
+        "CorruptReason",
+        "CredentialStore",
+        "CredentialStoreError",
         "DANGEROUS_PROPERTY_NAMES",
         "DEFAULT_CONTEXT_WINDOW",
         "DEFAULT_INTERRUPTED_ANNOTATION",
@@ -119,6 +144,8 @@ def test_all_is_pinned() -> None:
         "InMemoryResponseCache",
         "InternalError",
         "JsonType",
+        "LockedError",
+        "LockedReason",
         "LogEvent",
         "Logger",
         "LoggerSink",
@@ -177,10 +204,14 @@ def test_all_is_pinned() -> None:
         "RunResult",
         "RunStatus",
         "RunStream",
+        "SEALED_FRAMING_VERSION",
+        "SEALED_MAGIC",
         "SUBSET_KEYWORDS",
         "SameToolInputLoopError",
         "SchemaConversionError",
         "SchemaValidationError",
+        "Sealing",
+        "SealingGrant",
         "StdlibLoggingSink",
         "StopReason",
         "StorageError",
@@ -209,11 +240,14 @@ def test_all_is_pinned() -> None:
         "ToolResult",
         "ToolSpec",
         "UNAVAILABLE_TOOL_ROUNDS",
+        "UnlockListener",
         "Usage",
         "UsageTriple",
         "UserMessage",
         "__version__",
         "abort_error_from_reason",
+        "check_artifact_owner",
+        "check_credential_key",
         "check_native_tools",
         "check_parameter_schema",
         "choose_output_transport",
@@ -234,6 +268,7 @@ def test_all_is_pinned() -> None:
         "get_model_pricing",
         "is_abort",
         "is_env_reference",
+        "is_sealed",
         "model_capabilities",
         "model_capability",
         "normalize_request",
@@ -246,6 +281,7 @@ def test_all_is_pinned() -> None:
         "request_fingerprint",
         "resolve_env_reference",
         "schema_from_type",
+        "sealed_framing_version",
         "set_global_logger_sink",
         "stream_response",
         "tool",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from childproc import alive
 from robota import AbortController, HookOutcome
 from robota.core.hooks import HookSpec
 from robota.host import CommandHookExecutor, HttpHookExecutor
@@ -77,16 +78,7 @@ async def test_s22_a_timeout_is_an_error_and_kills_the_whole_process_group(
     assert time.monotonic() - started < 10
     grandchild = int(marker.read_text())
     await asyncio.sleep(0.1)
-    assert not _alive(grandchild)
-
-
-def _alive(pid: int) -> bool:
-    """Running (a killed process this sandbox's init has not reaped yet is a zombie: not alive)."""
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
+    assert not alive(grandchild)
 
 
 async def test_s22_an_abort_stops_the_hook() -> None:

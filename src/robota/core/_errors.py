@@ -21,6 +21,9 @@ kind without parsing message text::
     ├── ExecutionControlError               an execution-control outcome, never model-visible
     │   └── StorageError                    persistence failed; keeps the original cause
     ├── HistoryError (RuntimeError)         a write that would break a history principle (S34)
+    ├── CredentialStoreError                a credential store cannot be read or written (S11)
+    ├── LockedError                         a sealed artifact is intact but cannot open now (S11)
+    ├── CorruptError                        a sealed artifact does not open here (S11)
     └── AbortError                          the caller cancelled (S15); see ``robota.is_abort``
 
 ``category`` says whose side the failure is on: ``user`` (the caller's input or action),
@@ -35,18 +38,24 @@ in this tree; ``asyncio.CancelledError`` always propagates unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Literal, TypeAlias
+from types import MappingProxyType
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 __all__ = [
     "AbortError",
     "AuthenticationError",
     "ConfigurationError",
+    "CorruptError",
+    "CorruptReason",
+    "CredentialStoreError",
     "DisposedAgentError",
     "EmptyCompletionError",
     "ErrorCategory",
     "ExecutionControlError",
     "HistoryError",
     "InternalError",
+    "LockedError",
+    "LockedReason",
     "NativeToolUnavailableError",
     "NetworkError",
     "ProviderError",
@@ -412,3 +421,96 @@ class AbortError(RobotaError):
             kwargs.setdefault("cause", reason)
         super().__init__(message, **kwargs)
         self.reason = reason
+
+
+# S11: opening a sealed artifact fails in two distinct ways; neither message carries
+# plaintext, a key or a path (they come from fixed tables).
+
+LockedReason: TypeAlias = Literal["keys_locked", "no_secret"]
+"""Why an intact artifact cannot be opened now: the keys are locked, or none are held here."""
+
+CorruptReason: TypeAlias = Literal["not_sealed", "unsupported_framing", "wrong_kind", "damaged"]
+"""Why an artifact does not open here.
+
+``damaged`` covers every authentication failure: changed bytes, or bytes bound to another owner,
+another kind of the same sealing class, or another key pair — the cipher cannot tell these apart.
+"""
+
+_LOCKED_MESSAGES: Final[Mapping[LockedReason, str]] = MappingProxyType(
+    {
+        "keys_locked": (
+            "the sealed artifact is intact but cannot be opened now: this sealer's keys are "
+            "locked; unlock them and open it again"
+        ),
+        "no_secret": (
+            "the sealed artifact is intact but this sealer holds no secret key; only the "
+            "owner's process can open it"
+        ),
+    }
+)
+
+_CORRUPT_MESSAGES: Final[Mapping[CorruptReason, str]] = MappingProxyType(
+    {
+        "not_sealed": "the artifact is not sealed: it lacks the sealed framing",
+        "unsupported_framing": (
+            "the artifact is sealed in a framing version this build does not read; a newer "
+            "build may open it"
+        ),
+        "wrong_kind": "the sealed artifact was sealed as another kind of artifact",
+        "damaged": (
+            "the sealed artifact does not open: it was changed since sealing, or it is bound to "
+            "another owner, kind or key"
+        ),
+    }
+)
+
+
+class CredentialStoreError(RobotaError):
+    """The credential store cannot be read or written (S11).
+
+    Raised instead of answering "absent" when the store could not be consulted — a locked or
+    missing keychain, an unreadable or corrupt file, a file another account can read. The message
+    never contains a secret; ``__cause__``, when set, is the OS or backend error.
+    """
+
+    default_code = "credential_store"
+    default_category = "system"
+
+
+class LockedError(RobotaError):
+    """The artifact is intact but this process cannot open it now (S11).
+
+    Its keys are locked, or it holds none and only the owner's process reads the artifact.
+    Recoverable: unlocking the keys (or asking the owner's process) can succeed. Distinct from
+    :class:`CorruptError` on purpose, and never carries plaintext, a key or a path.
+
+    Attributes:
+        reason: Which of the :data:`LockedReason` cases applies.
+    """
+
+    default_code = "sealed_locked"
+    default_category = "system"
+    default_recoverable = True
+
+    def __init__(self, reason: LockedReason = "keys_locked", **kwargs: Any) -> None:
+        super().__init__(_LOCKED_MESSAGES[reason], **kwargs)
+        self.reason: LockedReason = reason
+
+
+class CorruptError(RobotaError):
+    """The artifact does not open here (S11).
+
+    It is not sealed in a framing this build reads, it is damaged, or it is bound to another
+    owner or kind. Distinct from :class:`LockedError` on purpose, and never carries plaintext, a
+    key or a path.
+
+    Attributes:
+        reason: Which of the :data:`CorruptReason` cases applies.
+    """
+
+    default_code = "sealed_corrupt"
+    default_category = "system"
+
+    def __init__(self, reason: CorruptReason = "damaged", **kwargs: Any) -> None:
+        super().__init__(_CORRUPT_MESSAGES[reason], **kwargs)
+        self.reason: CorruptReason = reason

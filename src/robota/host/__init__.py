@@ -3,14 +3,29 @@
 Implementations of core's ports that need the OS live here and are passed to core explicitly;
 core never reaches for them on its own.
 
-Available now:
-    ProcessEnvResolver: resolves ``$ENV:NAME`` references from the process environment.
-    canonical_path, is_path_inside: canonical paths and the one containment check (S05).
-    is_read_only_command: the read-only command classifier for permission evaluation (S21).
-    permission_context: a permission context wired to this machine (paths, home, classifier).
-    CommandHookExecutor, HttpHookExecutor: hook executors (S22).
+* Paths (S05): :func:`canonical_path`, :func:`is_path_inside` — the one containment check.
+* Egress (S06): :func:`check_url`, :class:`EgressClient` (pinned transport, checked redirects).
+* Owner-only store (S07): :class:`OwnerOnlyStore`.
+* Process lifetime (S08): :class:`ProcessScopedDirectory`, :func:`owner_state`, the exit
+  registry (:func:`register_at_exit`).
+* Children's sessions (S09): :func:`spawn`, :func:`isolate_children`.
+* Process markers (S10): :class:`ProcessMarker`.
+* Credentials and sealing (S11): :class:`FileCredentialStore`, :class:`KeyringCredentialStore`,
+  :class:`Sealer`.
+* Hooks (S22): :class:`CommandHookExecutor`, :class:`HttpHookExecutor`.
+* Permissions (S21): :func:`is_read_only_command`, :func:`permission_context`.
+* ``$ENV:`` references (S02): :class:`ProcessEnvResolver`.
 """
 
+#: S11 asks for these two names on the host sealer; they are core's error classes.
+from robota.core import CorruptError, LockedError
+from robota.host._children import (
+    children_isolated,
+    isolate_children,
+    signal_group,
+    spawn,
+)
+from robota.host._credential_file import FileCredentialStore, KeyringCredentialStore
 from robota.host._egress import (
     BLOCKED_HOSTNAMES,
     Allowed,
@@ -22,33 +37,111 @@ from robota.host._egress import (
     classify_address,
     parse_ip_literal,
 )
-from robota.host._egress_client import EgressClient, EgressResult, Fetched, ResponseTooLargeError
+from robota.host._egress_client import EgressClient, EgressResult, Fetched
 from robota.host._env import ProcessEnvResolver
+from robota.host._errors import (
+    EntryExistsError,
+    InsecureModeError,
+    LeaseRefusedError,
+    LockTimeoutError,
+    MarkerError,
+    MarkerHeldError,
+    MarkerLostError,
+    ModeNotEnforcedError,
+    OwnerRecordError,
+    ResponseTooLargeError,
+    StagingStateError,
+    StoreError,
+    UnconfirmedWriteError,
+)
 from robota.host._hooks import CommandHookExecutor, HttpHookExecutor
+from robota.host._lifetime import (
+    OWNER_RECORD_NAME,
+    ExitRegistration,
+    OwnerRecord,
+    OwnerState,
+    ProcessScopedDirectory,
+    ScopedDirectoryReport,
+    SweepResult,
+    owner_state,
+    register_at_exit,
+    run_exit_callbacks,
+)
+from robota.host._marker import MarkerReport, MarkerState, OperationLock, ProcessMarker
 from robota.host._paths import canonical_path, is_path_inside
 from robota.host._permissions import permission_context
 from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command
+from robota.host._sealer import Sealer, create_key_files, load_sealer
+from robota.host._store import (
+    DIRECTORY_MODE,
+    FILE_MODE,
+    OwnerOnlyStore,
+    StagedReplace,
+    StoreGuarantee,
+)
 
 __all__ = [
     "BLOCKED_HOSTNAMES",
+    "DIRECTORY_MODE",
+    "FILE_MODE",
+    "OWNER_RECORD_NAME",
     "READ_ONLY_COMMANDS",
     "Allowed",
+    "CommandHookExecutor",
+    "CorruptError",
     "EgressClient",
     "EgressDecision",
     "EgressResult",
+    "EntryExistsError",
+    "ExitRegistration",
     "Fetched",
+    "FileCredentialStore",
+    "HttpHookExecutor",
+    "InsecureModeError",
+    "KeyringCredentialStore",
+    "LeaseRefusedError",
+    "LockTimeoutError",
+    "LockedError",
     "LoopbackAllowance",
+    "MarkerError",
+    "MarkerHeldError",
+    "MarkerLostError",
+    "MarkerReport",
+    "MarkerState",
+    "ModeNotEnforcedError",
+    "OperationLock",
+    "OwnerOnlyStore",
+    "OwnerRecord",
+    "OwnerRecordError",
+    "OwnerState",
+    "ProcessEnvResolver",
+    "ProcessMarker",
+    "ProcessScopedDirectory",
     "Rejected",
     "Resolver",
     "ResponseTooLargeError",
-    "check_url",
-    "classify_address",
-    "parse_ip_literal",
-    "CommandHookExecutor",
-    "HttpHookExecutor",
-    "ProcessEnvResolver",
+    "ScopedDirectoryReport",
+    "Sealer",
+    "StagedReplace",
+    "StagingStateError",
+    "StoreError",
+    "StoreGuarantee",
+    "SweepResult",
+    "UnconfirmedWriteError",
     "canonical_path",
+    "check_url",
+    "children_isolated",
+    "classify_address",
+    "create_key_files",
     "is_path_inside",
     "is_read_only_command",
+    "isolate_children",
+    "load_sealer",
+    "owner_state",
+    "parse_ip_literal",
     "permission_context",
+    "register_at_exit",
+    "run_exit_callbacks",
+    "signal_group",
+    "spawn",
 ]

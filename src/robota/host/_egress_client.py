@@ -27,7 +27,7 @@ from urllib.parse import urljoin, urlsplit
 import httpcore2
 import httpx2
 
-from robota.core import AbortSignal, RobotaError, abort_error_from_reason
+from robota.core import AbortSignal, abort_error_from_reason
 from robota.host._egress import (
     EgressDecision,
     LoopbackAllowance,
@@ -35,18 +35,12 @@ from robota.host._egress import (
     Resolver,
     check_url,
 )
+from robota.host._errors import ResponseTooLargeError
 
 __all__ = ["EgressClient", "EgressResult", "Fetched", "ResponseTooLargeError"]
 
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_USER_AGENT: Final = "robota"
-
-
-class ResponseTooLargeError(RobotaError):
-    """A bounded exchange received more than its ``max_bytes``."""
-
-    default_code = "response_too_large"
-    default_category = "provider"
 
 
 @final

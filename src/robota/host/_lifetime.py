@@ -1,0 +1,723 @@
+"""Process lifetime: owner records, the exit registry, process-scoped directories (S08).
+
+**Owner records.** A pid alone is no identity — it is recycled, a containerised process is often
+pid 1, and containers sharing a state root each number their own processes — so an
+:class:`OwnerRecord` carries the machine (host name and machine id), the pid with its start
+time, the boot, and on Linux the pid namespace. :func:`owner_state` judges a record with one
+three-valued rule, shared by process-scoped directories and process markers (S10) so the two
+never disagree about whether a process runs:
+
+* ``"alive"`` — this machine, this boot, this pid namespace, and the pid is live with the
+  recorded start time;
+* ``"gone"`` — provably cannot be alive: this machine and an earlier boot, or this machine, boot
+  and namespace with the pid gone or now started at another time;
+* ``"unknown"`` — everything else (another machine, a record that does not name its machine,
+  another pid namespace, no start time to compare).
+
+**The exit registry.** What goes when the process ends is one registry for the whole process,
+kept on the :mod:`sys` module so every copy of this module (two installed versions, a reloaded
+module) shares it. It runs through :mod:`atexit`, and — because a signal whose default action
+kills the process runs no exit handlers — listens for SIGHUP, SIGINT and SIGTERM, but only where
+nothing else handles the signal (its handler is ``SIG_DFL``). Then it runs the cleanups and
+re-raises the signal with the default action, so the process dies by that signal exactly as it
+would have. A process with its own handler ends as that handler decides, and its normal exit
+runs the registry. (Python's own SIGINT handler raises :class:`KeyboardInterrupt`, which exits
+normally, so SIGINT is usually left alone.) No crash handler is installed here; a host that
+installs one that ends the process must call :func:`run_exit_callbacks` first.
+
+**Process-scoped directories.** :meth:`ProcessScopedDirectory.create` makes
+``<state_root>/<prefix>-<pid>-<16 hex>`` on the owner-only store (S07), writes the owner record
+into it before anything else, and registers its removal at exit. ``ProcessScopedDirectory.sweep``
+removes the directories whose owner is provably gone — by identity, never by age — and
+``ProcessScopedDirectory.inspect`` reports the same directories without removing anything.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import stat
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import FrameType, TracebackType
+from typing import Final, Literal, Protocol, TypeAlias, cast, final
+
+from robota.core import ConfigurationError, get_logger
+from robota.host._errors import OwnerRecordError
+from robota.host._store import EntryExistsError, OwnerOnlyStore, StoreError
+
+_log = get_logger("robota.host.lifetime")
+
+__all__ = [
+    "OWNER_RECORD_NAME",
+    "ExitRegistration",
+    "OwnerRecord",
+    "OwnerRecordError",
+    "OwnerState",
+    "ProcessScopedDirectory",
+    "ScopedDirectoryReport",
+    "SweepResult",
+    "owner_state",
+    "register_at_exit",
+    "run_exit_callbacks",
+]
+
+OwnerState: TypeAlias = Literal["alive", "gone", "unknown"]
+"""The three-valued judgement of a recorded owner (S08)."""
+
+OWNER_RECORD_NAME: Final = ".robota-owner.json"
+"""The file inside a process-scoped directory that names its owner; written first (S08)."""
+
+_RECORD_FORMAT: Final = "robota.owner/1"
+_MACHINE_ID_FILES: Final = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+_BOOT_ID_FILE: Final = "/proc/sys/kernel/random/boot_id"
+_PREFIX: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_TOKEN_HEX: Final = 16
+_REGISTRY_ATTRIBUTE: Final = "_robota_process_exit_registry"
+_EXIT_SIGNALS: Final = tuple(
+    getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGTERM") if hasattr(signal, name)
+)
+
+
+# --- owner records ---------------------------------------------------------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OwnerRecord:
+    """Who owns a process-scoped directory or a process marker (S08, S10).
+
+    Every field but ``pid`` may be ``None`` where the platform does not offer it (no machine id,
+    no ``/proc``, not Linux). A missing part is never a wildcard: :func:`owner_state` treats a
+    part only one side could read as a difference.
+
+    Attributes:
+        host: The host name.
+        machine_id: ``/etc/machine-id`` (or ``/var/lib/dbus/machine-id``), where readable.
+        pid: The process id, as this process's pid namespace numbers it.
+        start_time: The process start time in clock ticks since boot (``/proc/<pid>/stat``
+            field 22).
+        boot_id: ``/proc/sys/kernel/random/boot_id``: changes with every boot.
+        pid_namespace: ``readlink /proc/self/ns/pid`` (``"pid:[4026531836]"``).
+    """
+
+    host: str | None
+    machine_id: str | None
+    pid: int
+    start_time: int | None
+    boot_id: str | None
+    pid_namespace: str | None
+
+    @classmethod
+    def current(cls) -> OwnerRecord:
+        """The record of this process, read now (a forked child gets its own)."""
+        pid = os.getpid()
+        process = _read_process(pid)
+        return cls(
+            host=_host_name(),
+            machine_id=_machine_id(),
+            pid=pid,
+            start_time=process.start_time if process is not None else None,
+            boot_id=_read_text(_BOOT_ID_FILE),
+            pid_namespace=_pid_namespace(),
+        )
+
+    def as_dict(self) -> dict[str, str | int | None]:
+        """The record as a JSON-ready mapping (with its format tag)."""
+        return {
+            "format": _RECORD_FORMAT,
+            "host": self.host,
+            "machine_id": self.machine_id,
+            "pid": self.pid,
+            "start_time": self.start_time,
+            "boot_id": self.boot_id,
+            "pid_namespace": self.pid_namespace,
+        }
+
+    @classmethod
+    def from_dict(cls, data: object) -> OwnerRecord:
+        """Decode :meth:`as_dict` output.
+
+        Raises:
+            OwnerRecordError: not a record of this format, or a field of the wrong type.
+        """
+        if not isinstance(data, dict) or data.get("format") != _RECORD_FORMAT:
+            raise OwnerRecordError(f"not an owner record of format {_RECORD_FORMAT!r}")
+        pid = data.get("pid")
+        start_time = data.get("start_time")
+        if not isinstance(pid, int) or isinstance(pid, bool) or pid < 1:
+            raise OwnerRecordError(f"owner record has an invalid pid: {pid!r}")
+        if start_time is not None and (
+            not isinstance(start_time, int) or isinstance(start_time, bool) or start_time < 0
+        ):
+            raise OwnerRecordError(f"owner record has an invalid start time: {start_time!r}")
+        texts: dict[str, str | None] = {}
+        for key in ("host", "machine_id", "boot_id", "pid_namespace"):
+            value = data.get(key)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise OwnerRecordError(f"owner record has an invalid {key}: {value!r}")
+            texts[key] = value
+        return cls(
+            host=texts["host"],
+            machine_id=texts["machine_id"],
+            pid=pid,
+            start_time=start_time,
+            boot_id=texts["boot_id"],
+            pid_namespace=texts["pid_namespace"],
+        )
+
+    def to_json(self) -> bytes:
+        """The record as UTF-8 JSON, as written to disk."""
+        return json.dumps(self.as_dict(), sort_keys=True).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes) -> OwnerRecord:
+        """Decode :meth:`to_json` output.
+
+        Raises:
+            OwnerRecordError: not UTF-8 JSON, or not a valid record.
+        """
+        try:
+            decoded = json.loads(data.decode())
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise OwnerRecordError(f"owner record is not JSON: {exc}", cause=exc) from exc
+        return cls.from_dict(decoded)
+
+    def describe(self) -> str:
+        """A one-line description for messages: pid, host, machine, boot and namespace."""
+        parts = [f"pid {self.pid}", f"on host {self.host or '(unnamed)'}"]
+        if self.machine_id is not None:
+            parts.append(f"machine {self.machine_id}")
+        if self.boot_id is not None:
+            parts.append(f"boot {self.boot_id}")
+        if self.pid_namespace is not None:
+            parts.append(f"namespace {self.pid_namespace}")
+        return ", ".join(parts)
+
+
+def owner_state(record: OwnerRecord) -> OwnerState:
+    """Judge whether the owner ``record`` names can still be running (S08).
+
+    ``"alive"`` only on this machine, boot and pid namespace, with a recorded start time the
+    live pid still has. ``"gone"`` only when provable: this machine and an earlier boot, or this
+    machine, boot and namespace with the pid gone or started at another time. Everything else is
+    ``"unknown"`` — a caller that must not act while another owner runs keeps those.
+    """
+    here = OwnerRecord.current()
+    if not _same_machine(record, here):
+        # S08: another machine, or a record that does not name its machine: its boot differs,
+        # its pid means nothing here, and every Linux machine shows the same initial namespace.
+        return "unknown"
+    if record.boot_id is not None and here.boot_id is not None and record.boot_id != here.boot_id:
+        return "gone"  # S08: this machine, an earlier boot
+    if record.boot_id != here.boot_id:
+        return "unknown"  # only one side knows the boot
+    if record.pid_namespace != here.pid_namespace:
+        return "unknown"  # S08: may be live in another container
+    process = _read_process(record.pid)
+    if process is None:
+        return "unknown"
+    if not process.running:
+        return "gone"  # S08: the pid is gone on this machine, boot and namespace
+    if record.start_time is None or process.start_time is None:
+        return "unknown"  # a live pid without a start time to compare is no identity
+    return "alive" if process.start_time == record.start_time else "gone"
+
+
+def _same_machine(record: OwnerRecord, here: OwnerRecord) -> bool:
+    # S08: the machine matches only when every part either record carries is equal in both;
+    # a part only one side could read may belong to another machine.
+    parts = ((record.host, here.host), (record.machine_id, here.machine_id))
+    if all(theirs is None for theirs, _ in parts):
+        return False  # the record does not name its machine
+    return all(theirs == ours for theirs, ours in parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Process:
+    running: bool
+    start_time: int | None
+
+
+def _read_process(pid: int) -> _Process | None:
+    """Whether ``pid`` runs in this namespace, and its start time; ``None`` when undecidable."""
+    if os.name != "posix":
+        return None  # os.kill(pid, 0) would terminate the process on Windows
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return _Process(running=False, start_time=None)
+    except PermissionError:
+        pass  # it exists, under another account
+    except OSError:
+        return None
+    if not _proc_is_ours():
+        return _Process(running=True, start_time=None)
+    fields = _stat_fields(pid)
+    if fields is None:
+        # Exited between the two reads, or /proc refuses: ask the kernel once more.
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return _Process(running=False, start_time=None)
+        except OSError:
+            pass
+        return _Process(running=True, start_time=None)
+    # fields[0] is field 3 (state), so field 22 (starttime) is fields[19].
+    state, start = fields[0], fields[19]
+    if state in ("Z", "X"):
+        # A zombie has exited and can never run again; only its pid is held until a parent
+        # reaps it. Where PID 1 does not reap (some containers and sandboxes), an orphan's
+        # zombie lingers indefinitely, and counting it alive would keep its directory forever.
+        return _Process(running=False, start_time=None)
+    return _Process(running=True, start_time=int(start) if start.isdigit() else None)
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    text = _read_text(f"/proc/{pid}/stat")
+    if text is None:
+        return None
+    # The command name (field 2) is parenthesised and may itself contain spaces and ")".
+    _, _, rest = text.rpartition(")")
+    fields = rest.split()
+    return fields if len(fields) >= 20 else None
+
+
+def _proc_is_ours() -> bool:
+    # /proc numbers processes as the namespace that mounted it; a /proc from another pid
+    # namespace would answer about unrelated processes.
+    text = _read_text("/proc/self/stat")
+    return text is not None and text.split(" ", 1)[0] == str(os.getpid())
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as stream:
+            text = stream.read().strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def _host_name() -> str | None:
+    try:
+        return socket.gethostname() or None
+    except OSError:
+        return None
+
+
+def _machine_id() -> str | None:
+    for path in _MACHINE_ID_FILES:
+        value = _read_text(path)
+        if value is not None:
+            return value
+    return None
+
+
+def _pid_namespace() -> str | None:
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
+# --- the exit registry -----------------------------------------------------------------------
+
+
+class _Registry(Protocol):
+    """What every copy of this module expects of the shared registry (keep it stable)."""
+
+    def register(self, callback: Callable[[], object]) -> int: ...
+    def unregister(self, token: int) -> None: ...
+    def run(self) -> None: ...
+
+
+class _ExitRegistry:
+    """The one exit registry of this process (S08); reached only through :func:`_registry`.
+
+    No lock: every mutation is one dict operation, atomic under the GIL, so a signal handler
+    interrupting :meth:`run` or :meth:`register` on the main thread cannot deadlock.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[int, Callable[[], object]]] = {}
+        self._tokens = itertools.count(1)
+
+    def register(self, callback: Callable[[], object]) -> int:
+        token = next(self._tokens)
+        self._entries[token] = (os.getpid(), callback)
+        self._listen()
+        return token
+
+    def unregister(self, token: int) -> None:
+        self._entries.pop(token, None)
+
+    def run(self) -> None:
+        pid = os.getpid()
+        while True:
+            try:
+                _, (owner, callback) = self._entries.popitem()  # newest first
+            except KeyError:
+                return
+            if owner != pid:
+                continue  # registered by the parent before a fork: not this process's to undo
+            try:
+                callback()
+            except Exception as exc:  # noqa: BLE001 - one failed cleanup must not skip the rest
+                _report_cleanup_failure(callback, exc)
+
+    def forget_inherited(self) -> None:
+        pid = os.getpid()
+        for token, (owner, _) in list(self._entries.items()):
+            if owner != pid:
+                self._entries.pop(token, None)
+
+    def _listen(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal handlers can only be set there; a later registration retries
+        for number in _EXIT_SIGNALS:
+            # S08: act only when nothing else handles the signal; a handler already there
+            # (ours included) ends the process as it decides, and its exit runs atexit.
+            if signal.getsignal(number) == signal.SIG_DFL:
+                signal.signal(number, self._on_signal)
+
+    def _on_signal(self, number: int, frame: FrameType | None) -> None:
+        self.run()
+        # S08: die by the same signal, as the default action would have.
+        signal.signal(number, signal.SIG_DFL)
+        signal.raise_signal(number)
+
+
+def _report_cleanup_failure(callback: Callable[[], object], exc: Exception) -> None:
+    # S14: the library's diagnostics go to the installed sink, never straight to the console.
+    with contextlib.suppress(Exception):
+        _log.error("exit cleanup failed", cleanup=repr(callback), error=repr(exc))
+
+
+def _registry() -> _Registry:
+    existing = getattr(sys, _REGISTRY_ATTRIBUTE, None)
+    if existing is not None:
+        return cast(_Registry, existing)
+    candidate = _ExitRegistry()
+    # setdefault is atomic: of two threads or two module copies racing here, one registry wins.
+    chosen = vars(sys).setdefault(_REGISTRY_ATTRIBUTE, candidate)
+    if chosen is candidate:
+        atexit.register(candidate.run)
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=candidate.forget_inherited)
+    return cast(_Registry, chosen)
+
+
+@final
+class ExitRegistration:
+    """A callback registered with the process exit registry; :meth:`release` withdraws it."""
+
+    __slots__ = ("_token",)
+
+    def __init__(self, token: int) -> None:
+        self._token: int | None = token
+
+    @property
+    def active(self) -> bool:
+        """Whether the callback is still registered by this handle."""
+        return self._token is not None
+
+    def release(self) -> None:
+        """Withdraw the callback without running it. Idempotent."""
+        if self._token is not None:
+            _registry().unregister(self._token)
+            self._token = None
+
+
+def register_at_exit(callback: Callable[[], object]) -> ExitRegistration:
+    """Run ``callback`` when this process ends: normal exit, or a default-action signal (S08).
+
+    Callbacks run newest first, at most once, and only in the process that registered them (a
+    forked child inherits none). A callback that raises is reported to the diagnostic sink
+    (S14) and the rest still run. A callback must be quick and must not block on other threads.
+    """
+    return ExitRegistration(_registry().register(callback))
+
+
+def run_exit_callbacks() -> None:
+    """Run (and forget) every registered exit callback now.
+
+    For a host's crash handler that ends the process without a normal exit (S08); nothing
+    calls it otherwise.
+    """
+    _registry().run()
+
+
+# --- process-scoped directories --------------------------------------------------------------
+
+
+@final
+class ProcessScopedDirectory:
+    """A directory this process keeps for its own lifetime (S08).
+
+    Create it with :meth:`create`; it is removed by :meth:`remove`, by leaving its ``with``
+    block, or when the process ends (see the exit registry). A crash leaves it behind for a
+    later :meth:`sweep`, which removes it once its owner provably cannot be alive. Its lifecycle
+    is ``open → removed``.
+    """
+
+    __slots__ = ("_name", "_path", "_record", "_registration", "_removed")
+
+    def __init__(
+        self, *, path: str, name: str, record: OwnerRecord, registration: ExitRegistration
+    ) -> None:
+        self._path = path
+        self._name = name
+        self._record = record
+        self._registration = registration
+        self._removed = False
+
+    @classmethod
+    def create(
+        cls, state_root: str | os.PathLike[str], prefix: str, *, repair: bool = False
+    ) -> ProcessScopedDirectory:
+        """Create ``<state_root>/<prefix>-<pid>-<random>`` for this process.
+
+        The directory is owner-only (S07); the owner record is written into it, flushed,
+        before anything else goes in; its removal is registered at exit.
+
+        Args:
+            state_root: The directory holding scoped directories (made owner-only if missing).
+            prefix: What the directory is for (``"spill"``, ``"checkpoints"``): letters,
+                digits, ``_``, ``.`` and ``-``, starting with a letter or digit.
+            repair: Passed to :class:`~robota.host._store.OwnerOnlyStore`.
+
+        Raises:
+            ConfigurationError: an invalid prefix.
+            StoreError: the state root is not owner-only, or the directory cannot be made.
+        """
+        _check_prefix(prefix)
+        store = OwnerOnlyStore(state_root, repair=repair)
+        record = OwnerRecord.current()
+        while True:
+            name = f"{prefix}-{record.pid}-{secrets.token_hex(_TOKEN_HEX // 2)}"
+            try:
+                path = store.make_directory(name, exclusive=True)
+            except EntryExistsError:  # pragma: no cover - a 64-bit collision
+                continue
+            break
+        registration = register_at_exit(lambda: _remove_scoped(path))
+        try:
+            # S08: the owner record goes in before anything else.
+            store.create_only(f"{name}/{OWNER_RECORD_NAME}", record.to_json(), durable=True)
+        except BaseException:
+            registration.release()
+            with contextlib.suppress(OSError):
+                _remove_scoped(path)
+            raise
+        return cls(path=path, name=name, record=record, registration=registration)
+
+    @property
+    def path(self) -> str:
+        """The directory's absolute path."""
+        return self._path
+
+    @property
+    def name(self) -> str:
+        """The directory's name (``<prefix>-<pid>-<random>``)."""
+        return self._name
+
+    @property
+    def record(self) -> OwnerRecord:
+        """The owner record written into it."""
+        return self._record
+
+    @property
+    def removed(self) -> bool:
+        """Whether :meth:`remove` ran."""
+        return self._removed
+
+    def remove(self) -> None:
+        """Remove the directory and everything in it now, and withdraw the exit cleanup.
+
+        Idempotent.
+
+        Raises:
+            StoreError: it could not be removed entirely (the exit cleanup stays registered).
+        """
+        if self._removed:
+            return
+        try:
+            _remove_scoped(self._path)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot remove {self._path}: {exc}", path=self._path, cause=exc
+            ) from exc
+        self._removed = True
+        self._registration.release()
+
+    @staticmethod
+    def inspect(
+        state_root: str | os.PathLike[str], prefix: str
+    ) -> tuple[ScopedDirectoryReport, ...]:
+        """Report every scoped directory ``prefix`` names under ``state_root``; remove nothing.
+
+        For a host that must not act while another owner runs: it tells ``"alive"`` and
+        ``"unknown"`` apart (S08). It considers exactly the directories :meth:`sweep` does.
+        """
+        _check_prefix(prefix)
+        return tuple(_scan(os.fspath(state_root), prefix))
+
+    @staticmethod
+    def sweep(state_root: str | os.PathLike[str], prefix: str) -> SweepResult:
+        """Remove the scoped directories under ``state_root`` whose owner is provably gone.
+
+        Decided by the owner's identity, never by age: an idle session's directory is old and
+        live (S08). Only a real directory owned by this account whose name has the exact scoped
+        form ``<prefix>-<pid>-<16 lowercase hex>`` is considered — a link, a file or any other
+        name is left alone — and only an owner judged ``"gone"`` by :func:`owner_state` has its
+        directory removed. Another machine's, another pid namespace's, and an unreadable
+        record's are kept.
+        """
+        _check_prefix(prefix)
+        removed: list[ScopedDirectoryReport] = []
+        kept: list[ScopedDirectoryReport] = []
+        failed: list[tuple[ScopedDirectoryReport, str]] = []
+        for report in _scan(os.fspath(state_root), prefix):
+            if report.state != "gone":
+                kept.append(report)
+                continue
+            try:
+                if not _is_scoped_directory(report.path):
+                    continue  # replaced since the scan
+                _remove_scoped(report.path)
+            except OSError as exc:
+                failed.append((report, str(exc)))
+                continue
+            removed.append(report)
+        return SweepResult(removed=tuple(removed), kept=tuple(kept), failed=tuple(failed))
+
+    def __enter__(self) -> ProcessScopedDirectory:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.remove()
+
+    def __repr__(self) -> str:
+        state = "removed" if self._removed else "open"
+        return f"ProcessScopedDirectory({self._path!r}, {state})"
+
+
+def _remove_scoped(path: str) -> None:
+    """Remove a scoped directory, its owner record last, so a partial removal stays judged."""
+    try:
+        entries = list(os.scandir(path))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.name == OWNER_RECORD_NAME:
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(os.path.join(path, OWNER_RECORD_NAME))
+    os.rmdir(path)
+
+
+def _check_prefix(prefix: str) -> None:
+    if not _PREFIX.fullmatch(prefix):
+        raise ConfigurationError(
+            f"a scoped directory prefix must be letters, digits, '_', '.' or '-' and start with "
+            f"a letter or digit, got {prefix!r}"
+        )
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScopedDirectoryReport:
+    """One process-scoped directory as ``inspect`` and ``sweep`` see it.
+
+    Attributes:
+        path: Its absolute path.
+        name: Its name.
+        record: Its owner record, or ``None`` when missing or unreadable.
+        state: Its owner's state; ``"unknown"`` without a readable record.
+    """
+
+    path: str
+    name: str
+    record: OwnerRecord | None
+    state: OwnerState
+
+
+@final
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepResult:
+    """What :meth:`ProcessScopedDirectory.sweep` did.
+
+    Attributes:
+        removed: Directories whose owner was provably gone, now removed.
+        kept: Directories whose owner is alive or unknown.
+        failed: Gone owners' directories that could not be removed entirely, with the reason;
+            a later sweep tries again (their record is removed last, so they stay judged).
+    """
+
+    removed: tuple[ScopedDirectoryReport, ...]
+    kept: tuple[ScopedDirectoryReport, ...]
+    failed: tuple[tuple[ScopedDirectoryReport, str], ...]
+
+
+def _scan(state_root: str, prefix: str) -> Iterator[ScopedDirectoryReport]:
+    pattern = re.compile(rf"{re.escape(prefix)}-([1-9][0-9]*)-[0-9a-f]{{{_TOKEN_HEX}}}")
+    try:
+        entries = sorted(os.scandir(state_root), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        match = pattern.fullmatch(entry.name)
+        if match is None or not _is_scoped_directory(entry.path):
+            continue
+        record = _read_record(entry.path)
+        if record is not None and record.pid != int(match.group(1)):
+            record = None  # the name and the record disagree: trust neither
+        state: OwnerState = owner_state(record) if record is not None else "unknown"
+        yield ScopedDirectoryReport(path=entry.path, name=entry.name, record=record, state=state)
+
+
+def _is_scoped_directory(path: str) -> bool:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    if not stat.S_ISDIR(info.st_mode):
+        return False  # S08: a link or a file with a scoped name is left alone
+    return os.name != "posix" or info.st_uid == os.geteuid()
+
+
+def _read_record(directory: str) -> OwnerRecord | None:
+    path = os.path.join(directory, OWNER_RECORD_NAME)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as stream:
+            data = stream.read(64 * 1024)
+    except OSError:
+        return None
+    try:
+        return OwnerRecord.from_json(data)
+    except OwnerRecordError:
+        return None
