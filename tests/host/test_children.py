@@ -116,10 +116,12 @@ def test_s09_the_childs_group_is_killed_when_the_process_ends(tmp_path: pathlib.
 
 
 async def test_s09_a_signal_reaches_the_group_only_while_the_leader_lives(
-    tmp_path: pathlib.Path,
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if not children_isolated():
-        robota.host.isolate_children()
+    # The decision never turns off; the test process takes it only for this test.
+    monkeypatch.setattr(sys, "_robota_children_isolated", False, raising=False)
+    robota.host.isolate_children()
+    assert children_isolated()
     marker = tmp_path / "pid"
     child = await spawn("sh", "-c", f"sleep 300 & echo $! > {marker}; wait")
     for _ in range(200):

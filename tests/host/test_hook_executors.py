@@ -5,19 +5,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import pathlib
-import signal
+import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx2
 import pytest
 
 from childproc import alive
-from robota import AbortController, HookOutcome
+from robota import AbortController, ConfigurationError, HookOutcome
 from robota.core.hooks import HookSpec
-from robota.host import CommandHookExecutor, HttpHookExecutor
+from robota.host import CommandHookExecutor, EgressClient, HttpHookExecutor
+from robota.testing import loopback_allowance
 
 PAYLOAD = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}}
 
@@ -131,6 +135,7 @@ class _Server:
         self.received: list[dict[str, Any]] = []
         self.server: asyncio.base_events.Server | None = None
         self.handlers: set[asyncio.Task[Any]] = set()
+        self.location = ""
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -155,18 +160,26 @@ class _Server:
         self.received.append(json.loads(body))
         status, payload, delay = self.replies.pop(0)
         await asyncio.sleep(delay)
+        location = f"location: {self.location}\r\n" if self.location else ""
         writer.write(
             f"HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {len(payload)}\r\n"
-            f"connection: close\r\n\r\n".encode()
+            f"{location}connection: close\r\n\r\n".encode()
             + payload
         )
         await writer.drain()
 
     @property
-    def url(self) -> str:
+    def port(self) -> int:
         assert self.server is not None
-        port = self.server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/hook"
+        return int(self.server.sockets[0].getsockname()[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/hook"
+
+    @property
+    def named_url(self) -> str:
+        return f"http://hooks.test:{self.port}/hook"
 
 
 @pytest.fixture
@@ -181,17 +194,25 @@ async def server() -> AsyncIterator[_Server]:
     await instance.server.wait_closed()
 
 
+async def _resolve(host: str) -> list[str]:
+    assert host == "hooks.test"
+    return ["127.0.0.1"]
+
+
+def _egress() -> EgressClient:
+    # S06: the hook server is on loopback, reached by name under the test-only allowance.
+    return EgressClient(resolver=_resolve, allowance=loopback_allowance("hooks.test"))
+
+
 async def _http(
     server: _Server, status: int, body: Any, delay: float = 0.0, **spec: Any
 ) -> HookOutcome:
     server.replies.append(
         (status, json.dumps(body).encode() if not isinstance(body, bytes) else body, delay)
     )
-    executor = HttpHookExecutor(check_url=None)
-    try:
-        return await executor.execute(HookSpec("http", url=server.url, **spec), PAYLOAD)
-    finally:
-        await executor.aclose()
+    async with _egress() as egress:
+        executor = HttpHookExecutor(egress=egress)
+        return await executor.execute(HookSpec("http", url=server.named_url, **spec), PAYLOAD)
 
 
 async def test_s22_http_hook_explicit_verdicts(server: _Server) -> None:
@@ -220,23 +241,111 @@ async def test_s22_http_hook_timeout_and_unreachable_are_errors(server: _Server)
     slow = await _http(server, 200, {"decision": True}, delay=2.0, timeout=0.3)
     assert slow.kind == "error"
     assert "timed out" in slow.reason
-    executor = HttpHookExecutor(check_url=None)
-    outcome = await executor.execute(HookSpec("http", url="http://127.0.0.1:9/"), PAYLOAD)
-    await executor.aclose()
+    async with _egress() as egress:
+        outcome = await HttpHookExecutor(egress=egress).execute(
+            HookSpec("http", url="http://hooks.test:9/"), PAYLOAD
+        )
     assert outcome.kind == "error"
+    assert "could not be reached" in outcome.reason
 
 
-async def test_s06_http_hook_url_passes_the_egress_check_first(server: _Server) -> None:
-    async def refuse(url: str) -> str | None:
-        return "loopback addresses are refused"
+async def test_s22_an_abort_stops_an_http_hook(server: _Server) -> None:
+    server.replies.append((200, b'{"decision": true}', 5.0))
+    controller = AbortController()
+    asyncio.get_running_loop().call_later(0.2, controller.abort)
+    async with _egress() as egress:
+        started = time.monotonic()
+        outcome = await HttpHookExecutor(egress=egress).execute(
+            HookSpec("http", url=server.named_url), PAYLOAD, signal=controller.signal
+        )
+    assert outcome.kind == "error"
+    assert "aborted" in outcome.reason
+    assert time.monotonic() - started < 4.0
 
-    executor = HttpHookExecutor(check_url=refuse)
+
+async def test_s06_an_http_hook_goes_through_the_egress_boundary_by_default(
+    server: _Server,
+) -> None:
+    executor = HttpHookExecutor()
     outcome = await executor.execute(HookSpec("http", url=server.url), PAYLOAD)
     await executor.aclose()
     assert outcome.kind == "error"
     assert "egress" in outcome.reason
+    assert "loopback" in outcome.reason
     assert server.received == []
 
 
-def test_signal_names_are_reported() -> None:
-    assert signal.Signals(9).name == "SIGKILL"
+async def test_s06_an_http_hook_redirected_to_loopback_is_refused_at_the_hop(
+    server: _Server,
+) -> None:
+    # The allowed, named hook server answers with a redirect to a literal loopback address.
+    server.replies.append((307, b"", 0.0))
+    server.location = "http://127.0.0.1:9/admin"
+    async with _egress() as egress:
+        outcome = await HttpHookExecutor(egress=egress).execute(
+            HookSpec("http", url=server.named_url), PAYLOAD
+        )
+    assert outcome.kind == "error"
+    assert "egress" in outcome.reason
+    assert "redirect" in outcome.reason
+    assert len(server.received) == 1  # the first hop only
+
+
+async def test_s06_a_trusted_client_reaches_a_fixed_local_endpoint(server: _Server) -> None:
+    server.replies.append((200, b'{"decision": true}', 0.0))
+    async with httpx2.AsyncClient(trust_env=False) as client:
+        outcome = await HttpHookExecutor(trusted_client=client).execute(
+            HookSpec("http", url=server.url), PAYLOAD
+        )
+    assert outcome.kind == "allow"
+    assert server.received[0]["tool_name"] == "Bash"
+
+
+async def test_s06_egress_and_trusted_client_are_exclusive() -> None:
+    async with _egress() as egress, httpx2.AsyncClient() as client:
+        with pytest.raises(ConfigurationError, match="not both"):
+            HttpHookExecutor(egress=egress, trusted_client=client)
+
+
+SESSION_PROBE = "echo $(ps -o sid= -p $$) $(ps -o pgid= -p $$) $$"
+
+
+async def test_s09_while_children_are_not_isolated_a_command_hook_shares_the_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # S09: with the decision off the hook keeps this process's session (its terminal); it still
+    # leads its own process group so a timeout can kill it whole (S22).
+    monkeypatch.setattr(sys, "_robota_children_isolated", False, raising=False)
+    outcome = await run(SESSION_PROBE)
+    sid, pgid, pid = (int(word) for word in outcome.output.split())
+    assert sid == os.getsid(0)
+    assert pgid == pid
+
+
+def test_s09_once_children_are_isolated_a_command_hook_leads_its_own_session() -> None:
+    # The decision never turns off, so it is taken in a child interpreter.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                """
+                import asyncio, os, sys
+                from robota.core.hooks import HookSpec
+                from robota.host import CommandHookExecutor, isolate_children
+                isolate_children()
+                outcome = asyncio.run(CommandHookExecutor().execute(
+                    HookSpec("command", command=sys.argv[1]), {"hook_event_name": "Stop"}))
+                print(os.getsid(0), outcome.output.strip())
+                """
+            ),
+            SESSION_PROBE,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    ours, sid, pgid, pid = (int(word) for word in result.stdout.split())
+    assert sid == pid != ours
+    assert pgid == pid

@@ -11,13 +11,13 @@ Command hooks — the payload is written to the command's stdin as JSON:
 * any other exit code, a kill by a signal, a timeout, or a process that never started → error,
   with a reason that names which. Never silently coerced to allow or deny.
 
-The child leads its own session and process group (S09), and the whole group is killed on a
-timeout or an abort, so a hook cannot leave a grandchild behind on the way out.
+The child leads its own process group, and its own session too once children are isolated
+(S09); the whole group is killed on a timeout or an abort, so a hook cannot leave a grandchild
+behind on the way out.
 
 HTTP hooks POST the payload and must answer 2xx with a JSON body stating ``"decision": true`` or
-``false``; anything else is an error. Their URL passes an egress check first — a seam the host
-fills with its egress policy (:func:`robota.host.check_url` once it exists); pass
-``check_url=None`` only for a trusted, fixed endpoint.
+``false``; anything else is an error. They go through the egress boundary (S06,
+:class:`~robota.host.EgressClient`) unless a trusted client is given for a fixed endpoint.
 """
 
 from __future__ import annotations
@@ -27,21 +27,22 @@ import contextlib
 import json
 import os
 import signal as signals
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final, final
 
 import httpx2
 
-from robota.core import AbortSignal
+from robota.core import AbortSignal, ConfigurationError
 from robota.core.hooks import HookOutcome, HookSpec, decode_hook_body
+from robota.host._children import children_isolated, spawn
+from robota.host._egress import Rejected
+from robota.host._egress_client import EgressClient
+from robota.host._errors import ResponseTooLargeError
 
 __all__ = ["CommandHookExecutor", "HttpHookExecutor"]
 
 DEFAULT_HOOK_TIMEOUT: Final = 60.0
 _OUTPUT_LIMIT: Final = 1_000_000
-
-UrlCheck = Callable[[str], Awaitable[str | None]]
-"""``(url) -> None`` when the URL may be called, else the reason it may not."""
 
 
 @final
@@ -75,16 +76,10 @@ class CommandHookExecutor:
             return HookOutcome.error("a command hook needs a 'command'")
         timeout = hook.timeout or self._default_timeout
         try:
-            process = await asyncio.create_subprocess_exec(
-                "/bin/sh",
-                "-c",
+            process = await _start(
                 hook.command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
                 env=dict(os.environ) if self._env is None else self._env,
                 cwd=self._cwd,
-                start_new_session=True,  # S09: its own group, killed as a whole
             )
         except OSError as exc:
             return HookOutcome.error(f"the hook process never started: {exc}")
@@ -125,6 +120,31 @@ class CommandHookExecutor:
         return HookOutcome.error(f"the hook exited with status {code}{detail}")
 
 
+async def _start(
+    command: str, *, env: Mapping[str, str], cwd: str | None
+) -> asyncio.subprocess.Process:
+    pipe = asyncio.subprocess.PIPE
+    if children_isolated():
+        # S09: the process-wide decision is on — the hook leads its own session, its group is
+        # killed when this process ends.
+        return await spawn(
+            "/bin/sh", "-c", command, stdin=pipe, stdout=pipe, stderr=pipe, env=env, cwd=cwd
+        )
+    # S09: the decision is off, so the hook keeps this process's session; it still leads its own
+    # process group so a timeout or abort kills it with its descendants (S22).
+    return await asyncio.create_subprocess_exec(
+        "/bin/sh",
+        "-c",
+        command,
+        stdin=pipe,
+        stdout=pipe,
+        stderr=pipe,
+        env=env,
+        cwd=cwd,
+        process_group=0,
+    )
+
+
 def _decode_stdout(stdout: str) -> HookOutcome:
     text = stdout.strip()
     if not text.startswith(("{", "[")):
@@ -159,63 +179,112 @@ async def _kill(process: asyncio.subprocess.Process, communicate: asyncio.Future
 class HttpHookExecutor:
     """Runs ``type: "http"`` hooks: POSTs the payload as JSON and decodes the verdict.
 
+    A hook URL comes from configuration, so it crosses the egress boundary (S06) like any other
+    caller-supplied URL: by default every request goes through an :class:`EgressClient` — the URL
+    and each redirect hop are checked, and the connection goes only to the addresses checked.
+
     Args:
-        check_url: The egress check each URL passes first (see the module docstring); it returns
-            ``None`` to allow or the reason to refuse. Required: pass ``None`` explicitly only
-            for trusted, fixed endpoints.
-        client: The HTTP client (default: one owned by this executor; close it with
+        egress: The egress client to send through (default: one this executor owns, closed by
             :meth:`aclose`).
+        trusted_client: Instead of the egress boundary, a plain ``httpx2`` client for a fixed
+            endpoint you trust (e.g. your own service on localhost). Hook URLs are then *not*
+            checked. Give at most one of ``egress`` and ``trusted_client``.
         default_timeout: Seconds before a hook without its own ``timeout`` counts as failed.
+
+    Raises:
+        ConfigurationError: both ``egress`` and ``trusted_client`` were given.
     """
 
-    __slots__ = ("_check", "_client", "_default_timeout", "_owns_client")
+    __slots__ = ("_default_timeout", "_egress", "_owns_egress", "_trusted")
 
     def __init__(
         self,
         *,
-        check_url: UrlCheck | None,
-        client: httpx2.AsyncClient | None = None,
+        egress: EgressClient | None = None,
+        trusted_client: httpx2.AsyncClient | None = None,
         default_timeout: float = DEFAULT_HOOK_TIMEOUT,
     ) -> None:
-        self._check = check_url
-        self._owns_client = client is None
-        self._client = client or httpx2.AsyncClient(follow_redirects=False, trust_env=False)
+        if egress is not None and trusted_client is not None:
+            raise ConfigurationError(
+                "give HttpHookExecutor either egress= or trusted_client=, not both"
+            )
+        self._trusted = trusted_client
+        self._owns_egress = egress is None and trusted_client is None
+        self._egress = (
+            egress if egress is not None or trusted_client is not None else EgressClient()
+        )
         self._default_timeout = default_timeout
 
     async def execute(
         self, hook: HookSpec, payload: Mapping[str, Any], *, signal: AbortSignal | None = None
     ) -> HookOutcome:
-        """POST ``payload`` to the hook's URL and decode the answer."""
+        """POST ``payload`` to the hook's URL and decode the answer (never raises for the hook)."""
         if hook.url is None:
             return HookOutcome.error("an http hook needs a 'url'")
-        if self._check is not None:
-            refusal = await self._check(hook.url)
-            if refusal is not None:
-                return HookOutcome.error(
-                    f"the hook URL was refused by the egress policy: {refusal}"
-                )
-        headers = hook.options.get("headers")
+        extra = hook.options.get("headers")
+        headers = {str(k): str(v) for k, v in extra.items()} if isinstance(extra, Mapping) else {}
+        headers["Content-Type"] = "application/json"
+        body = json.dumps(dict(payload), default=str).encode()
         timeout = hook.timeout or self._default_timeout
+        send = asyncio.ensure_future(self._send(hook.url, headers, body))
+        waiters: set[asyncio.Future[Any]] = {send}
+        aborted: asyncio.Future[object] | None = None
+        if signal is not None:
+            aborted = asyncio.ensure_future(signal.wait())
+            waiters.add(aborted)
         try:
-            response = await self._client.post(
-                hook.url,
-                json=dict(payload),
-                headers=dict(headers) if isinstance(headers, Mapping) else None,
-                timeout=timeout,
+            done, _ = await asyncio.wait(
+                waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
-        except httpx2.TimeoutException:
+        except asyncio.CancelledError:
+            await _cancel(send)
+            raise
+        finally:
+            if aborted is not None and not aborted.done():
+                aborted.cancel()
+        if send not in done:
+            await _cancel(send)  # releases the connection
+            if aborted is not None and aborted in done:
+                return HookOutcome.error("the hook was stopped because the run was aborted")
             return HookOutcome.error(f"the hook timed out after {timeout:g} seconds")
+        try:
+            answer = send.result()
+        except ResponseTooLargeError:
+            return HookOutcome.error("the hook's answer was too large")
         except httpx2.HTTPError as exc:
             return HookOutcome.error(f"the hook could not be reached: {type(exc).__name__}: {exc}")
-        if not 200 <= response.status_code < 300:
-            return HookOutcome.error(f"the hook answered HTTP {response.status_code}")
+        if isinstance(answer, Rejected):
+            return HookOutcome.error(
+                f"the hook URL was refused by the egress policy: {answer.reason}"
+            )
+        status, content = answer
+        if not 200 <= status < 300:
+            return HookOutcome.error(f"the hook answered HTTP {status}")
         try:
-            body = response.json()
+            verdict = json.loads(content)
         except ValueError:
             return HookOutcome.error("the hook's answer is not JSON")
-        return decode_hook_body(body, default=None, steering=False)
+        return decode_hook_body(verdict, default=None, steering=False)
+
+    async def _send(
+        self, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, bytes] | Rejected:
+        if self._trusted is not None:
+            response = await self._trusted.post(url, content=body, headers=dict(headers))
+            return response.status_code, response.content
+        assert self._egress is not None
+        result = await self._egress.request("POST", url, headers=headers, content=body)
+        if isinstance(result, Rejected):
+            return result
+        return result.status, result.content
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this executor created it."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the egress client if this executor created it (a given client stays open)."""
+        if self._owns_egress and self._egress is not None:
+            await self._egress.aclose()
+
+
+async def _cancel(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task
