@@ -395,6 +395,17 @@ async def test_s06_a_redirect_to_127_0_0_1_is_refused_at_the_hop() -> None:
     assert [s.path for s in server.seen] == ["/go"]  # the hop was never requested
 
 
+async def test_s06_a_redirect_to_a_malformed_url_is_a_rejection_not_an_exception() -> None:
+    # Regression: the redirect target's origin was computed before the hop was checked, so a
+    # Location with an out-of-range port raised ValueError out of request().
+    async with serve() as server, client() as http:
+        server.routes["/go"] = (302, {"location": "http://b.test:99999/x"}, b"", 0.0)
+        result = await http.get(f"http://a.test:{server.port}/go")
+    assert result.ok is False
+    assert "malformed URL" in result.reason
+    assert "redirect 1" in result.reason
+
+
 async def test_s06_cross_origin_redirect_drops_authorization_but_keeps_user_agent() -> None:
     async with serve() as first, serve() as second, client(user_agent="robota-test") as http:
         first.routes["/start"] = (

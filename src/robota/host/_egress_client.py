@@ -29,6 +29,7 @@ import httpx2
 
 from robota.core import AbortSignal, abort_error_from_reason
 from robota.host._egress import (
+    Allowed,
     EgressDecision,
     LoopbackAllowance,
     Rejected,
@@ -215,11 +216,9 @@ class _PinnedTransport(httpx2.AsyncBaseTransport):
         await self._pool.aclose()
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    port = parts.port or (443 if scheme == "https" else 80)
-    return scheme, (parts.hostname or "").lower().rstrip("."), port
+def _origin(decision: Allowed) -> tuple[str, str, int]:
+    # Checked hops only: the policy has already normalised host and port.
+    return urlsplit(decision.url).scheme.lower(), decision.host, decision.port
 
 
 @final
@@ -301,11 +300,18 @@ class EgressClient:
         current_headers = {"User-Agent": self._user_agent, **dict(headers or {})}
         current_url, current_method, body = url, method.upper(), content
         hops: list[str] = []
+        previous: Allowed | None = None
         for hop in range(self._max_redirects + 1):
             decision = await self.check(current_url)
             if not decision.ok:
                 where = f" (redirect {hop} from {hops[-1]})" if hops else ""
                 return Rejected(current_url, f"{decision.reason}{where}")
+            if previous is not None and _origin(previous) != _origin(decision):
+                # S06: a cross-origin hop keeps only User-Agent of the caller's headers.
+                current_headers = {
+                    k: v for k, v in current_headers.items() if k.lower() == "user-agent"
+                }
+            previous = decision
             self._backend.pins[decision.host] = decision.addresses
             status, response_headers, data = await self._exchange(
                 current_method, current_url, current_headers, body, signal
@@ -313,11 +319,6 @@ class EgressClient:
             location = response_headers.get("location")
             if status in _REDIRECTS and location:
                 next_url = urljoin(current_url, location)
-                if _origin(next_url) != _origin(current_url):
-                    # S06: a cross-origin hop keeps only User-Agent of the caller's headers.
-                    current_headers = {
-                        k: v for k, v in current_headers.items() if k.lower() == "user-agent"
-                    }
                 if status == 303 or (status in (301, 302) and current_method == "POST"):
                     current_method, body = "GET", None
                     current_headers = {
