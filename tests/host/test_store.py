@@ -206,7 +206,7 @@ def test_s07_a_filesystem_that_ignores_the_file_mode_is_caught_not_masked(
         os.fchmod(fd, 0o644)
         return fd
 
-    monkeypatch.setattr(_store, "_open_new_file", ignoring_open)
+    monkeypatch.setattr(_store, "open_new_file", ignoring_open)
     with pytest.raises(ModeNotEnforcedError) as caught:
         store.write("record.json", b"secret")
     assert caught.value.mode == 0o644
@@ -293,7 +293,7 @@ def test_s07_a_failure_after_the_content_is_in_place_is_reported_unconfirmed(
     def failing_flush(directory: str) -> None:
         raise OSError(errno.EIO, "I/O error", directory)
 
-    monkeypatch.setattr(_store, "_fsync_directory", failing_flush)
+    monkeypatch.setattr(_store, "fsync_directory", failing_flush)
     with pytest.raises(UnconfirmedWriteError) as caught:
         store.write("key.bin", b"new", durable=True)
     assert caught.value.in_place == ("key.bin",)

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Final, Literal, TypeVar, final, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
 
 from typing_extensions import TypedDict, Unpack
 
@@ -58,11 +58,13 @@ from robota.core.execution._structured import (
     OutputSpec,
     StructuredSettings,
 )
-from robota.core.permissions._gate import Approver
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._tool import Tool
+
+if TYPE_CHECKING:
+    from robota.core.permissions._gate import Approver
 
 __all__ = ["Agent", "ModelSelection", "RunOptions"]
 
@@ -83,12 +85,14 @@ class ModelSelection:
         return f"{self.provider}:{self.model}"
 
 
-def _check_rounds(value: object, where: str) -> int:
+def _check_non_negative(value: object, where: str, hint: str = "") -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigurationError(
-            f"{where} must be a non-negative integer (0 disables the cap), got {value!r}"
-        )
+        raise ConfigurationError(f"{where} must be a non-negative integer{hint}, got {value!r}")
     return value
+
+
+def _check_rounds(value: object, where: str) -> int:
+    return _check_non_negative(value, where, " (0 disables the cap)")
 
 
 def _check_limit(value: object, where: str) -> int | None:
@@ -98,18 +102,6 @@ def _check_limit(value: object, where: str) -> int | None:
         raise ConfigurationError(
             f"{where} must be a positive integer or None (no limit), got {value!r}"
         )
-    return value
-
-
-def _check_floor(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigurationError(f"context_floor must be a non-negative integer, got {value!r}")
-    return value
-
-
-def _check_retries(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigurationError(f"output_retries must be a non-negative integer, got {value!r}")
     return value
 
 
@@ -394,7 +386,11 @@ class Agent:
         """How full the current model's context window is (S31), without any provider call."""
         window = get_model_context_window(self._model, provider=self._provider.name)
         ledger = self._store.context
-        return ContextUsage(ledger.effective_tokens(_check_floor(floor)), window, ledger.reported)
+        return ContextUsage(
+            ledger.effective_tokens(_check_non_negative(floor, "context_floor")),
+            window,
+            ledger.reported,
+        )
 
     @property
     def tools(self) -> tuple[Tool, ...]:
@@ -538,12 +534,11 @@ class Agent:
                 )
             structured = StructuredSettings(
                 spec=OutputSpec(output),
-                retries=_check_retries(options.get("output_retries", 2)),
+                retries=_check_non_negative(options.get("output_retries", 2), "output_retries"),
                 instruction=self._output_instruction,
                 feedback=self._output_feedback,
             )
         return ExecutionSettings(
-            agent_id=self._id,
             agent_name=self._name,
             provider=self._provider,
             model=self._model,
@@ -556,7 +551,7 @@ class Agent:
             if same is None
             else _check_limit(same, "max_same_tool_inputs"),
             allow_tool_only_completion=allow_tool_only,
-            context_floor=_check_floor(options.get("context_floor", 0)),
+            context_floor=_check_non_negative(options.get("context_floor", 0), "context_floor"),
             summary_instruction=self._summary_instruction,
             summary_fallback=self._summary_fallback,
             unavailable_tools_instruction=self._unavailable_instruction,

@@ -129,9 +129,6 @@ class NullEventService:
         """Discard ``event``."""
 
 
-NULL_EVENT_SERVICE: Final = NullEventService()
-
-
 @final
 class RecordingEventService:
     """Keeps every event in :attr:`events` (tests, debugging, building a replay).

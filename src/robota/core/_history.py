@@ -143,11 +143,7 @@ class HistorySnapshot(Sequence[Message]):
         return itertools.islice(self._items, self._stop)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, HistorySnapshot):
-            return len(self) == len(other) and all(
-                a is b or a == b for a, b in zip(self, other, strict=True)
-            )
-        if isinstance(other, (tuple, list)):
+        if isinstance(other, (HistorySnapshot, tuple, list)):
             return len(self) == len(other) and all(
                 a is b or a == b for a, b in zip(self, other, strict=True)
             )

@@ -111,28 +111,22 @@ async def spawn(
         ConfigurationError: when the decision is on and a standard stream would hand the child a
             terminal (``None``, this process's stdin/stdout/stderr, or a tty).
     """
-    if not children_isolated():
-        return await asyncio.create_subprocess_exec(
-            program, *args, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, **options
-        )
-    for name, value in (("stdin", stdin), ("stdout", stdout), ("stderr", stderr)):
-        if _is_terminal_stream(value):
-            raise ConfigurationError(
-                f"{name} would hand the child a terminal descriptor, which an isolated child may "
-                "not have (S09); pass PIPE, DEVNULL or a file"
-            )
-    options.pop("start_new_session", None)
+    isolated = children_isolated()
+    if isolated:
+        for name, value in (("stdin", stdin), ("stdout", stdout), ("stderr", stderr)):
+            if _is_terminal_stream(value):
+                raise ConfigurationError(
+                    f"{name} would hand the child a terminal descriptor, which an isolated child "
+                    "may not have (S09); pass PIPE, DEVNULL or a file"
+                )
+        # A session leader already leads its own process group (and may not call setpgid).
+        options.pop("process_group", None)
+        options["start_new_session"] = True
     process = await asyncio.create_subprocess_exec(
-        program,
-        *args,
-        stdin=stdin,
-        stdout=stdout,
-        stderr=stderr,
-        cwd=cwd,
-        env=env,
-        start_new_session=True,
-        **options,
+        program, *args, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, **options
     )
+    if not isolated:
+        return process
     pgid = process.pid
     _groups().add(pgid)
     registration = register_at_exit(lambda: _kill_group(pgid))

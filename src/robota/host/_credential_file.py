@@ -7,8 +7,10 @@ The file store keeps S07's owner-only rules for the one file it owns: the file i
 from the start (never created wide and tightened), a file another account can read or that this
 account does not own is refused rather than repaired, and every write replaces the file durably
 (temp file flushed, renamed, directory flushed), so a crash leaves the old secrets or the new,
-never an empty file. The helpers below are also how the sealer's key files are written and read;
-the full S07 owner-only store supersedes them once it exists.
+never an empty file. It builds on the owner-only store's file primitives (:mod:`._store`) but is
+stricter than :class:`~robota.host.OwnerOnlyStore` about a single file: a mode the umask narrowed
+is refused rather than completed, and the parent directory may be any directory of the user's.
+The helpers below are also how the sealer's key files are written and read.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import stat
 import threading
 from typing import TYPE_CHECKING, Final, final
@@ -27,6 +28,7 @@ from robota.core import (
     CredentialStoreError,
     check_credential_key,
 )
+from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 __all__ = ["FileCredentialStore", "KeyringCredentialStore"]
 
 _FILE_FORMAT_VERSION: Final = 1
-_OWNER_ONLY: Final = 0o600
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 
@@ -88,30 +89,20 @@ def read_owner_only_file(path: str) -> bytes | None:
         os.close(fd)
 
 
-def _fsync_directory(directory: str) -> None:
-    fd = os.open(directory, os.O_RDONLY | _CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write_new(path: str, data: bytes) -> None:
     """Create ``path`` 0600 (failing if anything is there), write and flush ``data``."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, _OWNER_ONLY)
+    fd = open_new_file(path)
     try:
         # S07: verify, don't assume — a filesystem may accept a mode and ignore it. Never chmod
         # afterwards: a mode that did not take is reported, not masked.
         _check_owner_only(fd, path)
         mode = stat.S_IMODE(os.fstat(fd).st_mode)
-        if mode != _OWNER_ONLY:
+        if mode != FILE_MODE:
             raise CredentialStoreError(
                 f"{path} was created with mode {mode:04o}, not 0600; the process umask removes "
                 "the owner's own permissions — use a umask such as 0077"
             )
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     except BaseException:
         os.close(fd)
@@ -131,7 +122,7 @@ def create_owner_only_file(path: str, data: bytes) -> None:
     """
     try:
         _write_new(path, data)
-        _fsync_directory(os.path.dirname(os.path.abspath(path)))
+        fsync_directory(os.path.dirname(os.path.abspath(path)))
     except FileExistsError as exc:
         raise CredentialStoreError(f"{path} already exists; refusing to overwrite it") from exc
     except OSError as exc:
@@ -149,7 +140,7 @@ def replace_owner_only_file(path: str, data: bytes) -> None:
             content is in place but its durability could not be confirmed — the message says which.
     """
     directory = os.path.dirname(os.path.abspath(path))
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
+    temp = temp_path_for(os.path.abspath(path))
     try:
         _write_new(temp, data)
         os.replace(temp, path)
@@ -160,7 +151,7 @@ def replace_owner_only_file(path: str, data: bytes) -> None:
             f"{path} cannot be written ({exc.strerror}); its previous content is unchanged"
         ) from exc
     try:
-        _fsync_directory(directory)
+        fsync_directory(directory)
     except OSError as exc:
         # S07: in place but unconfirmed — never reported as not written.
         raise CredentialStoreError(
@@ -168,6 +159,12 @@ def replace_owner_only_file(path: str, data: bytes) -> None:
             "it may not survive a crash",
             code="credential_store_unconfirmed",
         ) from exc
+
+
+def _check_secret(secret: str) -> None:
+    given: object = secret  # typed callers cannot get it wrong; configuration files can
+    if not isinstance(given, str):
+        raise ConfigurationError("a credential secret must be a string")
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,9 +253,7 @@ class FileCredentialStore(CredentialStore):
             ConfigurationError: ``secret`` is not a string, or the key is empty.
         """
         check_credential_key(service, account)
-        given: object = secret
-        if not isinstance(given, str):
-            raise ConfigurationError("a credential secret must be a string")
+        _check_secret(secret)
         with self._lock:
             entries = self._load()
             entries.setdefault(service, {})[account] = secret
@@ -349,12 +344,12 @@ class KeyringCredentialStore(CredentialStore):
             CredentialStoreError: the keychain could not be read (locked, missing, failing).
         """
         check_credential_key(service, account)
-        backend = self._resolve_backend()
+        return self._read(self._resolve_backend(), service, account)
+
+    def _read(self, backend: KeyringBackend, service: str, account: str) -> str | None:
         try:
             secret = backend.get_password(self._keychain_service(service), account)
-        except (
-            Exception
-        ) as exc:  # backends raise any type (D-Bus, Security.framework …); one mapping place
+        except Exception as exc:  # backends raise any type (D-Bus, Security.framework …)
             raise CredentialStoreError(
                 f"the OS keychain could not be read: {type(exc).__name__}"
             ) from exc
@@ -371,9 +366,7 @@ class KeyringCredentialStore(CredentialStore):
             ConfigurationError: ``secret`` is not a string, or the key is empty.
         """
         check_credential_key(service, account)
-        given: object = secret
-        if not isinstance(given, str):
-            raise ConfigurationError("a credential secret must be a string")
+        _check_secret(secret)
         backend = self._resolve_backend()
         try:
             backend.set_password(self._keychain_service(service), account, secret)
@@ -390,9 +383,10 @@ class KeyringCredentialStore(CredentialStore):
         """
         from keyring.errors import PasswordDeleteError  # noqa: PLC0415 — optional dependency
 
-        if self.get(service, account) is None:
-            return False
+        check_credential_key(service, account)
         backend = self._resolve_backend()
+        if self._read(backend, service, account) is None:
+            return False
         try:
             backend.delete_password(self._keychain_service(service), account)
         except PasswordDeleteError:

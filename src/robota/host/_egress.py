@@ -68,6 +68,7 @@ BLOCKED_HOSTNAMES: Final = frozenset(
 _BLOCKED_SUFFIXES: Final = (".localhost", ".local", ".internal", ".kubernetes.default.svc")
 _IPV4_SPELLING = re.compile(r"^(?:0x[0-9a-f]+|[0-9]+)(?:\.(?:0x[0-9a-f]*|[0-9]+)){0,3}$", re.I)
 
+_BROADCAST: Final = ipaddress.IPv4Address("255.255.255.255")
 _CGNAT: Final = ipaddress.ip_network("100.64.0.0/10")
 _BENCHMARK: Final = ipaddress.ip_network("198.18.0.0/15")
 _DOCUMENTATION_V4: Final = (
@@ -177,7 +178,7 @@ def _classify_v4(address: ipaddress.IPv4Address) -> str | None:
         return "unspecified"
     if address.is_loopback:
         return "loopback"
-    if address == ipaddress.IPv4Address("255.255.255.255"):
+    if address == _BROADCAST:
         return "broadcast"
     if address.is_link_local:
         return "link-local"

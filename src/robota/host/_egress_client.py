@@ -37,8 +37,9 @@ from robota.host._egress import (
     check_url,
 )
 from robota.host._errors import ResponseTooLargeError
+from robota.host._race import cancel_and_wait, settle
 
-__all__ = ["EgressClient", "EgressResult", "Fetched", "ResponseTooLargeError"]
+__all__ = ["EgressClient", "EgressResult", "Fetched"]
 
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_USER_AGENT: Final = "robota"
@@ -149,13 +150,12 @@ _EXCEPTIONS: Final[tuple[tuple[type[Exception], type[httpx2.TransportError]], ..
 def _mapped(request: httpx2.Request) -> Any:
     try:
         yield
-    except httpcore2.TimeoutException as exc:
-        raise _translate(exc, request) from exc
-    except httpcore2.NetworkError as exc:
-        raise _translate(exc, request) from exc
-    except httpcore2.ProtocolError as exc:
-        raise _translate(exc, request) from exc
-    except httpcore2.UnsupportedProtocol as exc:
+    except (
+        httpcore2.TimeoutException,
+        httpcore2.NetworkError,
+        httpcore2.ProtocolError,
+        httpcore2.UnsupportedProtocol,
+    ) as exc:
         raise _translate(exc, request) from exc
 
 
@@ -344,23 +344,13 @@ class EgressClient:
         body: bytes | None,
         signal: AbortSignal | None,
     ) -> tuple[int, httpx2.Headers, bytes]:
-        work = asyncio.ensure_future(self._read(method, url, headers, body))
         if signal is None:
-            return await work
-        if signal.aborted:
-            work.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await work
-            raise abort_error_from_reason(signal.reason)
-        aborted = asyncio.ensure_future(signal.wait())
-        try:
-            done, _ = await asyncio.wait({work, aborted}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            aborted.cancel()
-        if work not in done:
-            work.cancel()  # releases the connection: the stream's context exits on cancellation
-            with contextlib.suppress(asyncio.CancelledError):
-                await work
+            return await self._read(method, url, headers, body)
+        signal.throw_if_aborted()
+        work = asyncio.ensure_future(self._read(method, url, headers, body))
+        # Cancelling the read releases the connection: the stream's context exits.
+        ending = await settle(work, signal=signal, within=None, stop=lambda: cancel_and_wait(work))
+        if ending != "done":
             raise abort_error_from_reason(signal.reason)
         return work.result()
 

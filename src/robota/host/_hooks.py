@@ -34,10 +34,11 @@ import httpx2
 
 from robota.core import AbortSignal, ConfigurationError
 from robota.core.hooks import HookOutcome, HookSpec, decode_hook_body
-from robota.host._children import children_isolated, spawn
+from robota.host._children import spawn
 from robota.host._egress import Rejected
 from robota.host._egress_client import EgressClient
 from robota.host._errors import ResponseTooLargeError
+from robota.host._race import Ending, cancel_and_wait, settle
 
 __all__ = ["CommandHookExecutor", "HttpHookExecutor"]
 
@@ -76,35 +77,15 @@ class CommandHookExecutor:
             return HookOutcome.error("a command hook needs a 'command'")
         timeout = hook.timeout or self._default_timeout
         try:
-            process = await _start(
-                hook.command,
-                env=dict(os.environ) if self._env is None else self._env,
-                cwd=self._cwd,
-            )
+            process = await _start(hook.command, env=self._env, cwd=self._cwd)
         except OSError as exc:
             return HookOutcome.error(f"the hook process never started: {exc}")
-        data = json.dumps(dict(payload), default=str).encode()
-        communicate = asyncio.ensure_future(process.communicate(data))
-        waiters: set[asyncio.Future[Any]] = {communicate}
-        aborted: asyncio.Future[object] | None = None
-        if signal is not None:
-            aborted = asyncio.ensure_future(signal.wait())
-            waiters.add(aborted)
-        try:
-            done, _ = await asyncio.wait(
-                waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            await _kill(process, communicate)
-            raise
-        finally:
-            if aborted is not None and not aborted.done():
-                aborted.cancel()
-        if communicate not in done:
-            await _kill(process, communicate)
-            if aborted is not None and aborted in done:
-                return HookOutcome.error("the hook was stopped because the run was aborted")
-            return HookOutcome.error(f"the hook timed out after {timeout:g} seconds")
+        communicate = asyncio.ensure_future(process.communicate(_body_of(payload)))
+        ending = await settle(
+            communicate, signal=signal, within=timeout, stop=lambda: _kill(process, communicate)
+        )
+        if ending != "done":
+            return _stopped(ending, timeout)
         stdout_bytes, stderr_bytes = communicate.result()
         stdout = stdout_bytes[:_OUTPUT_LIMIT].decode(errors="replace")
         stderr = stderr_bytes[:_OUTPUT_LIMIT].decode(errors="replace").strip()
@@ -121,18 +102,12 @@ class CommandHookExecutor:
 
 
 async def _start(
-    command: str, *, env: Mapping[str, str], cwd: str | None
+    command: str, *, env: Mapping[str, str] | None, cwd: str | None
 ) -> asyncio.subprocess.Process:
+    # S09 through spawn: the hook leads its own session when children are isolated; either way
+    # it leads its own process group, so a timeout or abort kills it with its descendants (S22).
     pipe = asyncio.subprocess.PIPE
-    if children_isolated():
-        # S09: the process-wide decision is on — the hook leads its own session, its group is
-        # killed when this process ends.
-        return await spawn(
-            "/bin/sh", "-c", command, stdin=pipe, stdout=pipe, stderr=pipe, env=env, cwd=cwd
-        )
-    # S09: the decision is off, so the hook keeps this process's session; it still leads its own
-    # process group so a timeout or abort kills it with its descendants (S22).
-    return await asyncio.create_subprocess_exec(
+    return await spawn(
         "/bin/sh",
         "-c",
         command,
@@ -143,6 +118,16 @@ async def _start(
         cwd=cwd,
         process_group=0,
     )
+
+
+def _body_of(payload: Mapping[str, Any]) -> bytes:
+    return json.dumps(dict(payload), default=str).encode()
+
+
+def _stopped(ending: Ending, timeout: float) -> HookOutcome:
+    if ending == "aborted":
+        return HookOutcome.error("the hook was stopped because the run was aborted")
+    return HookOutcome.error(f"the hook timed out after {timeout:g} seconds")
 
 
 def _decode_stdout(stdout: str) -> HookOutcome:
@@ -210,9 +195,7 @@ class HttpHookExecutor:
             )
         self._trusted = trusted_client
         self._owns_egress = egress is None and trusted_client is None
-        self._egress = (
-            egress if egress is not None or trusted_client is not None else EgressClient()
-        )
+        self._egress = EgressClient() if self._owns_egress else egress
         self._default_timeout = default_timeout
 
     async def execute(
@@ -224,29 +207,14 @@ class HttpHookExecutor:
         extra = hook.options.get("headers")
         headers = {str(k): str(v) for k, v in extra.items()} if isinstance(extra, Mapping) else {}
         headers["Content-Type"] = "application/json"
-        body = json.dumps(dict(payload), default=str).encode()
         timeout = hook.timeout or self._default_timeout
-        send = asyncio.ensure_future(self._send(hook.url, headers, body))
-        waiters: set[asyncio.Future[Any]] = {send}
-        aborted: asyncio.Future[object] | None = None
-        if signal is not None:
-            aborted = asyncio.ensure_future(signal.wait())
-            waiters.add(aborted)
-        try:
-            done, _ = await asyncio.wait(
-                waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-        except asyncio.CancelledError:
-            await _cancel(send)
-            raise
-        finally:
-            if aborted is not None and not aborted.done():
-                aborted.cancel()
-        if send not in done:
-            await _cancel(send)  # releases the connection
-            if aborted is not None and aborted in done:
-                return HookOutcome.error("the hook was stopped because the run was aborted")
-            return HookOutcome.error(f"the hook timed out after {timeout:g} seconds")
+        send = asyncio.ensure_future(self._send(hook.url, headers, _body_of(payload)))
+        # Cancelling the request releases its connection.
+        ending = await settle(
+            send, signal=signal, within=timeout, stop=lambda: cancel_and_wait(send)
+        )
+        if ending != "done":
+            return _stopped(ending, timeout)
         try:
             answer = send.result()
         except ResponseTooLargeError:
@@ -282,9 +250,3 @@ class HttpHookExecutor:
         """Close the egress client if this executor created it (a given client stays open)."""
         if self._owns_egress and self._egress is not None:
             await self._egress.aclose()
-
-
-async def _cancel(task: asyncio.Future[Any]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task

@@ -53,8 +53,8 @@ from types import FrameType, TracebackType
 from typing import Final, Literal, Protocol, TypeAlias, cast, final
 
 from robota.core import ConfigurationError, get_logger
-from robota.host._errors import OwnerRecordError
-from robota.host._store import EntryExistsError, OwnerOnlyStore, StoreError
+from robota.host._errors import EntryExistsError, OwnerRecordError, StoreError
+from robota.host._store import OwnerOnlyStore
 
 _log = get_logger("robota.host.lifetime")
 
@@ -62,7 +62,6 @@ __all__ = [
     "OWNER_RECORD_NAME",
     "ExitRegistration",
     "OwnerRecord",
-    "OwnerRecordError",
     "OwnerState",
     "ProcessScopedDirectory",
     "ScopedDirectoryReport",
@@ -81,7 +80,7 @@ OWNER_RECORD_NAME: Final = ".robota-owner.json"
 _RECORD_FORMAT: Final = "robota.owner/1"
 _MACHINE_ID_FILES: Final = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _BOOT_ID_FILE: Final = "/proc/sys/kernel/random/boot_id"
-_PREFIX: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_PLAIN_WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TOKEN_HEX: Final = 16
 _REGISTRY_ATTRIBUTE: Final = "_robota_process_exit_registry"
 _EXIT_SIGNALS: Final = tuple(
@@ -123,13 +122,14 @@ class OwnerRecord:
         """The record of this process, read now (a forked child gets its own)."""
         pid = os.getpid()
         process = _read_process(pid)
+        here = _Machine.current()
         return cls(
-            host=_host_name(),
-            machine_id=_machine_id(),
+            host=here.host,
+            machine_id=here.machine_id,
             pid=pid,
             start_time=process.start_time if process is not None else None,
-            boot_id=_read_text(_BOOT_ID_FILE),
-            pid_namespace=_pid_namespace(),
+            boot_id=here.boot_id,
+            pid_namespace=here.pid_namespace,
         )
 
     def as_dict(self) -> dict[str, str | int | None]:
@@ -213,7 +213,7 @@ def owner_state(record: OwnerRecord) -> OwnerState:
     machine, boot and namespace with the pid gone or started at another time. Everything else is
     ``"unknown"`` — a caller that must not act while another owner runs keeps those.
     """
-    here = OwnerRecord.current()
+    here = _Machine.current()  # this process's own pid and start time are not needed
     if not _same_machine(record, here):
         # S08: another machine, or a record that does not name its machine: its boot differs,
         # its pid means nothing here, and every Linux machine shows the same initial namespace.
@@ -234,7 +234,21 @@ def owner_state(record: OwnerRecord) -> OwnerState:
     return "alive" if process.start_time == record.start_time else "gone"
 
 
-def _same_machine(record: OwnerRecord, here: OwnerRecord) -> bool:
+@dataclass(frozen=True, slots=True)
+class _Machine:
+    """Where this process runs: the parts of an owner record that are not the process's own."""
+
+    host: str | None
+    machine_id: str | None
+    boot_id: str | None
+    pid_namespace: str | None
+
+    @classmethod
+    def current(cls) -> _Machine:
+        return cls(_host_name(), _machine_id(), _read_text(_BOOT_ID_FILE), _pid_namespace())
+
+
+def _same_machine(record: OwnerRecord, here: _Machine) -> bool:
     # S08: the machine matches only when every part either record carries is equal in both;
     # a part only one side could read may belong to another machine.
     parts = ((record.host, here.host), (record.machine_id, here.machine_id))
@@ -636,12 +650,17 @@ def _remove_scoped(path: str) -> None:
     os.rmdir(path)
 
 
-def _check_prefix(prefix: str) -> None:
-    if not _PREFIX.fullmatch(prefix):
+def check_plain_word(value: str, what: str) -> None:
+    """Refuse ``value`` unless it is a plain file-name word (no separators, no leading dot)."""
+    if not _PLAIN_WORD.fullmatch(value):
         raise ConfigurationError(
-            f"a scoped directory prefix must be letters, digits, '_', '.' or '-' and start with "
-            f"a letter or digit, got {prefix!r}"
+            f"{what} must be letters, digits, '_', '.' or '-' and start with a letter or digit, "
+            f"got {value!r}"
         )
+
+
+def _check_prefix(prefix: str) -> None:
+    check_plain_word(prefix, "a scoped directory prefix")
 
 
 @final

@@ -26,55 +26,42 @@ Any program running as the same user can plant or remove a marker: it is a coord
 between cooperating versions, and a planted marker is a denial of service, never a trust anchor.
 Replacing the lock file's path splits the lock namespace, so lock files are never removed.
 
-Errors::
-
-    RobotaError
-    └── MarkerError
-        ├── MarkerHeldError             another owner (alive or unknown) holds the marker
-        ├── MarkerLostError             this handle no longer holds its marker: fail closed
-        ├── LeaseRefusedError           the nonce does not match the marker's lease
-        └── LockTimeoutError            the operation lock was not acquired in time (not stolen)
+Errors: :class:`MarkerError` and its kinds (see :mod:`._errors`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Final, Literal, TypeAlias, final
 
-from robota.core import ConfigurationError
 from robota.host._errors import (
+    EntryExistsError,
     LeaseRefusedError,
     LockTimeoutError,
     MarkerError,
     MarkerHeldError,
     MarkerLostError,
+    OwnerRecordError,
 )
 from robota.host._lifetime import (
     ExitRegistration,
     OwnerRecord,
-    OwnerRecordError,
     OwnerState,
+    check_plain_word,
     owner_state,
     register_at_exit,
 )
-from robota.host._store import EntryExistsError, OwnerOnlyStore
+from robota.host._store import OwnerOnlyStore
 
 __all__ = [
-    "LeaseRefusedError",
-    "LockTimeoutError",
-    "MarkerError",
-    "MarkerHeldError",
-    "MarkerLostError",
     "MarkerReport",
     "MarkerState",
     "OperationLock",
@@ -85,7 +72,6 @@ MarkerState: TypeAlias = Literal["held", "lent", "released", "lost"]
 """A handle's lifecycle: ``held`` ⇄ ``lent`` → ``released``; ``lost`` when another took it."""
 
 _FORMAT: Final = "robota.marker/1"
-_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _MARKER_SUFFIX: Final = ".marker"
 _LOCK_SUFFIX: Final = ".lock"
 _EXIT_LOCK_TIMEOUT: Final = 5.0
@@ -159,6 +145,9 @@ class OperationLock:
 
 
 def _acquire(fd: int, path: str, timeout: float | None) -> None:
+    # POSIX-only: imported on use, so `import robota.host` works where fcntl does not exist.
+    import fcntl  # noqa: PLC0415
+
     if timeout is None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return
@@ -586,11 +575,7 @@ def _open(
 
 
 def _check_name(name: str) -> None:
-    if not _NAME.fullmatch(name):
-        raise ConfigurationError(
-            f"a marker name must be letters, digits, '_', '.' or '-' and start with a letter or "
-            f"digit, got {name!r}"
-        )
+    check_plain_word(name, "a marker name")
 
 
 def _read(store: OwnerOnlyStore, marker: str) -> _Content | None:

@@ -15,7 +15,7 @@ import os
 from typing import Final
 
 from robota.core.permissions import analyze_command
-from robota.host._paths import canonical_path, is_path_inside
+from robota.host._paths import is_path_inside
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only_command"]
 
@@ -73,8 +73,7 @@ def _words_ok(words: tuple[str, ...], workspace: str) -> bool:
             continue
         if word.startswith("~"):
             return False  # the shell expands it to a home directory
-        path = word if os.path.isabs(word) else os.path.join(workspace, word)
-        if not is_path_inside(workspace, canonical_path(path)):
+        if not is_path_inside(workspace, word):  # relative words are taken from the workspace
             return False
     return True
 
@@ -98,8 +97,7 @@ def is_read_only_command(command: str, *, workspace: str) -> bool:
     if any(target != "/dev/null" for target in line.redirections):
         return False
     for source in line.inputs:
-        path = source if os.path.isabs(source) else os.path.join(workspace, source)
-        if source.startswith("~") or not is_path_inside(workspace, path):
+        if source.startswith("~") or not is_path_inside(workspace, source):
             return False
     return all(
         not simple.opaque_arguments and _words_ok(simple.words, workspace)

@@ -426,10 +426,7 @@ class Sealer(ArtifactSealer):
         Raises:
             LockedError: the sealer holds no private key now.
         """
-        resolved = ArtifactKind.parse(kind)
-        check_artifact_owner(owner)
-        author_key = self._require_author_key()
-        expected = _AUTHOR_TAG_VERSION + _mac(author_key, bytes(sealed), _binding(resolved, owner))
+        expected = self.author_tag(sealed, kind=kind, owner=owner)
         return hmac.compare_digest(expected, bytes(tag))
 
     def __repr__(self) -> str:

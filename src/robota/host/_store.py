@@ -22,17 +22,7 @@ content or the new, never an empty file. :meth:`OwnerOnlyStore.stage` replaces m
 flushed beside its target before any is renamed. :meth:`OwnerOnlyStore.create_only` commits by
 ``link``, which fails when anything is at the path, so two creators cannot both succeed.
 
-Errors::
-
-    StorageError (robota.core)
-    └── StoreError                      a store operation failed; nothing new is in place
-        ├── InsecureModeError           an existing entry is wider than owner-only, or not ours
-        ├── ModeNotEnforcedError        a new entry did not get the mode it was created with
-        ├── EntryExistsError            create-only lost: something is already at the path
-        │                               (also a FileExistsError)
-        └── UnconfirmedWriteError       the new content IS in place, but a later step failed
-
-    StagingStateError (RuntimeError)    a staged replace used after commit or discard
+Errors: :class:`StoreError` and its kinds, and :class:`StagingStateError` (see :mod:`._errors`).
 """
 
 from __future__ import annotations
@@ -55,19 +45,7 @@ from robota.host._errors import (
 )
 from robota.host._paths import canonical_path, is_path_inside
 
-__all__ = [
-    "DIRECTORY_MODE",
-    "FILE_MODE",
-    "EntryExistsError",
-    "InsecureModeError",
-    "ModeNotEnforcedError",
-    "OwnerOnlyStore",
-    "StagedReplace",
-    "StagingStateError",
-    "StoreError",
-    "StoreGuarantee",
-    "UnconfirmedWriteError",
-]
+__all__ = ["DIRECTORY_MODE", "FILE_MODE", "OwnerOnlyStore", "StagedReplace", "StoreGuarantee"]
 
 DIRECTORY_MODE: Final = 0o700
 """The mode of every directory the store creates (S07)."""
@@ -159,8 +137,8 @@ class OwnerOnlyStore:
                 adopting an existing owner-only directory.
         """
         path = self.path_of(name)
-        self._ensure_directory(os.path.dirname(path))
         if exclusive:
+            self._ensure_directory(os.path.dirname(path))
             try:
                 os.mkdir(path, DIRECTORY_MODE)
             except FileExistsError as exc:
@@ -169,7 +147,7 @@ class OwnerOnlyStore:
                 raise StoreError(f"cannot create {path}: {exc}", path=path, cause=exc) from exc
             _verify_new_directory(path)
         else:
-            self._ensure_directory(path)
+            self._ensure_directory(path)  # its parents included
         return path
 
     def read(self, name: str) -> bytes | None:
@@ -212,17 +190,14 @@ class OwnerOnlyStore:
             StoreError: nothing new is in place (the old content is untouched).
             UnconfirmedWriteError: the new content is in place but the directory flush failed.
         """
-        path = self.path_of(name)
-        directory = os.path.dirname(path)
-        self._ensure_directory(directory)
-        temp = _write_temp(path, data, flush=durable)
+        path, temp = self._prepare(name, data, flush=durable)
         try:
             os.replace(temp, path)
         except OSError as exc:
             _discard(temp)
             raise StoreError(f"cannot replace {path}: {exc}", path=path, cause=exc) from exc
         if durable:
-            _confirm_directories([directory], path=path, in_place=(name,))
+            _confirm_directories([os.path.dirname(path)], path=path, in_place=(name,))
 
     def create_only(self, name: str, data: bytes, *, durable: bool = False) -> None:
         """Create ``name`` with ``data``, failing if anything is already at the path.
@@ -241,10 +216,7 @@ class OwnerOnlyStore:
             StoreError: nothing new is in place.
             UnconfirmedWriteError: the file is in place but a later step failed.
         """
-        path = self.path_of(name)
-        directory = os.path.dirname(path)
-        self._ensure_directory(directory)
-        temp = _write_temp(path, data, flush=True)
+        path, temp = self._prepare(name, data, flush=True)
         try:
             os.link(temp, path, follow_symlinks=False)
         except FileExistsError as exc:
@@ -263,7 +235,7 @@ class OwnerOnlyStore:
                 cause=exc,
             ) from exc
         if durable:
-            _confirm_directories([directory], path=path, in_place=(name,))
+            _confirm_directories([os.path.dirname(path)], path=path, in_place=(name,))
 
     def remove(self, name: str) -> bool:
         """Remove the file ``name``; ``False`` when nothing was there.
@@ -293,6 +265,13 @@ class OwnerOnlyStore:
                 batch.add("b.json", b)
         """
         return StagedReplace(self)
+
+    def _prepare(self, name: str, data: bytes, *, flush: bool) -> tuple[str, str]:
+        # The target's path, and a temp file beside it (owner-only directories on the way)
+        # already holding ``data``.
+        path = self.path_of(name)
+        self._ensure_directory(os.path.dirname(path))
+        return path, _write_temp(path, data, flush=flush)
 
     # --- directories -------------------------------------------------------------------------
 
@@ -397,9 +376,7 @@ class StagedReplace:
         Staging the same name again replaces its staged content.
         """
         self._require_open("add to")
-        path = self._store.path_of(name)
-        self._store._ensure_directory(os.path.dirname(path))
-        temp = _write_temp(path, data, flush=True)
+        path, temp = self._store._prepare(name, data, flush=True)
         previous = self._staged.pop(name, None)
         if previous is not None:
             _discard(previous[0])
@@ -488,23 +465,33 @@ def _split_name(name: str) -> list[str]:
     return parts
 
 
-def _open_new_file(path: str) -> int:
-    # S07: created with its final mode in one step (O_EXCL: never an existing file's mode).
+def open_new_file(path: str) -> int:
+    """Create ``path`` for writing, 0600 in one step (S07: ``O_EXCL``, never an existing file)."""
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, FILE_MODE)
 
 
-def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
+def temp_path_for(target: str) -> str:
+    """A fresh hidden name beside ``target`` for the content that will replace it."""
     directory, base = os.path.split(target)
-    temp = os.path.join(directory, f".{base}.{secrets.token_hex(8)}{_TEMP_SUFFIX}")
+    return os.path.join(directory, f".{base}.{secrets.token_hex(8)}{_TEMP_SUFFIX}")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
+    temp = temp_path_for(target)
     try:
-        fd = _open_new_file(temp)
+        fd = open_new_file(temp)
     except OSError as exc:
         raise StoreError(f"cannot create {temp}: {exc}", path=target, cause=exc) from exc
     try:
         _verify_new_file(fd, temp)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         if flush:
             os.fsync(fd)
     except BaseException as exc:
@@ -585,7 +572,8 @@ def _repair_directory(path: str, *, found: int) -> None:
         )
 
 
-def _fsync_directory(directory: str) -> None:
+def fsync_directory(directory: str) -> None:
+    """Flush ``directory``'s entries (a rename or a new file in it survives a crash)."""
     fd = os.open(directory, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         os.fsync(fd)
@@ -598,7 +586,7 @@ def _confirm_directories(directories: list[str], *, path: str, in_place: tuple[s
     # never "not written", or a caller would tell its user the old content is still there.
     for directory in directories:
         try:
-            _fsync_directory(directory)
+            fsync_directory(directory)
         except OSError as exc:
             raise UnconfirmedWriteError(
                 f"{path} is in place, but flushing {directory} failed ({exc}): it may not "

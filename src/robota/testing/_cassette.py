@@ -60,9 +60,7 @@ def _event_to_json(event: StreamEvent) -> dict[str, Any]:
     usage = None
     if event.usage is not None:
         usage = {
-            "prompt_tokens": event.usage.prompt_tokens,
-            "completion_tokens": event.usage.completion_tokens,
-            "total_tokens": event.usage.total_tokens,
+            **event.usage.to_triple(),  # S29: the persisted shape is the triple
             "cache_read_tokens": event.usage.cache_read_tokens,
             "partial": event.usage.partial,
         }

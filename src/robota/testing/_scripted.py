@@ -99,12 +99,6 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
 
-@dataclass
-class _Counters:
-    aborted: int = 0
-    completed: int = 0
-
-
 class ScriptedProvider(Provider):
     """Answers each request with the next scripted turn and records what it received.
 
@@ -134,7 +128,7 @@ class ScriptedProvider(Provider):
         self._chunk_delay = chunk_delay
         self._name = name
         self._capabilities = capabilities
-        self._counters = _Counters()
+        self._aborted = 0
         self.requests: list[ChatRequest] = []
         self.closed = False
 
@@ -146,7 +140,7 @@ class ScriptedProvider(Provider):
     @property
     def aborted_calls(self) -> int:
         """Calls cancelled before their response completed."""
-        return self._counters.aborted
+        return self._aborted
 
     @property
     def remaining(self) -> int:
@@ -223,9 +217,8 @@ class ScriptedProvider(Provider):
                 finish_reason=turn.finish_reason or ("tool_calls" if turn.tool_calls else "stop"),
                 continuation=turn.continuation,
             )
-            self._counters.completed += 1
         except (asyncio.CancelledError, GeneratorExit, AbortError):
-            self._counters.aborted += 1
+            self._aborted += 1
             raise
 
     async def aclose(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Final, final
 
-from robota.core._context import ContextUsage
+from robota.core._context import CONTEXT_GUARD_THRESHOLD, ContextUsage
 from robota.core._messages import ToolCall
 from robota.core.tools._executor import ToolCallOutcome
 
@@ -61,7 +61,8 @@ def default_context_limit_message(usage: ContextUsage) -> str:
     """The neutral diagnostic for a request the context guard did not send."""
     return (
         f"The request was not sent: it needs about {usage.tokens:,} tokens, more than "
-        f"{int(usage.window * 0.95):,} of the model's {usage.window:,}-token context window. "
+        f"{int(usage.window * CONTEXT_GUARD_THRESHOLD):,} of the model's "
+        f"{usage.window:,}-token context window. "
         "Shorten the conversation or start a new one."
     )
 

@@ -25,9 +25,9 @@ Invariants kept here:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._cancel import AbortGuard
@@ -104,12 +104,15 @@ __all__ = ["Execution", "ExecutionSettings"]
 _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
+_UNREPORTED: Final = Usage(partial=True)
+"""Added for a message without usage: the run's total is then partial (S29)."""
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class ExecutionSettings:
     """What one run executes with; fixed when the run starts."""
 
-    agent_id: str
     agent_name: str
     provider: Provider
     model: str
@@ -151,7 +154,6 @@ class Execution:
         "_transport",
         "_unavailable_streak",
         "_usage",
-        "_usage_partial",
         "_window",
         "emitter",
         "run_id",
@@ -183,7 +185,6 @@ class Execution:
         self._rounds = 0
         self._executed = 0
         self._usage = Usage()
-        self._usage_partial = False
         self._stop: StopReason = "end_turn"
         self._output_override: str | None = None
         self._same_inputs = SameInputCounter(settings.max_same_tool_inputs)
@@ -211,10 +212,7 @@ class Execution:
             self.emitter.emit(
                 EventNames.RUN_STARTED, {"input": user_input, "model": settings.model}
             )
-        for plugin in self._plugins:
-            await call_plugin_hook(
-                plugin, "before_run", plugin.before_run(self._info, user_input), self._failures
-            )
+        await self._each_plugin("before_run", lambda p: p.before_run(self._info, user_input))
         try:
             # S30: a native tool the provider cannot run fails before any transport.
             check_native_tools(settings.provider, settings.native_tools)
@@ -231,10 +229,7 @@ class Execution:
             if self.emitter.enabled:
                 self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(failure)})
             if isinstance(failure, Exception):
-                for plugin in self._plugins:
-                    await call_plugin_hook(
-                        plugin, "on_error", plugin.on_error(self._info, failure), self._failures
-                    )
+                await self._each_plugin("on_error", lambda p: p.on_error(self._info, failure))
             if failure is error:
                 raise
             raise failure from error
@@ -250,10 +245,7 @@ class Execution:
                     "cost": result.cost,
                 },
             )
-        for plugin in self._plugins:
-            await call_plugin_hook(
-                plugin, "after_run", plugin.after_run(self._info, result), self._failures
-            )
+        await self._each_plugin("after_run", lambda p: p.after_run(self._info, result))
         if self._failures:
             result = replace(result, plugin_errors=tuple(self._failures))
         return result
@@ -304,10 +296,13 @@ class Execution:
         return structured.instruction.replace("{schema}", structured.spec.schema_text)
 
     def _request(
-        self, messages: Sequence[Message], tools: tuple[ToolSpec, ...], tool_choice: ToolChoice
+        self,
+        messages: Sequence[Message],
+        tools: tuple[ToolSpec, ...],
+        tool_choice: ToolChoice,
+        instruction: str,
     ) -> ChatRequest:
         settings = self.settings
-        instruction = self._instruction()
         structured = settings.structured
         return ChatRequest(
             model=settings.model,
@@ -328,13 +323,15 @@ class Execution:
                 return self._stopped("interrupted")
             if settings.max_rounds and self._rounds >= settings.max_rounds:
                 return await self._finish_without_text(guard, "max_rounds")
+            output_instruction = self._instruction()
             request = self._request(
                 self._store.provider_snapshot(),
                 self._tools.offered_specs() if tools_offered else (),
                 settings.tool_choice,
+                output_instruction,
             )
             message = await self._provider_round(
-                guard, request, forced=False, extra=self._instruction()
+                guard, request, forced=False, extra=output_instruction
             )
             if message is None:
                 return self._stopped("context_limit")
@@ -364,6 +361,11 @@ class Execution:
                 )
                 return await self._forced_call(guard, instruction, "unavailable_tools")
 
+    async def _each_plugin(self, hook: str, call: Callable[[Plugin], Awaitable[None]]) -> None:
+        # S20: a failing plugin hook is recorded, never fatal to the run.
+        for plugin in self._plugins:
+            await call_plugin_hook(plugin, hook, call(plugin), self._failures)
+
     def _aborted(self) -> bool:
         # A call rather than an attribute read: the signal can abort during any await.
         return self._signal.aborted
@@ -391,9 +393,10 @@ class Execution:
         # S39/S37: one call, no local tools, tool_choice none, the run's signal. The instruction
         # exists only in this request; it is never written into history.
         settings = self.settings
-        base = self._request(self._store.provider_snapshot(), (), "none")
+        output_instruction = self._instruction()
+        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
         request = replace(base, messages=(*base.messages, UserMessage(instruction)))
-        extra = f"{self._instruction()}{instruction}"
+        extra = f"{output_instruction}{instruction}"
         message = await self._provider_round(guard, request, forced=True, extra=extra)
         if message is None:
             return self._stopped("context_limit")
@@ -431,68 +434,53 @@ class Execution:
                     "observation_id": observation_id,
                 },
             )
-        for plugin in self._plugins:
-            await call_plugin_hook(
-                plugin,
-                "before_provider_call",
-                plugin.before_provider_call(info, request),
-                self._failures,
-            )
+        await self._each_plugin(
+            "before_provider_call", lambda p: p.before_provider_call(info, request)
+        )
         started_at = time.time()
         pending = self._store.begin_assistant(model=settings.model)
+
+        def observe(outcome: _Outcome, dispatched: bool) -> None:
+            # S39: one content-free observation per attempted provider round.
+            if round_emitter.enabled:
+                round_emitter.emit(
+                    EventNames.ROUND_COMPLETED,
+                    {
+                        "round": round_no,
+                        "observation_id": observation_id,
+                        "started_at": started_at,
+                        "ended_at": time.time(),
+                        "outcome": outcome,
+                        "forced": forced,
+                        "model": pending.model,
+                        "dispatched": dispatched,
+                    },
+                )
+
         outcome: _Outcome = "success"
-        failure: BaseException | None = None
+        failure: RobotaError | None = None
         dispatched = True
         try:
             dispatched = await self._receive(guard, pending, request, round_emitter, forced=forced)
         except BaseException as error:
             if isinstance(error, Exception) and is_abort(error, self._signal):
                 outcome = "interrupted"
-            elif isinstance(error, ExecutionControlError):
-                pending.commit(interrupted=True)
-                self._observe(
-                    round_emitter,
-                    round_no,
-                    observation_id,
-                    started_at,
-                    "failure",
-                    forced,
-                    pending,
-                    True,
-                )
-                raise
-            elif isinstance(error, Exception):
+            elif isinstance(error, Exception) and not isinstance(error, ExecutionControlError):
                 outcome = "failure"
                 failure = _as_provider_error(error, settings.provider.name, pending.model)
-            else:  # asyncio cancellation of the run's task: commit, then let it propagate
+            else:
+                # A control outcome (S39), or cancellation of the run's task: commit, then
+                # let it propagate.
                 pending.commit(interrupted=True)
-                self._observe(
-                    round_emitter,
-                    round_no,
-                    observation_id,
-                    started_at,
-                    "interrupted",
-                    forced,
-                    pending,
-                    True,
-                )
+                observe("failure" if isinstance(error, Exception) else "interrupted", True)
                 raise
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
-            notice = f"Request failed: {_describe_failure(failure)}"
+            notice = f"Request failed: {failure.message}"
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
-        self._count_usage(message)
-        self._observe(
-            round_emitter,
-            round_no,
-            observation_id,
-            started_at,
-            outcome,
-            forced,
-            pending,
-            dispatched,
-        )
+        self._usage = self._usage + (message.usage or _UNREPORTED)
+        observe(outcome, dispatched)
         if round_emitter.enabled:
             round_emitter.emit(
                 EventNames.PROVIDER_RESPONSE,
@@ -504,13 +492,9 @@ class Execution:
                 },
             )
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
-        for plugin in self._plugins:
-            await call_plugin_hook(
-                plugin,
-                "after_provider_call",
-                plugin.after_provider_call(info, message),
-                self._failures,
-            )
+        await self._each_plugin(
+            "after_provider_call", lambda p: p.after_provider_call(info, message)
+        )
         if failure is not None:
             raise failure
         return message
@@ -559,10 +543,9 @@ class Execution:
         if cache is not None and recorded is not None:
             answered = pending.model or settings.model
             # S30: keyed by the model that answered, so it is never served for another model.
-            await cache.put(
-                request_fingerprint(request, model=answered),
-                CachedResponse(answered, tuple(recorded)),
-            )
+            if answered != request.model:
+                key = request_fingerprint(request, model=answered)
+            await cache.put(key, CachedResponse(answered, tuple(recorded)))
         return True
 
     def _apply(
@@ -607,22 +590,28 @@ class Execution:
     def _context_guard(self, request: ChatRequest, extra: str) -> ContextUsage | None:
         # S39 pre-send guard: estimate the request against the model's window (S13, S31).
         settings = self.settings
-        if self._window is None:
-            self._window = get_model_context_window(settings.model, provider=settings.provider.name)
         tokens = (
             self._store.context.effective_tokens(settings.context_floor)
             + self._tools_tokens_of(request.tools)
             + (estimate_text_tokens(extra) if extra else 0)
         )
-        if tokens <= CONTEXT_GUARD_THRESHOLD * self._window:
+        window = self._context_window()
+        if tokens <= CONTEXT_GUARD_THRESHOLD * window:
             return None
-        usage = ContextUsage(tokens, self._window, self._store.context.reported)
+        usage = ContextUsage(tokens, window, self._store.context.reported)
         if self.emitter.enabled:
             self.emitter.emit(
                 EventNames.CONTEXT_BLOCKED,
-                {"tokens": tokens, "window": self._window, "threshold": CONTEXT_GUARD_THRESHOLD},
+                {"tokens": tokens, "window": window, "threshold": CONTEXT_GUARD_THRESHOLD},
             )
         return usage
+
+    def _context_window(self) -> int:
+        # Looked up once per run, on first need (S13: an unknown model warns once).
+        if self._window is None:
+            settings = self.settings
+            self._window = get_model_context_window(settings.model, provider=settings.provider.name)
+        return self._window
 
     def _tools_tokens_of(self, specs: tuple[ToolSpec, ...]) -> int:
         cached_specs, tokens = self._tools_tokens
@@ -679,11 +668,7 @@ class Execution:
     def _record_results(self, outcomes: list[ToolCallOutcome], round_emitter: EventEmitter) -> None:
         # S39 tool-result context budget: once results would push the context past its budget,
         # the remaining ones become bounded notices; outcome and source stay on every record.
-        if self._window is None:
-            self._window = get_model_context_window(
-                self.settings.model, provider=self.settings.provider.name
-            )
-        budget = TOOL_RESULT_BUDGET * self._window
+        budget = TOOL_RESULT_BUDGET * self._context_window()
         used = self._store.context.effective_tokens(self.settings.context_floor)
         over = False
         for outcome in outcomes:
@@ -711,39 +696,6 @@ class Execution:
 
     # ------------------------------------------------------------------ records
 
-    def _observe(
-        self,
-        round_emitter: EventEmitter,
-        round_no: int,
-        observation_id: str,
-        started_at: float,
-        outcome: _Outcome,
-        forced: bool,
-        pending: PendingAssistant,
-        dispatched: bool,
-    ) -> None:
-        # S39: one content-free observation per attempted provider round.
-        if round_emitter.enabled:
-            round_emitter.emit(
-                EventNames.ROUND_COMPLETED,
-                {
-                    "round": round_no,
-                    "observation_id": observation_id,
-                    "started_at": started_at,
-                    "ended_at": time.time(),
-                    "outcome": outcome,
-                    "forced": forced,
-                    "model": pending.model,
-                    "dispatched": dispatched,
-                },
-            )
-
-    def _count_usage(self, message: AssistantMessage) -> None:
-        if message.usage is None:
-            self._usage_partial = True
-        else:
-            self._usage = self._usage + message.usage
-
     def _result(self, status: RunStatus) -> RunResult[Any]:
         assistants = [m for m in self._added if isinstance(m, AssistantMessage)]
         last = assistants[-1] if assistants else None
@@ -751,13 +703,10 @@ class Execution:
         output: object = text
         if self.settings.structured is not None:
             output = self._output_value
-        usage = self._usage
-        if self._usage_partial and not usage.partial:
-            usage = replace(usage, partial=True)
         return RunResult(
             output=output,
             status=status,
-            usage=usage,
+            usage=self._usage,
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
@@ -821,7 +770,7 @@ class _NativeCapture:
         )
 
 
-def _as_provider_error(error: Exception, provider: str, model: str | None) -> Exception:
+def _as_provider_error(error: Exception, provider: str, model: str | None) -> RobotaError:
     """S39/S42: a provider call's failure is raised as a ProviderError (typed errors pass)."""
     if isinstance(error, RobotaError):
         return error
@@ -832,9 +781,3 @@ def _as_provider_error(error: Exception, provider: str, model: str | None) -> Ex
         model=model,
         cause=error,
     )
-
-
-def _describe_failure(error: BaseException) -> str:
-    if isinstance(error, RobotaError):
-        return error.message
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -25,16 +25,6 @@ class RunSlot:
         self._busy = False
         self._waiters: deque[asyncio.Future[None]] = deque()
 
-    @property
-    def busy(self) -> bool:
-        """Whether a run holds the slot."""
-        return self._busy
-
-    @property
-    def waiting(self) -> int:
-        """How many calls wait for the slot."""
-        return sum(1 for waiter in self._waiters if not waiter.done())
-
     async def acquire(self) -> None:
         """Wait for the slot in arrival order. Cancelling the wait leaves the queue intact."""
         if not self._busy and not self._waiters:

@@ -101,7 +101,7 @@ def decode_hook_body(
         return HookOutcome.deny(
             reason_text or (stop if isinstance(stop, str) else "") or "blocked by a hook"
         )
-    verdict = body.get("decision", None) if "decision" in body else None
+    verdict = body.get("decision")
     if "decision" in body and verdict is not True and verdict is not False:
         return HookOutcome.error(
             f"the hook's verdict field 'decision' must be exactly true or false, got {verdict!r}"

@@ -25,13 +25,14 @@ none is (see :class:`PermissionGate`).
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
-from robota.core.permissions._patterns import MatchResult, PathResolver, match_path
+from robota.core.permissions._patterns import MatchResult, PathResolver, _flags, match_path
 from robota.core.permissions._rules import PermissionRule, RuleDirection, parse_rule
 from robota.core.permissions._shell import analyze_command
 from robota.core.tools._tool import RiskClass, Tool
@@ -272,7 +273,7 @@ def evaluate_permission(
             return PermissionDecision("allow", f"allowed by rule {rule.text!r}", rule.text)
     if not plan:
         for text in ctx.remembered:
-            rule = parse_rule(text, "allow")
+            rule = _remembered_rule(text)
             if applies(rule) == "match":
                 return PermissionDecision("allow", f"allowed by earlier consent {text!r}", text)
     if policy.ask_everything:
@@ -332,18 +333,15 @@ def _catastrophic_removal(tool: Tool, args: Mapping[str, Any]) -> PermissionDeci
     for simple in line.commands:
         words = simple.words
         name = simple.name
-        flags = {w for w in words[1:] if w.startswith("-")}
-        letters = {ch for w in flags if not w.startswith("--") for ch in w[1:]}
-        recursive = bool({"r", "R"} & letters) or "--recursive" in flags
-        targets = [w for w in words[1:] if not w.startswith("-")]
-        if (
-            name == "rm"
-            and (recursive or "--no-preserve-root" in flags)
-            and ("--no-preserve-root" in flags or any(_catastrophic(t) for t in targets))
-        ):
-            return PermissionDecision(
-                "ask", f"catastrophic removal: {' '.join(words)!r}", always_ask=True
-            )
+        if name == "rm":
+            flags = _flags(words[1:])
+            targets = [w for w in words[1:] if not w.startswith("-")]
+            if "--no-preserve-root" in flags or (
+                {"-r", "-R", "--recursive"} & flags and any(_catastrophic(t) for t in targets)
+            ):
+                return PermissionDecision(
+                    "ask", f"catastrophic removal: {' '.join(words)!r}", always_ask=True
+                )
         if name.startswith("mkfs") or (
             name == "dd" and any(w.startswith("of=/dev/") for w in words)
         ):
@@ -386,3 +384,9 @@ def _trust_widening_write(
                 always_ask=True,
             )
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_rule(text: str) -> PermissionRule:
+    # A session's consent is read on every call; a rule is immutable, so it is parsed once.
+    return parse_rule(text, "allow")

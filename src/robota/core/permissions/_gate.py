@@ -12,7 +12,6 @@ interactive approver for it: only an approver the direct caller passes answers i
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, final
@@ -24,13 +23,12 @@ from robota.core.permissions._evaluate import (
     PermissionPolicy,
     evaluate_permission,
 )
+from robota.core.permissions._patterns import escape_glob
 from robota.core.permissions._rules import parse_rule
 from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._tool import Tool, ToolResult
 
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
-
-_GLOB = re.compile(r"([*?\[])")
 
 
 @final
@@ -76,10 +74,6 @@ class Approver(Protocol):
     async def __call__(self, request: ApprovalRequest) -> Approval:
         """Ask about ``request``."""
         ...
-
-
-def _escape(value: str) -> str:
-    return _GLOB.sub(r"[\1]", value)
 
 
 @final
@@ -213,7 +207,7 @@ class PermissionGate:
             value = arguments.get(argument.key)
             if not isinstance(value, str) or not value or ")" in value:
                 return None
-            rule = f"{tool.name}({_escape(value)})"
+            rule = f"{tool.name}({escape_glob(value)})"
         try:
             parse_rule(rule, "allow")
         except ValueError:

@@ -48,7 +48,15 @@ Direction: TypeAlias = Literal["deny", "allow"]
 PathResolver: TypeAlias = Callable[[str], str]
 """Maps a path to its canonical absolute form (symlinks followed); the host provides one."""
 
-_GLOB = re.compile(r"[*?\[]")
+GLOB_CHARS: Final = re.compile(r"[*?\[]")
+"""The characters that make a pattern a glob (``fnmatch`` syntax)."""
+
+
+def escape_glob(value: str) -> str:
+    """``value`` as a glob that matches exactly itself (each glob character in brackets)."""
+    return GLOB_CHARS.sub(lambda m: f"[{m.group(0)}]", value)
+
+
 _URL = re.compile(
     r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://(?P<authority>[^/?#]*)(?P<path>[^?#]*)(?P<rest>[?#].*)?$"
 )
@@ -112,9 +120,14 @@ def match_path(
     expanded = _absolute(pattern, workspace, home)
     if expanded is None:
         return "unevaluable"
-    pattern_parts = [p for p in expanded.split("/") if p]
-    value_parts = [p for p in target.split("/") if p]
-    if not _GLOB.search(expanded):
+    return _segments_cover(expanded, target)
+
+
+def _segments_cover(pattern: str, value: str) -> MatchResult:
+    """Path-segment matching shared by paths and URL paths."""
+    pattern_parts = [p for p in pattern.split("/") if p]
+    value_parts = [p for p in value.split("/") if p]
+    if not GLOB_CHARS.search(pattern):
         # A plain path covers itself and everything beneath it.
         covered = value_parts[: len(pattern_parts)] == pattern_parts
         return "match" if covered else "no_match"
@@ -162,7 +175,7 @@ def match_url(pattern: str, value: object) -> MatchResult:
     scheme, host, path = parts
     if pattern.startswith("domain:"):
         domain = pattern[len("domain:") :].strip().lower().rstrip(".")
-        if not domain or _GLOB.search(domain):
+        if not domain or GLOB_CHARS.search(domain):
             return "unevaluable"
         covered = host == domain or host.endswith("." + domain)
         return "match" if covered else "no_match"
@@ -179,12 +192,7 @@ def match_url(pattern: str, value: object) -> MatchResult:
         return "no_match"
     if not slash:
         return "match"  # no path in the pattern: any path on that host
-    pattern_parts = [p for p in pattern_path.split("/") if p]
-    value_parts = [p for p in path.split("/") if p]
-    if not _GLOB.search(pattern_path):
-        covered = value_parts[: len(pattern_parts)] == pattern_parts
-        return "match" if covered else "no_match"
-    return "match" if _segments_match(pattern_parts, value_parts) else "no_match"
+    return _segments_cover(pattern_path, path)
 
 
 # --------------------------------------------------------------------------- commands

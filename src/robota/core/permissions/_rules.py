@@ -22,6 +22,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core.permissions._patterns import (
+    GLOB_CHARS,
     Direction,
     MatchResult,
     PathResolver,
@@ -36,7 +37,6 @@ __all__ = ["PermissionRule", "RuleDirection", "parse_rule"]
 
 RuleDirection: TypeAlias = Literal["allow", "deny", "ask"]
 
-_GLOB_CHARS: Final = re.compile(r"[*?\[]")
 _SERVER_PREFIX: Final = re.compile(r"^mcp__[A-Za-z0-9_\-]+__")
 _PARAMETER: Final = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*:\s*(.*)$", re.DOTALL)
 
@@ -132,9 +132,9 @@ def parse_rule(text: str, direction: RuleDirection) -> PermissionRule:
         raise ConfigurationError(
             f"permission rule {text!r}: the tool name is missing or has spaces"
         )
-    if direction == "allow" and _GLOB_CHARS.search(name):
+    if direction == "allow" and GLOB_CHARS.search(name):
         prefix = _SERVER_PREFIX.match(name)
-        if prefix is None or _GLOB_CHARS.search(prefix.group(0)):
+        if prefix is None or GLOB_CHARS.search(prefix.group(0)):
             raise ConfigurationError(
                 f"allow rule {text!r}: a tool-name glob in an allow rule needs a literal server "
                 "prefix (e.g. 'mcp__server__*'), or it would grant tools nobody reviewed"

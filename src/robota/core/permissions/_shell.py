@@ -14,14 +14,12 @@ match", and an allow rule answers only a line whose every command it covers.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
 from dataclasses import dataclass, field
 from typing import Any, Final, final
-
-import bashlex  # type: ignore[import-untyped]
-import bashlex.errors  # type: ignore[import-untyped]
 
 __all__ = ["CommandLine", "SimpleCommand", "analyze_command"]
 
@@ -43,6 +41,7 @@ _WRAPPERS: Final = frozenset(
         "ionice",
         "chrt",
         "setsid",
+        "timeout",
     }
 )
 _WRAPPER_VALUE_OPTIONS: Final = {
@@ -124,6 +123,17 @@ def analyze_command(text: str) -> CommandLine:
         return CommandLine(error="empty command")
     if "\x00" in text:
         return CommandLine(error="the command contains a NUL byte")
+    return _analyze(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _analyze(text: str) -> CommandLine:
+    # One permission check reads the same line several times (each command rule, the
+    # catastrophic-removal check, the read-only classifier); CommandLine is immutable, so the
+    # parse is shared. bashlex builds its grammar tables on import: loaded on first use, not
+    # with `import robota`.
+    import bashlex.errors  # type: ignore[import-untyped]  # noqa: PLC0415
+
     collector = _Collector()
     try:
         _parse_into(text, collector)
@@ -153,6 +163,8 @@ def _parse_into(text: str, collector: _Collector) -> None:
     collector.depth += 1
     outer = collector.source
     collector.source = text
+    import bashlex  # noqa: PLC0415 - loaded by _analyze already; see there
+
     try:
         for tree in bashlex.parse(text):
             _walk(tree, collector)
@@ -247,7 +259,7 @@ def _unwrap(words: list[str], opaque_args: bool, collector: _Collector) -> None:
     if name in _SHELLS:
         _shell_dash_c(words, collector)
         return
-    if name in _WRAPPERS or name == "timeout":
+    if name in _WRAPPERS:
         inner = _after_wrapper(name, words[1:])
         if inner:
             _unwrap(inner, opaque_args, collector)

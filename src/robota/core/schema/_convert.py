@@ -31,10 +31,13 @@ from pydantic.json_schema import GenerateJsonSchema
 
 from robota.core._errors import SchemaConversionError
 from robota.core.schema._subset import SUBSET_KEYWORDS, ParameterSchema, check_parameter_schema
+from robota.core.schema._validate import json_type_of
 
 __all__ = ["schema_from_type"]
 
-_DROPPED: Final = frozenset({"title", "readOnly", "writeOnly", "deprecated", "$schema", "$id"})
+_DROPPED: Final = frozenset(
+    {"title", "readOnly", "writeOnly", "deprecated", "$schema", "$id", "$defs"}
+)
 
 _REFUSED: Final = {
     "prefixItems": (
@@ -112,11 +115,7 @@ def _convert(
     node: Any, defs: Mapping[str, Any], trail: tuple[str, ...], path: str
 ) -> dict[str, Any]:
     if node is True or node == {}:
-        raise SchemaConversionError(
-            f"{path}: an unconstrained value (Any) cannot be described: every node needs a type "
-            "(S16). Use a concrete type, or a union of the types you accept.",
-            construct="Any",
-        )
+        raise _unconstrained(path)
     if not isinstance(node, Mapping):
         raise SchemaConversionError(
             f"{path}: unexpected schema node {node!r}", construct=repr(node)
@@ -133,7 +132,7 @@ def _convert(
             )
         if name not in defs:
             raise SchemaConversionError(f"{path}: unresolvable reference {ref!r}", construct=ref)
-        target = _convert(copy.deepcopy(defs[name]), defs, (*trail, name), path)
+        target = _convert(defs[name], defs, (*trail, name), path)  # builds a new tree
         siblings = {k: v for k, v in node.items() if k != "$ref"}
         if siblings:
             target.update(_convert_keywords(siblings, defs, trail, path))
@@ -146,7 +145,7 @@ def _convert_keywords(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for keyword, value in node.items():
-        if keyword in _DROPPED or keyword == "$defs":
+        if keyword in _DROPPED:
             continue
         if keyword in _REFUSED:
             construct, why, alternative = _REFUSED[keyword]
@@ -154,15 +153,11 @@ def _convert_keywords(
                 f"{path}: {construct} cannot be expressed: {why} (S16). Instead, {alternative}.",
                 construct=construct,
             )
-        if keyword == "oneOf":
-            # A discriminated union: its branches exclude each other, so anyOf means the same.
-            out["anyOf"] = [
-                _convert(branch, defs, trail, f"{path}.anyOf[{i}]")
-                for i, branch in enumerate(value)
-            ]
-        elif keyword == "discriminator":
-            continue  # an annotation of the oneOf above
-        elif keyword == "anyOf":
+        if keyword == "discriminator":
+            continue  # an annotation of a oneOf
+        if keyword in ("oneOf", "anyOf"):
+            # oneOf is a discriminated union: its branches exclude each other, so anyOf means
+            # the same.
             out["anyOf"] = [
                 _convert(branch, defs, trail, f"{path}.anyOf[{i}]")
                 for i, branch in enumerate(value)
@@ -195,11 +190,7 @@ def _convert_keywords(
     if "const" in out and "type" not in out and "anyOf" not in out:
         out["type"] = _types_of([out["const"]])
     if "type" not in out and "anyOf" not in out:
-        raise SchemaConversionError(
-            f"{path}: an unconstrained value (Any) cannot be described: every node needs a type "
-            "(S16). Use a concrete type, or a union of the types you accept.",
-            construct="Any",
-        )
+        raise _unconstrained(path)
     if "properties" in out and "additionalProperties" not in out:
         # pydantic states forbid (false) and allow (true); silence is its default, "ignore":
         # extra keys are accepted and dropped, so under the closure rule that is `true` (S16).
@@ -207,23 +198,14 @@ def _convert_keywords(
     return out
 
 
+def _unconstrained(path: str) -> SchemaConversionError:
+    return SchemaConversionError(
+        f"{path}: an unconstrained value (Any) cannot be described: every node needs a type "
+        "(S16). Use a concrete type, or a union of the types you accept.",
+        construct="Any",
+    )
+
+
 def _types_of(values: list[Any]) -> str | list[str]:
-    names: list[str] = []
-    for value in values:
-        if value is None:
-            name = "null"
-        elif isinstance(value, bool):
-            name = "boolean"
-        elif isinstance(value, int):
-            name = "integer"
-        elif isinstance(value, float):
-            name = "number"
-        elif isinstance(value, str):
-            name = "string"
-        elif isinstance(value, list):
-            name = "array"
-        else:
-            name = "object"
-        if name not in names:
-            names.append(name)
+    names = list(dict.fromkeys(json_type_of(value) for value in values))
     return names[0] if len(names) == 1 else names

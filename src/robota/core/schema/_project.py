@@ -205,7 +205,7 @@ class _Projector:
         if _has_type(out, "object") or "properties" in value:
             self._object(value, out, path, depth, active, props)
         if _has_type(out, "array") or "items" in value:
-            self._array(value, out, path, depth, active, props)
+            self._array(value, out, path, depth, active)
         return out
 
     def _any_of(
@@ -346,7 +346,6 @@ class _Projector:
         path: str,
         depth: int,
         active: frozenset[int],
-        props: tuple[str, ...] | None,
     ) -> None:
         items = value.get("items")
         policy = self.policy

@@ -35,16 +35,6 @@ MAX_VALIDATION_DEPTH: Final = 64
 MAX_VALIDATION_NODES: Final = 100_000
 """Most value nodes visited in one validation; a larger value is refused with one issue."""
 
-_TYPE_NAMES: Final = {
-    "string": "string",
-    "integer": "integer",
-    "number": "number",
-    "boolean": "boolean",
-    "object": "object",
-    "array": "array",
-    "null": "null",
-}
-
 
 class _Budget:
     __slots__ = ("exhausted", "nodes")
@@ -76,7 +66,8 @@ def validate_against_json_schema(schema: Mapping[str, Any], value: object) -> li
     return issues
 
 
-def _describe(value: object) -> str:
+def json_type_of(value: object) -> str:
+    """The JSON type name of ``value`` (its Python type name when it is not a JSON value)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -208,8 +199,8 @@ def _check(
         else any(_is_type(value, name) for name in declared)
     ):
         names = [declared] if isinstance(declared, str) else list(declared)
-        expected = " or ".join(_TYPE_NAMES.get(n, str(n)) for n in names)
-        issues.append(f"{_render(path)}: expected {expected}, got {_describe(value)}")
+        expected = " or ".join(str(n) for n in names)
+        issues.append(f"{_render(path)}: expected {expected}, got {json_type_of(value)}")
         return
 
     if "const" in schema and not _json_equal(value, schema["const"]):
@@ -256,14 +247,26 @@ def _check_any_of(
     )
 
 
+def _check_count(
+    schema: Mapping[str, Any],
+    low: str,
+    high: str,
+    count: int,
+    noun: str,
+    path: _Path,
+    issues: list[str],
+) -> None:
+    minimum = schema.get(low)
+    if minimum is not None and count < minimum:
+        issues.append(f"{_render(path)}: must have at least {minimum} {noun}, got {count}")
+    maximum = schema.get(high)
+    if maximum is not None and count > maximum:
+        issues.append(f"{_render(path)}: must have at most {maximum} {noun}, got {count}")
+
+
 def _check_string(schema: Mapping[str, Any], value: str, path: _Path, issues: list[str]) -> None:
-    length = len(value)  # code points, not UTF-16 units (S16)
-    minimum = schema.get("minLength")
-    if minimum is not None and length < minimum:
-        issues.append(f"{_render(path)}: must have at least {minimum} characters, got {length}")
-    maximum = schema.get("maxLength")
-    if maximum is not None and length > maximum:
-        issues.append(f"{_render(path)}: must have at most {maximum} characters, got {length}")
+    # Code points, not UTF-16 units (S16).
+    _check_count(schema, "minLength", "maxLength", len(value), "characters", path, issues)
     pattern = schema.get("pattern")
     if pattern is not None:
         compiled = _pattern(pattern)
@@ -318,18 +321,14 @@ def _check_object(
         for key in schema.get("required", ())
         if key not in value
     )
-    count = len(value)
-    min_props = schema.get("minProperties")
-    if min_props is not None and count < min_props:
-        issues.append(f"{_render(path)}: must have at least {min_props} properties, got {count}")
-    max_props = schema.get("maxProperties")
-    if max_props is not None and count > max_props:
-        issues.append(f"{_render(path)}: must have at most {max_props} properties, got {count}")
+    _check_count(schema, "minProperties", "maxProperties", len(value), "properties", path, issues)
     # S16 closure rule: `properties` present (even empty) ⇒ closed unless stated otherwise.
     additional = schema.get("additionalProperties", properties is None)
     for key, item in value.items():
         if not isinstance(key, str):
-            issues.append(f"{_render(path)}: property names must be strings, got {_describe(key)}")
+            issues.append(
+                f"{_render(path)}: property names must be strings, got {json_type_of(key)}"
+            )
             continue
         child: _Path = (path, key)
         if properties is not None and key in properties:
@@ -348,13 +347,7 @@ def _check_array(
     budget: _Budget,
     issues: list[str],
 ) -> None:
-    count = len(value)
-    min_items = schema.get("minItems")
-    if min_items is not None and count < min_items:
-        issues.append(f"{_render(path)}: must have at least {min_items} items, got {count}")
-    max_items = schema.get("maxItems")
-    if max_items is not None and count > max_items:
-        issues.append(f"{_render(path)}: must have at most {max_items} items, got {count}")
+    _check_count(schema, "minItems", "maxItems", len(value), "items", path, issues)
     if schema.get("uniqueItems") is True:
         seen: set[object] = set()
         for index, item in enumerate(value):

@@ -18,9 +18,10 @@ propagates, so history never holds a call without its answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal, is_abort
@@ -31,7 +32,7 @@ from robota.core._errors import (
     RobotaError,
     SchemaValidationError,
 )
-from robota.core._events import EventNames, EventService
+from robota.core._events import EventNames
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
 from robota.core.providers._contract import ToolSpec
@@ -91,7 +92,28 @@ class Admission:
     arguments: Mapping[str, Any] | None = None
 
 
-ALLOW: Final = Admission(True)
+@final
+@dataclass(frozen=True, slots=True)
+class _Scope:
+    """What every call of one batch (or one direct invocation) shares."""
+
+    signal: AbortSignal
+    emitter: EventEmitter
+    execution_id: str | None = None
+    round: int | None = None
+    notify: Callable[[RunEvent], None] | None = None
+    approver: Approver | None = None
+
+    def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
+        """Report the call's end to the run's listener (S33), then hand the outcome back."""
+        if self.notify is not None and outcome.call is not None:
+            result = outcome.result
+            self.notify(
+                ToolCallFinished(
+                    outcome.call, outcome.status, result.content, result.is_error, result.view
+                )
+            )
+        return outcome
 
 
 class ToolGate(Protocol):
@@ -220,17 +242,10 @@ class ToolExecutionService:
         the cancellation propagates.
         """
         assert len(outcomes) == len(calls)
+        scope = _Scope(signal, emitter, execution_id, round, notify)
 
         async def one(index: int, call: ToolCall, limiter: asyncio.Semaphore | None) -> None:
-            outcomes[index] = await self._run_one(
-                call,
-                limiter,
-                signal=signal,
-                emitter=emitter,
-                execution_id=execution_id,
-                round=round,
-                notify=notify,
-            )
+            outcomes[index] = await self._run_one(call, limiter, scope)
 
         if len(calls) == 1:
             await one(0, calls[0], None)
@@ -252,28 +267,13 @@ class ToolExecutionService:
         Validation, admission, body and events are exactly those of a model-driven call.
         """
         return await self._admit_and_run(
-            tool,
-            None,
-            arguments,
-            signal=signal,
-            emitter=emitter,
-            execution_id=None,
-            round=None,
-            notify=None,
-            approver=approver,
+            tool, None, arguments, _Scope(signal, emitter, approver=approver)
         )
 
     async def _run_one(
-        self,
-        call: ToolCall,
-        limiter: asyncio.Semaphore | None,
-        *,
-        signal: AbortSignal,
-        emitter: EventEmitter,
-        execution_id: str | None,
-        round: int | None,
-        notify: Callable[[RunEvent], None] | None,
+        self, call: ToolCall, limiter: asyncio.Semaphore | None, scope: _Scope
     ) -> ToolCallOutcome:
+        emitter = scope.emitter
         if emitter.enabled:
             emitter.emit(
                 EventNames.TOOL_REQUESTED,
@@ -281,96 +281,65 @@ class ToolExecutionService:
             )
         tool = self.registry.get(call.name)
         if tool is None:
-            return self._finish(self._unavailable(call, emitter), emitter, notify)
-        if signal.aborted:
-            return self._finish(interrupted(call), emitter, notify)
-        if limiter is None:
-            return await self._prepare(tool, call, signal, emitter, execution_id, round, notify)
-        async with limiter:
-            if _aborted(signal):  # queued behind the limit when the abort landed (S38)
-                return self._finish(interrupted(call), emitter, notify)
-            return await self._prepare(tool, call, signal, emitter, execution_id, round, notify)
-
-    async def _prepare(
-        self,
-        tool: Tool,
-        call: ToolCall,
-        signal: AbortSignal,
-        emitter: EventEmitter,
-        execution_id: str | None,
-        round: int | None,
-        notify: Callable[[RunEvent], None] | None,
-    ) -> ToolCallOutcome:
-        arguments, problem = _parse_arguments(call.arguments)
-        if arguments is None:
-            outcome = self._refused(
-                call, tool, f"Invalid arguments for tool {tool.name!r}: {problem}.", emitter
-            )
-            return self._finish(outcome, emitter, notify)
-        return await self._admit_and_run(
-            tool,
-            call,
-            arguments,
-            signal=signal,
-            emitter=emitter,
-            execution_id=execution_id,
-            round=round,
-            notify=notify,
-        )
+            return scope.finish(self._unavailable(call, emitter))
+        if scope.signal.aborted:
+            return scope.finish(interrupted(call))
+        async with limiter or contextlib.nullcontext():
+            if limiter is not None and _aborted(scope.signal):
+                # Queued behind the limit when the abort landed (S38).
+                return scope.finish(interrupted(call))
+            arguments, problem = _parse_arguments(call.arguments)
+            if arguments is None:
+                text = f"Invalid arguments for tool {tool.name!r}: {problem}."
+                return scope.finish(self._refused(call, tool, text, emitter))
+            return await self._admit_and_run(tool, call, arguments, scope)
 
     async def _admit_and_run(
         self,
         tool: Tool,
         call: ToolCall | None,
         arguments: Mapping[str, Any],
-        *,
-        signal: AbortSignal,
-        emitter: EventEmitter,
-        execution_id: str | None,
-        round: int | None,
-        notify: Callable[[RunEvent], None] | None,
-        approver: Approver | None = None,
+        scope: _Scope,
     ) -> ToolCallOutcome:
         call_id = new_id("tool")
-        span = emitter.child("tool", call_id)
-        span_service = _span_service(emitter, tool)
+        span = scope.emitter.child("tool", call_id)
         ctx = ToolContext(
-            signal=signal,
+            signal=scope.signal,
             call_id=call_id,
             tool_name=tool.name,
             provider_call_id=call.id if call is not None else None,
-            execution_id=execution_id,
-            round=round,
+            execution_id=scope.execution_id,
+            round=scope.round,
         )
+
+        def refuse(text: str) -> ToolCallOutcome:
+            return scope.finish(self._refused(call, tool, text, span))
+
         try:
             validated = tool.validate_arguments(arguments)
         except SchemaValidationError as exc:
-            return self._finish(self._refused(call, tool, _refusal_text(exc), span), span, notify)
-        invocation = ToolInvocation(tool, call, validated, ctx, approver)
+            return refuse(_refusal_text(exc))
+        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
         if self.gate is not None:
             admission = await self.gate.admit(invocation)
             if not admission.allowed:
-                text = admission.reason or f"The call to {tool.name!r} was not permitted."
-                return self._finish(self._refused(call, tool, text, span), span, notify)
+                return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
                 try:
                     validated = tool.validate_arguments(admission.arguments)
                 except SchemaValidationError as exc:
-                    return self._finish(
-                        self._refused(call, tool, _refusal_text(exc), span), span, notify
-                    )
-                invocation = ToolInvocation(tool, call, validated, ctx, approver)
-        return await self._body(invocation, span, span_service, notify)
+                    return refuse(_refusal_text(exc))
+                invocation = replace(invocation, arguments=validated)
+        outcome = await self._body(invocation, _tool_span(span, tool), scope.notify)
+        return scope.finish(outcome)
 
     async def _body(
         self,
         invocation: ToolInvocation,
-        span: EventEmitter,
-        span_service: EventService | None,
+        tool_span: EventEmitter,
         notify: Callable[[RunEvent], None] | None,
     ) -> ToolCallOutcome:
         tool, call, ctx = invocation.tool, invocation.call, invocation.context
-        tool_span = _span_emitter(span, span_service)
         if tool_span.enabled:
             tool_span.emit(
                 EventNames.TOOL_STARTED,
@@ -410,12 +379,7 @@ class ToolExecutionService:
             )
         if self.gate is not None:
             await self.gate.settled(invocation, result)
-        outcome = ToolCallOutcome(
-            call, status, result, ctx.call_id, started=True, source=tool.source
-        )
-        if notify is not None and call is not None:
-            notify(ToolCallFinished(call, status, result.content, result.is_error, result.view))
-        return outcome
+        return ToolCallOutcome(call, status, result, ctx.call_id, started=True, source=tool.source)
 
     def _unavailable(self, call: ToolCall, emitter: EventEmitter) -> ToolCallOutcome:
         available = self.registry.names()
@@ -451,24 +415,6 @@ class ToolExecutionService:
             )
         return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True), source=tool.source)
 
-    @staticmethod
-    def _finish(
-        outcome: ToolCallOutcome,
-        emitter: EventEmitter,
-        notify: Callable[[RunEvent], None] | None,
-    ) -> ToolCallOutcome:
-        if notify is not None and outcome.call is not None:
-            notify(
-                ToolCallFinished(
-                    outcome.call,
-                    outcome.status,
-                    outcome.result.content,
-                    outcome.result.is_error,
-                    outcome.result.view,
-                )
-            )
-        return outcome
-
 
 def _aborted(signal: AbortSignal) -> bool:
     # A call, not an attribute read: the signal can abort while this coroutine waits.
@@ -486,19 +432,15 @@ def not_dispatched(call: ToolCall, reason: str = "") -> ToolCallOutcome:
     return ToolCallOutcome(call, "not_dispatched", ToolResult(text, is_error=True))
 
 
-def _span_service(emitter: EventEmitter, tool: Tool) -> EventService | None:
+def _tool_span(span: EventEmitter, tool: Tool) -> EventEmitter:
     # S33: the call's own services get its span; a call carrying none reports to the service
     # set on the tool instance (whichever agent set one last).
-    if emitter.enabled:
-        return None
-    service = tool.event_service
-    return service if service is not None and service.enabled else None
-
-
-def _span_emitter(span: EventEmitter, span_service: EventService | None) -> EventEmitter:
-    if span_service is None:
+    if span.enabled:
         return span
-    return EventEmitter((span_service,), span.owner_path)
+    service = tool.event_service
+    if service is None or not service.enabled:
+        return span
+    return EventEmitter((service,), span.owner_path)
 
 
 def _refusal_text(exc: SchemaValidationError) -> str:

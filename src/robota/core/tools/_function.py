@@ -20,7 +20,7 @@ import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, final, overload
+from typing import Any, final, overload
 
 import pydantic
 
@@ -36,8 +36,6 @@ from robota.core.tools._tool import (
 )
 
 __all__ = ["FunctionTool", "tool"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$"
