@@ -27,3 +27,12 @@ def model_name(request: pytest.FixtureRequest) -> Iterator[str]:
     yield name
     robota.unregister_model_metadata(name)
     robota.unregister_model_pricing(name)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_permission_parse_caches() -> None:
+    """Every test parses for itself: no answer cached by an earlier test (or a mutant's parent)."""
+    from robota.core.permissions import _evaluate, _shell
+
+    _shell._analyze.cache_clear()
+    _evaluate._remembered_rule.cache_clear()
