@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import subprocess
 
 import pytest
 
@@ -13,6 +14,7 @@ from robota.host import is_path_inside, is_read_only_command, permission_context
 def workspace(tmp_path: pathlib.Path) -> pathlib.Path:
     root = tmp_path / "ws"
     (root / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "src" / "a.py").write_text("print(1)\n")
     outside = tmp_path / "outside"
     outside.mkdir()

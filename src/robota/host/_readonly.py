@@ -1,105 +1,486 @@
 """Read-only command classification (S21): the host side of core's classifier port.
 
-A command tool's call is decided as *inspect* — looking around never prompts — when the whole line
-runs only built-in read-only commands and names nothing outside the workspace once symlinks are
-followed. Everything is judged conservatively: a line the parser cannot read, anything computed at
-run time, a substitution, an output redirection (other than to ``/dev/null``), a command outside
-the list, or an option that writes (``sort -o``, ``find -delete``) makes it *not* read-only, and
-the call is decided by its declared risk class instead. A user's ask or deny rule is checked before
-this classification and still applies.
+A command tool's call is decided as *inspect* — looking around never prompts — when the whole
+line runs only built-in read-only programs, with options each program's manual says only read,
+and every path the line will read — operand, option value, input redirection, glob match, ``cd``
+target — resolves (symlinks followed) inside the workspace. The line is read the way the shell
+will read it (:func:`robota.core.permissions.analyze_command`), and judged in that reading:
+
+* **Only the understood subset.** Pipes, ``&&``, ``||``, ``;``, subshells and groups, ``!``,
+  quoting, globs, ``~``, ``cd``, ``2>&1``-style duplications, ``>/dev/null``, input
+  redirections, here-strings and here-documents (a quoted one always; an unquoted one when
+  nothing in it expands). Anything else — an expansion or substitution, an assignment, ``&``, a
+  control structure, a function, a construct the parser does not fully read — makes the line
+  not read-only.
+* **Programs by name only.** ``ls`` is the system's ``ls``; ``./ls`` or ``/tmp/ls`` is not.
+* **Options from an allow-list** (:mod:`._readonly_programs`): an option that writes
+  (``sort -o``), runs a program (``git --ext-diff``, ``rg --pre``), follows symlinks through a
+  tree (``grep -R``, ``find -L``, ``ls -L``, ``diff -r``) or reads file names from a file
+  (``wc --files0-from``) is simply not listed. Options glued to their values are split the way
+  the program's parser splits them, so ``grep -f/etc/passwd`` is judged as reading
+  ``/etc/passwd``.
+* **Globs are expanded first**, against the real directory, with ``sh``'s rules (``.*`` and
+  ``.?`` match ``..``), and the program's options are read from the expanded words — so a file
+  named ``--output=x`` that a ``*`` expands to is read as the option it becomes.
+* **``cd`` changes where relative paths lead.** Every directory the line may be in by the time a
+  command runs is considered (a failed ``cd`` leaves the old one), and a path must be inside the
+  workspace from each.
+* **git** reads the repository it finds: that repository must be inside the workspace.
+
+A user's ask or deny rule is checked before this classification and still applies. The
+classifier assumes the command runs non-interactively with the workspace as its working
+directory and an ordinary environment (no ``CDPATH``, no ``GIT_DIR``, ``PATH`` naming the system
+programs); SECURITY.md lists what it does not protect against.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+from collections.abc import Sequence
 from typing import Final
 
-from robota.core.permissions import analyze_command
-from robota.host._paths import is_path_inside
+from robota.core.permissions import (
+    Redirect,
+    SimpleCommand,
+    Word,
+    analyze_command,
+    glob_has_magic,
+    glob_match,
+    glob_unescape,
+)
+from robota.host._paths import canonical_path, is_path_inside
+from robota.host._readonly_programs import FIND, GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
 
-__all__ = ["READ_ONLY_COMMANDS", "is_read_only_command"]
+__all__ = ["READ_ONLY_COMMANDS", "is_read_only_command", "read_only_reason"]
 
-READ_ONLY_COMMANDS: Final = frozenset(
+READ_ONLY_COMMANDS: Final = frozenset({*PROGRAMS, "git", "find", "cd"})
+"""Programs that only read, given the option checks of :mod:`._readonly_programs`."""
+
+_MAX_GLOB_MATCHES: Final = 10_000
+_TEST_OPERATORS: Final = frozenset(
     {
-        "basename", "cat", "cmp", "column", "cut", "date", "df", "diff", "dirname", "du",
-        "echo", "egrep", "false", "fgrep", "file", "find", "git", "grep", "head", "hostname",
-        "id", "jq", "ls", "md5sum", "nl", "printf", "pwd", "readlink", "realpath", "rg",
-        "sha1sum", "sha256sum", "sort", "stat", "tail", "test", "tr", "tree", "true", "uname",
-        "uniq", "wc", "which", "whoami", "[",
-    }
-)  # fmt: skip
-"""Commands that only read (given the option checks below)."""
-
-_GIT_READ_ONLY: Final = frozenset(
-    {
-        "status",
-        "log",
-        "diff",
-        "show",
-        "rev-parse",
-        "ls-files",
-        "blame",
-        "describe",
-        "shortlog",
-        "ls-tree",
-        "cat-file",
+        *("-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r"),
+        *("-s", "-S", "-t", "-u", "-w", "-x", "-z", "-n", "-a", "-o", "!", "(", ")", "="),
+        *("!=", "==", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef", "<", ">"),
     }
 )
-_FIND_WRITES: Final = frozenset(
-    {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
-)
-_WRITING_OPTIONS: Final = {"sort": frozenset({"-o", "--output"}), "tree": frozenset({"-o"})}
 
 
-def _words_ok(words: tuple[str, ...], workspace: str) -> bool:
-    name = os.path.basename(words[0])
-    if name not in READ_ONLY_COMMANDS:
-        return False
-    args = words[1:]
-    if name == "git":
-        subcommand = next((a for a in args if not a.startswith("-")), None)
-        if subcommand not in _GIT_READ_ONLY or any(
-            a.startswith(("-c", "--exec-path", "--output")) for a in args
-        ):
-            return False
-    if name == "find" and any(a in _FIND_WRITES for a in args):
-        return False
-    writing = _WRITING_OPTIONS.get(name, frozenset())
-    if any(a in writing or any(a.startswith(w + "=") for w in writing) for a in args):
-        return False
-    for raw in args:
-        word = raw.split("=", 1)[1] if raw.startswith("-") and "=" in raw else raw
-        if not word or (word is raw and raw.startswith("-")):
-            continue
-        if word.startswith("~"):
-            return False  # the shell expands it to a home directory
-        if not is_path_inside(workspace, word):  # relative words are taken from the workspace
-            return False
-    return True
+class _Refused(Exception):
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
-def is_read_only_command(command: str, *, workspace: str) -> bool:
-    """Whether ``command`` runs only read-only commands naming nothing outside ``workspace``.
+def read_only_reason(
+    command: str, *, workspace: str | os.PathLike[str], home: str | None = None
+) -> str | None:
+    """Why ``command`` is not read-only inside ``workspace``; ``None`` when it is.
 
-    ``workspace`` must be an absolute path to an existing directory; paths in the command are
-    judged relative to it with symlinks followed (:func:`robota.host.is_path_inside`).
+    Args:
+        command: The command line.
+        workspace: An absolute path to an existing directory; relative paths in the command are
+            taken from it.
+        home: The home directory ``~`` stands for (default: this user's).
 
-    Bind it to a workspace and pass it as the permission context's classifier::
+    Raises:
+        ValueError: when ``workspace`` is not an absolute path to an existing directory.
+    """
+    root_text = os.fspath(workspace)
+    if not os.path.isabs(root_text) or not os.path.isdir(root_text):
+        raise ValueError(
+            f"workspace must be an absolute path to an existing directory: {root_text!r}"
+        )
+    candidate: object = command  # model output can be anything
+    if not isinstance(candidate, str):
+        return "the command is not a string"
+    line = analyze_command(command)
+    if not line.parsed:
+        return f"the command cannot be read: {line.error}"
+    if line.opaque:
+        return "it runs something the command text does not show"
+    if line.unsupported:
+        return f"it uses {line.unsupported[0]}, which the classifier does not read"
+    if line.background:
+        return "it starts a command in the background"
+    if line.assignments:
+        return f"it assigns a shell variable ({line.assignments[0]}), which changes what runs"
+    if line.substitutions:
+        return "it runs a command substitution"
+    if not line.commands:
+        return "it runs no command"
+    judge = _Judge(canonical_path(root_text), os.path.expanduser("~") if home is None else home)
+    try:
+        judge.directories(line.commands)
+        for redirect in line.redirects:
+            judge.redirect(redirect)
+        for simple in line.commands:
+            judge.command(simple)
+    except _Refused as refused:
+        return refused.reason
+    return None
+
+
+def is_read_only_command(
+    command: str, *, workspace: str | os.PathLike[str], home: str | None = None
+) -> bool:
+    """Whether ``command`` only reads, and only inside ``workspace`` (S21).
+
+    See the module docstring for what is judged; :func:`read_only_reason` says why a command
+    is not read-only. Bind it to a workspace and pass it as the permission context's
+    classifier (:func:`robota.host.permission_context` does)::
 
         PermissionContext(
             workspace=root,
             read_only_command=lambda command: is_read_only_command(command, workspace=root),
         )
+
+    Raises:
+        ValueError: when ``workspace`` is not an absolute path to an existing directory.
     """
-    line = analyze_command(command)
-    if not line.parsed or line.opaque or line.substitutions or not line.commands:
-        return False
-    if any(target != "/dev/null" for target in line.redirections):
-        return False
-    for source in line.inputs:
-        if source.startswith("~") or not is_path_inside(workspace, source):
-            return False
-    return all(
-        not simple.opaque_arguments and _words_ok(simple.words, workspace)
-        for simple in line.commands
-    )
+    return read_only_reason(command, workspace=workspace, home=home) is None
+
+
+class _Judge:
+    __slots__ = ("_cwds", "_home", "_root")
+
+    def __init__(self, root: str, home: str | None) -> None:
+        self._root = root
+        self._home = home
+        self._cwds: list[str] = [root]
+
+    # -- where the commands run
+
+    def directories(self, commands: Sequence[SimpleCommand]) -> None:
+        """Every directory a command of the line may run in (S21: ``cd sub && ls``)."""
+        for simple in commands:
+            if simple.name != "cd" or simple.words[0] != "cd":
+                continue
+            args = [w for w in simple.argv[1:] if not (w.literal and w.value in ("-L", "-P"))]
+            if len(args) != 1 or (args[0].literal and args[0].value == "-"):
+                raise _Refused("`cd` goes to the home or previous directory, or is ambiguous")
+            targets: list[str] = []
+            for cwd in list(self._cwds):
+                for text in self._expand(args[0], cwd):
+                    target = self._inside(text, cwd, "`cd` target")
+                    if os.path.isdir(target):
+                        targets.append(canonical_path(target))
+            # A `cd` that fails leaves the shell where it was: the old directories stay.
+            self._cwds.extend(t for t in targets if t not in self._cwds)
+
+    # -- paths
+
+    def _inside(self, text: str, cwd: str, what: str) -> str:
+        path = text if text.startswith("/") else posixpath.join(cwd, text)
+        if not is_path_inside(self._root, path):
+            raise _Refused(f"the {what} {text!r} is outside the workspace")
+        return path
+
+    def _read(self, texts: Sequence[str], what: str = "path") -> None:
+        for text in texts:
+            if text in ("", "-"):
+                continue  # nothing, or standard input
+            for cwd in self._cwds:
+                self._inside(text, cwd, what)
+
+    def _expand(self, word: Word, cwd: str) -> list[str]:
+        """The words the shell turns ``word`` into, run in ``cwd``."""
+        if word.literal:
+            return [word.value]
+        if word.dynamic:
+            raise _Refused(f"the word {word.source!r} is only known at run time")
+        pattern = word.pattern(home=self._home)
+        if pattern is None:
+            raise _Refused(f"the word {word.source!r} names another user's home directory")
+        if not glob_has_magic(pattern):
+            return [glob_unescape(pattern)]
+        matches = _glob(pattern, cwd)
+        if len(matches) > _MAX_GLOB_MATCHES:
+            raise _Refused(f"the glob {word.source!r} matches too many names to judge")
+        # No match: the shell passes the word on as written (quotes removed).
+        return sorted(matches) if matches else [glob_unescape(pattern)]
+
+    # -- redirections
+
+    def redirect(self, redirect: Redirect) -> None:
+        kind = redirect.kind
+        target = redirect.target
+        if kind in ("duplicate", "close"):
+            return
+        if kind == "heredoc":
+            if redirect.heredoc is not None and redirect.heredoc.expands:
+                raise _Refused("an unquoted here-document expands what is in it")
+            return
+        if kind == "herestring":
+            if target is None or not target.literal:
+                raise _Refused("the here-string is only known at run time")
+            return
+        if kind == "write":
+            if target is not None and target.literal and target.value == "/dev/null":
+                return
+            raise _Refused("it redirects output into a file")
+        if kind == "readwrite" or target is None:
+            raise _Refused("it opens a file for writing")
+        for cwd in self._cwds:
+            for text in self._expand(target, cwd):
+                self._inside(text, cwd, "input file")
+
+    # -- commands
+
+    def command(self, simple: SimpleCommand) -> None:
+        head = simple.argv[0]
+        name = head.value
+        if simple.via is not None:
+            raise _Refused(f"{name!r} runs through {simple.via}")
+        if simple.assignments:
+            raise _Refused(
+                f"the assignment {simple.assignments[0]!r} before {name!r} can change what runs"
+            )
+        if "/" in name:
+            raise _Refused(f"{name!r} is named by a path, so it is not the system program")
+        if name not in READ_ONLY_COMMANDS:
+            raise _Refused(f"{name!r} is not a read-only program")
+        for cwd in self._cwds:
+            args: list[str] = []
+            for word in simple.argv[1:]:
+                args.extend(self._expand(word, cwd))
+            self._program(name, args, cwd)
+
+    def _program(self, name: str, args: list[str], cwd: str) -> None:
+        if name == "cd":
+            return  # judged by directories()
+        if name == "git":
+            self._git(args, cwd)
+            return
+        if name == "find":
+            self._find(args)
+            return
+        if name in ("test", "["):
+            if name == "[":
+                if not args or args[-1] != "]":
+                    raise _Refused("`[` without its closing `]`")
+                args = args[:-1]
+            self._read([a for a in args if a not in _TEST_OPERATORS], "path tested")
+            return
+        program = PROGRAMS[name]
+        operands = self._options(name, program, args)
+        if name == "date" and any(not o.startswith("+") for o in operands):
+            raise _Refused("`date` with an operand sets the clock")
+
+    def _options(self, name: str, program: Program, args: list[str]) -> list[str]:
+        operands, paths, seen = _parse_options(name, program, args)
+        if program.max_operands is not None and len(operands) > program.max_operands:
+            raise _Refused(f"{name!r} with {len(operands)} operand(s) does more than read")
+        self._read(paths, f"file {name!r} reads")
+        kind = program.operands
+        if kind == "paths":
+            self._read(operands, f"file {name!r} reads")
+        elif kind == "pattern_then_paths":
+            given = bool(seen & program.pattern_options)
+            self._read(operands if given else operands[1:], f"file {name!r} reads")
+        elif kind == "filter_then_paths":
+            self._read(operands[1:], f"file {name!r} reads")
+        return operands
+
+    def _git(self, args: list[str], cwd: str) -> None:
+        self._repository(cwd)
+        index = 0
+        while index < len(args) and args[index].startswith("-"):
+            if args[index] not in GIT_GLOBAL:
+                raise _Refused(f"git option {args[index]!r} is not known to be read-only")
+            index += 1
+        if index >= len(args):
+            raise _Refused("git without a subcommand")
+        subcommand = args[index]
+        program = GIT_SUBCOMMANDS.get(subcommand)
+        if program is None:
+            raise _Refused(f"`git {subcommand}` is not a read-only git command")
+        operands, paths, seen = _parse_options(f"git {subcommand}", program, args[index + 1 :])
+        if program.max_operands is not None and len(operands) > program.max_operands:
+            raise _Refused(f"`git {subcommand}` with operands does more than read")
+        if subcommand in ("branch", "tag") and operands and not seen & {"-l", "--list"}:
+            raise _Refused(f"`git {subcommand}` with a name creates one")
+        self._read(paths, f"file git {subcommand} reads")
+        if program.operands == "paths":
+            self._read(operands, f"path git {subcommand} reads")
+        elif program.operands == "pattern_then_paths":
+            given = bool(seen & program.pattern_options)
+            self._read(operands if given else operands[1:], f"path git {subcommand} reads")
+
+    def _repository(self, cwd: str) -> None:
+        directory = cwd
+        while True:
+            marker = os.path.join(directory, ".git")
+            if os.path.lexists(marker):
+                if os.path.islink(marker) or not os.path.isdir(marker):
+                    raise _Refused("git would read a repository that .git points to elsewhere")
+                if not is_path_inside(self._root, marker):
+                    raise _Refused("git would read a repository outside the workspace")
+                return
+            parent = os.path.dirname(directory)
+            if parent == directory:
+                raise _Refused("git would look for a repository outside the workspace")
+            directory = parent
+
+    def _find(self, args: list[str]) -> None:
+        index = 0
+        while (
+            index < len(args)
+            and args[index].startswith("-")
+            and args[index] not in (FIND["flags"] | FIND["text"] | FIND["path"])
+        ):
+            option = args[index]
+            if option in FIND["global"]:
+                index += 1
+            elif option[:2] in FIND["global_values"]:
+                index += 1 if len(option) > 2 else 2
+            else:
+                raise _Refused(f"find option {option!r} is not known to be read-only")
+        starts: list[str] = []
+        while index < len(args) and not (
+            args[index].startswith("-") or args[index] in ("(", ")", "!", ",")
+        ):
+            starts.append(args[index])
+            index += 1
+        self._read(starts or ["."], "directory find searches")
+        while index < len(args):
+            token = args[index]
+            if token in FIND["flags"]:
+                index += 1
+            elif token in FIND["text"]:
+                index += 2
+            elif token in FIND["path"]:
+                self._read(args[index + 1 : index + 2], "file find compares with")
+                index += 2
+            elif token.startswith("-newer") and len(token) == 8:
+                if token[-1] != "t":
+                    self._read(args[index + 1 : index + 2], "file find compares with")
+                index += 2
+            else:
+                raise _Refused(f"find expression {token!r} is not known to be read-only")
+
+
+def _parse_options(
+    name: str, program: Program, args: list[str]
+) -> tuple[list[str], list[str], set[str]]:
+    """Split ``args`` into operands, path-valued option values and the options seen.
+
+    Options may follow operands (GNU argument permutation); ``--`` ends them.
+
+    Raises:
+        _Refused: for an option the program's table does not list.
+    """
+    operands: list[str] = []
+    paths: list[str] = []
+    seen: set[str] = set()
+    index = 0
+    ended = not program.parses_options
+    while index < len(args):
+        arg = args[index]
+        if ended or arg == "-" or not arg.startswith("-"):
+            operands.append(arg)
+            index += 1
+            continue
+        if arg == "--":
+            ended = True
+            index += 1
+            continue
+        if arg.startswith("--"):
+            option, equals, value = arg.partition("=")
+            kind = program.values.get(option)
+            if option in program.pairs and not equals and index + 2 < len(args):
+                index += 3
+            elif kind is not None:
+                if not equals:
+                    if index + 1 >= len(args):
+                        raise _Refused(f"{name} option {option!r} lacks its value")
+                    value = args[index + 1]
+                    index += 1
+                if kind == "path":
+                    paths.append(value)
+                index += 1
+            elif option in program.optional or (option in program.flags and not equals):
+                index += 1
+            else:
+                raise _Refused(f"{name} option {option!r} is not known to be read-only")
+            seen.add(option)
+            continue
+        if program.numeric and arg[1:].isdigit():
+            index += 1
+            continue
+        letters = arg[1:]
+        consumed = 1
+        for position, letter in enumerate(letters):
+            option = "-" + letter
+            kind = program.values.get(option)
+            seen.add(option)
+            if kind is not None:
+                value = letters[position + 1 :]
+                if not value:
+                    if index + 1 >= len(args):
+                        raise _Refused(f"{name} option {option!r} lacks its value")
+                    value = args[index + 1]
+                    consumed = 2
+                if kind == "path":
+                    paths.append(value)
+                break  # the rest of the cluster was the value
+            if option in program.optional:
+                break  # its value, if any, is the rest of the cluster (`-uno`, `-M50`)
+            if option not in program.flags:
+                raise _Refused(f"{name} option {option!r} is not known to be read-only")
+        index += consumed
+    return operands, paths, seen
+
+
+def _glob(pattern: str, cwd: str) -> list[str]:
+    """What ``sh`` expands ``pattern`` (the syntax of ``Word.pattern``) to, run in ``cwd``.
+
+    A leading ``.`` in a component is matched only explicitly, and then ``.`` and ``..`` are
+    candidates too (as in ``sh``; a ``..`` match is how ``.?`` and ``.*`` leave a directory).
+    """
+    absolute = pattern.startswith("/")
+    components = pattern.split("/")
+    bases = ["/"] if absolute else [""]
+    if absolute:
+        components = components[1:]
+    for position, component in enumerate(components):
+        last = position == len(components) - 1
+        if component == "":
+            bases = [b if b.endswith("/") else b + "/" for b in bases]
+            continue
+        if not glob_has_magic(component):
+            literal = glob_unescape(component)
+            bases = [_join(b, literal) for b in bases]
+            continue
+        explicit_dot = component.startswith(("\\.", "."))
+        found: list[str] = []
+        for base in bases:
+            directory = base if absolute else posixpath.join(cwd, base) if base else cwd
+            try:
+                names = os.listdir(directory)
+            except OSError:
+                continue
+            if explicit_dot:
+                names = [*names, ".", ".."]
+            for entry in names:
+                if entry.startswith(".") and not explicit_dot:
+                    continue
+                if not glob_match(component, entry):
+                    continue
+                joined = _join(base, entry)
+                full = joined if absolute else posixpath.join(cwd, joined)
+                if last or os.path.isdir(full):
+                    found.append(joined)
+            if len(found) > _MAX_GLOB_MATCHES:
+                return found
+        bases = found
+        if not bases:
+            return []
+    return bases
+
+
+def _join(base: str, name: str) -> str:
+    if not base:
+        return name
+    return base + name if base.endswith("/") else f"{base}/{name}"

@@ -265,7 +265,8 @@ def test_command_matching_details() -> None:
         match_command("rm -rf", "rm -r -f -v x", direction="deny") == "no_match"
     )  # positional: no extra args
     assert match_command("rm -rf *", "rm -f x", direction="deny") == "no_match"  # -r missing
-    assert match_command("rm -rf *", "rm --force -r x", direction="deny") == "no_match"
+    # `--force` is `-f` spelled long: the rule might apply, so it cannot be "no match" (S12).
+    assert match_command("rm -rf *", "rm --force -r x", direction="deny") == "unevaluable"
     assert (
         match_command("git push --force", "git push --force origin", direction="deny") == "no_match"
     )
@@ -280,7 +281,9 @@ def test_command_matching_details() -> None:
         match_command("*", "anything at all", direction="deny") == "unevaluable"
     )  # a pattern with no command word
     assert match_command("rm 'unterminated", "rm x", direction="deny") == "unevaluable"
-    assert match_command("a; b", "a", direction="deny") == "unevaluable"
+    # A compound deny rule applies when every command it names runs.
+    assert match_command("a; b", "a", direction="deny") == "no_match"
+    assert match_command("a; b", "b && a", direction="deny") == "match"
     assert match_command("rm *", 7, direction="deny") == "unevaluable"
     assert match_command("ls *", "", direction="allow") == "unevaluable"
     assert match_command("ls *", "xargs ls", direction="allow") == "no_match"
@@ -288,6 +291,8 @@ def test_command_matching_details() -> None:
     assert match_command("ls a", "ls a b", direction="allow") == "no_match"
     assert match_command("ls a b", "ls a", direction="allow") == "no_match"
     assert match_command("ls a*", "ls ab", direction="allow") == "match"
-    assert match_command("/bin/ls", "ls", direction="allow") == "match"
+    # Allow is exact: `ls` found on PATH is not necessarily /bin/ls (S12).
+    assert match_command("/bin/ls", "ls", direction="allow") == "no_match"
+    assert match_command("/bin/ls", "/bin/ls", direction="allow") == "match"
     assert match_command("ls", "cat", direction="allow") == "no_match"
     assert match_command("ls", "$X", direction="allow") == "no_match"

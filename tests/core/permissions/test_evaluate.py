@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import subprocess
 from typing import Any
 
 import pytest
@@ -231,6 +232,7 @@ def test_s21_a_read_only_command_is_decided_as_inspect_but_rules_come_first(
     bash: robota.Tool, tmp_path: pathlib.Path
 ) -> None:
     workspace = str(tmp_path)
+    subprocess.run(["git", "init", "-q", workspace], check=True)  # git reads its repository
     ctx = PermissionContext(
         workspace=workspace,
         resolve_path=canonical_path,

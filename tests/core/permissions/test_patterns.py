@@ -156,6 +156,6 @@ def test_shell_analysis_lists_wrapped_and_nested_commands() -> None:
 
 
 def test_s12_concatenated_quoting_inside_bash_c_is_unquoted_like_a_shell_regression() -> None:
-    # bashlex kept inner quote characters for 'a'"'"'b' words, hiding the rm from the matcher.
+    # The old parser (bashlex) kept inner quote characters for 'a'"'"'b' words, hiding the rm from the matcher.
     command = """bash -c 'echo '"'"'hi'"'"'; rm -rf /tmp/x'"""
     assert match_command("rm -rf *", command, direction="deny") == "match"

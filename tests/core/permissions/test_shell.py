@@ -104,7 +104,6 @@ def test_plain_lines_are_not_opaque() -> None:
         ("a &> out", ("out",), ()),
         ("a >& out", ("out",), ()),
         ("a < in", (), ("in",)),
-        ("a <> both", (), ("both",)),
         ("a <<< 'text'", (), ()),
         ("a 2> err 1> out < in", ("err", "out"), ("in",)),
     ],
@@ -133,9 +132,14 @@ def test_unparseable_and_hostile_input() -> None:
     assert analyze_command(None).error == "empty command"  # type: ignore[arg-type]
 
 
-def test_time_is_not_understood_and_so_is_unparseable() -> None:
-    # bashlex does not implement `time`; an unreadable line is never read as "runs nothing".
-    assert not analyze_command("time rm x").parsed
+def test_time_is_a_wrapper_and_what_it_times_is_found() -> None:
+    assert names("time rm x") == ["time", "rm"]
+    assert names("time -p rm x") == ["time", "rm"]
+
+
+def test_a_redirection_the_grammar_cannot_read_makes_the_line_unparseable() -> None:
+    # tree-sitter-bash has no `<>`; an unreadable line is never read as "runs nothing".
+    assert not analyze_command("a <> both").parsed
 
 
 def test_nested_shells_have_a_depth_limit() -> None:

@@ -21,7 +21,22 @@ from robota.core.permissions._patterns import (
     split_url,
 )
 from robota.core.permissions._rules import PermissionRule, RuleDirection, parse_rule
-from robota.core.permissions._shell import CommandLine, SimpleCommand, analyze_command
+from robota.core.permissions._shell import (
+    CommandLine,
+    Heredoc,
+    Redirect,
+    RedirectKind,
+    SimpleCommand,
+    analyze_command,
+)
+from robota.core.permissions._shell_words import (
+    Word,
+    WordPart,
+    WordPartKind,
+    glob_has_magic,
+    glob_match,
+    glob_unescape,
+)
 
 __all__ = [
     "DEFAULT_TRUST_LOCATIONS",
@@ -29,6 +44,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "CommandLine",
+    "Heredoc",
     "MatchResult",
     "PathResolver",
     "PermissionBehavior",
@@ -39,10 +55,18 @@ __all__ = [
     "PermissionPolicy",
     "PermissionRule",
     "ReadOnlyCommandClassifier",
+    "Redirect",
+    "RedirectKind",
     "RuleDirection",
     "SimpleCommand",
+    "Word",
+    "WordPart",
+    "WordPartKind",
     "analyze_command",
     "evaluate_permission",
+    "glob_has_magic",
+    "glob_match",
+    "glob_unescape",
     "match_command",
     "match_path",
     "match_text",

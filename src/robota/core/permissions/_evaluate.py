@@ -26,15 +26,14 @@ none is (see :class:`PermissionGate`).
 from __future__ import annotations
 
 import functools
-import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
-from robota.core.permissions._patterns import MatchResult, PathResolver, _flags, match_path
+from robota.core.permissions._patterns import MatchResult, PathResolver, match_path
+from robota.core.permissions._removal import catastrophic_reason
 from robota.core.permissions._rules import PermissionRule, RuleDirection, parse_rule
-from robota.core.permissions._shell import analyze_command
 from robota.core.tools._tool import RiskClass, Tool
 
 __all__ = [
@@ -81,10 +80,6 @@ DEFAULT_TRUST_LOCATIONS: Final = (
 )
 """Locations whose contents later turns, child sessions or the user's shell trust: configuration,
 hooks and credentials. A write into one always asks (S21)."""
-
-_CATASTROPHIC_TARGETS: Final = frozenset(
-    {"/", "/*", "~", "~/", "~/*", "$HOME", "${HOME}", "$HOME/*", "*", ".", "./", "./*", "..", "../"}
-)
 
 
 @final
@@ -255,7 +250,9 @@ def evaluate_permission(
                 )
                 break
     if always_ask is None:
-        always_ask = _catastrophic_removal(tool, args) or _trust_widening_write(tool, args, ctx)
+        always_ask = _catastrophic_removal(tool, args, ctx) or _trust_widening_write(
+            tool, args, ctx
+        )
     risk = _effective_risk(tool, args, ctx)
     if always_ask is not None:
         if plan and risk != "inspect":
@@ -322,40 +319,21 @@ def _effective_risk(
     return tool.risk
 
 
-def _catastrophic_removal(tool: Tool, args: Mapping[str, Any]) -> PermissionDecision | None:
+def _catastrophic_removal(
+    tool: Tool, args: Mapping[str, Any], ctx: PermissionContext
+) -> PermissionDecision | None:
     argument = tool.permission_argument
     if argument is None or argument.kind != "command":
         return None
     command = args.get(argument.key)
     if not isinstance(command, str):
         return None
-    line = analyze_command(command)
-    for simple in line.commands:
-        words = simple.words
-        name = simple.name
-        if name == "rm":
-            flags = _flags(words[1:])
-            targets = [w for w in words[1:] if not w.startswith("-")]
-            if "--no-preserve-root" in flags or (
-                {"-r", "-R", "--recursive"} & flags and any(_catastrophic(t) for t in targets)
-            ):
-                return PermissionDecision(
-                    "ask", f"catastrophic removal: {' '.join(words)!r}", always_ask=True
-                )
-        if name.startswith("mkfs") or (
-            name == "dd" and any(w.startswith("of=/dev/") for w in words)
-        ):
-            return PermissionDecision(
-                "ask", f"catastrophic write: {' '.join(words)!r}", always_ask=True
-            )
-    return None
-
-
-def _catastrophic(target: str) -> bool:
-    if target in _CATASTROPHIC_TARGETS:
-        return True
-    normalized = posixpath.normpath(target) if target.startswith("/") else target
-    return normalized in ("/", "/home", "/root", "/usr", "/etc", "/var", "/bin", "/lib", "/boot")
+    reason = catastrophic_reason(
+        command, workspace=ctx.workspace, home=ctx.home, resolve=ctx.resolve_path
+    )
+    if reason is None:
+        return None
+    return PermissionDecision("ask", reason, always_ask=True)
 
 
 def _trust_widening_write(

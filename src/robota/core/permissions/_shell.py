@@ -1,60 +1,167 @@
-"""What a shell command line will run, as far as a parser can tell (S12).
+"""What a shell command line will run, as far as a parser can tell (S12, S21).
 
-:func:`analyze_command` parses a command line with a real shell grammar (bashlex) and lists every
-simple command it can find — through pipes, lists (``;``, ``&&``, ``||``), subshells, command and
-process substitutions, and the wrappers that run another command (``env``, ``sudo``, ``nice``,
+:func:`analyze_command` reads a command line with a maintained shell grammar (tree-sitter-bash;
+SECURITY.md says why) and lists every simple command it finds — through pipes, lists (``;``,
+``&&``, ``||``), subshells, groups, control structures, command and process substitutions,
+unquoted here-documents, and the wrappers that run another command (``env``, ``sudo``, ``nice``,
 ``nohup``, ``time``, ``timeout``, ``command``, ``exec``, ``xargs``, ``find -exec``, ``bash -c
-'<literal>'``). What it cannot see is marked *opaque*: a command built at run time (``eval``, a
-variable as the command, ``bash -c "$x"``, ``source``), or arguments that arrive later (``xargs``,
-``find -exec ... {}``). A line the parser refuses is reported as unparseable.
+'<literal>'`` …). Each word is read by :mod:`._shell_words` with POSIX quote removal, so ``g"i"t``
+is ``git`` and ``"$HOME/"`` is a parameter expansion followed by ``/``.
 
-Callers judge conservatively from this (S12): a deny rule that cannot be ruled out is not "no
-match", and an allow rule answers only a line whose every command it covers.
+Three kinds of "cannot tell" are kept apart, because callers treat them differently (S12):
+
+* :attr:`CommandLine.error` — the line does not parse (the grammar reports an error, a quote
+  is left open, a here-document has no terminator, a control character is in it …).
+* :attr:`CommandLine.opaque` — something will run that the text does not show: ``eval``,
+  ``source``, a command name computed at run time, ``bash -c "$x"``, a shell reading a script
+  file or its standard input, a function definition, a wrapper option this module does not know.
+* :attr:`CommandLine.unsupported` — constructs outside the small subset the read-only
+  classifier and allow rules are held to (control structures, ``[[ ]]``, brace expansion,
+  ANSI-C quoting, ``&>`` …). Every command inside them is still listed, so deny rules see them.
+
+Callers judge conservatively from this: a deny rule that cannot be ruled out is not "no match",
+an allow rule answers only a line it covers exactly, and a line that is not fully understood is
+never read-only.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
-import shlex
 from dataclasses import dataclass, field
-from typing import Any, Final, final
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
-__all__ = ["CommandLine", "SimpleCommand", "analyze_command"]
+from robota.core.permissions._shell_words import Word, literal_word, read_word
+from robota.core.permissions._shell_wrappers import WRAPPERS, XARGS, scan_wrapper
 
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = [
+    "CommandLine",
+    "Heredoc",
+    "Redirect",
+    "RedirectKind",
+    "SimpleCommand",
+    "analyze_command",
+]
+
+RedirectKind: TypeAlias = Literal[
+    "read", "write", "readwrite", "duplicate", "close", "heredoc", "herestring"
+]
+
+_MAX_DEPTH: Final = 8
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
 _EVAL_LIKE: Final = frozenset({"eval", "source", "."})
-# Wrappers whose remaining words (after their own options) are the command they run.
-_WRAPPERS: Final = frozenset(
+_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_WORD_NODES: Final = frozenset(
     {
-        "env",
-        "sudo",
-        "doas",
-        "nice",
-        "nohup",
-        "time",
-        "command",
-        "exec",
-        "builtin",
-        "stdbuf",
-        "ionice",
-        "chrt",
-        "setsid",
-        "timeout",
+        "word",
+        "number",
+        "string",
+        "raw_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "ansi_c_string",
+        "translated_string",
+        "brace_expression",
+        "extglob_pattern",
+        "test_operator",
+        "regex",
     }
 )
-_WRAPPER_VALUE_OPTIONS: Final = {
-    "sudo": frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}),
-    "nice": frozenset({"-n"}),
-    "ionice": frozenset({"-c", "-n", "-p"}),
-    "stdbuf": frozenset({"-i", "-o", "-e"}),
-    "env": frozenset({"-u", "-C", "-S"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+_REDIRECTS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_STRUCTURE: Final = frozenset(
+    {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
+)
+# Compound commands whose inner commands are all listed, but which are outside the simple
+# subset (the read-only classifier and allow rules are held to straight-line commands).
+_CONTROL_FLOW: Final = {
+    "if_statement": "an if statement",
+    "elif_clause": "an if statement",
+    "else_clause": "an if statement",
+    "while_statement": "a while/until loop",
+    "for_statement": "a for loop",
+    "c_style_for_statement": "a for loop",
+    "do_group": "a loop",
+    "case_statement": "a case statement",
+    "case_item": "a case statement",
 }
-_FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_EXPANSION = re.compile(r"[$`]")
+
+
+_BACKGROUND_REDIRECT: Final = "'&>' (a background operator in POSIX sh)"
+_HEREDOC_LINE: Final = "a command line continued after a here-document"
+# Unsupported constructs that still list every command with its words.
+_LISTING_SAFE: Final = frozenset(
+    {*_CONTROL_FLOW.values(), "'[[ ]]'", _BACKGROUND_REDIRECT, _HEREDOC_LINE}
+)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Heredoc:
+    r"""A here-document.
+
+    Attributes:
+        delimiter: Its terminator, after quote removal.
+        quoted: The delimiter was quoted (``<<'EOF'``, ``<<"EOF"``, ``<<\\EOF``): the body is
+            literal text. Unquoted, the shell expands parameters and runs substitutions in it.
+        body: The body as written.
+        expands: Unquoted, with a ``$`` or backquote in it: the shell will expand something.
+    """
+
+    delimiter: str
+    quoted: bool
+    body: str
+    expands: bool
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection.
+
+    Attributes:
+        operator: As written (``>``, ``>>``, ``<``, ``2>&1``'s ``>&``, ``<<`` …).
+        fd: The file descriptor written before the operator, or ``None``.
+        target: The word after the operator (``None`` for a here-document or a close).
+        heredoc: The here-document, for ``<<`` and ``<<-``.
+    """
+
+    operator: str
+    fd: int | None
+    target: Word | None
+    heredoc: Heredoc | None = None
+
+    @property
+    def kind(self) -> RedirectKind:
+        """What the redirection does to the file system or the descriptors."""
+        op = self.operator
+        if op in ("<<", "<<-"):
+            return "heredoc"
+        if op == "<<<":
+            return "herestring"
+        if op in (">&-", "<&-"):
+            return "close"
+        if op in (">&", "<&"):
+            text = self.target.value if self.target is not None else ""
+            if self.target is not None and self.target.literal and text.isdigit():
+                return "duplicate"
+            if text == "-":
+                return "close"
+            return "write" if op == ">&" else "read"
+        if op == "<":
+            return "read"
+        if op == "<>":
+            return "readwrite"
+        return "write"
 
 
 @final
@@ -63,13 +170,29 @@ class SimpleCommand:
     """One command a line runs.
 
     Attributes:
-        words: The command name (first) and its arguments, quotes removed.
+        words: The command name (first) and its arguments, after quote removal
+            (:attr:`Word.value` of each of :attr:`argv`).
         opaque_arguments: Some arguments are only known at run time (``xargs``, ``find -exec
-            … {}``, expansions), so the words shown are not all the command will get.
+            … {}``, expansions, a tilde), so the words shown are not all the command will get.
+        argv: The words themselves, with what each is made of.
+        assignments: ``NAME=value`` assignments written before the command (or handed to it
+            by ``env``), as written. They can change what runs and how.
+        via: How it was reached when it is not written directly in the line: the wrapper
+            (``"env"``, ``"sudo"``, ``"xargs"``, ``"find -exec"``), ``"bash -c"``, ``"$(…)"``
+            or ``"heredoc"``. ``None`` for a command written as itself.
+        redirects: The redirections written on this command.
+        parent: The index (in :attr:`CommandLine.commands`) of the command that runs this one
+            with its own words — a wrapper, a shell's ``-c``, ``xargs`` or ``find -exec`` — or
+            ``None``. A command inside a substitution has no parent: it runs on its own.
     """
 
     words: tuple[str, ...]
     opaque_arguments: bool = False
+    argv: tuple[Word, ...] = ()
+    assignments: tuple[str, ...] = ()
+    via: str | None = None
+    redirects: tuple[Redirect, ...] = ()
+    parent: int | None = None
 
     @property
     def name(self) -> str:
@@ -84,12 +207,18 @@ class CommandLine:
 
     Attributes:
         commands: Every simple command found, in order.
-        opaque: Something will run that the text does not show (``eval``, ``bash -c "$x"``, a
-            variable as a command name …).
-        redirections: Targets of output redirections (``> file``, ``>> file``).
-        inputs: Files read by input redirections (``< file``).
+        opaque: Something will run that the text does not show (see the module docstring).
+        redirections: Targets of redirections that write (``> f``, ``>> f``, ``<> f``).
         substitutions: The line contains command or process substitutions.
         error: Why the line could not be parsed, or ``None``.
+        inputs: Files read by input redirections (``< f``, ``<> f``).
+        redirects: Every redirection, in order.
+        background: A command is started in the background (``&``).
+        unsupported: Constructs outside the simple subset, each named once.
+        assignments: Assignments that stand alone (``x=1; …``): they change later commands.
+        shape: For a straight line of simple commands joined by ``;``, ``&&``, ``||``, ``|``
+            and ``|&``: the command indices (into :attr:`commands`) and operators in order;
+            ``None`` for any other structure.
     """
 
     commands: tuple[SimpleCommand, ...] = ()
@@ -98,22 +227,34 @@ class CommandLine:
     substitutions: bool = False
     error: str | None = None
     inputs: tuple[str, ...] = ()
+    redirects: tuple[Redirect, ...] = ()
+    background: bool = False
+    unsupported: tuple[str, ...] = ()
+    assignments: tuple[str, ...] = ()
+    shape: tuple[int | str, ...] | None = None
 
     @property
     def parsed(self) -> bool:
         """Whether the line parsed."""
         return self.error is None
 
+    @property
+    def understood(self) -> bool:
+        """Parsed, nothing hidden, and nothing outside the simple subset."""
+        return self.error is None and not self.opaque and not self.unsupported
 
-@dataclass
-class _Collector:
-    source: str = ""
-    commands: list[SimpleCommand] = field(default_factory=list)
-    opaque: bool = False
-    redirections: list[str] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    substitutions: bool = False
-    depth: int = 0
+    @property
+    def complete(self) -> bool:
+        """Every command that will run is listed, with its words as the shell will read them.
+
+        True for control structures (their commands are all listed); false when anything is
+        opaque or a word is not understood.
+        """
+        return (
+            self.error is None
+            and not self.opaque
+            and all(reason in _LISTING_SAFE for reason in self.unsupported)
+        )
 
 
 def analyze_command(text: str) -> CommandLine:
@@ -123,205 +264,588 @@ def analyze_command(text: str) -> CommandLine:
         return CommandLine(error="empty command")
     if "\x00" in text:
         return CommandLine(error="the command contains a NUL byte")
+    control = _CONTROL.search(text)
+    if control is not None:
+        return CommandLine(error=f"the command contains the control character {control.group(0)!r}")
     return _analyze(text)
 
 
-@functools.lru_cache(maxsize=256)
+@functools.cache
+def _parser() -> Parser:
+    # The grammar is loaded on first use, not with `import robota`.
+    import tree_sitter  # noqa: PLC0415
+    import tree_sitter_bash  # noqa: PLC0415
+
+    return tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+
+@functools.lru_cache(maxsize=512)
 def _analyze(text: str) -> CommandLine:
     # One permission check reads the same line several times (each command rule, the
     # catastrophic-removal check, the read-only classifier); CommandLine is immutable, so the
-    # parse is shared. bashlex builds its grammar tables on import: loaded on first use, not
-    # with `import robota`.
-    import bashlex.errors  # type: ignore[import-untyped]  # noqa: PLC0415
-
-    collector = _Collector()
+    # parse is shared.
+    walker = _Walker()
     try:
-        _parse_into(text, collector)
-    except (
-        bashlex.errors.ParsingError,
-        NotImplementedError,
-        IndexError,
-        ValueError,
-        TypeError,
-        AttributeError,
-        RecursionError,
-    ) as exc:
-        return CommandLine(error=f"the shell parser cannot read it ({type(exc).__name__}: {exc})")
+        shape = walker.script(text, via=None, top=True)
+    except _Unparseable as exc:
+        return CommandLine(error=str(exc))
+    except RecursionError:
+        return CommandLine(error="the command is nested too deeply to read")
+    redirects = tuple(walker.redirects)
     return CommandLine(
-        tuple(collector.commands),
-        collector.opaque,
-        tuple(collector.redirections),
-        collector.substitutions,
-        inputs=tuple(collector.inputs),
+        commands=tuple(walker.commands),
+        opaque=walker.opaque,
+        redirections=tuple(
+            r.target.value
+            for r in redirects
+            if r.kind in ("write", "readwrite") and r.target is not None
+        ),
+        substitutions=walker.substitutions,
+        inputs=tuple(
+            r.target.value
+            for r in redirects
+            if r.kind in ("read", "readwrite") and r.target is not None
+        ),
+        redirects=redirects,
+        background=walker.background,
+        unsupported=tuple(dict.fromkeys(walker.unsupported)),
+        assignments=tuple(walker.assignments),
+        shape=None if shape is None or walker.unsupported else tuple(shape),
     )
 
 
-def _parse_into(text: str, collector: _Collector) -> None:
-    if collector.depth > 8:
-        collector.opaque = True
-        return
-    collector.depth += 1
-    outer = collector.source
-    collector.source = text
-    import bashlex  # noqa: PLC0415 - loaded by _analyze already; see there
-
-    try:
-        for tree in bashlex.parse(text):
-            _walk(tree, collector)
-    finally:
-        collector.depth -= 1
-        collector.source = outer
+class _Unparseable(Exception):
+    pass
 
 
-def _walk(node: Any, collector: _Collector) -> None:
-    kind = getattr(node, "kind", None)
-    if kind == "command":
-        _command(node, collector)
-        return
-    if kind in ("commandsubstitution", "processsubstitution"):
-        collector.substitutions = True
-    if kind == "function":
-        collector.opaque = True  # a definition runs later, under another name
-    for attr in ("parts", "list", "command", "output"):
-        child = getattr(node, attr, None)
-        if isinstance(child, list):
-            for item in child:
-                _walk(item, collector)
-        elif child is not None and hasattr(child, "kind"):
-            _walk(child, collector)
+@dataclass
+class _Walker:
+    commands: list[SimpleCommand] = field(default_factory=list)
+    redirects: list[Redirect] = field(default_factory=list)
+    assignments: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    opaque: bool = False
+    substitutions: bool = False
+    background: bool = False
+    depth: int = 0
+    source: bytes = b""
+    command_index: dict[int, int] = field(default_factory=dict)
+    parent: int | None = None
 
+    # -- entry points
 
-def _command(node: Any, collector: _Collector) -> None:
-    words: list[str] = []
-    opaque_args = False
-    for part in node.parts:
-        kind = part.kind
-        if kind == "word":
-            words.append(_unquoted(part, collector.source))
-            for inner in getattr(part, "parts", []) or []:
-                if inner.kind in ("commandsubstitution", "processsubstitution"):
-                    collector.substitutions = True
-                    opaque_args = True
-                    _walk(inner, collector)
-                elif inner.kind == "parameter":
-                    opaque_args = True
-        elif kind == "assignment":
-            for inner in getattr(part, "parts", []) or []:
-                _walk(inner, collector)
-        elif kind == "redirect":
-            target = getattr(part, "output", None)
-            word = getattr(target, "word", None) if target is not None else None
-            if isinstance(word, str):
-                if part.type in (">", ">>", ">|", "&>", ">&"):
-                    collector.redirections.append(word)
-                elif part.type in ("<", "<>"):
-                    collector.inputs.append(word)
-                elif part.type in ("<<", "<<<"):
-                    pass  # here-documents and here-strings read no file
-                else:
-                    collector.redirections.append(word)
-            if target is not None and hasattr(target, "kind"):
-                _walk(target, collector)
-        else:
-            _walk(part, collector)
-    _unwrap(words, opaque_args, collector)
+    def script(self, text: str, *, via: str | None, top: bool = False) -> list[int | str] | None:
+        if self.depth >= _MAX_DEPTH:
+            self.opaque = True  # past the limit the innermost script is not read
+            return None
+        source = text.encode("utf-8", "surrogateescape")
+        root = _parser().parse(source).root_node
+        if root.has_error:
+            raise _Unparseable(_error_reason(root, text))
+        outer_source, outer_index = self.source, self.command_index
+        self.source, self.command_index = source, {}
+        self.depth += 1
+        try:
+            self._check_comments(root)
+            self.statement(root, via)
+            return self._shape(root) if top else None
+        finally:
+            self.depth -= 1
+            self.source, self.command_index = outer_source, outer_index
 
+    def text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
 
-def _unquoted(part: Any, source: str) -> str:
-    """The word with POSIX quote removal applied to its source text.
+    def _check_comments(self, root: Node) -> None:
+        # bash starts a comment only where a word could start; a `#` the grammar took for a
+        # comment anywhere else would hide the rest of a word from us.
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if node.type == "comment":
+                before = self.source[node.start_byte - 1 : node.start_byte]
+                if node.start_byte > 0 and before not in (
+                    b" ",
+                    b"\t",
+                    b"\n",
+                    b";",
+                    b"&",
+                    b"|",
+                    b"(",
+                    b")",
+                ):
+                    raise _Unparseable("a '#' inside a word was read as a comment")
+            stack.extend(node.children)
 
-    bashlex's own ``word`` keeps some quoting when quoted pieces are concatenated
-    (``'a'"'"'b'``); re-reading the word's exact source with POSIX rules gives the text the
-    shell would pass on.
-    """
-    start, end = part.pos
-    raw = source[start:end]
-    try:
-        tokens = shlex.split(raw, posix=True)
-    except ValueError:
-        return str(part.word)
-    return tokens[0] if len(tokens) == 1 else str(part.word)
+    # -- statements
 
-
-def _unwrap(words: list[str], opaque_args: bool, collector: _Collector) -> None:
-    while words and _ASSIGNMENT.match(words[0]):
-        words = words[1:]
-    if not words:
-        return
-    name = os.path.basename(words[0])
-    if _EXPANSION.search(words[0]):
-        collector.opaque = True  # the command itself is computed at run time
-        return
-    collector.commands.append(SimpleCommand(tuple(words), opaque_args))
-    if name in _EVAL_LIKE:
-        collector.opaque = True
-        return
-    if name in _SHELLS:
-        _shell_dash_c(words, collector)
-        return
-    if name in _WRAPPERS:
-        inner = _after_wrapper(name, words[1:])
-        if inner:
-            _unwrap(inner, opaque_args, collector)
-        return
-    if name == "xargs":
-        inner = _after_options(words[1:])
-        if inner:
-            collector.commands.append(SimpleCommand(tuple(inner), opaque_arguments=True))
-        else:
-            collector.commands.append(SimpleCommand(("echo",), opaque_arguments=True))
-        return
-    if name == "find":
-        _find_exec(words, collector)
-
-
-def _after_wrapper(name: str, rest: list[str]) -> list[str]:
-    values = _WRAPPER_VALUE_OPTIONS.get(name, frozenset())
-    index = 0
-    while index < len(rest):
-        word = rest[index]
-        if name == "env" and _ASSIGNMENT.match(word):
-            index += 1
-        elif word == "--":
-            return rest[index + 1 :]
-        elif word.startswith("-") and word != "-":
-            index += 2 if word in values else 1
-        else:
-            break
-    if name == "timeout":
-        index += 1  # the duration
-    return rest[index:]
-
-
-def _after_options(rest: list[str]) -> list[str]:
-    index = 0
-    while index < len(rest) and rest[index].startswith("-"):
-        index += 1
-    return rest[index:]
-
-
-def _shell_dash_c(words: list[str], collector: _Collector) -> None:
-    for index, word in enumerate(words[1:], start=1):
-        if word == "-c" or (word.startswith("-") and "c" in word[1:] and not word.startswith("--")):
-            script = words[index + 1] if index + 1 < len(words) else ""
-            if not script or _EXPANSION.search(script):
-                collector.opaque = True  # the script is computed at run time
-            else:
-                _parse_into(script, collector)
+    def statement(self, node: Node, via: str | None) -> None:
+        kind = node.type
+        if kind in _STRUCTURE:
+            self._children(node, via)
+        elif kind == "command":
+            self.command(node, via)
+        elif kind == "redirected_statement":
+            self.redirected(node, via)
+        elif kind == "test_command":
+            self.test_command(node, via)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            self.assignments.append(self.text(node))
+            self._substitutions_in(node, via)
+        elif kind in ("declaration_command", "unset_command"):
+            self.declaration(node, via)
+        elif kind == "function_definition":
+            self.opaque = True  # a definition runs later, under another name
+            self.unsupported.append("a function definition")
+            self._children(node, via)
+        elif kind in _CONTROL_FLOW:
+            self.unsupported.append(_CONTROL_FLOW[kind])
+            self._children(node, via)
+        elif kind == "comment":
             return
-    if len(words) > 1 and not words[1].startswith("-"):
-        collector.opaque = True  # runs a script file we cannot see
+        elif kind in _WORD_NODES:
+            self._substitutions_in(node, via)
+        elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            self.redirect(node, via)
+        elif not node.is_named:
+            if kind == "&":
+                self.background = True
+            elif kind in ("&>", "&>>"):
+                self.unsupported.append(_BACKGROUND_REDIRECT)
+        else:
+            # Arithmetic commands, `[[ ]]` parts and whatever a newer grammar adds.
+            self.unsupported.append(kind.replace("_", " "))
+            self._children(node, via)
 
+    def _children(self, node: Node, via: str | None) -> None:
+        for child in node.children:
+            self.statement(child, via)
 
-def _find_exec(words: list[str], collector: _Collector) -> None:
-    index = 0
-    while index < len(words):
-        if words[index] in _FIND_EXEC:
-            end = index + 1
-            while end < len(words) and words[end] not in (";", "+", "\\;"):
-                end += 1
-            inner = words[index + 1 : end]
+    def _substitutions_in(self, node: Node, via: str | None) -> None:
+        for sub in _substitution_nodes(node):
+            self.substitution(sub, via)
+
+    def substitution(self, node: Node, via: str | None) -> None:
+        self.substitutions = True
+        outer, self.parent = self.parent, None  # a substitution's commands run on their own
+        try:
+            for child in node.children:
+                if child.is_named:
+                    self.statement(child, via or "$(…)")
+        finally:
+            self.parent = outer
+
+    def redirected(self, node: Node, via: str | None) -> None:
+        body = node.child_by_field_name("body")
+        redirects: list[Redirect] = []
+        for child in node.children:
+            if child is body or (body is not None and child.id == body.id):
+                continue
+            if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                redirect = self.redirect(child, via)
+                if redirect is not None:
+                    redirects.append(redirect)
+            else:
+                self.statement(child, via)
+        if body is not None:
+            if body.type == "command":
+                self.command(body, via, extra_redirects=tuple(redirects))
+            else:
+                self.statement(body, via)
+
+    def redirect(self, node: Node, via: str | None) -> Redirect:
+        kind = node.type
+        fd_node = node.child_by_field_name("descriptor")
+        fd = (
+            int(self.text(fd_node))
+            if fd_node is not None and self.text(fd_node).isdigit()
+            else None
+        )
+        if kind == "heredoc_redirect":
+            redirect = self.heredoc(node, via, fd)
+        else:
+            operator = next((c.type for c in node.children if not c.is_named), "")
+            target_node = node.child_by_field_name("destination")
+            if target_node is None:
+                target_node = next(
+                    (c for c in node.children if c.is_named and c.type in _WORD_NODES), None
+                )
+            target: Word | None = None
+            if target_node is not None:
+                target, inner = read_word(target_node, self.source)
+                for sub in inner:
+                    self.substitution(sub, via)
+                if target.unsupported is not None:
+                    self.unsupported.append(target.unsupported)
+            if operator in ("&>", "&>>"):
+                self.unsupported.append(_BACKGROUND_REDIRECT)
+            redirect = Redirect(operator, fd, target)
+        self.redirects.append(redirect)
+        return redirect
+
+    def heredoc(self, node: Node, via: str | None, fd: int | None) -> Redirect:
+        operator = "<<"
+        start: Node | None = None
+        body: Node | None = None
+        end: Node | None = None
+        for child in node.children:
+            if not child.is_named:
+                if child.type in ("<<", "<<-"):
+                    operator = child.type
+                continue
+            if child.type == "heredoc_start":
+                start = child
+            elif child.type == "heredoc_body":
+                body = child
+            elif child.type == "heredoc_end":
+                end = child
+            elif child.type in ("file_redirect", "herestring_redirect"):
+                self.redirect(child, via)
+            else:
+                # The grammar hangs the rest of the line (`cat <<EOF | grep x`) under the
+                # here-document; its commands run like any others.
+                self.unsupported.append(_HEREDOC_LINE)
+                self.statement(child, via)
+        if start is None or end is None:
+            raise _Unparseable("a here-document without its terminator")
+        raw = self.text(start)
+        quoted = any(ch in raw for ch in "'\"\\")
+        delimiter = raw.replace("\\", "").replace("'", "").replace('"', "")
+        text = self.text(body) if body is not None else ""
+        strip_tabs = operator == "<<-"
+        if self.text(end).lstrip("\t" if strip_tabs else "") != delimiter or any(
+            (line.lstrip("\t") if strip_tabs else line) == delimiter for line in text.split("\n")
+        ):
+            raise _Unparseable("a here-document whose end the parser placed differently")
+        expands = False
+        if not quoted:
+            # S21: an unquoted body is expanded — its substitutions run like any command.
+            expands = _expands(text)
+            found = _substitution_nodes(body) if body is not None else []
+            for sub in found:
+                self.substitution(sub, via or "heredoc")
+            if _has_command_substitution(text) and not found:
+                self.unsupported.append("a here-document body the parser did not read")
+        return Redirect(operator, fd, None, Heredoc(delimiter, quoted, text, expands))
+
+    def test_command(self, node: Node, via: str | None) -> None:
+        opening = node.children[0].type if node.children else ""
+        if opening != "[":
+            self.unsupported.append("'[[ ]]'")
+            self._substitutions_in(node, via)
+            return
+        # `[ … ]` is the `test` program: its words are the tokens between the brackets.
+        words: list[Word] = [literal_word("[")]
+        for token in _leaves(node.children[1:-1]):
+            if token.type in _WORD_NODES and token.type != "test_operator":
+                word, inner = read_word(token, self.source)
+                for sub in inner:
+                    self.substitution(sub, via)
+                words.append(word)
+            else:
+                words.append(literal_word(self.text(token)))
+        words.append(literal_word("]"))
+        self._adjacency([node.children[0], *_leaves(node.children[1:-1]), node.children[-1]])
+        index = len(self.commands)
+        self.command_index[node.id] = index
+        self._simple(words, (), (), via)
+
+    def declaration(self, node: Node, via: str | None) -> None:
+        words: list[Word] = []
+        for child in node.children:
+            if not child.is_named:
+                words.append(literal_word(child.type))
+            elif child.type in _WORD_NODES:
+                word, inner = read_word(child, self.source)
+                for sub in inner:
+                    self.substitution(sub, via)
+                words.append(word)
+            else:
+                self._substitutions_in(child, via)
+                words.append(literal_word(self.text(child)))
+        self.command_index[node.id] = len(self.commands)
+        self._simple(words, (), (), via)
+
+    def command(
+        self, node: Node, via: str | None, *, extra_redirects: tuple[Redirect, ...] = ()
+    ) -> None:
+        assignments: list[str] = []
+        redirects: list[Redirect] = list(extra_redirects)
+        argv: list[Word] = []
+        for child in node.children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(self.text(child))
+                self._substitutions_in(child, via)
+            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                redirect = self.redirect(child, via)
+                if redirect is not None:
+                    redirects.append(redirect)
+            elif kind == "command_name":
+                target = child.children[0] if child.children else child
+                argv.append(self._word(target, via))
+            elif child.is_named and kind in _WORD_NODES:
+                argv.append(self._word(child, via))
+            elif not child.is_named:
+                # A token the grammar left loose between words (`$"x"` reads as `$` + `"x"`):
+                # bash would read one word there.
+                self.unsupported.append(f"the token {self.text(child)!r}")
+                argv.append(literal_word(self.text(child)))
+            else:
+                self.unsupported.append(kind.replace("_", " "))
+                self._substitutions_in(child, via)
+        self._adjacency(node.children)
+        self.command_index[node.id] = len(self.commands)
+        self._simple(argv, tuple(assignments), tuple(redirects), via)
+
+    def _word(self, node: Node, via: str | None) -> Word:
+        word, inner = read_word(node, self.source)
+        for sub in inner:
+            self.substitution(sub, via)
+        if word.unsupported is not None:
+            self.unsupported.append(word.unsupported)
+        return word
+
+    def _adjacency(self, children: list[Node]) -> None:
+        # Two words of one command are always separated by blanks; pieces the grammar split
+        # without a blank between them are one word to the shell. (A redirection may touch a
+        # word: `ls>out`.)
+        for left, right in itertools.pairwise(children):
+            if left.type in _REDIRECTS or right.type in _REDIRECTS:
+                continue
+            gap = self.source[left.end_byte : right.start_byte]
+            if not gap or gap.replace(b"\\\n", b"").strip(b" \t\n"):
+                self.unsupported.append("words the grammar split differently from the shell")
+                return
+
+    # -- simple commands and wrappers
+
+    def _simple(
+        self,
+        argv: list[Word],
+        assignments: tuple[str, ...],
+        redirects: tuple[Redirect, ...],
+        via: str | None,
+        parent: int | None = None,
+    ) -> None:
+        if not argv:
+            if assignments:
+                self.assignments.extend(assignments)
+            return
+        head = argv[0]
+        if head.dynamic or head.has_glob or head.has_tilde:
+            self.opaque = True  # the command itself is computed at run time
+            return
+        opaque_args = any(w.dynamic or w.has_tilde for w in argv[1:])
+        index = len(self.commands)
+        command = SimpleCommand(
+            tuple(w.value for w in argv),
+            opaque_args,
+            tuple(argv),
+            assignments,
+            via,
+            redirects,
+            self.parent if parent is None else parent,
+        )
+        self.commands.append(command)
+        name = command.name
+        values = [w.value for w in argv]
+        if name in _EVAL_LIKE:
+            self.opaque = True
+            return
+        if name in _SHELLS:
+            self._shell_dash_c(argv, index)
+            return
+        wrapper = WRAPPERS.get(name)
+        if wrapper is not None:
+            start, env, unknown = scan_wrapper(name, wrapper, values[1:])
+            if unknown:
+                self.opaque = True
+            inner = argv[1 + start :] if start >= 0 else []
             if inner:
-                collector.commands.append(SimpleCommand(tuple(inner), opaque_arguments=True))
-            index = end
+                self._simple(list(inner), tuple(env), (), name, index)
+            return
+        if name == "xargs":
+            start, _, unknown = scan_wrapper(name, XARGS, values[1:])
+            if unknown:
+                self.opaque = True
+            inner_words = values[1 + start :] if start >= 0 else []
+            self.commands.append(
+                SimpleCommand(
+                    tuple(inner_words or ["echo"]),
+                    True,
+                    tuple(argv[1 + start :]) if inner_words else (literal_word("echo"),),
+                    via="xargs",
+                    parent=index,
+                )
+            )
+            return
+        if name == "find":
+            self._find_exec(argv, index)
+
+    def _shell_dash_c(self, argv: list[Word], index: int) -> None:
+        values = [w.value for w in argv]
+        for position, word in enumerate(values[1:], start=1):
+            if word == "--":
+                break
+            if word == "-c" or (
+                word.startswith("-") and not word.startswith("--") and "c" in word[1:]
+            ):
+                if position + 1 >= len(argv) or not argv[position + 1].literal:
+                    self.opaque = True  # the script is computed at run time
+                    return
+                outer, self.parent = self.parent, index
+                try:
+                    self.script(values[position + 1], via="bash -c")
+                finally:
+                    self.parent = outer
+                return
+        # No `-c`: the shell runs a script file, or reads commands from its standard input.
+        self.opaque = True
+
+    def _find_exec(self, argv: list[Word], parent: int) -> None:
+        values = [w.value for w in argv]
+        index = 0
+        while index < len(values):
+            if values[index] in _FIND_EXEC:
+                end = index + 1
+                while end < len(values) and values[end] not in (";", "+"):
+                    end += 1
+                inner = argv[index + 1 : end]
+                if inner:
+                    self.commands.append(
+                        SimpleCommand(
+                            tuple(w.value for w in inner),
+                            True,
+                            tuple(inner),
+                            via="find -exec",
+                            parent=parent,
+                        )
+                    )
+                    if inner[0].dynamic:
+                        self.opaque = True
+                index = end
+            index += 1
+
+    # -- the straight-line shape
+
+    def _shape(self, node: Node) -> list[int | str] | None:
+        kind = node.type
+        if kind == "program":
+            out: list[int | str] = []
+            for child in node.children:
+                if child.type == "comment":
+                    continue
+                if not child.is_named:
+                    if child.type in (";", "\n"):
+                        if out and out[-1] != ";":
+                            out.append(";")
+                        continue
+                    return None
+                inner = self._shape(child)
+                if inner is None:
+                    return None
+                if out and out[-1] != ";":
+                    out.append(";")  # statements on separate lines
+                out.extend(inner)
+            while out and out[-1] == ";":
+                out.pop()
+            return out
+        if kind in ("list", "pipeline"):
+            out = []
+            for child in node.children:
+                if not child.is_named:
+                    if child.type in ("&&", "||", "|", "|&"):
+                        out.append(child.type)
+                        continue
+                    return None
+                inner = self._shape(child)
+                if inner is None:
+                    return None
+                out.extend(inner)
+            return out
+        if kind == "redirected_statement":
+            body = node.child_by_field_name("body")
+            if (
+                body is None
+                or body.type != "command"
+                or any(
+                    c.type == "heredoc_redirect"
+                    and any(
+                        g.is_named
+                        and g.type not in ("heredoc_start", "heredoc_body", "heredoc_end")
+                        for g in c.children
+                    )
+                    for c in node.children
+                )
+            ):
+                return None
+            return self._shape(body)
+        if kind in ("command", "test_command"):
+            index = self.command_index.get(node.id)
+            return None if index is None else [index]
+        return None
+
+
+def _substitution_nodes(node: Node) -> list[Node]:
+    """The outermost command and process substitutions in ``node`` (itself included)."""
+    found: list[Node] = []
+    stack = [node]
+    while stack:
+        child = stack.pop()
+        if child.type in ("command_substitution", "process_substitution"):
+            found.append(child)
+        else:
+            stack.extend(reversed(child.children))
+    return found
+
+
+def _leaves(nodes: list[Node]) -> list[Node]:
+    out: list[Node] = []
+    stack = list(reversed(nodes))
+    while stack:
+        node = stack.pop()
+        if node.type in _WORD_NODES or not node.children:
+            out.append(node)
+        else:
+            stack.extend(reversed(node.children))
+    return out
+
+
+def _expands(body: str) -> bool:
+    index = 0
+    while index < len(body):
+        ch = body[index]
+        if ch == "\\":
+            index += 2
+            continue
+        if ch == "`" or (ch == "$" and index + 1 < len(body) and not body[index + 1].isspace()):
+            return True
         index += 1
+    return False
+
+
+def _has_command_substitution(body: str) -> bool:
+    index = 0
+    while index < len(body):
+        ch = body[index]
+        if ch == "\\":
+            index += 2
+            continue
+        if ch == "`" or body.startswith("$(", index):
+            return True
+        index += 1
+    return False
+
+
+def _error_reason(root: Node, text: str) -> str:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            where = node.start_point
+            what = "missing " + repr(node.type) if node.is_missing else "unexpected text"
+            line, column = where[0] + 1, where[1] + 1
+            return f"the shell grammar cannot read it ({what} at line {line}, column {column})"
+        stack.extend(reversed(node.children))
+    return "the shell grammar cannot read it"

@@ -1,0 +1,233 @@
+"""Catastrophic removals and writes: the calls that always reach a person (S21).
+
+A recursive removal is *catastrophic* when a target, after the expansions the shell will
+perform — quotes, ``~``, ``$HOME`` / ``${HOME}``, globs, trailing slashes, ``.`` and ``..`` — is
+``/`` or a system directory (``/usr``, ``/etc``, ``/home`` …), the home directory or one of its
+ancestors, or the workspace or one of its ancestors; a glob is judged by the directory its
+matches lie in (``/*``, ``~/*`` and ``./*`` are catastrophic, ``build/*`` is not). A target
+whose value this module cannot know — any other expansion, a substitution, ``~user``, arguments
+``xargs`` or ``find -exec`` add at run time, a relative path after a ``cd`` — makes the removal
+catastrophic too: when the target cannot be known, the removal asks. The same holds for ``find
+… -delete`` over such a starting point without a name test, for ``rm --no-preserve-root``, for
+``mkfs`` and for ``dd`` onto a device. A line the shell grammar cannot read may be any of these,
+so it asks as well.
+
+This is an in-process reading of the command text, not a sandbox: a program that deletes files
+itself (a script, an interpreter's ``-c``) is not seen here.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from robota.core.permissions._patterns import PathResolver
+from robota.core.permissions._shell import CommandLine, SimpleCommand, analyze_command
+from robota.core.permissions._shell_words import (
+    Word,
+    glob_fixed_prefix,
+    glob_has_magic,
+    glob_unescape,
+)
+
+__all__ = ["catastrophic_reason"]
+
+_SLASHES: Final = re.compile(r"/{2,}")
+_FIND_PRIMARY_START: Final = ("-", "(", "!", ")", ",")
+_FIND_NAME_TESTS: Final = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
+)
+_CWD_CHANGERS: Final = frozenset({"cd", "pushd", "popd"})
+# The file-system hierarchy's top level (Linux FHS, and macOS's own), and the system trees
+# below it whose loss breaks the machine.
+_SYSTEM_DIRECTORIES: Final = frozenset(
+    {
+        *("/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32"),
+        *("/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys"),
+        "/tmp",  # noqa: S108 - a directory to protect, not one we write to
+        *("/usr", "/var", "/snap", "/nix", "/Applications", "/Library", "/System", "/Users"),
+        *("/Volumes", "/private", "/cores", "/usr/bin", "/usr/lib", "/usr/lib64", "/usr/local"),
+        *("/usr/sbin", "/usr/share", "/var/lib", "/var/log", "/etc/ssh", "/private/etc"),
+        "/private/var",
+    }
+)
+
+
+def catastrophic_reason(
+    command: str,
+    *,
+    workspace: str,
+    home: str | None,
+    resolve: PathResolver | None = None,
+) -> str | None:
+    """Why ``command`` is a catastrophic removal or write, or ``None`` when it is not one.
+
+    Args:
+        command: The command line.
+        workspace: The absolute directory the command runs in.
+        home: The user's home directory, when known (``~`` and ``$HOME`` are unknown without).
+        resolve: The host's canonical-path resolver, used for targets that end in ``/`` (the
+            shell follows a symlink there) and for each target's parent directory.
+    """
+    line = analyze_command(command)
+    if not line.parsed:
+        return f"the command cannot be read, so what it removes cannot be known ({line.error})"
+    judge = _Judge(line, workspace=workspace, home=home, resolve=resolve)
+    for simple in line.commands:
+        reason = judge.command(simple)
+        if reason is not None:
+            return reason
+    return None
+
+
+class _Judge:
+    __slots__ = ("_changes_directory", "_home", "_protected", "_resolve", "_workspace")
+
+    def __init__(
+        self,
+        line: CommandLine,
+        *,
+        workspace: str,
+        home: str | None,
+        resolve: PathResolver | None,
+    ) -> None:
+        self._workspace = _normalize(workspace) if workspace.startswith("/") else "/"
+        self._home = _normalize(home) if home and home.startswith("/") else None
+        self._resolve = resolve
+        self._changes_directory = any(c.name in _CWD_CHANGERS for c in line.commands)
+        protected = {"/", *_SYSTEM_DIRECTORIES, *_ancestors(self._workspace)}
+        if self._home is not None:
+            protected.update(_ancestors(self._home))
+        self._protected = frozenset(protected)
+
+    def command(self, simple: SimpleCommand) -> str | None:
+        name = simple.name
+        words = " ".join(simple.words)
+        if name == "rm":
+            return self._rm(simple, words)
+        if name == "find":
+            return self._find(simple, words)
+        if name.startswith("mkfs"):
+            return f"catastrophic write: {words!r} makes a file system"
+        if name == "dd" and any(
+            not w.literal or w.value.startswith("of=/dev/") for w in simple.argv[1:]
+        ):
+            return f"catastrophic write: {words!r} writes onto a device"
+        return None
+
+    def _rm(self, simple: SimpleCommand, words: str) -> str | None:
+        recursive = no_preserve_root = False
+        targets: list[Word] = []
+        ended = False
+        for word in simple.argv[1:]:
+            value = word.value
+            if not ended and word.literal and value == "--":
+                ended = True
+            elif not ended and value.startswith("-") and value != "-":
+                if not word.literal:
+                    recursive = True  # an option only known at run time
+                elif value.startswith("--"):
+                    option = value.split("=", 1)[0]
+                    # GNU getopt accepts any unambiguous prefix of a long option.
+                    recursive |= len(option) >= 3 and "--recursive".startswith(option)
+                    no_preserve_root |= len(option) >= 3 and "--no-preserve-root".startswith(option)
+                else:
+                    recursive |= "r" in value or "R" in value
+            else:
+                targets.append(word)
+        if no_preserve_root:
+            return f"catastrophic removal: {words!r} disables rm's protection of '/'"
+        if not recursive:
+            return None
+        if simple.opaque_arguments and simple.via in ("xargs", "find -exec"):
+            return f"catastrophic removal: {words!r} removes targets only known at run time"
+        for target in targets:
+            reason = self._target(target)
+            if reason is not None:
+                return f"catastrophic removal: {words!r} ({reason})"
+        return None
+
+    def _find(self, simple: SimpleCommand, words: str) -> str | None:
+        argv = simple.argv[1:]
+        if not any(w.value == "-delete" or not w.literal for w in argv):
+            return None
+        starts: list[Word] = []
+        for word in argv:
+            if word.literal and word.value.startswith(_FIND_PRIMARY_START):
+                break
+            starts.append(word)
+        values = [w.value for w in argv]
+        if any(
+            test in _FIND_NAME_TESTS
+            and index + 1 < len(argv)
+            and argv[index + 1].literal
+            and values[index + 1] not in ("*", "**")
+            for index, test in enumerate(values)
+        ):
+            return None  # a name test selects what is deleted (`find . -name '*.pyc' -delete`)
+        reasons = [self._target(start) for start in starts] or [self._target_path(".", False)]
+        for reason in reasons:
+            if reason is not None:
+                return f"catastrophic removal: {words!r} ({reason})"
+        return None
+
+    def _target(self, word: Word) -> str | None:
+        pattern = word.pattern(
+            variables={"HOME": self._home} if self._home is not None else {}, home=self._home
+        )
+        if pattern is None:
+            return f"the target {word.source!r} is only known at run time"
+        glob = glob_has_magic(pattern)
+        path = glob_fixed_prefix(pattern) if glob else glob_unescape(pattern)
+        return self._target_path(path, glob, source=word.source)
+
+    def _target_path(self, path: str, glob: bool, *, source: str = ".") -> str | None:
+        if not path.startswith("/"):
+            if self._changes_directory:
+                return f"{source!r} is relative to a directory the line changes to"
+            path = posixpath.join(self._workspace, path) if path else self._workspace
+        follows = path.endswith(("/", "/."))
+        normalized = _normalize(path)
+        if self._resolve is not None:
+            try:
+                if follows or glob:
+                    normalized = _normalize(self._resolve(normalized))
+                elif normalized != "/":
+                    parent, leaf = posixpath.split(normalized)
+                    normalized = _normalize(posixpath.join(self._resolve(parent), leaf))
+            except (OSError, ValueError):
+                return f"where {source!r} leads cannot be resolved"
+        if normalized in self._protected:
+            where = _describe(normalized, self._home, self._workspace)
+            return f"{source!r} matches everything in {where}" if glob else f"{source!r} is {where}"
+        return None
+
+
+def _normalize(path: str) -> str:
+    collapsed = _SLASHES.sub("/", path)
+    normalized = posixpath.normpath(collapsed)
+    return "/" if normalized in ("", ".") else normalized
+
+
+def _ancestors(path: str) -> Sequence[str]:
+    out = [path]
+    while path != "/":
+        path = posixpath.dirname(path)
+        out.append(path)
+    return out
+
+
+def _describe(path: str, home: str | None, workspace: str) -> str:
+    if path == "/":
+        return "the root directory"
+    if path == home:
+        return "the home directory"
+    if path == workspace:
+        return "the workspace"
+    if home is not None and home.startswith(path + "/"):
+        return f"{path}, which holds the home directory"
+    if workspace.startswith(path + "/"):
+        return f"{path}, which holds the workspace"
+    return f"the system directory {path}"
