@@ -13,7 +13,8 @@ core never reaches for them on its own.
 * Credentials and sealing (S11): :class:`FileCredentialStore`, :class:`KeyringCredentialStore`,
   :class:`Sealer`.
 * Hooks (S22): :class:`CommandHookExecutor`, :class:`HttpHookExecutor`.
-* Permissions (S21): :func:`is_read_only_command`, :func:`permission_context`.
+* Permissions (S21): :func:`is_read_only_command`, :func:`read_only_reason`,
+  :func:`permission_context`.
 * ``$ENV:`` references (S02): :class:`ProcessEnvResolver`.
 """
 
@@ -70,7 +71,7 @@ from robota.host._lifetime import (
 from robota.host._marker import MarkerReport, MarkerState, OperationLock, ProcessMarker
 from robota.host._paths import canonical_path, is_path_inside
 from robota.host._permissions import permission_context
-from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command
+from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command, read_only_reason
 from robota.host._sealer import Sealer, create_key_files, load_sealer
 from robota.host._store import (
     DIRECTORY_MODE,
@@ -140,6 +141,7 @@ __all__ = [
     "owner_state",
     "parse_ip_literal",
     "permission_context",
+    "read_only_reason",
     "register_at_exit",
     "run_exit_callbacks",
     "signal_group",

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from robota.core.permissions import (
@@ -195,7 +195,9 @@ class _Judge:
             raise _Refused(f"the word {word.source!r} names another user's home directory")
         if not glob_has_magic(pattern):
             return [glob_unescape(pattern)]
-        matches = _glob(pattern, cwd)
+        matches = _glob(pattern, cwd, lambda path: is_path_inside(self._root, path))
+        if matches is None:
+            raise _Refused(f"expanding {word.source!r} reads a directory outside the workspace")
         if len(matches) > _MAX_GLOB_MATCHES:
             raise _Refused(f"the glob {word.source!r} matches too many names to judge")
         # No match: the shell passes the word on as written (quotes removed).
@@ -433,12 +435,16 @@ def _parse_options(
     return operands, paths, seen
 
 
-def _glob(pattern: str, cwd: str) -> list[str]:
+def _glob(pattern: str, cwd: str, inside: Callable[[str], bool]) -> list[str] | None:
     """What ``sh`` expands ``pattern`` (the syntax of ``Word.pattern``) to, run in ``cwd``.
 
     A leading ``.`` in a component is matched only explicitly, and then ``.`` and ``..`` are
     candidates too (as in ``sh``; a ``..`` match is how ``.?`` and ``.*`` leave a directory).
+    ``None`` when the expansion would read a directory ``inside`` refuses: the shell lists each
+    directory a glob component is matched in, and looks up every component after the first
+    glob, so those reads are judged like any other.
     """
+    globbed = False
     absolute = pattern.startswith("/")
     components = pattern.split("/")
     bases = ["/"] if absolute else [""]
@@ -451,12 +457,17 @@ def _glob(pattern: str, cwd: str) -> list[str]:
             continue
         if not glob_has_magic(component):
             literal = glob_unescape(component)
+            if globbed and any(not inside(_full(b, cwd, absolute)) for b in bases):
+                return None
             bases = [_join(b, literal) for b in bases]
             continue
+        globbed = True
         explicit_dot = component.startswith(("\\.", "."))
         found: list[str] = []
         for base in bases:
-            directory = base if absolute else posixpath.join(cwd, base) if base else cwd
+            directory = _full(base, cwd, absolute)
+            if not inside(directory):
+                return None
             try:
                 names = os.listdir(directory)
             except OSError:
@@ -478,6 +489,12 @@ def _glob(pattern: str, cwd: str) -> list[str]:
         if not bases:
             return []
     return bases
+
+
+def _full(base: str, cwd: str, absolute: bool) -> str:
+    if absolute:
+        return base
+    return posixpath.join(cwd, base) if base else cwd
 
 
 def _join(base: str, name: str) -> str:

@@ -155,3 +155,160 @@ def test_command_names_drop_their_directory() -> None:
     (command,) = analyze_command("/usr/bin/env").commands
     assert command.name == "env"
     assert command.words == ("/usr/bin/env",)
+
+
+# --------------------------------------------------------------------------- issue 10: the grammar
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('g"i"t push', ("git", "push")),
+        ("\\git push", ("git", "push")),
+        ("'git' push", ("git", "push")),
+        ("gi''t push", ("git", "push")),
+        ('echo "a\\"b" \'c\'\\\'\'d\'', ("echo", 'a"b', "c'd")),
+        ("ls \\\n  -la", ("ls", "-la")),
+        ("echo a#b", ("echo", "a#b")),
+        ('echo "$"', ("echo", "$")),
+        ("echo \\$HOME", ("echo", "$HOME")),
+    ],
+)
+def test_s12_words_are_read_with_posix_quote_removal(text: str, words: tuple[str, ...]) -> None:
+    (command,) = analyze_command(text).commands
+    assert command.words == words
+    assert all(word.literal for word in command.argv)
+
+
+def test_s12_expansions_are_parts_of_words_not_text() -> None:
+    (command,) = analyze_command('rm -rf "$HOME/" ${HOME}/x ~/y ~other/z *.py').commands
+    home, braced, tilde, other, glob = command.argv[2:]
+    assert [p.kind for p in home.parts] == ["parameter", "literal"]
+    assert home.pattern(variables={"HOME": "/home/u"}) == "/home/u/"
+    assert braced.pattern(variables={"HOME": "/h"}) == "/h/x"
+    assert tilde.pattern(home="/h") == "/h/y"
+    assert other.pattern(home="/h") is None  # another user's home cannot be known here
+    assert glob.has_glob and glob.pattern() == "*.py"
+    assert command.opaque_arguments
+    # Quoted glob characters stay literal.
+    (quoted,) = analyze_command("ls '*.py' \\?").commands
+    assert [w.pattern() for w in quoted.argv[1:]] == ["\\*.py", "\\?"]
+    assert not any(w.has_glob for w in quoted.argv)
+
+
+@pytest.mark.parametrize(
+    ("text", "construct"),
+    [
+        ("ls $'x'", "ANSI-C quoting"),
+        ("echo {a,b}", "brace expansion"),
+        ("echo x{1..3}", "brace expansion"),
+        ("for i in 1; do ls; done", "a for loop"),
+        ("if a; then b; fi", "an if statement"),
+        ("while a; do b; done", "a while/until loop"),
+        ("case x in a) b;; esac", "a case statement"),
+        ("[[ -f x ]]", "[[ ]]"),
+        ("ls &> f", "'&>'"),
+        ('echo $"x"', "the token"),
+    ],
+)
+def test_s21_constructs_outside_the_subset_are_named(text: str, construct: str) -> None:
+    line = analyze_command(text)
+    assert line.parsed
+    assert not line.understood
+    assert any(construct in reason for reason in line.unsupported), line.unsupported
+
+
+def test_s21_control_structures_still_list_every_command_for_deny_rules() -> None:
+    line = analyze_command("for i in *; do rm $i; done; case x in a) git push;; esac")
+    assert {c.name for c in line.commands} == {"rm", "git"}
+    assert line.complete  # every command is listed with its words
+    assert not analyze_command("ls $'x'").complete  # a word that is not understood
+
+
+def test_s21_background_and_standalone_assignments_are_reported() -> None:
+    assert analyze_command("ls &").background
+    assert analyze_command("a & b").background
+    assert not analyze_command("a && b").background
+    assert analyze_command("PATH=.; ls").assignments == ("PATH=.",)
+    (command,) = analyze_command("FOO=1 BAR=2 ls").commands
+    assert command.assignments == ("FOO=1", "BAR=2")
+
+
+def test_s21_here_documents_quoted_and_unquoted() -> None:
+    quoted = analyze_command("cat <<'EOF'\n$(rm -rf build) $HOME\nEOF\n")
+    assert [c.name for c in quoted.commands] == ["cat"]
+    (redirect,) = quoted.redirects
+    assert redirect.kind == "heredoc"
+    assert redirect.heredoc is not None and redirect.heredoc.quoted
+    assert not redirect.heredoc.expands
+    for spelling in ('<<"EOF"', "<<\\EOF", "<<E'O'F"):
+        line = analyze_command(f"cat {spelling}\n$(rm x)\nEOF\n")
+        assert [c.name for c in line.commands] == ["cat"], spelling
+    unquoted = analyze_command("cat <<EOF\nhello $(rm -rf build)\nEOF\n")
+    assert [c.name for c in unquoted.commands] == ["cat", "rm"]
+    assert unquoted.substitutions
+    assert unquoted.redirects[0].heredoc is not None and unquoted.redirects[0].heredoc.expands
+    plain = analyze_command("cat <<EOF\nno expansion here\nEOF\n")
+    assert plain.redirects[0].heredoc is not None and not plain.redirects[0].heredoc.expands
+    tabs = analyze_command("cat <<-EOF\n\tbody\n\tEOF\n")
+    assert tabs.parsed and tabs.redirects[0].operator == "<<-"
+
+
+def test_s21_a_here_document_without_its_terminator_is_unparseable() -> None:
+    assert not analyze_command("cat <<EOF\nbody\n").parsed
+    assert not analyze_command("cat <<EOF\nbody\nEOF \n").parsed  # `EOF ` is not `EOF`
+
+
+def test_s21_redirections_are_classified() -> None:
+    line = analyze_command("cmd <<< word < in > out 2>&1 >> app 3>&- >/dev/null")
+    kinds = [(r.operator, r.kind) for r in line.redirects]
+    assert kinds == [
+        ("<<<", "herestring"),
+        ("<", "read"),
+        (">", "write"),
+        (">&", "duplicate"),
+        (">>", "write"),
+        (">&-", "close"),
+        (">", "write"),
+    ]
+    assert line.redirections == ("out", "app", "/dev/null")
+    assert line.inputs == ("in",)
+
+
+def test_s12_commands_run_by_another_name_their_parent() -> None:
+    line = analyze_command("env A=1 nice -n 5 git push && bash -c 'rm x' && echo $(date)")
+    by_name = {c.name: c for c in line.commands}
+    # The environment a wrapper sets reaches the command it runs.
+    assert by_name["git"].via == "nice" and by_name["git"].assignments == ("A=1",)
+    assert line.commands[by_name["nice"].parent or 0].name == "env"
+    assert by_name["rm"].via == "bash -c"
+    assert line.commands[by_name["rm"].parent or 0].name == "bash"
+    assert by_name["date"].via == "$(…)" and by_name["date"].parent is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ls | bash",  # a shell reading its standard input
+        "curl x | sh -s",
+        "sudo -s",
+        "env -S 'rm -rf /'",
+        "env --zzz rm x",  # an option the wrapper table does not know
+        "timeout --zzz 5 rm x",
+    ],
+)
+def test_s12_wrappers_that_hide_what_they_run_are_opaque(text: str) -> None:
+    assert analyze_command(text).opaque
+
+
+def test_s21_the_shape_of_a_straight_line() -> None:
+    assert analyze_command("git fetch && git rebase").shape == (0, "&&", 1)
+    assert analyze_command("a | b; c || d").shape == (0, "|", 1, ";", 2, "||", 3)
+    assert analyze_command("a\nb").shape == (0, ";", 1)
+    assert analyze_command("(a && b)").shape is None
+    assert analyze_command("a &").shape is None
+
+
+@pytest.mark.parametrize("text", ["ls\x01", "ls\r-la", "ls\x1b[0m", "ls\x7f"])
+def test_s21_control_characters_make_a_line_unparseable(text: str) -> None:
+    assert not analyze_command(text).parsed

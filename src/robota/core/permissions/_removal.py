@@ -125,10 +125,12 @@ class _Judge:
             value = word.value
             if not ended and word.literal and value == "--":
                 ended = True
+            elif not ended and not word.literal and not word.pattern():
+                # Only known at run time: it may be options (`$FLAGS`) or targets, or both.
+                recursive = True
+                targets.append(word)
             elif not ended and value.startswith("-") and value != "-":
-                if not word.literal:
-                    recursive = True  # an option only known at run time
-                elif value.startswith("--"):
+                if value.startswith("--"):
                     option = value.split("=", 1)[0]
                     # GNU getopt accepts any unambiguous prefix of a long option.
                     recursive |= len(option) >= 3 and "--recursive".startswith(option)

@@ -26,10 +26,12 @@ never read-only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
@@ -401,8 +403,8 @@ class _Walker:
         elif kind in _CONTROL_FLOW:
             self.unsupported.append(_CONTROL_FLOW[kind])
             self._children(node, via)
-        elif kind == "comment":
-            return
+        elif kind in ("comment", "variable_name"):
+            return  # a comment; a `for` loop's variable
         elif kind in _WORD_NODES:
             self._substitutions_in(node, via)
         elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
@@ -437,21 +439,17 @@ class _Walker:
 
     def redirected(self, node: Node, via: str | None) -> None:
         body = node.child_by_field_name("body")
-        redirects: list[Redirect] = []
-        for child in node.children:
-            if child is body or (body is not None and child.id == body.id):
-                continue
-            if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-                redirect = self.redirect(child, via)
-                if redirect is not None:
-                    redirects.append(redirect)
+        others = [c for c in node.children if body is None or c.id != body.id]
+        if body is not None and body.type == "command":
+            self.command(body, via, outer=others)
+            return
+        if body is not None:
+            self.statement(body, via)
+        for child in others:
+            if child.type in _REDIRECTS:
+                self.redirect(child, via)
             else:
                 self.statement(child, via)
-        if body is not None:
-            if body.type == "command":
-                self.command(body, via, extra_redirects=tuple(redirects))
-            else:
-                self.statement(body, via)
 
     def redirect(self, node: Node, via: str | None) -> Redirect:
         kind = node.type
@@ -513,8 +511,20 @@ class _Walker:
         delimiter = raw.replace("\\", "").replace("'", "").replace('"', "")
         text = self.text(body) if body is not None else ""
         strip_tabs = operator == "<<-"
-        if self.text(end).lstrip("\t" if strip_tabs else "") != delimiter or any(
-            (line.lstrip("\t") if strip_tabs else line) == delimiter for line in text.split("\n")
+        # bash ends a here-document only at a line that is exactly the delimiter (after
+        # leading tabs for `<<-`); a grammar that ended it elsewhere reads the rest differently.
+        end_text = self.text(end)
+        after = self.source[end.end_byte : end.end_byte + 1]
+        line_start = self.source.rfind(b"\n", 0, end.start_byte) + 1
+        indent = self.source[line_start : end.start_byte]
+        if (
+            end_text.rstrip("\n").lstrip("\t" if strip_tabs else "") != delimiter
+            or (after not in (b"", b"\n") and not end_text.endswith("\n"))
+            or indent.strip(b"\t" if strip_tabs else b"")
+            or any(
+                (line.lstrip("\t") if strip_tabs else line) == delimiter
+                for line in text.split("\n")
+            )
         ):
             raise _Unparseable("a here-document whose end the parser placed differently")
         expands = False
@@ -566,21 +576,17 @@ class _Walker:
         self.command_index[node.id] = len(self.commands)
         self._simple(words, (), (), via)
 
-    def command(
-        self, node: Node, via: str | None, *, extra_redirects: tuple[Redirect, ...] = ()
-    ) -> None:
+    def command(self, node: Node, via: str | None, *, outer: Sequence[Node] = ()) -> None:
         assignments: list[str] = []
-        redirects: list[Redirect] = list(extra_redirects)
+        pending: list[Node] = []
         argv: list[Word] = []
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
                 assignments.append(self.text(child))
                 self._substitutions_in(child, via)
-            elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
-                redirect = self.redirect(child, via)
-                if redirect is not None:
-                    redirects.append(redirect)
+            elif kind in _REDIRECTS:
+                pending.append(child)
             elif kind == "command_name":
                 target = child.children[0] if child.children else child
                 argv.append(self._word(target, via))
@@ -595,8 +601,21 @@ class _Walker:
                 self.unsupported.append(kind.replace("_", " "))
                 self._substitutions_in(child, via)
         self._adjacency(node.children)
-        self.command_index[node.id] = len(self.commands)
-        self._simple(argv, tuple(assignments), tuple(redirects), via)
+        index = len(self.commands)
+        self.command_index[node.id] = index
+        self._simple(argv, tuple(assignments), (), via)
+        # Redirections are read after the command is listed, so that a line the grammar hangs
+        # under a here-document (`cat <<EOF | grep x`) is listed after it, as it runs.
+        redirects: list[Redirect] = []
+        for child in [*pending, *outer]:
+            if child.type in _REDIRECTS:
+                redirects.append(self.redirect(child, via))
+            else:
+                self.statement(child, via)
+        if redirects and index < len(self.commands):
+            self.commands[index] = dataclasses.replace(
+                self.commands[index], redirects=tuple(redirects)
+            )
 
     def _word(self, node: Node, via: str | None) -> Word:
         word, inner = read_word(node, self.source)
@@ -663,7 +682,7 @@ class _Walker:
                 self.opaque = True
             inner = argv[1 + start :] if start >= 0 else []
             if inner:
-                self._simple(list(inner), tuple(env), (), name, index)
+                self._simple(list(inner), (*assignments, *env), (), name, index)
             return
         if name == "xargs":
             start, _, unknown = scan_wrapper(name, XARGS, values[1:])

@@ -370,8 +370,10 @@ class _Reader:
             elif kind == "arithmetic_expansion":
                 self.parts.append(WordPart("dynamic", self.text(child), True))
                 self.substitutions.extend(_substitutions_within(child))
+            elif not child.is_named:
+                self.double_quoted_text(self.text(child))  # a lone `$` is a character
             else:
-                self.refuse(f"{kind.replace('_', ' ')} inside double quotes is not understood")
+                self.refuse(f"{kind.replace('_', ' ')} inside double quotes")
                 self.parts.append(WordPart("dynamic", self.text(child), True))
                 self.substitutions.extend(_substitutions_within(child))
         if children[-1].start_byte > position:

@@ -1,0 +1,192 @@
+"""S21 catastrophic removal always asks, in every mode (issue 10).
+
+The target is judged after the expansions the shell will perform (variables, ``~``, quotes,
+globs, trailing slashes), and a target that cannot be known asks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import robota
+from robota import PermissionContext, PermissionPolicy, evaluate_permission
+from robota.core.permissions._removal import catastrophic_reason
+
+HOME = "/home/user"
+WORKSPACE = "/home/user/project"
+
+
+class _Shell(robota.Tool):
+    async def execute(self, args: Any, ctx: robota.ToolContext) -> str:
+        return "ran"
+
+
+BASH = _Shell(
+    "Bash",
+    "Runs a shell command.",
+    {"type": "object", "properties": {"command": {"type": "string"}}},
+    risk="execute",
+    permission_argument=robota.PermissionArgument("command", "command"),
+)
+CONTEXT = PermissionContext(workspace=WORKSPACE, home=HOME)
+
+
+def decide(command: str, **policy: Any) -> robota.PermissionDecision:
+    return evaluate_permission(BASH, {"command": command}, PermissionPolicy(**policy), CONTEXT)
+
+
+CATASTROPHIC = [
+    # The home directory, however it is spelled (the review's examples first).
+    "rm -rf $HOME/",
+    'rm -rf "$HOME/"',
+    "rm -rf ${HOME}/",
+    'rm -rf "${HOME}"',
+    "rm -rf ~/",
+    "rm -rf ~",
+    "rm -rf '/home/user'",
+    "rm -rf /home/user//",
+    "rm -rf /home/user/.",
+    "rm -rf $HOME/project/..",
+    # The root and system directories.
+    "rm -rf /",
+    "rm -rf //",
+    "rm -rf /./",
+    "rm -rf /usr/",
+    "rm -rf /etc",
+    "rm -rf /home",
+    "rm -r -f /var/lib",
+    "rm --recursive --force /",
+    "rm --rec /",  # an unambiguous prefix of --recursive
+    "rm -rf -- /",
+    "sudo rm -rf /",
+    "env rm -rf /",
+    "\\rm -rf /",
+    "r'm' -rf /",
+    # Globs over them.
+    "rm -rf /*",
+    "rm -rf /u*",
+    "rm -rf ~/*",
+    "rm -rf $HOME/*",
+    "rm -rf ./*",
+    "rm -rf *",
+    "rm -rf .*",
+    # The workspace and its ancestors.
+    "rm -rf .",
+    "rm -rf ..",
+    "rm -rf ../..",
+    "rm -rf /home/user/project",
+    # Targets that cannot be known.
+    "rm -rf $TARGET",
+    'rm -rf "$DIR/"',
+    "rm -rf $(cat list)",
+    "rm -rf ~other",
+    "rm -rf ${HOME:-/}",
+    "cd / && rm -rf *",
+    "xargs rm -rf < list",
+    "find . -exec rm -rf {} +",
+    "rm $FLAGS /",
+    # Other catastrophic forms.
+    "rm --no-preserve-root -rf /tmp/x",
+    "rm --no-pres -r x",
+    "find / -delete",
+    "find ~ -type f -delete",
+    "mkfs.ext4 /dev/sda1",
+    "dd if=/dev/zero of=/dev/sda",
+    "rm 'unterminated",  # a line that cannot be read may be any of these
+]
+
+
+@pytest.mark.parametrize("command", CATASTROPHIC)
+@pytest.mark.parametrize("mode", ["default", "bypass", "accept_edits"])
+def test_s21_a_catastrophic_removal_asks_in_every_mode_even_under_allow_everything(
+    command: str, mode: str
+) -> None:
+    decision = decide(command, allow=["Bash(*)"], mode=mode)
+    assert (decision.behavior, decision.always_ask) == ("ask", True), (command, decision)
+    assert decision.reason.startswith(("catastrophic", "the command cannot be read"))
+
+
+def test_s21_remembered_consent_never_answers_a_catastrophic_removal() -> None:
+    context = PermissionContext(workspace=WORKSPACE, home=HOME, remembered=("Bash(rm *)",))
+    decision = evaluate_permission(
+        BASH, {"command": "rm -rf $HOME/"}, PermissionPolicy(mode="bypass"), context
+    )
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf build",
+        "rm -rf build/",
+        "rm -rf ./build/*",
+        "rm -rf $HOME/project/build",
+        "rm -rf ~/project/node_modules",
+        "rm -r /tmp/scratch",
+        "rm x",
+        "rm /",  # not recursive: rm refuses a directory
+        "rmdir /tmp/x",
+        "ls -r /",
+        "find . -name '*.pyc' -delete",
+        "echo rm -rf /",
+        "rm -rf '$HOME'",  # single quotes: a directory literally named $HOME
+    ],
+)
+def test_s21_ordinary_removals_are_not_catastrophic(command: str) -> None:
+    assert catastrophic_reason(command, workspace=WORKSPACE, home=HOME) is None, command
+    assert decide(command, mode="bypass").behavior == "allow"
+
+
+def test_s21_without_a_home_directory_a_home_target_cannot_be_known() -> None:
+    reason = catastrophic_reason("rm -rf ~/build", workspace=WORKSPACE, home=None)
+    assert reason is not None and "only known at run time" in reason
+
+
+def test_s21_a_symlink_a_trailing_slash_follows_is_judged_by_where_it_leads(
+    tmp_path: Any,
+) -> None:
+    home = tmp_path / "home"
+    work = home / "work"
+    work.mkdir(parents=True)
+    (work / "link").symlink_to(home)
+
+    def resolve(path: str) -> str:
+        return os.path.realpath(path)
+
+    assert catastrophic_reason("rm -rf link/", workspace=str(work), home=str(home), resolve=resolve)
+    # Without the slash rm removes the link itself.
+    assert (
+        catastrophic_reason("rm -rf link", workspace=str(work), home=str(home), resolve=resolve)
+        is None
+    )
+
+
+_HOME_SPELLINGS = st.sampled_from(["$HOME", "${HOME}", "~", "/home/user", "$HOME/project/.."])
+_QUOTES = st.sampled_from(["", "'", '"'])
+_TAILS = st.sampled_from(["", "/", "//", "/.", "/./", "/*", "/.*"])
+_FLAGS = st.sampled_from(
+    ["-rf", "-fr", "-Rf", "-r -f", "-r", "--recursive", "--recursive --force", "-rfv", "-rf --"]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(home=_HOME_SPELLINGS, quote=_QUOTES, tail=_TAILS, flags=_FLAGS)
+def test_s21_every_spelling_of_the_home_directory_is_caught(
+    home: str, quote: str, tail: str, flags: str
+) -> None:
+    if quote == "'" and home.startswith(("$", "~")):
+        quote = ""  # single quotes stop the expansion: not a spelling of home
+    if quote == '"' and home.startswith("~"):
+        quote = ""  # so do double quotes for a tilde
+    if tail.endswith("*") and quote:
+        target = f"{quote}{home}{tail[:-1]}{quote}*"  # a quoted glob character is no glob
+    else:
+        target = f"{quote}{home}{tail}{quote}"
+    command = f"rm {flags} {target}"
+    decision = decide(command, allow=["Bash(*)"], mode="bypass")
+    assert (decision.behavior, decision.always_ask) == ("ask", True), command
