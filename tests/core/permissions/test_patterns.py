@@ -159,3 +159,22 @@ def test_s12_concatenated_quoting_inside_bash_c_is_unquoted_like_a_shell_regress
     # The old parser (bashlex) kept inner quote characters for 'a'"'"'b' words, hiding the rm from the matcher.
     command = """bash -c 'echo '"'"'hi'"'"'; rm -rf /tmp/x'"""
     assert match_command("rm -rf *", command, direction="deny") == "match"
+
+
+def test_s05_a_path_rule_follows_dotdot_physically_when_a_resolver_is_given(
+    tmp_path: pathlib.Path,
+) -> None:
+    # Regression (issue 10 review): `link/../x` was normalised lexically before the resolver saw
+    # it, so it was judged as `<workspace>/x` while the system call reaches `<outside>/x`.
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "x").write_text("secret")
+    (workspace / "link").symlink_to(outside / "sub")
+    pattern = f"{outside}/**"
+    assert (
+        match_path(pattern, "link/../x", workspace=str(workspace), resolve=canonical_path)
+        == "match"
+    )
+    assert match_path(pattern, "link/../x", workspace=str(workspace)) == "no_match"  # lexical

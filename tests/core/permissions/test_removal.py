@@ -98,6 +98,16 @@ CATASTROPHIC = [
     "mkfs.ext4 /dev/sda1",
     "dd if=/dev/zero of=/dev/sda",
     "rm 'unterminated",  # a line that cannot be read may be any of these
+    # Text that hides what runs from the reading (bash and the analysis would disagree).
+    "r\\\nm -rf /",  # a line continuation inside a word joins it: `rm`
+    "$'rm' -rf /",
+    "$CMD -rf /",
+    "sudo {rm,-rf,/}",  # bash's brace expansion of the words
+    "rm -rf {/,x}",
+    "eval 'rm -rf /'",  # eval of literal words is read as the script it runs
+    "eval rm -rf $HOME",
+    'bash -c "rm -rf $HOME"',  # the parameter stands in the script where bash will put it
+    "sh -c 'rm -rf ~'",
 ]
 
 
@@ -108,7 +118,7 @@ def test_s21_a_catastrophic_removal_asks_in_every_mode_even_under_allow_everythi
 ) -> None:
     decision = decide(command, allow=["Bash(*)"], mode=mode)
     assert (decision.behavior, decision.always_ask) == ("ask", True), (command, decision)
-    assert decision.reason.startswith(("catastrophic", "the command cannot be read"))
+    assert decision.reason.startswith("catastrophic")
 
 
 def test_s21_remembered_consent_never_answers_a_catastrophic_removal() -> None:
@@ -135,6 +145,8 @@ def test_s21_remembered_consent_never_answers_a_catastrophic_removal() -> None:
         "find . -name '*.pyc' -delete",
         "echo rm -rf /",
         "rm -rf '$HOME'",  # single quotes: a directory literally named $HOME
+        "eval echo hi",
+        "rm -rf build/{a,b}",
     ],
 )
 def test_s21_ordinary_removals_are_not_catastrophic(command: str) -> None:
@@ -144,7 +156,8 @@ def test_s21_ordinary_removals_are_not_catastrophic(command: str) -> None:
 
 def test_s21_without_a_home_directory_a_home_target_cannot_be_known() -> None:
     reason = catastrophic_reason("rm -rf ~/build", workspace=WORKSPACE, home=None)
-    assert reason is not None and "only known at run time" in reason
+    assert reason is not None
+    assert "only known at run time" in reason
 
 
 def test_s21_a_symlink_a_trailing_slash_follows_is_judged_by_where_it_leads(

@@ -75,7 +75,7 @@ def test_arguments_that_arrive_later_are_marked() -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "eval 'rm x'",
+        'eval "$SCRIPT"',
         "source env.sh",
         ". ./env.sh",
         "$CMD x",
@@ -167,7 +167,7 @@ def test_command_names_drop_their_directory() -> None:
         ("\\git push", ("git", "push")),
         ("'git' push", ("git", "push")),
         ("gi''t push", ("git", "push")),
-        ('echo "a\\"b" \'c\'\\\'\'d\'', ("echo", 'a"b', "c'd")),
+        ("echo \"a\\\"b\" 'c'\\''d'", ("echo", 'a"b', "c'd")),
         ("ls \\\n  -la", ("ls", "-la")),
         ("echo a#b", ("echo", "a#b")),
         ('echo "$"', ("echo", "$")),
@@ -188,7 +188,8 @@ def test_s12_expansions_are_parts_of_words_not_text() -> None:
     assert braced.pattern(variables={"HOME": "/h"}) == "/h/x"
     assert tilde.pattern(home="/h") == "/h/y"
     assert other.pattern(home="/h") is None  # another user's home cannot be known here
-    assert glob.has_glob and glob.pattern() == "*.py"
+    assert glob.has_glob
+    assert glob.pattern() == "*.py"
     assert command.opaque_arguments
     # Quoted glob characters stay literal.
     (quoted,) = analyze_command("ls '*.py' \\?").commands
@@ -239,7 +240,8 @@ def test_s21_here_documents_quoted_and_unquoted() -> None:
     assert [c.name for c in quoted.commands] == ["cat"]
     (redirect,) = quoted.redirects
     assert redirect.kind == "heredoc"
-    assert redirect.heredoc is not None and redirect.heredoc.quoted
+    assert redirect.heredoc is not None
+    assert redirect.heredoc.quoted
     assert not redirect.heredoc.expands
     for spelling in ('<<"EOF"', "<<\\EOF", "<<E'O'F"):
         line = analyze_command(f"cat {spelling}\n$(rm x)\nEOF\n")
@@ -247,11 +249,14 @@ def test_s21_here_documents_quoted_and_unquoted() -> None:
     unquoted = analyze_command("cat <<EOF\nhello $(rm -rf build)\nEOF\n")
     assert [c.name for c in unquoted.commands] == ["cat", "rm"]
     assert unquoted.substitutions
-    assert unquoted.redirects[0].heredoc is not None and unquoted.redirects[0].heredoc.expands
+    assert unquoted.redirects[0].heredoc is not None
+    assert unquoted.redirects[0].heredoc.expands
     plain = analyze_command("cat <<EOF\nno expansion here\nEOF\n")
-    assert plain.redirects[0].heredoc is not None and not plain.redirects[0].heredoc.expands
+    assert plain.redirects[0].heredoc is not None
+    assert not plain.redirects[0].heredoc.expands
     tabs = analyze_command("cat <<-EOF\n\tbody\n\tEOF\n")
-    assert tabs.parsed and tabs.redirects[0].operator == "<<-"
+    assert tabs.parsed
+    assert tabs.redirects[0].operator == "<<-"
 
 
 def test_s21_a_here_document_without_its_terminator_is_unparseable() -> None:
@@ -279,11 +284,13 @@ def test_s12_commands_run_by_another_name_their_parent() -> None:
     line = analyze_command("env A=1 nice -n 5 git push && bash -c 'rm x' && echo $(date)")
     by_name = {c.name: c for c in line.commands}
     # The environment a wrapper sets reaches the command it runs.
-    assert by_name["git"].via == "nice" and by_name["git"].assignments == ("A=1",)
+    assert by_name["git"].via == "nice"
+    assert by_name["git"].assignments == ("A=1",)
     assert line.commands[by_name["nice"].parent or 0].name == "env"
     assert by_name["rm"].via == "bash -c"
     assert line.commands[by_name["rm"].parent or 0].name == "bash"
-    assert by_name["date"].via == "$(…)" and by_name["date"].parent is None
+    assert by_name["date"].via == "$(…)"
+    assert by_name["date"].parent is None
 
 
 @pytest.mark.parametrize(
@@ -312,3 +319,33 @@ def test_s21_the_shape_of_a_straight_line() -> None:
 @pytest.mark.parametrize("text", ["ls\x01", "ls\r-la", "ls\x1b[0m", "ls\x7f"])
 def test_s21_control_characters_make_a_line_unparseable(text: str) -> None:
     assert not analyze_command(text).parsed
+
+
+def test_s12_eval_of_literal_words_is_read_as_the_script_it_runs() -> None:
+    line = analyze_command("eval 'git push' origin")
+    assert [c.words for c in line.commands] == [
+        ("eval", "git push", "origin"),
+        ("git", "push", "origin"),
+    ]
+    assert line.commands[1].via == "eval"
+    assert line.commands[1].parent == 0
+    assert not line.opaque
+    assert analyze_command('eval "$CMD"').opaque
+
+
+def test_s12_brace_expansion_is_also_read_the_way_bash_reads_it() -> None:
+    line = analyze_command("sudo {rm,-rf,/} && echo a{b,c}d x{1..3} {5..1..2}")
+    words = [c.words for c in line.commands]
+    assert ("rm", "-rf", "/") in words
+    assert ("echo", "abd", "acd", "x1", "x2", "x3", "5", "3", "1") in words
+    assert line.opaque  # POSIX sh runs a command literally named `{rm,-rf,/}`
+    assert not line.hidden  # but both readings are listed
+    assert "brace expansion" in line.unsupported
+    for plain in ("ls {}", "echo {a}", "echo '{a,b}'", "echo \\{a,b}"):
+        assert "brace expansion" not in analyze_command(plain).unsupported, plain
+
+
+@pytest.mark.parametrize("text", ["cm\\\nd x", "$'rm' x", "$CMD x", "ls $'x'"])
+def test_s12_text_that_hides_how_the_shell_reads_it_is_flagged(text: str) -> None:
+    assert analyze_command(text).hidden
+    assert not analyze_command(text).complete

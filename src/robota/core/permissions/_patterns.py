@@ -96,7 +96,7 @@ def _segments_match(pattern: Sequence[str], value: Sequence[str]) -> bool:
     return fnmatch.fnmatchcase(value[0], head) and _segments_match(pattern[1:], value[1:])
 
 
-def _absolute(path: str, workspace: str, home: str | None) -> str | None:
+def _absolute(path: str, workspace: str, home: str | None, *, normalize: bool = True) -> str | None:
     if path == "~" or path.startswith("~/"):
         if home is None:
             return None
@@ -105,7 +105,7 @@ def _absolute(path: str, workspace: str, home: str | None) -> str | None:
         return None  # another user's home: not knowable here
     if not path.startswith("/"):
         path = posixpath.join(workspace, path)
-    return posixpath.normpath(path)
+    return posixpath.normpath(path) if normalize else path
 
 
 def match_path(
@@ -119,7 +119,9 @@ def match_path(
     """Path-segment glob ``pattern`` against the canonical form of ``value``."""
     if not isinstance(value, str) or not value or "\x00" in value:
         return "unevaluable"
-    target = _absolute(value, workspace, home)
+    # S05: with a resolver, `..` is left for it to follow physically (`link/../x` climbs out of
+    # the link's target, as the system call will); only without one is the path normalised.
+    target = _absolute(value, workspace, home, normalize=resolve is None)
     if target is None:
         return "unevaluable"
     if resolve is not None:

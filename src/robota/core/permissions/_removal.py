@@ -73,7 +73,13 @@ def catastrophic_reason(
     """
     line = analyze_command(command)
     if not line.parsed:
-        return f"the command cannot be read, so what it removes cannot be known ({line.error})"
+        return (
+            f"catastrophic removal cannot be ruled out: the command cannot be read ({line.error})"
+        )
+    if line.hidden:
+        # S21: what the shell will read here is not what this analysis can read; a removal in
+        # it could not be seen, so it cannot be ruled out.
+        return "catastrophic removal cannot be ruled out: the command hides what it runs"
     judge = _Judge(line, workspace=workspace, home=home, resolve=resolve)
     for simple in line.commands:
         reason = judge.command(simple)
@@ -122,6 +128,10 @@ class _Judge:
         targets: list[Word] = []
         ended = False
         for word in simple.argv[1:]:
+            if word.unsupported == "brace expansion":
+                # POSIX sh's reading: the braces are characters. (bash's reading is listed as
+                # a command of its own and judged there.)
+                word = Word(word.source, word.parts)  # noqa: PLW2901
             value = word.value
             if not ended and word.literal and value == "--":
                 ended = True

@@ -29,13 +29,22 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Final
 
-from robota.core.permissions._shell_words import Word, literal_word, read_word
+from robota.core.permissions._shell_model import (
+    BACKGROUND_REDIRECT,
+    CONTROL_FLOW,
+    HEREDOC_LINE,
+    CommandLine,
+    Heredoc,
+    Redirect,
+    RedirectKind,
+    SimpleCommand,
+)
+from robota.core.permissions._shell_words import Word, expand_braces, literal_word, read_word
 from robota.core.permissions._shell_wrappers import WRAPPERS, XARGS, scan_wrapper
 
 if TYPE_CHECKING:
@@ -50,9 +59,6 @@ __all__ = [
     "analyze_command",
 ]
 
-RedirectKind: TypeAlias = Literal[
-    "read", "write", "readwrite", "duplicate", "close", "heredoc", "herestring"
-]
 
 _MAX_DEPTH: Final = 8
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -83,180 +89,6 @@ _REDIRECTS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_
 _STRUCTURE: Final = frozenset(
     {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
 )
-# Compound commands whose inner commands are all listed, but which are outside the simple
-# subset (the read-only classifier and allow rules are held to straight-line commands).
-_CONTROL_FLOW: Final = {
-    "if_statement": "an if statement",
-    "elif_clause": "an if statement",
-    "else_clause": "an if statement",
-    "while_statement": "a while/until loop",
-    "for_statement": "a for loop",
-    "c_style_for_statement": "a for loop",
-    "do_group": "a loop",
-    "case_statement": "a case statement",
-    "case_item": "a case statement",
-}
-
-
-_BACKGROUND_REDIRECT: Final = "'&>' (a background operator in POSIX sh)"
-_HEREDOC_LINE: Final = "a command line continued after a here-document"
-# Unsupported constructs that still list every command with its words.
-_LISTING_SAFE: Final = frozenset(
-    {*_CONTROL_FLOW.values(), "'[[ ]]'", _BACKGROUND_REDIRECT, _HEREDOC_LINE}
-)
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Heredoc:
-    r"""A here-document.
-
-    Attributes:
-        delimiter: Its terminator, after quote removal.
-        quoted: The delimiter was quoted (``<<'EOF'``, ``<<"EOF"``, ``<<\\EOF``): the body is
-            literal text. Unquoted, the shell expands parameters and runs substitutions in it.
-        body: The body as written.
-        expands: Unquoted, with a ``$`` or backquote in it: the shell will expand something.
-    """
-
-    delimiter: str
-    quoted: bool
-    body: str
-    expands: bool
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    """One redirection.
-
-    Attributes:
-        operator: As written (``>``, ``>>``, ``<``, ``2>&1``'s ``>&``, ``<<`` …).
-        fd: The file descriptor written before the operator, or ``None``.
-        target: The word after the operator (``None`` for a here-document or a close).
-        heredoc: The here-document, for ``<<`` and ``<<-``.
-    """
-
-    operator: str
-    fd: int | None
-    target: Word | None
-    heredoc: Heredoc | None = None
-
-    @property
-    def kind(self) -> RedirectKind:
-        """What the redirection does to the file system or the descriptors."""
-        op = self.operator
-        if op in ("<<", "<<-"):
-            return "heredoc"
-        if op == "<<<":
-            return "herestring"
-        if op in (">&-", "<&-"):
-            return "close"
-        if op in (">&", "<&"):
-            text = self.target.value if self.target is not None else ""
-            if self.target is not None and self.target.literal and text.isdigit():
-                return "duplicate"
-            if text == "-":
-                return "close"
-            return "write" if op == ">&" else "read"
-        if op == "<":
-            return "read"
-        if op == "<>":
-            return "readwrite"
-        return "write"
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
-    """One command a line runs.
-
-    Attributes:
-        words: The command name (first) and its arguments, after quote removal
-            (:attr:`Word.value` of each of :attr:`argv`).
-        opaque_arguments: Some arguments are only known at run time (``xargs``, ``find -exec
-            … {}``, expansions, a tilde), so the words shown are not all the command will get.
-        argv: The words themselves, with what each is made of.
-        assignments: ``NAME=value`` assignments written before the command (or handed to it
-            by ``env``), as written. They can change what runs and how.
-        via: How it was reached when it is not written directly in the line: the wrapper
-            (``"env"``, ``"sudo"``, ``"xargs"``, ``"find -exec"``), ``"bash -c"``, ``"$(…)"``
-            or ``"heredoc"``. ``None`` for a command written as itself.
-        redirects: The redirections written on this command.
-        parent: The index (in :attr:`CommandLine.commands`) of the command that runs this one
-            with its own words — a wrapper, a shell's ``-c``, ``xargs`` or ``find -exec`` — or
-            ``None``. A command inside a substitution has no parent: it runs on its own.
-    """
-
-    words: tuple[str, ...]
-    opaque_arguments: bool = False
-    argv: tuple[Word, ...] = ()
-    assignments: tuple[str, ...] = ()
-    via: str | None = None
-    redirects: tuple[Redirect, ...] = ()
-    parent: int | None = None
-
-    @property
-    def name(self) -> str:
-        """The command's name without its directory (``/bin/rm`` → ``rm``)."""
-        return os.path.basename(self.words[0]) if self.words else ""
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class CommandLine:
-    """The analysis of one command line.
-
-    Attributes:
-        commands: Every simple command found, in order.
-        opaque: Something will run that the text does not show (see the module docstring).
-        redirections: Targets of redirections that write (``> f``, ``>> f``, ``<> f``).
-        substitutions: The line contains command or process substitutions.
-        error: Why the line could not be parsed, or ``None``.
-        inputs: Files read by input redirections (``< f``, ``<> f``).
-        redirects: Every redirection, in order.
-        background: A command is started in the background (``&``).
-        unsupported: Constructs outside the simple subset, each named once.
-        assignments: Assignments that stand alone (``x=1; …``): they change later commands.
-        shape: For a straight line of simple commands joined by ``;``, ``&&``, ``||``, ``|``
-            and ``|&``: the command indices (into :attr:`commands`) and operators in order;
-            ``None`` for any other structure.
-    """
-
-    commands: tuple[SimpleCommand, ...] = ()
-    opaque: bool = False
-    redirections: tuple[str, ...] = ()
-    substitutions: bool = False
-    error: str | None = None
-    inputs: tuple[str, ...] = ()
-    redirects: tuple[Redirect, ...] = ()
-    background: bool = False
-    unsupported: tuple[str, ...] = ()
-    assignments: tuple[str, ...] = ()
-    shape: tuple[int | str, ...] | None = None
-
-    @property
-    def parsed(self) -> bool:
-        """Whether the line parsed."""
-        return self.error is None
-
-    @property
-    def understood(self) -> bool:
-        """Parsed, nothing hidden, and nothing outside the simple subset."""
-        return self.error is None and not self.opaque and not self.unsupported
-
-    @property
-    def complete(self) -> bool:
-        """Every command that will run is listed, with its words as the shell will read them.
-
-        True for control structures (their commands are all listed); false when anything is
-        opaque or a word is not understood.
-        """
-        return (
-            self.error is None
-            and not self.opaque
-            and all(reason in _LISTING_SAFE for reason in self.unsupported)
-        )
 
 
 def analyze_command(text: str) -> CommandLine:
@@ -313,6 +145,7 @@ def _analyze(text: str) -> CommandLine:
         unsupported=tuple(dict.fromkeys(walker.unsupported)),
         assignments=tuple(walker.assignments),
         shape=None if shape is None or walker.unsupported else tuple(shape),
+        computed_name=walker.computed_name,
     )
 
 
@@ -333,6 +166,7 @@ class _Walker:
     source: bytes = b""
     command_index: dict[int, int] = field(default_factory=dict)
     parent: int | None = None
+    computed_name: bool = False
 
     # -- entry points
 
@@ -400,8 +234,8 @@ class _Walker:
             self.opaque = True  # a definition runs later, under another name
             self.unsupported.append("a function definition")
             self._children(node, via)
-        elif kind in _CONTROL_FLOW:
-            self.unsupported.append(_CONTROL_FLOW[kind])
+        elif kind in CONTROL_FLOW:
+            self.unsupported.append(CONTROL_FLOW[kind])
             self._children(node, via)
         elif kind in ("comment", "variable_name"):
             return  # a comment; a `for` loop's variable
@@ -413,7 +247,7 @@ class _Walker:
             if kind == "&":
                 self.background = True
             elif kind in ("&>", "&>>"):
-                self.unsupported.append(_BACKGROUND_REDIRECT)
+                self.unsupported.append(BACKGROUND_REDIRECT)
         else:
             # Arithmetic commands, `[[ ]]` parts and whatever a newer grammar adds.
             self.unsupported.append(kind.replace("_", " "))
@@ -476,7 +310,7 @@ class _Walker:
                 if target.unsupported is not None:
                     self.unsupported.append(target.unsupported)
             if operator in ("&>", "&>>"):
-                self.unsupported.append(_BACKGROUND_REDIRECT)
+                self.unsupported.append(BACKGROUND_REDIRECT)
             redirect = Redirect(operator, fd, target)
         self.redirects.append(redirect)
         return redirect
@@ -502,7 +336,7 @@ class _Walker:
             else:
                 # The grammar hangs the rest of the line (`cat <<EOF | grep x`) under the
                 # here-document; its commands run like any others.
-                self.unsupported.append(_HEREDOC_LINE)
+                self.unsupported.append(HEREDOC_LINE)
                 self.statement(child, via)
         if start is None or end is None:
             raise _Unparseable("a here-document without its terminator")
@@ -604,6 +438,14 @@ class _Walker:
         index = len(self.commands)
         self.command_index[node.id] = index
         self._simple(argv, tuple(assignments), (), via)
+        if any(w.unsupported == "brace expansion" for w in argv):
+            # POSIX sh leaves braces alone; bash expands them (`{rm,-rf,/}` is `rm -rf /`).
+            # The line is outside the subset either way; deny rules and the catastrophic-removal
+            # check also see bash's reading.
+            expanded: list[Word] = []
+            for word in argv:
+                expanded.extend(expand_braces(word) or [word])
+            self._simple(expanded, tuple(assignments), (), via or "brace expansion")
         # Redirections are read after the command is listed, so that a line the grammar hangs
         # under a here-document (`cat <<EOF | grep x`) is listed after it, as it runs.
         redirects: list[Redirect] = []
@@ -632,8 +474,10 @@ class _Walker:
         for left, right in itertools.pairwise(children):
             if left.type in _REDIRECTS or right.type in _REDIRECTS:
                 continue
-            gap = self.source[left.end_byte : right.start_byte]
-            if not gap or gap.replace(b"\\\n", b"").strip(b" \t\n"):
+            # A line continuation (backslash-newline) is removed before words are split, so it
+            # separates nothing: `cm\<newline>da` is one word.
+            gap = self.source[left.end_byte : right.start_byte].replace(b"\\\n", b"")
+            if not gap or gap.strip(b" \t\n"):
                 self.unsupported.append("words the grammar split differently from the shell")
                 return
 
@@ -654,6 +498,8 @@ class _Walker:
         head = argv[0]
         if head.dynamic or head.has_glob or head.has_tilde:
             self.opaque = True  # the command itself is computed at run time
+            if head.unsupported != "brace expansion":  # bash's reading is listed apart
+                self.computed_name = True
             return
         opaque_args = any(w.dynamic or w.has_tilde for w in argv[1:])
         index = len(self.commands)
@@ -669,6 +515,14 @@ class _Walker:
         self.commands.append(command)
         name = command.name
         values = [w.value for w in argv]
+        if name == "eval" and len(argv) > 1:
+            # eval joins its words with spaces and runs the result as a script.
+            script = _script_text(argv[1:])
+            if script is None:
+                self.opaque = True
+            else:
+                self._nested(script, "eval", index, computed=not all(w.literal for w in argv[1:]))
+            return
         if name in _EVAL_LIKE:
             self.opaque = True
             return
@@ -710,17 +564,29 @@ class _Walker:
             if word == "-c" or (
                 word.startswith("-") and not word.startswith("--") and "c" in word[1:]
             ):
-                if position + 1 >= len(argv) or not argv[position + 1].literal:
+                script = _script_text(argv[position + 1 : position + 2])
+                if script is None:
                     self.opaque = True  # the script is computed at run time
                     return
-                outer, self.parent = self.parent, index
-                try:
-                    self.script(values[position + 1], via="bash -c")
-                finally:
-                    self.parent = outer
+                self._nested(script, "bash -c", index, computed=not argv[position + 1].literal)
                 return
         # No `-c`: the shell runs a script file, or reads commands from its standard input.
         self.opaque = True
+
+    def _nested(self, script: str, via: str, parent: int, *, computed: bool) -> None:
+        """Read the script a shell's ``-c`` or ``eval`` runs, as commands of this line."""
+        if computed:
+            # Parameters stand in the script as themselves (`${HOME}`), so deny rules and the
+            # removal check see where they are; their values may still add commands, so the
+            # line stays opaque.
+            self.opaque = True
+        outer, self.parent = self.parent, parent
+        try:
+            self.script(script, via=via)
+        except _Unparseable:
+            self.opaque = True
+        finally:
+            self.parent = outer
 
     def _find_exec(self, argv: list[Word], parent: int) -> None:
         values = [w.value for w in argv]
@@ -804,6 +670,30 @@ class _Walker:
             index = self.command_index.get(node.id)
             return None if index is None else [index]
         return None
+
+
+def _script_text(words: Sequence[Word]) -> str | None:
+    """The script text words hand to a shell (joined by spaces, as ``eval`` joins them).
+
+    Parameter expansions are written back as ``${NAME}``; ``None`` when any other part is
+    only known at run time.
+    """
+    if not words:
+        return None
+    pieces: list[str] = []
+    for word in words:
+        if word.unsupported is not None:
+            return None
+        text: list[str] = []
+        for part in word.parts:
+            if part.kind == "literal":
+                text.append(part.text)
+            elif part.kind == "parameter":
+                text.append("${" + part.text + "}")
+            else:
+                return None
+        pieces.append("".join(text))
+    return " ".join(pieces)
 
 
 def _substitution_nodes(node: Node) -> list[Node]:

@@ -18,6 +18,7 @@ never as a plain word.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ __all__ = [
     "Word",
     "WordPart",
     "WordPartKind",
+    "expand_braces",
     "glob_fixed_prefix",
     "glob_has_magic",
     "glob_match",
@@ -321,6 +323,10 @@ class _Reader:
         elif kind == "arithmetic_expansion":
             self.parts.append(WordPart("dynamic", self.text(node)))
             self.substitutions.extend(_substitutions_within(node))
+        elif kind == "brace_expression":
+            # `{1..3}`: kept as the characters it is, so expand_braces() can give bash's reading.
+            self.refuse("brace expansion")
+            self.literal(self.text(node), quoted=False)
         else:
             # ANSI-C ($'…') and locale ($"…") strings, brace expressions, extended globs, arrays
             # — and anything a newer grammar adds: not modelled, so not understood.
@@ -520,3 +526,113 @@ def literal_word(text: str) -> Word:
 def words_values(words: Iterable[Word]) -> tuple[str, ...]:
     """The :attr:`Word.value` of each word."""
     return tuple(word.value for word in words)
+
+
+# --------------------------------------------------------------------------- brace expansion
+
+_MAX_BRACE_WORDS: Final = 256
+_Atom: TypeAlias = "tuple[str, bool] | WordPart"  # a literal character (and quoted?) or a part
+
+
+def expand_braces(word: Word) -> list[Word] | None:
+    """The bash reading of a word with brace expansion (``{a,b}``, ``{1..3}``, ``x{a,{b,c}}y``).
+
+    POSIX ``sh`` (dash) does not expand braces, so a word with them means two different things;
+    this gives bash's, for the callers that must assume the more dangerous reading (deny rules,
+    catastrophic removals). ``None`` when the word has no brace expansion, another construct
+    that is not understood, or more than 256 results.
+    """
+    if word.unsupported != "brace expansion":
+        return None
+    atoms: list[_Atom] = []
+    for part in word.parts:
+        if part.kind == "literal":
+            atoms.extend((ch, part.quoted) for ch in part.text)
+        else:
+            atoms.append(part)
+    results = _expand_atoms(atoms)
+    if results is None or len(results) > _MAX_BRACE_WORDS:
+        return None
+    return [_word_from_atoms(word.source, expanded) for expanded in results]
+
+
+def _char(atom: _Atom, wanted: str) -> bool:
+    return isinstance(atom, tuple) and atom == (wanted, False)
+
+
+def _expand_atoms(atoms: list[_Atom]) -> list[list[_Atom]] | None:
+    for start, atom in enumerate(atoms):
+        if not _char(atom, "{"):
+            continue
+        depth = 0
+        commas: list[int] = []
+        close = None
+        for index in range(start + 1, len(atoms)):
+            current = atoms[index]
+            if _char(current, "{"):
+                depth += 1
+            elif _char(current, "}"):
+                if depth == 0:
+                    close = index
+                    break
+                depth -= 1
+            elif _char(current, ",") and depth == 0:
+                commas.append(index)
+        if close is None:
+            continue
+        inner = atoms[start + 1 : close]
+        if commas:
+            bounds = [start, *commas, close]
+            alternatives = [atoms[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+        else:
+            sequence = _sequence(inner)
+            if sequence is None:
+                continue
+            alternatives = [[(ch, True) for ch in item] for item in sequence]
+        out: list[list[_Atom]] = []
+        for alternative in alternatives:
+            rest = _expand_atoms([*alternative, *atoms[close + 1 :]])
+            if rest is None:
+                return None
+            out.extend([*atoms[:start], *tail] for tail in rest)
+            if len(out) > _MAX_BRACE_WORDS:
+                return None
+        return out
+    return [atoms]
+
+
+def _sequence(inner: list[_Atom]) -> list[str] | None:
+    if not all(isinstance(a, tuple) and not a[1] for a in inner):
+        return None
+    text = "".join(a[0] for a in inner if isinstance(a, tuple))
+    match = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?", text)
+    if match is None:
+        return None
+    first, last, step_text = match.groups()
+    step = abs(int(step_text)) if step_text else 1
+    step = step or 1
+    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
+        low, high = int(first), int(last)
+        values = range(low, high + (1 if high >= low else -1), step if high >= low else -step)
+        if len(values) > _MAX_BRACE_WORDS:
+            return None
+        return [str(v) for v in values]
+    if first.isalpha() and last.isalpha():
+        low, high = ord(first), ord(last)
+        codes = range(low, high + (1 if high >= low else -1), step if high >= low else -step)
+        return [chr(c) for c in codes]
+    return None
+
+
+def _word_from_atoms(source: str, atoms: list[_Atom]) -> Word:
+    parts: list[WordPart] = []
+    for atom in atoms:
+        if isinstance(atom, WordPart):
+            parts.append(atom)
+            continue
+        ch, quoted = atom
+        if parts and parts[-1].kind == "literal" and parts[-1].quoted == quoted:
+            parts[-1] = WordPart("literal", parts[-1].text + ch, quoted)
+        else:
+            parts.append(WordPart("literal", ch, quoted))
+    return Word(source, tuple(parts))
