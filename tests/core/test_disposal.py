@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -141,3 +143,114 @@ def test_module_registry_refuses_duplicates_and_non_modules() -> None:
     registry = robota.ModuleRegistry([CountingModule()])
     assert registry.get("CountingModule") is not None
     assert len(registry) == 1
+
+
+# --------------------------------------------------------------------------- S20: the guard
+# A cleanup step (or module initialisation) that misbehaves *synchronously* — a plain `def` that
+# raises when called, or returns something that cannot be awaited — is handled exactly like an
+# `async def` that raises: collected by aclose(), or failing that run only.
+
+
+def misbehaving(kind: str, *, times: int | None = None) -> Callable[..., Any]:
+    """``sync_raise``, ``sync_value`` (returns 42) or ``async_raise``; then does nothing."""
+    calls = [0]
+
+    def step(self: object, *args: object) -> object:
+        calls[0] += 1
+        if times is not None and calls[0] > times:
+            return asyncio.sleep(0)
+        if kind == "sync_raise":
+            raise OSError(f"{kind} cleanup bug")
+        if kind == "sync_value":
+            return 42
+        assert kind == "async_raise"
+
+        async def failing() -> None:
+            raise OSError(f"{kind} cleanup bug")
+
+        return failing()
+
+    return step
+
+
+MISBEHAVIOURS = {
+    "sync_raise": (OSError, "sync_raise cleanup bug"),
+    "sync_value": (robota.ConfigurationError, "returned int, not an awaitable"),
+    "async_raise": (OSError, "async_raise cleanup bug"),
+}
+
+
+class Witness(robota.Module):
+    """Records its dispose, so a test can see later cleanup steps still run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.disposed = 0
+
+    async def dispose(self) -> None:
+        self.disposed += 1
+
+
+@pytest.mark.parametrize("kind", sorted(MISBEHAVIOURS))
+@pytest.mark.parametrize("owner", ["plugin", "module", "provider"])
+async def test_s20_a_misbehaving_cleanup_step_is_collected_and_the_rest_still_runs(
+    owner: str, kind: str, memory_sink: robota.MemorySink
+) -> None:
+    plugins: list[robota.Plugin] = []
+    modules: list[robota.Module] = []
+    provider = ScriptedProvider(["ok"])
+    if owner == "plugin":
+        plugins.append(type("BrokenPlugin", (robota.Plugin,), {"dispose": misbehaving(kind)})())
+    elif owner == "module":
+        modules.append(type("BrokenModule", (robota.Module,), {"dispose": misbehaving(kind)})())
+    else:
+        step = misbehaving(kind)
+        provider.aclose = lambda: step(provider)  # type: ignore[method-assign]
+    witness = Witness()
+    agent = robota.Agent(
+        provider=provider,
+        model="m",
+        plugins=plugins,
+        modules=[*modules, witness],
+        owns_providers=True,
+    )
+    assert (await agent.run("go")).output == "ok"
+    errors = await agent.aclose()  # never raises for a cleanup failure
+    error_type, message = MISBEHAVIOURS[kind]
+    assert [type(e) for e in errors] == [error_type]
+    assert message in str(errors[0])
+    assert witness.disposed == 1  # a later step ran despite the failure
+    assert agent.closed
+    assert await agent.aclose() == errors  # idempotent, same failures
+    assert any(e.message == "cleanup step failed" for e in memory_sink.events)
+
+
+@pytest.mark.parametrize("kind", sorted(MISBEHAVIOURS))
+async def test_s20_a_misbehaving_module_initialize_fails_that_run_and_is_retried(
+    kind: str,
+) -> None:
+    module = type("Flaky", (robota.Module,), {"initialize": misbehaving(kind, times=1)})()
+    provider = ScriptedProvider(["second"])
+    agent = robota.Agent(provider=provider, model="m", modules=[module])
+    error_type, message = MISBEHAVIOURS[kind]
+    with pytest.raises(error_type, match=message):
+        await agent.run("first")
+    assert provider.requests == []
+    assert (await agent.run("second")).output == "second"
+    assert await agent.aclose() == []
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_s20_cancellation_raised_by_a_cleanup_step_propagates(kind: str) -> None:
+    def sync_cancel(self: object) -> object:
+        raise asyncio.CancelledError
+
+    async def async_cancel(self: object) -> None:
+        raise asyncio.CancelledError
+
+    body = sync_cancel if kind == "sync" else async_cancel
+    plugin = type("Cancels", (robota.Plugin,), {"dispose": body})()
+    agent = robota.Agent(provider=ScriptedProvider([]), model="m", plugins=[plugin])
+    with pytest.raises(asyncio.CancelledError):
+        await agent.aclose()
+    assert agent.closed  # terminal even so: state is always reset

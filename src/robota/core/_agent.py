@@ -10,7 +10,7 @@ and never raises for a cleanup failure.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
@@ -37,7 +37,13 @@ from robota.core._history import (
 )
 from robota.core._messages import Message, new_id
 from robota.core._models import get_model_context_window
-from robota.core._plugins import Module, ModuleRegistry, Plugin
+from robota.core._plugins import (
+    Module,
+    ModuleRegistry,
+    Plugin,
+    invoke_extension,
+    run_cleanup_step,
+)
 from robota.core._run_events import RunEvent
 from robota.core.execution._cache import ResponseCache
 from robota.core.execution._guards import (
@@ -621,13 +627,15 @@ class Agent:
         # S20: a failed initialisation is not cached; the next run retries what did not succeed.
         if self._initialized:
             return
+        # S03/S20: the call into the extension is made inside invoke_extension, so a plain `def`
+        # override that raises fails this run exactly like an async one (and is retried).
         for module in self._modules:
             if id(module) not in self._initialized_parts:
-                await module.initialize(self)
+                await invoke_extension(module, "initialize", self)
                 self._initialized_parts.add(id(module))
         for plugin in self._plugins:
             if id(plugin) not in self._initialized_parts:
-                await plugin.setup(self)
+                await invoke_extension(plugin, "setup", self)
                 self._initialized_parts.add(id(plugin))
         self._initialized = True
 
@@ -720,13 +728,14 @@ class Agent:
         try:
             await self._slot.acquire()  # the queue's tail: every earlier run settles first
             try:
+                # S20: each step is called inside its guard, so a synchronous raise is collected.
                 for plugin in self._plugins:
-                    await _collect(plugin.dispose(), errors)
+                    await run_cleanup_step(plugin, "dispose", errors)
                 for module in self._modules:
-                    await _collect(module.dispose(), errors)
+                    await run_cleanup_step(module, "dispose", errors)
                 if self._owns_providers:
                     for provider in self._providers.values():
-                        await _collect(provider.aclose(), errors)
+                        await run_cleanup_step(provider, "aclose", errors)
                 if self._stream_tasks:
                     await asyncio.wait(list(self._stream_tasks))
             finally:
@@ -752,10 +761,3 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<Agent {self._name!r} {self._provider.name}:{self._model} {self._state}>"
-
-
-async def _collect(work: Awaitable[None], errors: list[BaseException]) -> None:
-    try:
-        await work
-    except Exception as exc:  # noqa: BLE001 - S20: cleanup failures are returned, never raised
-        errors.append(exc)

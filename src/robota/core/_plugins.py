@@ -9,14 +9,25 @@ unhandled task outlives the agent.
 
 A :class:`Module` is a named capability an agent initialises once (lazily, before its first run)
 and disposes at close. A failed initialisation is not cached: the next run tries again.
+
+Every call into extension code goes through :func:`invoke_extension`, which makes the call itself
+— not only the ``await`` of its result — inside the caller's guard. So a plain ``def`` override
+that raises when called behaves exactly like an ``async def`` one that raises when awaited, and a
+result that cannot be awaited is reported instead of crashing the caller. A plain ``def`` override
+that returns ``None`` is accepted: it did its work when called. Anything else that is not
+awaitable (``42``, a list …) is a :class:`~robota.ConfigurationError` naming the extension and the
+hook — recorded like any other hook failure, or raised where a failure fails the run (``setup``,
+``initialize``). ``asyncio.CancelledError`` and every other ``BaseException`` that is not an
+``Exception`` always propagate.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine, Iterable, Iterator
+import inspect
+from collections.abc import Coroutine, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._logging import get_logger
@@ -29,6 +40,19 @@ if TYPE_CHECKING:
 __all__ = ["Module", "ModuleRegistry", "Plugin", "PluginFailure", "RunInfo"]
 
 _log = get_logger("robota.plugins")
+
+ExtensionHook: TypeAlias = Literal[
+    "setup",
+    "before_run",
+    "after_run",
+    "before_provider_call",
+    "after_provider_call",
+    "on_error",
+    "initialize",
+    "dispose",
+    "aclose",
+]
+"""The extension methods core calls (plugin hooks, module lifecycle, a provider's close)."""
 
 
 @final
@@ -117,8 +141,8 @@ class Plugin:
         if not task.cancelled() and task.exception() is not None:
             _log.error(
                 "plugin background work failed",
-                plugin=self.name,
-                error=repr(task.exception()),
+                plugin=extension_name(self),
+                error=_describe(task.exception()),
             )
 
     async def dispose(self) -> None:
@@ -191,15 +215,79 @@ class ModuleRegistry:
         return len(self._modules)
 
 
+def extension_name(extension: object) -> str:
+    """``extension.name`` when it is a non-empty string, else the class name; never raises."""
+    try:
+        name = getattr(extension, "name", "")
+    except Exception:  # noqa: BLE001 - S20: a raising `name` property is extension code too
+        name = ""
+    return name if isinstance(name, str) and name else type(extension).__name__
+
+
+def _describe(error: BaseException | None) -> str:
+    try:
+        return repr(error)
+    except Exception:  # noqa: BLE001 - a raising __repr__ must not turn a record into a crash
+        return f"<{type(error).__name__}; its repr() raised>"
+
+
+async def invoke_extension(extension: object, hook: ExtensionHook, *args: object) -> None:
+    """Call ``extension.<hook>(*args)`` and await its result, all inside the caller's guard.
+
+    The attribute lookup and the call happen here, so whatever a plain ``def`` override raises
+    when called is raised from this coroutine, like an ``async def`` override's failure (S03,
+    S20). ``None`` from a plain ``def`` override is accepted (it did its work when called).
+
+    Raises:
+        ConfigurationError: the call returned something that is neither awaitable nor ``None``.
+        Exception: whatever the extension raised, unchanged.
+    """
+    result = getattr(extension, hook)(*args)
+    if result is None:
+        return
+    if not inspect.isawaitable(result):
+        raise ConfigurationError(
+            f"{extension_name(extension)}.{hook}() returned {type(result).__name__}, not an "
+            "awaitable; define it with `async def` (or return None from a plain def)"
+        )
+    await result
+
+
 async def call_plugin_hook(
     plugin: Plugin,
-    hook: str,
-    work: Awaitable[None],
+    hook: ExtensionHook,
     failures: list[PluginFailure],
+    *args: object,
 ) -> None:
-    """Await one hook; record and swallow an ``Exception`` (S20). Cancellation propagates."""
+    """Call and await one plugin hook; record and swallow an ``Exception`` (S20).
+
+    The call itself is inside the guard (see :func:`invoke_extension`). Cancellation and other
+    ``BaseException`` subclasses propagate.
+    """
     try:
-        await work
+        await invoke_extension(plugin, hook, *args)
     except Exception as exc:  # noqa: BLE001 - S20: a plugin's failure never takes down a run
-        failures.append(PluginFailure(plugin.name, hook, exc))
-        _log.error("plugin hook raised", plugin=plugin.name, hook=hook, error=repr(exc))
+        name = extension_name(plugin)
+        failures.append(PluginFailure(name, hook, exc))
+        _log.error("plugin hook raised", plugin=name, hook=hook, error=_describe(exc))
+
+
+async def run_cleanup_step(
+    extension: object, hook: ExtensionHook, errors: list[BaseException]
+) -> None:
+    """Call and await one cleanup step (``dispose``, ``aclose``); record a failure (S20).
+
+    Disposal never raises for a cleanup failure: the ``Exception`` is appended to ``errors`` (and
+    reported to the diagnostic sink) so the next step still runs and the caller gets them all.
+    Cancellation and other ``BaseException`` subclasses propagate.
+    """
+    try:
+        await invoke_extension(extension, hook)
+    except Exception as exc:  # noqa: BLE001 - S20: cleanup failures are returned, never raised
+        errors.append(exc)
+        _log.error(
+            "cleanup step failed",
+            extension=extension_name(extension),
+            hook=hook,
+            error=_describe(exc),
+        )

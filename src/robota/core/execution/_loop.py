@@ -25,7 +25,7 @@ Invariants kept here:
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
 
@@ -59,7 +59,13 @@ from robota.core._messages import (
     new_id,
 )
 from robota.core._models import get_model_context_window
-from robota.core._plugins import Plugin, PluginFailure, RunInfo, call_plugin_hook
+from robota.core._plugins import (
+    ExtensionHook,
+    Plugin,
+    PluginFailure,
+    RunInfo,
+    call_plugin_hook,
+)
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._usage import Usage
@@ -212,7 +218,7 @@ class Execution:
             self.emitter.emit(
                 EventNames.RUN_STARTED, {"input": user_input, "model": settings.model}
             )
-        await self._each_plugin("before_run", lambda p: p.before_run(self._info, user_input))
+        await self._each_plugin("before_run", self._info, user_input)
         try:
             # S30: a native tool the provider cannot run fails before any transport.
             check_native_tools(settings.provider, settings.native_tools)
@@ -229,7 +235,7 @@ class Execution:
             if self.emitter.enabled:
                 self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(failure)})
             if isinstance(failure, Exception):
-                await self._each_plugin("on_error", lambda p: p.on_error(self._info, failure))
+                await self._each_plugin("on_error", self._info, failure)
             if failure is error:
                 raise
             raise failure from error
@@ -245,7 +251,7 @@ class Execution:
                     "cost": result.cost,
                 },
             )
-        await self._each_plugin("after_run", lambda p: p.after_run(self._info, result))
+        await self._each_plugin("after_run", self._info, result)
         if self._failures:
             result = replace(result, plugin_errors=tuple(self._failures))
         return result
@@ -361,10 +367,11 @@ class Execution:
                 )
                 return await self._forced_call(guard, instruction, "unavailable_tools")
 
-    async def _each_plugin(self, hook: str, call: Callable[[Plugin], Awaitable[None]]) -> None:
-        # S20: a failing plugin hook is recorded, never fatal to the run.
+    async def _each_plugin(self, hook: ExtensionHook, *args: object) -> None:
+        # S20: a failing plugin hook is recorded, never fatal to the run; the call into the
+        # plugin happens inside that guard (call_plugin_hook), not here.
         for plugin in self._plugins:
-            await call_plugin_hook(plugin, hook, call(plugin), self._failures)
+            await call_plugin_hook(plugin, hook, self._failures, *args)
 
     def _aborted(self) -> bool:
         # A call rather than an attribute read: the signal can abort during any await.
@@ -434,9 +441,7 @@ class Execution:
                     "observation_id": observation_id,
                 },
             )
-        await self._each_plugin(
-            "before_provider_call", lambda p: p.before_provider_call(info, request)
-        )
+        await self._each_plugin("before_provider_call", info, request)
         started_at = time.time()
         pending = self._store.begin_assistant(model=settings.model)
 
@@ -492,9 +497,7 @@ class Execution:
                 },
             )
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
-        await self._each_plugin(
-            "after_provider_call", lambda p: p.after_provider_call(info, message)
-        )
+        await self._each_plugin("after_provider_call", info, message)
         if failure is not None:
             raise failure
         return message
