@@ -16,24 +16,64 @@ Other points a reader may check against the standard:
 * ``integer`` accepts a float with no fractional part (``1.0``), as draft 2020-12 does; booleans
   are never numbers.
 * ``format`` is an annotation and is not checked.
+
+**Schema errors are not value errors** (S16). Before judging a value, the schema itself is checked
+against the parameter-schema subset's rules — exactly one of ``type``/``anyOf`` on every node (both,
+or neither, is refused everywhere: at the root, in ``properties``, ``items``, ``anyOf`` branches and
+a schema-valued ``additionalProperties``), well-formed ``type``/``anyOf``/``properties``/``items``/
+``required``/``enum`` — by :func:`~robota.check_parameter_schema` itself (one rule, not two
+copies), plus the one fact only the validator needs: every ``pattern`` compiles. A schema that
+fails raises :class:`~robota.ConfigurationError` with ``code="schema_definition"``; it never
+becomes an issue in the returned list, because that list is what a model is asked to fix. Two
+subset rules are about the wire and are not applied here: keywords outside the subset (validation
+ignores them — a third-party tool's ``$schema`` is harmless — and each provider's projection
+decides what to do with them, S17), and cycles (a recursive schema is judged lazily, bounded by
+:data:`MAX_VALIDATION_DEPTH`). An empty schema ``{}`` declares neither ``type`` nor
+``anyOf`` and is refused like any such node: for "any value" omit ``items``, write
+``"additionalProperties": true``, or list the types.
+
+The verdict on a schema is remembered by identity (the schema object is held while remembered),
+so a tool's schema is checked once, not on every call: treat a schema as frozen once used. A node
+mutated afterwards into both-or-neither is still refused when a value reaches it.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Final, TypeAlias
 
-__all__ = ["MAX_VALIDATION_DEPTH", "MAX_VALIDATION_NODES", "validate_against_json_schema"]
+from robota.core._errors import ConfigurationError
+from robota.core.schema._subset import SUBSET_KEYWORDS, check_parameter_schema
+
+__all__ = [
+    "MAX_VALIDATION_DEPTH",
+    "MAX_VALIDATION_NODES",
+    "SCHEMA_ERROR_CODE",
+    "validate_against_json_schema",
+]
 
 MAX_VALIDATION_DEPTH: Final = 64
 """Deepest value nesting validated; deeper values are refused with one issue."""
 
 MAX_VALIDATION_NODES: Final = 100_000
 """Most value nodes visited in one validation; a larger value is refused with one issue."""
+
+SCHEMA_ERROR_CODE: Final = "schema_definition"
+"""The ``code`` of the :class:`~robota.ConfigurationError` raised for a schema that breaks S16."""
+
+_SOUND_SCHEMAS_KEPT: Final = 512
+_sound_schemas: dict[int, object] = {}
+"""Schemas found sound, by ``id`` → the schema itself (held, so its id cannot be reused)."""
+_sound_schemas_lock: Final = threading.Lock()
+
+
+class _BrokenNode(Exception):
+    """A node the traversal reached is broken: the schema changed after it was checked."""
 
 
 class _Budget:
@@ -59,11 +99,122 @@ def validate_against_json_schema(schema: Mapping[str, Any], value: object) -> li
 
     Each issue starts with the path of the offending value (``$`` is the root, ``$.a[2].b`` a
     nested one). The traversal stops descending past :data:`MAX_VALIDATION_DEPTH` levels or
-    :data:`MAX_VALIDATION_NODES` nodes and reports that instead.
+    :data:`MAX_VALIDATION_NODES` nodes and reports that instead. Every issue is about the
+    *value*; a fault of the schema is raised instead (see the module docstring).
+
+    Raises:
+        ConfigurationError: ``schema`` breaks the parameter-schema subset (S16) — a node with
+            both ``type`` and ``anyOf`` or with neither, a malformed keyword, a pattern that
+            does not compile. ``code`` is :data:`SCHEMA_ERROR_CODE`;
+            ``context["issues"]`` lists each fault as ``"schema error at <schema path>: …"``.
+            The schema's author must fix it; no value can.
     """
+    if _sound_schemas.get(id(schema)) is not schema:
+        _check_schema(schema)
     issues: list[str] = []
-    _check(schema, value, None, 0, _Budget(), issues)
+    try:
+        _check(schema, value, None, 0, _Budget(), issues)
+    except _BrokenNode:
+        # The schema changed since its verdict was remembered: judge it again (this raises).
+        with _sound_schemas_lock:
+            _sound_schemas.pop(id(schema), None)
+        _check_schema(schema)
+        raise ConfigurationError(  # pragma: no cover - _check_schema raised for that node
+            "the schema changed while a value was being validated against it",
+            code=SCHEMA_ERROR_CODE,
+        ) from None
     return issues
+
+
+def schema_issues(schema: object) -> list[str]:
+    """What makes ``schema`` unusable for validation (S16), ``"schema error at …"`` each.
+
+    The parameter-schema subset's rules (:func:`~robota.check_parameter_schema`) except two that
+    are about the wire, not about judging a value — the keyword list and the refusal of cycles —
+    plus: every ``pattern`` compiles. Empty when the schema is sound.
+    """
+    issues = [
+        f"schema error at {issue}"
+        for issue in check_parameter_schema(_subset_view(schema, {}, set()), object_root=False)
+    ]
+    issues.extend(_pattern_issues(schema, "$", set()))
+    return issues
+
+
+def _check_schema(schema: object) -> None:
+    issues = schema_issues(schema)
+    if issues:
+        raise ConfigurationError(
+            "the schema is not in the parameter-schema subset (S16), so no value can be judged "
+            "against it; fix the schema: " + "; ".join(issues),
+            code=SCHEMA_ERROR_CODE,
+            context={"issues": tuple(issues)},
+        )
+    with _sound_schemas_lock:
+        if len(_sound_schemas) >= _SOUND_SCHEMAS_KEPT:
+            _sound_schemas.pop(next(iter(_sound_schemas)))
+        _sound_schemas[id(schema)] = schema
+
+
+def _children(node: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """The schema-valued members of ``node``, with their path suffixes (the subset's shape)."""
+    found: list[tuple[str, object]] = []
+    branches = node.get("anyOf")
+    if isinstance(branches, list):
+        found.extend((f".anyOf[{i}]", branch) for i, branch in enumerate(branches))
+    properties = node.get("properties")
+    if isinstance(properties, Mapping):
+        found.extend((f".properties[{name!r}]", child) for name, child in properties.items())
+    additional = node.get("additionalProperties")
+    if additional is not None and not isinstance(additional, bool):
+        found.append((".additionalProperties", additional))
+    if "items" in node:
+        found.append((".items", node["items"]))
+    return found
+
+
+def _subset_view(node: object, done: dict[int, object], active: set[int]) -> object:
+    """``node`` as the subset checker should judge it for validation, at every level.
+
+    Keywords outside the subset are left out (S17: projection's business; validation ignores
+    them). A node met again inside itself — a recursive schema — is cut off with a sound stub:
+    the wire cannot carry a cycle, but validation can, its depth bound owns it (S16).
+    """
+    if not isinstance(node, Mapping):
+        return node
+    if id(node) in active:
+        return {"type": "null"}  # a cycle: that node is judged where it was first met
+    if id(node) in done:
+        return done[id(node)]
+    active.add(id(node))
+    view: dict[str, Any] = {}
+    for key, member in node.items():
+        if key not in SUBSET_KEYWORDS:
+            continue
+        if key == "anyOf" and isinstance(member, list):
+            view[key] = [_subset_view(branch, done, active) for branch in member]
+        elif key == "properties" and isinstance(member, Mapping):
+            view[key] = {name: _subset_view(child, done, active) for name, child in member.items()}
+        elif key in ("items", "additionalProperties"):
+            view[key] = _subset_view(member, done, active)
+        else:
+            view[key] = member
+    active.discard(id(node))
+    done[id(node)] = view
+    return view
+
+
+def _pattern_issues(node: object, path: str, seen: set[int]) -> list[str]:
+    if not isinstance(node, Mapping) or id(node) in seen:
+        return []  # not a node (the subset checker reports it), or judged where first met
+    seen.add(id(node))
+    found: list[str] = []
+    pattern = node.get("pattern")
+    if pattern is not None and (not isinstance(pattern, str) or _pattern(pattern) is None):
+        found.append(f"schema error at {path}: pattern {pattern!r} is not a valid expression")
+    for suffix, child in _children(node):
+        found.extend(_pattern_issues(child, path + suffix, seen))
+    return found
 
 
 def json_type_of(value: object) -> str:
@@ -188,11 +339,15 @@ def _check(
         )
         return
 
+    # S16: exactly one of type/anyOf. The schema was checked before the traversal; this catches
+    # a node changed since (the verdict is remembered by identity).
     any_of = schema.get("anyOf")
+    declared = schema.get("type")
+    if (any_of is None) == (declared is None):
+        raise _BrokenNode
     if any_of is not None:
         _check_any_of(any_of, value, path, depth, budget, issues)
 
-    declared = schema.get("type")
     if declared is not None and not (
         _is_type(value, declared)
         if isinstance(declared, str)
@@ -271,10 +426,8 @@ def _check_string(schema: Mapping[str, Any], value: str, path: _Path, issues: li
     if pattern is not None:
         compiled = _pattern(pattern)
         if compiled is None:
-            issues.append(
-                f"{_render(path)}: the schema's pattern {pattern!r} is not a valid expression"
-            )
-        elif compiled.search(value) is None:
+            raise _BrokenNode  # S16: a schema fault, never an issue the model is asked to fix
+        if compiled.search(value) is None:
             issues.append(f"{_render(path)}: must match the pattern {pattern!r}")
 
 

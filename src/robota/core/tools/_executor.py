@@ -1,10 +1,11 @@
 """The tool execution service: one path from a model's tool call to its recorded result.
 
 Per call, in order (S41, S43): resolve the name (an unregistered name is a labelled skip, never
-executed nor aliased, S37) → parse the arguments → validate them (S16) → admission by the
-:class:`ToolGate` (the seam where permissions and hooks plug in, S21/S22) → the body, with the
-run's signal and its own minted id (S23, S36) → the result. Pre-execution refusals are reported as
-``tool.refused``/``tool.skipped``, never as a tool span (S33).
+executed nor aliased, S37) → parse the arguments → validate them (S16; a broken *schema* is refused
+as a tool-definition error the model is told not to retry, never as invalid arguments) →
+admission by the :class:`ToolGate` (the seam where permissions and hooks plug in, S21/S22) → the
+body, with the run's signal and its own minted id (S23, S36) → the result. Pre-execution refusals
+are reported as ``tool.refused``/``tool.skipped``, never as a tool span (S33).
 
 The calls of one response run concurrently up to a limit; their results are returned in call
 order whatever order they finish in. One call runs inline — no task is created for it.
@@ -33,9 +34,11 @@ from robota.core._errors import (
     SchemaValidationError,
 )
 from robota.core._events import EventNames
+from robota.core._logging import get_logger
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
 from robota.core.providers._contract import ToolSpec
+from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import Tool, ToolContext, ToolResult, to_tool_result
 
@@ -49,6 +52,8 @@ __all__ = [
     "ToolGate",
     "ToolInvocation",
 ]
+
+_log = get_logger("robota.tools")
 
 INTERRUPTED_BEFORE_START: Final = "Interrupted by user before this tool started; it did not run."
 INTERRUPTED_WHILE_RUNNING: Final = "Interrupted by user while this tool was running."
@@ -315,21 +320,20 @@ class ToolExecutionService:
         def refuse(text: str) -> ToolCallOutcome:
             return scope.finish(self._refused(call, tool, text, span))
 
-        try:
-            validated = tool.validate_arguments(arguments)
-        except SchemaValidationError as exc:
-            return refuse(_refusal_text(exc))
+        checked = _validated(tool, arguments)
+        if isinstance(checked, str):
+            return refuse(checked)
+        validated = checked
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
         if self.gate is not None:
             admission = await self.gate.admit(invocation)
             if not admission.allowed:
                 return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
-                try:
-                    validated = tool.validate_arguments(admission.arguments)
-                except SchemaValidationError as exc:
-                    return refuse(_refusal_text(exc))
-                invocation = replace(invocation, arguments=validated)
+                checked = _validated(tool, admission.arguments)
+                if isinstance(checked, str):
+                    return refuse(checked)
+                invocation = replace(invocation, arguments=checked)
         outcome = await self._body(invocation, _tool_span(span, tool), scope.notify)
         return scope.finish(outcome)
 
@@ -443,8 +447,24 @@ def _tool_span(span: EventEmitter, tool: Tool) -> EventEmitter:
     return EventEmitter((service,), span.owner_path)
 
 
-def _refusal_text(exc: SchemaValidationError) -> str:
-    return f"{exc.message}. Fix the arguments and call the tool again."
+def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | str:
+    """The arguments the body receives, or the text of the refusal (S16)."""
+    try:
+        return tool.validate_arguments(arguments)
+    except SchemaValidationError as exc:
+        return f"{exc.message}. Fix the arguments and call the tool again."
+    except ConfigurationError as exc:
+        if exc.code != SCHEMA_ERROR_CODE:
+            raise
+        # S16: the tool's own schema is broken. A tool-definition error, never "invalid
+        # arguments": the model cannot fix it, so it is told not to retry, and the operator is
+        # told what to fix through the diagnostic sink. Refused rather than raised, like an
+        # unavailable tool (S37), so the other calls of a batch settle normally.
+        _log.error("tool schema is broken", tool=tool.name, issues=exc.context.get("issues"))
+        return (
+            f"Tool {tool.name!r} cannot be called: its parameter schema is invalid. This is an "
+            "error in the tool's definition, not in your arguments; do not call it again."
+        )
 
 
 def _failure_text(tool: Tool, exc: Exception) -> str:

@@ -240,9 +240,20 @@ class Tool(ABC):
         never disagree.
 
         Raises:
-            SchemaValidationError: with one readable issue per problem.
+            SchemaValidationError: with one readable issue per problem — the arguments' fault,
+                which the model is asked to fix.
+            ConfigurationError: the parameter schema itself breaks the subset (S16); a
+                tool-definition error naming this tool, never reported as invalid arguments.
         """
-        issues = validate_against_json_schema(self.parameters, arguments)
+        try:
+            issues = validate_against_json_schema(self.parameters, arguments)
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"tool {self.name!r} cannot be called: its parameter schema is broken; "
+                + exc.message,
+                code=exc.code,
+                context={**exc.context, "tool": self.name},
+            ) from None
         if issues:
             raise SchemaValidationError(
                 f"invalid arguments for tool {self.name!r}: " + "; ".join(issues), issues=issues
