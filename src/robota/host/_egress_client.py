@@ -1,17 +1,21 @@
 """``EgressClient``: HTTP that connects only where the egress policy said it may (S06).
 
-Every hop of every request is checked by :func:`check_url` first. The transport is *pinned*: its
-network backend connects only to the addresses that check validated, while the request keeps the
-URL's own host — the ``Host`` header, TLS server name (SNI) and certificate check all name the
-URL's host — so there is no second DNS lookup for an attacker to rebind, and no ambient proxy
-(the environment is never consulted). If the pinned connection fails, the request fails: there
-is no fallback to another carrier.
+Every hop of every request is checked by :func:`check_url` first, and the request is built from
+the components that check returned — scheme, normalised host, port, path and query — never from
+the caller's string, so the URL that was checked is the URL that is requested. The transport is
+*pinned*: its network backend connects only to the addresses that check validated, looked up by
+exactly the normalised host the request carries, while the ``Host`` header, TLS server name (SNI)
+and certificate check all name that host — so there is no second DNS lookup for an attacker to
+rebind, and no ambient proxy (the environment is never consulted). If the pinned connection
+fails, the request fails: there is no fallback to another carrier.
 
-Redirects are followed by hand, each hop re-checked; on a cross-origin hop every caller-supplied
-header except ``User-Agent`` is dropped. Policy outcomes are returned, never raised
-(:class:`Fetched` or :class:`Rejected`); transport failures raise ``httpx2`` exceptions, as a
-fetch would. A bounded exchange — :meth:`EgressClient.request` — reads at most ``max_bytes`` and
-releases its connection on completion, rejection, abort and failure.
+Redirects are followed by hand: the ``Location`` is joined to the checked URL of the hop and the
+result goes through the same strict check (a malformed ``Location`` is a :class:`Rejected`); on a
+cross-origin hop every caller-supplied header except ``User-Agent`` is dropped. Policy outcomes
+are returned, never raised (:class:`Fetched` or :class:`Rejected`); transport failures raise
+``httpx2`` exceptions, as a fetch would. A bounded exchange — :meth:`EgressClient.request` —
+reads at most ``max_bytes`` and releases its connection on completion, rejection, abort and
+failure.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpcore2
 import httpx2
@@ -36,6 +40,7 @@ from robota.host._egress import (
     Resolver,
     check_url,
 )
+from robota.host._egress_url import unsafe_character
 from robota.host._errors import ResponseTooLargeError
 from robota.host._race import cancel_and_wait, settle
 
@@ -90,7 +95,8 @@ class _PinnedBackend(httpcore2.AsyncNetworkBackend):
     """Connects to the validated addresses of a host, never to a fresh resolution of it."""
 
     def __init__(self) -> None:
-        self._inner = httpcore2.AnyIOBackend()
+        self._inner: httpcore2.AsyncNetworkBackend = httpcore2.AnyIOBackend()
+        # Normalised host (Allowed.host) -> the addresses the policy validated for it.
         self.pins: dict[str, tuple[str, ...]] = {}
 
     async def connect_tcp(
@@ -101,7 +107,9 @@ class _PinnedBackend(httpcore2.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore2.AsyncNetworkStream:
-        addresses = self.pins.get(host.lower().strip("[]").rstrip("."))
+        # S06: looked up by exactly the host the request was built with (the normalised host);
+        # no second normalisation here, so a spelling the policy did not check finds no pin.
+        addresses = self.pins.get(host)
         if not addresses:
             # Never an unpinned connection (S06): no validated address, no connection.
             raise httpcore2.ConnectError(f"no validated address for {host!r}")
@@ -217,8 +225,30 @@ class _PinnedTransport(httpx2.AsyncBaseTransport):
 
 
 def _origin(decision: Allowed) -> tuple[str, str, int]:
-    # Checked hops only: the policy has already normalised host and port.
-    return urlsplit(decision.url).scheme.lower(), decision.host, decision.port
+    # Checked hops only: the policy has already normalised scheme, host and port.
+    return decision.scheme, decision.host, decision.port
+
+
+def _request_url(decision: Allowed) -> httpx2.URL:
+    # S06: built from the checked components, never from the string the caller passed.
+    return httpx2.URL(
+        scheme=decision.scheme,
+        host=decision.host,
+        port=decision.port,
+        raw_path=decision.target.encode("ascii"),
+    )
+
+
+def _next_hop(decision: Allowed, location: str) -> str | None:
+    """The redirect target joined to the checked URL, or ``None`` if ``location`` is malformed."""
+    # The joined URL goes through the strict check like any other; refusing these characters
+    # here first keeps urljoin from resolving a Location a WHATWG client would read otherwise.
+    if unsafe_character(location) is not None:
+        return None
+    try:
+        return urljoin(decision.request_url, location)
+    except ValueError:  # e.g. an unclosed "[": urljoin parses the Location before joining
+        return None
 
 
 @final
@@ -314,11 +344,18 @@ class EgressClient:
             previous = decision
             self._backend.pins[decision.host] = decision.addresses
             status, response_headers, data = await self._exchange(
-                current_method, current_url, current_headers, body, signal
+                current_method, decision, current_headers, body, signal
             )
             location = response_headers.get("location")
             if status in _REDIRECTS and location:
-                next_url = urljoin(current_url, location)
+                next_url = _next_hop(decision, location)
+                if next_url is None:
+                    return Rejected(
+                        location,
+                        f"malformed URL: the Location {location!r} has a control character,"
+                        f" whitespace, a backslash or an unreadable authority (redirect {hop + 1}"
+                        f" from {decision.request_url})",
+                    )
                 if status == 303 or (status in (301, 302) and current_method == "POST"):
                     current_method, body = "GET", None
                     current_headers = {
@@ -326,10 +363,10 @@ class EgressClient:
                         for k, v in current_headers.items()
                         if k.lower() not in ("content-type", "content-length")
                     }
-                hops.append(current_url)
+                hops.append(decision.request_url)
                 current_url = next_url
                 continue
-            return Fetched(current_url, status, response_headers, data, tuple(hops))
+            return Fetched(decision.request_url, status, response_headers, data, tuple(hops))
         return Rejected(current_url, f"more than {self._max_redirects} redirects")
 
     async def get(self, url: str, **options: Any) -> EgressResult:
@@ -339,15 +376,15 @@ class EgressClient:
     async def _exchange(
         self,
         method: str,
-        url: str,
+        decision: Allowed,
         headers: Mapping[str, str],
         body: bytes | None,
         signal: AbortSignal | None,
     ) -> tuple[int, httpx2.Headers, bytes]:
         if signal is None:
-            return await self._read(method, url, headers, body)
+            return await self._read(method, decision, headers, body)
         signal.throw_if_aborted()
-        work = asyncio.ensure_future(self._read(method, url, headers, body))
+        work = asyncio.ensure_future(self._read(method, decision, headers, body))
         # Cancelling the read releases the connection: the stream's context exits.
         ending = await settle(work, signal=signal, within=None, stop=lambda: cancel_and_wait(work))
         if ending != "done":
@@ -355,10 +392,11 @@ class EgressClient:
         return work.result()
 
     async def _read(
-        self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
+        self, method: str, decision: Allowed, headers: Mapping[str, str], body: bytes | None
     ) -> tuple[int, httpx2.Headers, bytes]:
+        url = decision.request_url
         async with self._client.stream(
-            method, url, headers=dict(headers), content=body
+            method, _request_url(decision), headers=dict(headers), content=body
         ) as response:
             chunks: list[bytes] = []
             size = 0

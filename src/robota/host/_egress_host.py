@@ -1,0 +1,178 @@
+"""One normal form for a URL's host, the one the resolver and the connection will see (S06).
+
+:func:`normalise_host` is applied exactly once, before anything looks at a host: the blocklist,
+the suffix rules, the IP-literal check and the resolver all read its result, and so does the
+pinned connection, so there is no second spelling for a bypass to hide in. It follows what a
+WHATWG URL parser (a browser, and the parsers HTTP clients converge on) does with a host:
+
+1. UTS #46 mapping, non-transitional (``idna.uts46_remap``): case folding, width and compatibility
+   forms (``ｌｏｃａｌｈｏｓｔ`` and ``ⓛⓞⓒⓐⓛⓗⓞⓢⓣ`` are ``localhost``), ignored code points (soft
+   hyphen, zero-width space) dropped, and the alternative full stops U+3002, U+FF0E and U+FF61
+   mapped to ``.``;
+2. one trailing dot removed (``example.com.`` is ``example.com``);
+3. every label checked: an ASCII label is letters, digits, ``-`` and ``_``, an ``xn--`` label must
+   be a valid A-label (IDNA 2008, canonical), any other label is converted to its A-label by
+   IDNA 2008 — stricter than the WHATWG host parser in places (symbols and emoji are refused,
+   which costs a caller a rare host name, never a bypass);
+4. a code point the interpreter's Unicode database does not assign is refused: ``idna``'s tables
+   follow a newer Unicode than most WHATWG parsers (and browsers' ICU) do, and a character only
+   one side knows is read by the other as invalid; so a newer Python may admit a rare new
+   character an older one refuses, but the normal form of a host both admit is the same;
+5. a host whose last label is a number (digits, or ``0x`` and hex digits) is an IPv4 address
+   in WHATWG's reading — decimal, octal, hex, one to four parts, so ``０ｘ７ｆ．１`` is
+   ``127.0.0.1`` — and is parsed as one here too, never handed to a resolver (``getaddrinfo``
+   would read ``127.1`` the same way); one that does not parse is refused.
+
+Anything that cannot be normalised raises :class:`HostError` with the reason; the policy turns
+that into a rejection.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final, final
+
+import idna
+
+from robota.host._egress_address import format_address
+
+__all__ = ["Host", "HostError", "normalise_host", "parse_ipv4"]
+
+_ASCII_LABEL: Final = re.compile(r"[a-z0-9_-]+", re.ASCII)
+_RAW_ASCII_OK: Final = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
+)
+_IPV6_CHARS: Final = frozenset("0123456789abcdefABCDEF:.")
+_NUMERIC_LABEL: Final = re.compile(r"[0-9]+|0x[0-9a-f]*", re.ASCII)
+_MAX_NAME: Final = 253
+_MAX_LABEL: Final = 63
+
+
+class HostError(ValueError):
+    """The host cannot be normalised; the message says why."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Host:
+    """A normalised host.
+
+    Attributes:
+        text: The A-label host name, dotted IPv4 address, or IPv6 address (RFC 5952, no
+            brackets) — the form the resolver, the ``Host`` header, TLS and the pins all use.
+        address: The address when the host is an IP literal, else ``None``.
+    """
+
+    text: str
+    address: ipaddress.IPv4Address | ipaddress.IPv6Address | None
+
+
+def _ipv4_number(part: str) -> int | None:
+    # WHATWG "IPv4 number parser": 0x/0X prefix is hex, a leading 0 is octal, "" after a prefix
+    # is 0.
+    radix, digits = 10, part
+    if part[:2] in ("0x", "0X"):
+        radix, digits = 16, part[2:]
+    elif len(part) > 1 and part[0] == "0":
+        radix, digits = 8, part[1:]
+    if not digits:
+        return 0
+    allowed = {10: "0123456789", 8: "01234567", 16: "0123456789abcdefABCDEF"}[radix]
+    if any(c not in allowed for c in digits):
+        return None
+    return int(digits, radix)
+
+
+def parse_ipv4(text: str) -> int | None:
+    """The WHATWG IPv4 parser over ASCII ``text``: the address as an integer, or ``None``."""
+    parts = text.split(".")
+    if len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    if len(parts) > 4 or any(not part or len(part) > 64 for part in parts):
+        return None
+    numbers = [_ipv4_number(part) for part in parts]
+    if any(n is None for n in numbers):
+        return None
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        return None
+    address = values[-1]
+    for i, n in enumerate(values[:-1]):
+        address += n << (8 * (3 - i))
+    return address
+
+
+def _ipv6_literal(inner: str) -> Host:
+    if "%" in inner:
+        raise HostError("an IPv6 zone identifier is not allowed in a URL")
+    if not inner or any(c not in _IPV6_CHARS for c in inner):
+        raise HostError(f"[{inner}] is not an IPv6 address")
+    try:
+        address = ipaddress.IPv6Address(inner)
+    except ValueError as exc:
+        raise HostError(f"[{inner}] is not an IPv6 address ({exc})") from exc
+    return Host(format_address(address), address)
+
+
+def _label(label: str) -> str:
+    if not label:
+        raise HostError("the host has an empty label")
+    if label.isascii():
+        if label.startswith("xn--"):
+            # S06: an A-label must decode, be valid IDNA 2008 and be the canonical encoding.
+            idna.ulabel(label)
+        elif not _ASCII_LABEL.fullmatch(label):
+            raise HostError(f"the host label {label!r} has characters a host name cannot")
+        encoded = label
+    else:
+        encoded = idna.alabel(label).decode("ascii")
+    if len(encoded) > _MAX_LABEL:
+        raise HostError(f"the host label {encoded!r} is longer than {_MAX_LABEL} characters")
+    return encoded
+
+
+def _unassigned(text: str) -> str | None:
+    return next((c for c in text if not c.isascii() and unicodedata.category(c) == "Cn"), None)
+
+
+def normalise_host(raw: str) -> Host:
+    """The normal form of a URL host (see the module docstring), or :class:`HostError`.
+
+    ``raw`` is the host as it appears in the URL: an IPv6 literal keeps its brackets.
+    """
+    if raw.startswith("[") and raw.endswith("]"):
+        return _ipv6_literal(raw[1:-1])
+    if not raw:
+        raise HostError("the URL has no host")
+    bad = next((c for c in raw if c.isascii() and c not in _RAW_ASCII_OK), None)
+    if bad is not None:
+        # S06: '%' (percent-encoded hosts), '\\', '@', '[' … are never part of a host we pass on.
+        raise HostError(f"the host contains {bad!r}")
+    try:
+        mapped = idna.uts46_remap(raw, std3_rules=False)
+        new = _unassigned(raw) or _unassigned(mapped)
+        if new is not None:
+            raise HostError(
+                f"the host contains U+{ord(new):04X}, which Unicode"
+                f" {unicodedata.unidata_version} (this Python's) does not assign"
+            )
+        if mapped.endswith("."):
+            mapped = mapped[:-1]
+        labels = mapped.split(".")
+        if labels and _NUMERIC_LABEL.fullmatch(labels[-1]):
+            value = parse_ipv4(mapped)
+            if value is None:
+                raise HostError(f"the host {mapped!r} ends in a number but is not an IPv4 address")
+            address = ipaddress.IPv4Address(value)
+            return Host(format_address(address), address)
+        name = ".".join(_label(label) for label in labels)
+    except HostError:
+        raise
+    except ValueError as exc:  # idna.IDNAError and UnicodeError are ValueErrors
+        raise HostError(f"the host {raw!r} is not a valid host name ({exc})") from exc
+    if len(name) > _MAX_NAME:
+        raise HostError(f"the host name is longer than {_MAX_NAME} characters")
+    return Host(name, None)
