@@ -44,7 +44,13 @@ from robota.core.permissions._shell_model import (
     RedirectKind,
     SimpleCommand,
 )
-from robota.core.permissions._shell_words import Word, expand_braces, literal_word, read_word
+from robota.core.permissions._shell_words import (
+    Word,
+    expand_braces,
+    literal_word,
+    read_word,
+    unescaped,
+)
 from robota.core.permissions._shell_wrappers import WRAPPERS, XARGS, scan_wrapper
 
 if TYPE_CHECKING:
@@ -722,29 +728,15 @@ def _leaves(nodes: list[Node]) -> list[Node]:
 
 
 def _expands(body: str) -> bool:
-    index = 0
-    while index < len(body):
-        ch = body[index]
-        if ch == "\\":
-            index += 2
-            continue
-        if ch == "`" or (ch == "$" and index + 1 < len(body) and not body[index + 1].isspace()):
-            return True
-        index += 1
-    return False
+    """An unquoted here-document body in which the shell will expand something."""
+    return any(
+        ch == "`" or (ch == "$" and body[index + 1 : index + 2] not in ("", " ", "\t", "\n"))
+        for index, ch in unescaped(body)
+    )
 
 
 def _has_command_substitution(body: str) -> bool:
-    index = 0
-    while index < len(body):
-        ch = body[index]
-        if ch == "\\":
-            index += 2
-            continue
-        if ch == "`" or body.startswith("$(", index):
-            return True
-        index += 1
-    return False
+    return any(ch == "`" or body.startswith("$(", index) for index, ch in unescaped(body))
 
 
 def _error_reason(root: Node, text: str) -> str:

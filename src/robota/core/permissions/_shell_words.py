@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
@@ -36,6 +36,7 @@ __all__ = [
     "glob_has_magic",
     "glob_match",
     "glob_unescape",
+    "unescaped",
 ]
 
 WordPartKind: TypeAlias = Literal["literal", "parameter", "tilde", "glob", "dynamic"]
@@ -185,18 +186,20 @@ def glob_unescape(pattern: str) -> str:
     return "".join(out)
 
 
-def glob_has_magic(pattern: str) -> bool:
-    """Whether ``pattern`` (from :meth:`Word.pattern`) has an unescaped glob character."""
+def unescaped(text: str) -> Iterator[tuple[int, str]]:
+    """Each character of ``text`` that a backslash does not escape, with its index."""
     index = 0
-    while index < len(pattern):
-        ch = pattern[index]
-        if ch == "\\":
+    while index < len(text):
+        if text[index] == "\\":
             index += 2
             continue
-        if ch in "*?[":
-            return True
+        yield index, text[index]
         index += 1
-    return False
+
+
+def glob_has_magic(pattern: str) -> bool:
+    """Whether ``pattern`` (from :meth:`Word.pattern`) has an unescaped glob character."""
+    return any(ch in "*?[" for _, ch in unescaped(pattern))
 
 
 def glob_match(pattern: str, text: str) -> bool:
@@ -250,18 +253,10 @@ def glob_fixed_prefix(pattern: str) -> str:
     The literal text before the last ``/`` that precedes the first glob character; ``""`` when
     the first component already is a glob, and the whole (unescaped) pattern when it has none.
     """
-    index = 0
-    while index < len(pattern):
-        ch = pattern[index]
-        if ch == "\\":
-            index += 2
-            continue
-        if ch in "*?[":
-            break
-        index += 1
-    else:
+    first = next((i for i, ch in unescaped(pattern) if ch in "*?["), None)
+    if first is None:
         return glob_unescape(pattern)
-    slash = pattern.rfind("/", 0, index)  # our escaping never escapes a slash
+    slash = pattern.rfind("/", 0, first)  # our escaping never escapes a slash
     if slash < 0:
         return ""
     return "/" if slash == 0 else glob_unescape(pattern[:slash])
