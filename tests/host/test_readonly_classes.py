@@ -509,3 +509,76 @@ def test_s21_the_workspace_must_be_an_existing_absolute_directory(tmp_path: path
     with pytest.raises(ValueError, match="workspace"):
         read_only_reason("ls", workspace=os.fspath(tmp_path / "missing"))
     assert read_only_reason(7, workspace=os.fspath(tmp_path)) is not None  # type: ignore[arg-type]
+
+
+# --------------------------------------------------------------------------- review findings
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # Builtins that evaluate a word as code (an array subscript's substitutions run).
+        "printf -v 'a[$(touch pwned)]' x",
+        "test -v 'a[$(touch pwned)]'",
+        "[ -v 'a[$(touch pwned)]' ]",
+        # Line continuations the grammar reads differently from bash and dash.
+        "echo ok\\\n#; touch pwned",
+        'echo "$\\\n(touch pwned)"',
+        "cat <<EOF\nEO\\\nF\ntouch pwned\nEOF",
+        "cat a.txt\\\n  > out",
+    ],
+)
+def test_s21_text_the_shell_runs_as_code_is_not_read_only(
+    workspace: pathlib.Path, command: str
+) -> None:
+    assert not read_only(command, workspace), command
+
+
+def test_s21_bracket_globs_are_globs(workspace: pathlib.Path) -> None:
+    # The grammar splits `escap[e]` into pieces; read as one word it is a glob that matches the
+    # symlink leading out.
+    assert not read_only("cat escap[e]/secret", workspace)
+    assert not read_only("cd [e]scape && cat secret", workspace)
+    assert not read_only("grep -r s [e]scape/", workspace)
+    assert read_only("cat [a].txt", workspace)
+    assert read_only("ls *.[tx]xt", workspace)
+
+
+def test_s21_diff_of_directories_is_not_read_only(workspace: pathlib.Path) -> None:
+    # Without -r, diff still compares the files one level down, following their symlinks.
+    assert not read_only("diff sub escape", workspace)
+    assert not read_only("diff . sub", workspace)
+    assert read_only("diff a.txt sub/b.txt", workspace)
+
+
+def test_s21_a_jq_program_that_imports_a_module_is_not_read_only(workspace: pathlib.Path) -> None:
+    assert not read_only("jq -n 'import \"../outside/x\" as $x; $x'", workspace)
+    assert not read_only("jq -n 'include \"../outside/x\"; .'", workspace)
+    assert read_only("jq '.import' a.txt", workspace)  # a key named import is data
+
+
+def test_s21_git_order_files_are_paths(workspace: pathlib.Path) -> None:
+    assert not read_only("git log -p -O/etc/hostname", workspace)
+    assert not read_only("git diff --orderfile=/etc/hostname", workspace)
+    assert read_only("git diff -Oa.txt", workspace)
+    assert not read_only("git grep -O x", workspace)  # there it opens files in a pager
+
+
+def test_s21_git_finds_only_the_repository_the_classifier_checked(tmp_path: pathlib.Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    bare = root / "evil"
+    (bare / "objects").mkdir(parents=True)
+    (bare / "refs").mkdir()
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    # In `evil` git would take the directory itself for a (bare) repository and obey its
+    # config (core.fsmonitor runs a program).
+    assert not read_only("cd evil && git status", root)
+    assert read_only("git status", root)
+    (root / ".git" / "commondir").write_text("../evil\n")
+    assert not read_only("git status", root)
+
+
+def test_s21_cd_accepts_its_end_of_options_marker(workspace: pathlib.Path) -> None:
+    assert read_only("cd -- sub && ls", workspace)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -58,6 +59,7 @@ READ_ONLY_COMMANDS: Final = frozenset({*PROGRAMS, "git", "find", "cd"})
 """Programs that only read, given the option checks of :mod:`._readonly_programs`."""
 
 _MAX_GLOB_MATCHES: Final = 10_000
+_JQ_MODULES: Final = re.compile(r"(?<![.$\w])(?:import|include|modulemeta|get_search_list)\b")
 _TEST_OPERATORS: Final = frozenset(
     {
         *("-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r"),
@@ -101,7 +103,7 @@ def read_only_reason(
     if line.opaque:
         return "it runs something the command text does not show"
     if line.unsupported:
-        return f"it uses {line.unsupported[0]}, which the classifier does not read"
+        return f"it uses {line.unsupported[0]} (outside what the classifier reads)"
     if line.background:
         return "it starts a command in the background"
     if line.assignments:
@@ -157,7 +159,7 @@ class _Judge:
         for simple in commands:
             if simple.name != "cd" or simple.words[0] != "cd":
                 continue
-            args = [w for w in simple.argv[1:] if not (w.literal and w.value in ("-L", "-P"))]
+            args = [w for w in simple.argv[1:] if not (w.literal and w.value in ("-L", "-P", "--"))]
             if len(args) != 1 or (args[0].literal and args[0].value == "-"):
                 raise _Refused("`cd` goes to the home or previous directory, or is ambiguous")
             targets: list[str] = []
@@ -266,12 +268,19 @@ class _Judge:
             self._read([a for a in args if a not in _TEST_OPERATORS], "path tested")
             return
         program = PROGRAMS[name]
-        operands = self._options(name, program, args)
+        operands = self._options(name, program, args, cwd)
         if name == "date" and any(not o.startswith("+") for o in operands):
             raise _Refused("`date` with an operand sets the clock")
 
-    def _options(self, name: str, program: Program, args: list[str]) -> list[str]:
+    def _options(self, name: str, program: Program, args: list[str], cwd: str) -> list[str]:
         operands, paths, seen = _parse_options(name, program, args)
+        if name == "diff" and any(
+            os.path.isdir(o if o.startswith("/") else posixpath.join(cwd, o)) for o in operands
+        ):
+            # Comparing directories reads the files in them, following their symlinks.
+            raise _Refused("`diff` of a directory reads every file in it, links followed")
+        if name == "jq" and operands and _JQ_MODULES.search(operands[0]):
+            raise _Refused("the jq program imports a module, which reads a file")
         if program.max_operands is not None and len(operands) > program.max_operands:
             raise _Refused(f"{name!r} with {len(operands)} operand(s) does more than read")
         self._read(paths, f"file {name!r} reads")
@@ -311,6 +320,9 @@ class _Judge:
             self._read(operands if given else operands[1:], f"path git {subcommand} reads")
 
     def _repository(self, cwd: str) -> None:
+        # git's discovery, level by level from the working directory up: `<dir>/.git` (a
+        # directory, or a file naming one elsewhere), else `<dir>` itself when it looks like a
+        # repository (a bare one, whose config — core.fsmonitor, core.pager … — git obeys).
         directory = cwd
         while True:
             marker = os.path.join(directory, ".git")
@@ -319,7 +331,11 @@ class _Judge:
                     raise _Refused("git would read a repository that .git points to elsewhere")
                 if not is_path_inside(self._root, marker):
                     raise _Refused("git would read a repository outside the workspace")
+                if os.path.lexists(os.path.join(marker, "commondir")):
+                    raise _Refused("git would read a repository its commondir points to")
                 return
+            if _looks_like_git_dir(directory):
+                raise _Refused(f"git would read {directory!r} as a bare repository")
             parent = os.path.dirname(directory)
             if parent == directory:
                 raise _Refused("git would look for a repository outside the workspace")
@@ -489,6 +505,13 @@ def _glob(pattern: str, cwd: str, inside: Callable[[str], bool]) -> list[str] | 
         if not bases:
             return []
     return bases
+
+
+def _looks_like_git_dir(directory: str) -> bool:
+    """Whether git would take ``directory`` for a repository (``HEAD``, ``objects``, ``refs``)."""
+    return all(
+        os.path.lexists(os.path.join(directory, name)) for name in ("HEAD", "objects", "refs")
+    )
 
 
 def _full(base: str, cwd: str, absolute: bool) -> str:

@@ -371,7 +371,7 @@ _DIFF_FLAGS = (
 )
 _DIFF_VALUES = (
     "--diff-algorithm --word-diff-regex --diff-filter --src-prefix --dst-prefix --line-prefix"
-    " --anchored -O --inter-hunk-context --output-indicator-new --output-indicator-old"
+    " --anchored --inter-hunk-context --output-indicator-new --output-indicator-old"
     " --output-indicator-context --color-moved-ws -S -G --find-object --ignore-matching-lines -I"
 )
 _DIFF_OPTIONAL = (
@@ -397,6 +397,9 @@ _LOG_VALUES = (
     " --since-as-filter"
 )
 _LOG_OPTIONAL = " --decorate --pretty --expand-tabs --branches --tags --remotes --glob"
+
+
+_DIFF_PATHS = "-O --orderfile"  # an order file: a file git reads
 
 
 def _git(
@@ -425,6 +428,7 @@ _LOG = _git(
     _DIFF_FLAGS + _LOG_FLAGS,
     _DIFF_VALUES + _LOG_VALUES,
     _DIFF_OPTIONAL + _LOG_OPTIONAL,
+    paths=_DIFF_PATHS,
     numeric=True,
 )
 
@@ -452,6 +456,7 @@ GIT_SUBCOMMANDS: Final[Mapping[str, Program]] = {
         _DIFF_FLAGS + " --cached --staged --merge-base --no-index",
         _DIFF_VALUES,
         _DIFF_OPTIONAL,
+        paths=_DIFF_PATHS,
     ),
     "rev-parse": _git(
         "--show-toplevel --abbrev-ref --verify -q --quiet --git-dir --absolute-git-dir"

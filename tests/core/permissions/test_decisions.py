@@ -261,15 +261,19 @@ def test_url_splitting_details() -> None:
 
 
 def test_command_matching_details() -> None:
-    assert (
-        match_command("rm -rf", "rm -r -f -v x", direction="deny") == "no_match"
-    )  # positional: no extra args
+    # The extra operand stands after options, any of which might take it as its value: the
+    # rule may apply, so it cannot be "no match" (S12).
+    assert match_command("rm -rf", "rm -r -f -v x", direction="deny") == "unevaluable"
+    assert match_command("rm -rf", "rm x -rf", direction="deny") == "no_match"  # x is settled
     assert match_command("rm -rf *", "rm -f x", direction="deny") == "no_match"  # -r missing
     # `--force` is `-f` spelled long: the rule might apply, so it cannot be "no match" (S12).
     assert match_command("rm -rf *", "rm --force -r x", direction="deny") == "unevaluable"
+    # `origin` may be the value of the option before it, so the exact rule may apply: ask.
     assert (
-        match_command("git push --force", "git push --force origin", direction="deny") == "no_match"
+        match_command("git push --force", "git push --force origin", direction="deny")
+        == "unevaluable"
     )
+    assert match_command("git push --force", "git push origin", direction="deny") == "no_match"
     assert (
         match_command("git push --force:*", "git push origin --force", direction="deny") == "match"
     )

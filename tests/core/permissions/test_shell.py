@@ -349,3 +349,17 @@ def test_s12_brace_expansion_is_also_read_the_way_bash_reads_it() -> None:
 def test_s12_text_that_hides_how_the_shell_reads_it_is_flagged(text: str) -> None:
     assert analyze_command(text).hidden
     assert not analyze_command(text).complete
+
+
+def test_s12_a_newline_always_ends_a_command_even_where_the_grammar_runs_lines_together() -> None:
+    # tree-sitter-bash reads `a | b | c<newline>d 2>&1` as `c d`; the shell runs `d` on its own.
+    line = analyze_command("ls | ls | ls\ngit log --oneline 2>&1")
+    assert [c.words for c in line.commands] == [
+        ("ls",),
+        ("ls",),
+        ("ls",),
+        ("git", "log", "--oneline"),
+    ]
+    assert line.shape == (0, "|", 1, "|", 2, ";", 3)
+    hidden = analyze_command("echo x | cat | cat\nrm -rf / 2>&1")
+    assert ("rm", "-rf", "/") in [c.words for c in hidden.commands]

@@ -56,8 +56,7 @@ nothing outside the workspace (symlinks followed). ``robota.host.is_read_only_co
 DEFAULT_TRUST_LOCATIONS: Final = (
     "**/.robota/**",
     "**/.claude/**",
-    "**/.git/hooks/**",
-    "**/.git/config",
+    "**/.git/**",  # hooks, config, commondir, modules: all of it is what git obeys
     "**/.gitmodules",
     "**/.envrc",
     "**/.env",

@@ -321,12 +321,16 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
     have_flags = _flags(o.value for o in options)
     wanted_flags = _flags(o.value for o in wanted_options)
     if not wanted_flags <= have_flags:
-        # A long option may be another spelling of a wanted flag (`--recursive` for `-r`).
-        long_unmatched = any(
-            o.value.startswith("--") and o.value.split("=", 1)[0] not in wanted_flags
-            for o in options
+        # Another spelling may stand for a wanted flag: a long option for a short one
+        # (`--recursive` for `-r`), a short one for a long one (`-f` for `--force`).
+        missing = wanted_flags - have_flags
+        extra = have_flags - wanted_flags
+        respelled = (
+            any(f.startswith("--") for f in extra) and any(not f.startswith("--") for f in missing)
+        ) or (
+            any(f.startswith("--") for f in missing) and any(not f.startswith("--") for f in extra)
         )
-        return "unevaluable" if unknown or long_unmatched else "no_match"
+        return "unevaluable" if unknown or respelled else "no_match"
     fits = [_fit(p.value, got) for p, got in zip(wanted_operands, operands, strict=False)]
     if all(f == "yes" for f in fits):
         count_ok = (
@@ -336,8 +340,13 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
         )
         if count_ok:
             return "match"
-        # An expansion may stand for any number of words.
-        return "unevaluable" if unknown or any(not w.literal for w in operands) else "no_match"
+        # An expansion may stand for any number of words, and an operand an option stands
+        # before may be that option's value (`kubectl delete pod x -n prod`).
+        settled = _settled_operands(command.argv[1:])
+        extra_unsettled = not want.open_ended and not all(settled[len(wanted_operands) :])
+        if unknown or extra_unsettled or any(not w.literal for w in operands):
+            return "unevaluable"
+        return "no_match"
     # Conclusive only when a mismatching operand sits where nothing before it can move it: no
     # option in front (an option may take a value, name a directory or define an alias — S12:
     # `git -c alias.p=push p`, `git -C dir push`) and no word of unknown length before it.

@@ -40,6 +40,14 @@ _FIND_NAME_TESTS: Final = frozenset(
     {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
 )
 _CWD_CHANGERS: Final = frozenset({"cd", "pushd", "popd"})
+_PROCESS_VIEWS: Final = ("/proc/", "/dev/fd/")
+# Trees whose every direct child is the machine's own (`/lib/x86_64-linux-gnu`, `/boot/efi`,
+# `/usr/lib`, `/etc/ssl`): removing one breaks it.
+_SYSTEM_TREES: Final = frozenset(
+    {"/bin", "/boot", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/sbin", "/usr", "/var",
+     "/System", "/Library", "/private"}
+)  # fmt: skip
+_FIND_OPERATORS: Final = frozenset({"-o", "-or", "!", "-not", ",", "(", ")"})
 # The file-system hierarchy's top level (Linux FHS, and macOS's own), and the system trees
 # below it whose loss breaks the machine.
 _SYSTEM_DIRECTORIES: Final = frozenset(
@@ -156,7 +164,7 @@ class _Judge:
         if simple.opaque_arguments and simple.via in ("xargs", "find -exec"):
             return f"catastrophic removal: {words!r} removes targets only known at run time"
         for target in targets:
-            reason = self._target(target)
+            reason = self._target(target, simple)
             if reason is not None:
                 return f"catastrophic removal: {words!r} ({reason})"
         return None
@@ -170,22 +178,17 @@ class _Judge:
             if word.literal and word.value.startswith(_FIND_PRIMARY_START):
                 break
             starts.append(word)
-        values = [w.value for w in argv]
-        if any(
-            test in _FIND_NAME_TESTS
-            and index + 1 < len(argv)
-            and argv[index + 1].literal
-            and values[index + 1] not in ("*", "**")
-            for index, test in enumerate(values)
-        ):
+        if _selected_by_name(argv[len(starts) :]):
             return None  # a name test selects what is deleted (`find . -name '*.pyc' -delete`)
-        reasons = [self._target(start) for start in starts] or [self._target_path(".", False)]
+        reasons = [self._target(start, simple) for start in starts] or [
+            self._target_path(".", False, moved=simple.moved)
+        ]
         for reason in reasons:
             if reason is not None:
                 return f"catastrophic removal: {words!r} ({reason})"
         return None
 
-    def _target(self, word: Word) -> str | None:
+    def _target(self, word: Word, simple: SimpleCommand) -> str | None:
         pattern = word.pattern(
             variables={"HOME": self._home} if self._home is not None else {}, home=self._home
         )
@@ -193,11 +196,16 @@ class _Judge:
             return f"the target {word.source!r} is only known at run time"
         glob = glob_has_magic(pattern)
         path = glob_fixed_prefix(pattern) if glob else glob_unescape(pattern)
-        return self._target_path(path, glob, source=word.source)
+        return self._target_path(path, glob, source=word.source, moved=simple.moved)
 
-    def _target_path(self, path: str, glob: bool, *, source: str = ".") -> str | None:
+    def _target_path(
+        self, path: str, glob: bool, *, source: str = ".", moved: bool = False
+    ) -> str | None:
+        if path.startswith(_PROCESS_VIEWS):
+            # `/proc/self/cwd` means the shell's directory there, not this process's here.
+            return f"{source!r} names a process's own view of the file system"
         if not path.startswith("/"):
-            if self._changes_directory:
+            if self._changes_directory or moved:
                 return f"{source!r} is relative to a directory the line changes to"
             path = posixpath.join(self._workspace, path) if path else self._workspace
         follows = path.endswith(("/", "/."))
@@ -211,10 +219,36 @@ class _Judge:
                     normalized = _normalize(posixpath.join(self._resolve(parent), leaf))
             except (OSError, ValueError):
                 return f"where {source!r} leads cannot be resolved"
-        if normalized in self._protected:
+        if normalized in self._protected or posixpath.dirname(normalized) in _SYSTEM_TREES:
             where = _describe(normalized, self._home, self._workspace)
             return f"{source!r} matches everything in {where}" if glob else f"{source!r} is {where}"
         return None
+
+
+def _selected_by_name(expression: Sequence[Word]) -> bool:
+    """A plain conjunction with a real name test before ``-delete``.
+
+    Anything else — an alternative (``-o``), a negation, parentheses, ``-delete`` before the
+    test, a word known only at run time — may delete everything under the starting point.
+    """
+    named = False
+    index = 0
+    while index < len(expression):
+        word = expression[index]
+        if not word.literal or word.value in _FIND_OPERATORS:
+            return False
+        value = word.value
+        if value == "-delete":
+            return named
+        if value in _FIND_NAME_TESTS:
+            following = expression[index + 1] if index + 1 < len(expression) else None
+            if following is None or not following.literal:
+                return False
+            named = named or following.value not in ("*", "**")
+            index += 2
+            continue
+        index += 1
+    return named
 
 
 def _normalize(path: str) -> str:

@@ -38,6 +38,7 @@ from robota.core.permissions._shell_model import (
     BACKGROUND_REDIRECT,
     CONTROL_FLOW,
     HEREDOC_LINE,
+    JOINED_LINE,
     CommandLine,
     Heredoc,
     Redirect,
@@ -49,6 +50,7 @@ from robota.core.permissions._shell_words import (
     expand_braces,
     literal_word,
     read_word,
+    substitution_count,
     unescaped,
 )
 from robota.core.permissions._shell_wrappers import WRAPPERS, XARGS, scan_wrapper
@@ -68,7 +70,21 @@ __all__ = [
 
 _MAX_DEPTH: Final = 8
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
+# Builtins that run text as code (or make later words run as code): their effect cannot be read
+# from the line. `let` evaluates arithmetic, whose variables' values are evaluated in turn.
+_CODE_BUILTINS: Final = frozenset(
+    {"trap", "alias", "hash", "mapfile", "readarray", "enable", "let", "bind", "complete",
+     "compgen", "fc", "coproc", "shopt"}
+)  # fmt: skip
+_DECLARATIONS: Final = frozenset({"declare", "typeset", "local", "export", "readonly"})
+# Variables whose value the shell itself expands or runs later (prompts are expanded, with
+# their substitutions, by `set -x` and interactive shells; BASH_ENV and ENV are sourced).
+_CODE_VARIABLES: Final = re.compile(
+    r"^(?:PS[0-4]|PROMPT_COMMAND|BASH_ENV|ENV|SHELLOPTS|BASHOPTS|BASH_FUNC_\w*|BASH_XTRACEFD)"
+    r"(?:\[.*\])?\+?="
+)
+_ARITHMETIC_TESTS: Final = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
 _EVAL_LIKE: Final = frozenset({"eval", "source", "."})
 _FIND_EXEC: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _WORD_NODES: Final = frozenset(
@@ -173,6 +189,7 @@ class _Walker:
     command_index: dict[int, int] = field(default_factory=dict)
     parent: int | None = None
     computed_name: bool = False
+    moved: bool = False  # commands being read run in another directory (env -C, chroot …)
 
     # -- entry points
 
@@ -180,8 +197,7 @@ class _Walker:
         if self.depth >= _MAX_DEPTH:
             self.opaque = True  # past the limit the innermost script is not read
             return None
-        source = text.encode("utf-8", "surrogateescape")
-        root = _parser().parse(source).root_node
+        source, root = _parse(text.encode("utf-8", "surrogateescape"))
         if root.has_error:
             raise _Unparseable(_error_reason(root, text))
         outer_source, outer_index = self.source, self.command_index
@@ -189,6 +205,8 @@ class _Walker:
         self.depth += 1
         try:
             self._check_comments(root)
+            if _joins_words(text):
+                self.unsupported.append(JOINED_LINE)
             self.statement(root, via)
             return self._shape(root) if top else None
         finally:
@@ -233,6 +251,7 @@ class _Walker:
             self.test_command(node, via)
         elif kind in ("variable_assignment", "variable_assignments"):
             self.assignments.append(self.text(node))
+            self._assignment_hazards(self.text(node))
             self._substitutions_in(node, via)
         elif kind in ("declaration_command", "unset_command"):
             self.declaration(node, via)
@@ -374,14 +393,31 @@ class _Walker:
             found = _substitution_nodes(body) if body is not None else []
             for sub in found:
                 self.substitution(sub, via or "heredoc")
-            if _has_command_substitution(text) and not found:
+            grammar_count = sum(substitution_count(node) for node in found)
+            if _substitution_openers(text) > grammar_count:
+                # A substitution (often a backquoted one) the grammar left as body text.
                 self.unsupported.append("a here-document body the parser did not read")
         return Redirect(operator, fd, None, Heredoc(delimiter, quoted, text, expands))
+
+    def _assignment_hazards(self, text: str) -> None:
+        if _CODE_VARIABLES.match(text):
+            self.unsupported.append(
+                f"an assignment to {text.split('=', 1)[0]!r}, which the shell runs"
+            )
+        name = text.split("=", 1)[0]
+        if "[" in name:
+            self.unsupported.append("an array subscript")
 
     def test_command(self, node: Node, via: str | None) -> None:
         opening = node.children[0].type if node.children else ""
         if opening != "[":
             self.unsupported.append("'[[ ]]'")
+            if any(
+                leaf.type == "test_operator" and self.text(leaf) in _ARITHMETIC_TESTS
+                for leaf in _leaves(node.children)
+            ):
+                # Arithmetic operands and `-v` subscripts are evaluated, substitutions and all.
+                self.unsupported.append("'[[ ]]' arithmetic, which evaluates its operands")
             self._substitutions_in(node, via)
             return
         # `[ … ]` is the `test` program: its words are the tokens between the brackets.
@@ -497,6 +533,8 @@ class _Walker:
         via: str | None,
         parent: int | None = None,
     ) -> None:
+        for assignment in assignments:
+            self._assignment_hazards(assignment)
         if not argv:
             if assignments:
                 self.assignments.extend(assignments)
@@ -517,6 +555,7 @@ class _Walker:
             via,
             redirects,
             self.parent if parent is None else parent,
+            self.moved,
         )
         self.commands.append(command)
         name = command.name
@@ -532,22 +571,34 @@ class _Walker:
         if name in _EVAL_LIKE:
             self.opaque = True
             return
+        if name in _CODE_BUILTINS:
+            self.opaque = True
+            self.unsupported.append(f"the builtin {name!r}, which runs text as code")
+            return
+        self._option_hazards(name, argv)
         if name in _SHELLS:
             self._shell_dash_c(argv, index)
             return
         wrapper = WRAPPERS.get(name)
         if wrapper is not None:
-            start, env, unknown = scan_wrapper(name, wrapper, values[1:])
-            if unknown:
+            scan = scan_wrapper(name, wrapper, values[1:])
+            if scan.unknown:
                 self.opaque = True
-            inner = argv[1 + start :] if start >= 0 else []
+            for script in scan.scripts:
+                self._nested(script, f"{name} -c", index, computed=False)
+            inner = argv[1 + scan.start :] if scan.start >= 0 else []
             if inner:
-                self._simple(list(inner), (*assignments, *env), (), name, index)
+                outer, self.moved = self.moved, self.moved or scan.moved
+                try:
+                    self._simple(list(inner), (*assignments, *scan.assignments), (), name, index)
+                finally:
+                    self.moved = outer
             return
         if name == "xargs":
-            start, _, unknown = scan_wrapper(name, XARGS, values[1:])
-            if unknown:
+            scan = scan_wrapper(name, XARGS, values[1:])
+            if scan.unknown:
                 self.opaque = True
+            start = scan.start
             inner_words = values[1 + start :] if start >= 0 else []
             self.commands.append(
                 SimpleCommand(
@@ -556,28 +607,59 @@ class _Walker:
                     tuple(argv[1 + start :]) if inner_words else (literal_word("echo"),),
                     via="xargs",
                     parent=index,
+                    moved=self.moved,
                 )
             )
             return
         if name == "find":
             self._find_exec(argv, index)
 
+    def _option_hazards(self, name: str, argv: list[Word]) -> None:
+        """Options of ordinary builtins that evaluate a word as code (S12)."""
+        values = [w.value for w in argv[1:]]
+        flags = {v for v in values if v.startswith("-")}
+        if name in _DECLARATIONS and (
+            any("[" in v for v in values) or any("n" in f[1:] for f in flags if f[1:2] != "-")
+        ):
+            self.unsupported.append("an array subscript or name reference, evaluated as code")
+        elif name in _DECLARATIONS:
+            for value in values:
+                self._assignment_hazards(value)
+        elif name == "read" and any("[" in v for v in values):
+            self.unsupported.append("an array subscript, evaluated as code")
+        elif name == "printf" and "-v" in flags:
+            self.unsupported.append("'printf -v', which assigns (and evaluates a subscript)")
+        elif name in ("test", "[") and "-v" in values:
+            self.unsupported.append("'test -v', which evaluates a subscript")
+
     def _shell_dash_c(self, argv: list[Word], index: int) -> None:
+        # bash and dash: options come first; with `-c`, the first operand is the script and
+        # the rest are its $0, $1 …; without it, the first operand is a script file.
         values = [w.value for w in argv]
-        for position, word in enumerate(values[1:], start=1):
-            if word == "--":
+        dash_c = False
+        position = 1
+        while position < len(values):
+            word = values[position]
+            if word in ("--", "-"):
+                position += 1
                 break
-            if word == "-c" or (
-                word.startswith("-") and not word.startswith("--") and "c" in word[1:]
-            ):
-                script = _script_text(argv[position + 1 : position + 2])
-                if script is None:
-                    self.opaque = True  # the script is computed at run time
-                    return
-                self._nested(script, "bash -c", index, computed=not argv[position + 1].literal)
-                return
-        # No `-c`: the shell runs a script file, or reads commands from its standard input.
-        self.opaque = True
+            if word[:1] not in ("-", "+") or word in ("-", "+"):
+                break
+            if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+                position += 2  # the option's value
+                continue
+            if not word.startswith("--") and "c" in word[1:]:
+                dash_c = True
+            position += 1
+        if not dash_c or position >= len(argv):
+            # No `-c`: the shell runs a script file, or reads commands from its standard input.
+            self.opaque = True
+            return
+        script = _script_text(argv[position : position + 1])
+        if script is None:
+            self.opaque = True  # the script is computed at run time
+            return
+        self._nested(script, "bash -c", index, computed=not argv[position].literal)
 
     def _nested(self, script: str, via: str, parent: int, *, computed: bool) -> None:
         """Read the script a shell's ``-c`` or ``eval`` runs, as commands of this line."""
@@ -678,6 +760,78 @@ class _Walker:
         return None
 
 
+_MAX_REPARSES: Final = 32
+
+
+def _parse(source: bytes) -> tuple[bytes, Node]:
+    """Parse ``source``, working around one known grammar defect.
+
+    tree-sitter-bash sometimes runs the words of the next line into the last command of a
+    pipeline (`a | b | c<newline>d 2>&1` read as `c d`). An unquoted newline between two words
+    of one command always ends that command in the shell, so it is replaced by the `;` it means
+    (same length, so every position stays) and the line is parsed again.
+    """
+    for _ in range(_MAX_REPARSES):
+        root = _parser().parse(source).root_node
+        offset = _joined_line(root, source)
+        if offset is None:
+            return source, root
+        source = source[:offset] + b";" + source[offset + 1 :]
+    raise _Unparseable("the shell grammar joined lines into one command too often to read")
+
+
+def _joined_line(root: Node, source: bytes) -> int | None:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            for left, right in itertools.pairwise(node.children):
+                if left.type in _REDIRECTS or right.type in _REDIRECTS:
+                    continue
+                gap = source[left.end_byte : right.start_byte]
+                index = 0
+                while index < len(gap):
+                    if gap[index : index + 2] == b"\\\n":
+                        index += 2
+                        continue
+                    if gap[index : index + 1] == b"\n":
+                        return left.end_byte + index
+                    index += 1
+        stack.extend(node.children)
+    return None
+
+
+def _joins_words(text: str) -> bool:
+    """A backslash-newline that joins two pieces of one word (bash removes it before reading).
+
+    Only a continuation that follows a blank or an operator is read alike by the grammar and by
+    the shell; one inside a word (after ``cm``, after a ``$``, inside a here-document's
+    terminator) is not. Single-quoted text is skipped: a backslash there is a character.
+    """
+    index = 0
+    quote = ""
+    while index < len(text):
+        ch = text[index]
+        if quote == "'":
+            if ch == "'":
+                quote = ""
+            index += 1
+            continue
+        if ch == "\\":
+            if text[index + 1 : index + 2] == "\n" and (
+                index > 0 and text[index - 1] not in " \t\n;&|()"
+            ):
+                return True
+            index += 2
+            continue
+        if ch == "'" and not quote:
+            quote = "'"
+        elif ch == '"':
+            quote = "" if quote == '"' else '"'
+        index += 1
+    return False
+
+
 def _script_text(words: Sequence[Word]) -> str | None:
     """The script text words hand to a shell (joined by spaces, as ``eval`` joins them).
 
@@ -735,8 +889,16 @@ def _expands(body: str) -> bool:
     )
 
 
-def _has_command_substitution(body: str) -> bool:
-    return any(ch == "`" or body.startswith("$(", index) for index, ch in unescaped(body))
+def _substitution_openers(body: str) -> int:
+    """How many substitutions an unquoted here-document body opens.
+
+    A backquote counts once per character, as ``substitution_count`` counts them.
+    """
+    return sum(
+        1
+        for index, ch in unescaped(body)
+        if ch == "`" or body.startswith(("$(", "<(", ">("), index)
+    )
 
 
 def _error_reason(root: Node, text: str) -> str:

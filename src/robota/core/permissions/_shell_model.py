@@ -18,6 +18,7 @@ __all__ = [
     "BACKGROUND_REDIRECT",
     "CONTROL_FLOW",
     "HEREDOC_LINE",
+    "JOINED_LINE",
     "CommandLine",
     "Heredoc",
     "Redirect",
@@ -46,6 +47,7 @@ CONTROL_FLOW: Final = {
 
 BACKGROUND_REDIRECT: Final = "'&>' (a background operator in POSIX sh)"
 HEREDOC_LINE: Final = "a command line continued after a here-document"
+JOINED_LINE: Final = "a line continuation inside a word"
 # Unsupported constructs that still list every command with its words.
 _ELSEWHERE: Final = frozenset({"a function definition", "brace expansion"})
 _LISTING_SAFE: Final = frozenset(
@@ -133,6 +135,8 @@ class SimpleCommand:
         parent: The index (in :attr:`CommandLine.commands`) of the command that runs this one
             with its own words — a wrapper, a shell's ``-c``, ``xargs`` or ``find -exec`` — or
             ``None``. A command inside a substitution has no parent: it runs on its own.
+        moved: It runs in another directory than the line's (``env -C``, ``sudo -D``,
+            ``chroot``), so its relative paths do not lead where the line's do.
     """
 
     words: tuple[str, ...]
@@ -142,6 +146,7 @@ class SimpleCommand:
     via: str | None = None
     redirects: tuple[Redirect, ...] = ()
     parent: int | None = None
+    moved: bool = False
 
     @property
     def name(self) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "glob_has_magic",
     "glob_match",
     "glob_unescape",
+    "substitution_count",
     "unescaped",
 ]
 
@@ -57,8 +58,11 @@ _CONSTRUCTS: Final = {
     "extglob_pattern": "an extended glob",
     "array": "an array",
 }
+_ARITHMETIC_NAMES: Final = re.compile(r"[A-Za-z_]")
 _IFS_OR_GLOB: Final = re.compile(r"[ \t\n*?\[]")
-_TILDE_USER: Final = re.compile(r"[A-Za-z0-9._-]*")
+# `~user`, and bash's `~+`, `~-`, `~N`, `~+N`, `~-N` (the directory stack): all but `~` alone
+# are names this analysis cannot know.
+_TILDE_USER: Final = re.compile(r"[A-Za-z0-9._+-]*")
 
 
 @final
@@ -305,19 +309,24 @@ class _Reader:
             self.double_quoted(node)
         elif kind == "concatenation":
             position = node.start_byte
-            for index, child in enumerate(node.children):
+            run: list[Node] = []  # adjacent unquoted pieces: one stretch of text to the shell
+            for child in node.children:
                 if child.start_byte != position:
                     self.refuse("a word whose pieces are not adjacent")
                 position = child.end_byte
-                self.node(child, at_start=at_start and index == 0)
+                if child.type in ("word", "number"):
+                    run.append(child)
+                    continue
+                self._unquoted_run(run, at_start=at_start)
+                run = []
+                self.node(child, at_start=at_start and not self.parts)
+            self._unquoted_run(run, at_start=at_start)
         elif kind in ("simple_expansion", "expansion"):
             self.expansion(node, quoted=False)
         elif kind in ("command_substitution", "process_substitution"):
-            self.parts.append(WordPart("dynamic", self.text(node)))
-            self.substitutions.append(node)
+            self.substitution(node, quoted=False)
         elif kind == "arithmetic_expansion":
-            self.parts.append(WordPart("dynamic", self.text(node)))
-            self.substitutions.extend(_substitutions_within(node))
+            self.arithmetic(node, quoted=False)
         elif kind == "brace_expression":
             # `{1..3}`: kept as the characters it is, so expand_braces() can give bash's reading.
             self.refuse("brace expansion")
@@ -329,6 +338,31 @@ class _Reader:
             self.parts.append(WordPart("dynamic", self.text(node)))
             self.substitutions.extend(_substitutions_within(node))
 
+    def _unquoted_run(self, run: list[Node], *, at_start: bool) -> None:
+        if run:
+            text = self.source[run[0].start_byte : run[-1].end_byte].decode(
+                "utf-8", "surrogateescape"
+            )
+            self.unquoted(text, at_start=at_start and not self.parts)
+
+    def substitution(self, node: Node, *, quoted: bool) -> None:
+        text = self.text(node)
+        if text.startswith("`") and "\\`" in text[1:-1]:
+            # Inside backquotes an escaped backquote opens a nested substitution, which the
+            # grammar reads as a plain character.
+            self.refuse("nested backquotes")
+        self.parts.append(WordPart("dynamic", text, quoted))
+        self.substitutions.append(node)
+
+    def arithmetic(self, node: Node, *, quoted: bool) -> None:
+        text = self.text(node)
+        self.parts.append(WordPart("dynamic", text, quoted))
+        self.substitutions.extend(_substitutions_within(node))
+        if _ARITHMETIC_NAMES.search(text[2:]):
+            # The value of a variable in arithmetic is itself evaluated as an expression, and an
+            # array subscript in it runs its substitutions: `x='a[$(cmd)]'; echo $((x))`.
+            self.refuse("arithmetic on variables")
+
     def expansion(self, node: Node, *, quoted: bool) -> None:
         named = [c for c in node.children if c.is_named]
         anonymous = [c.type for c in node.children if not c.is_named]
@@ -339,10 +373,21 @@ class _Reader:
         )
         if simple:
             self.parts.append(WordPart("parameter", self.text(named[0]), quoted))
-        else:
-            # ${x:-y}, ${#x}, $1, $@, $? …: a value only the running shell knows.
-            self.parts.append(WordPart("dynamic", self.text(node), quoted))
-            self.substitutions.extend(_substitutions_within(node))
+            return
+        # ${x:-y}, ${#x}, $1, $@, $? …: a value only the running shell knows.
+        text = self.text(node)
+        self.parts.append(WordPart("dynamic", text, quoted))
+        found = _substitutions_within(node)
+        self.substitutions.extend(found)
+        if any(c.type == "subscript" for c in named):
+            # An indexed array's subscript is arithmetic: evaluated, substitutions and all.
+            self.refuse("an array subscript")
+        if "@" in anonymous and "P" in anonymous:
+            self.refuse("prompt expansion (${x@P})")  # runs substitutions in the value
+        opened = sum(text.count(opener) for opener in ("$(", "<(", ">(")) + text.count("`")
+        if opened > substitution_count(node):
+            # A backquote or substitution the grammar left as plain text inside ${…}.
+            self.refuse("a substitution inside ${…} the grammar did not read")
 
     def double_quoted(self, node: Node) -> None:
         children = node.children
@@ -366,11 +411,9 @@ class _Reader:
             elif kind in ("simple_expansion", "expansion"):
                 self.expansion(child, quoted=True)
             elif kind == "command_substitution":
-                self.parts.append(WordPart("dynamic", self.text(child), True))
-                self.substitutions.append(child)
+                self.substitution(child, quoted=True)
             elif kind == "arithmetic_expansion":
-                self.parts.append(WordPart("dynamic", self.text(child), True))
-                self.substitutions.extend(_substitutions_within(child))
+                self.arithmetic(child, quoted=True)
             elif not child.is_named:
                 self.double_quoted_text(self.text(child))  # a lone `$` is a character
             else:
@@ -480,6 +523,21 @@ def _bracket_end(text: str, start: int) -> int | None:
             return None  # a slash ends the component; quoting inside a set is not modelled
         index += 1
     return None
+
+
+def substitution_count(node: Node) -> int:
+    """Every command and process substitution in ``node``, nested ones too.
+
+    A backquoted substitution counts its two backquotes.
+    """
+    total = 0
+    stack = [node]
+    while stack:
+        child = stack.pop()
+        if child.type in ("command_substitution", "process_substitution"):
+            total += 2 if child.children and child.children[0].type == "`" else 1
+        stack.extend(child.children)
+    return total
 
 
 def _substitutions_within(node: Node) -> list[Node]:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Final, final
 
-__all__ = ["WRAPPERS", "XARGS", "WrapperOptions", "scan_wrapper"]
+__all__ = ["WRAPPERS", "XARGS", "WrapperOptions", "WrapperScan", "scan_wrapper"]
 
 _ASSIGNMENT: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
@@ -35,6 +35,13 @@ class WrapperOptions:
             (a shell is started, a string is split, a pid is named instead).
         numeric_flags: ``-N`` for a number is an option (``nice -5 cmd``).
         positional: Operands between the options and the command (``timeout``'s duration).
+        glued: Options whose value is optional and, when given, glued to it (``xargs -i{}``,
+            ``--replace=R``): the next word is never their value.
+        chdir: Options that run the command in another directory (``env -C``, ``sudo -D``).
+        script: Options whose value is a shell command line (``su -c``, ``flock -c``).
+        assignments: ``NAME=value`` words before the command are its environment.
+        dash_is_flag: A lone ``-`` is an option (``env -`` is ``env -i``).
+        moves: The command always runs elsewhere (``chroot``'s new root).
     """
 
     flags: frozenset[str] = frozenset()
@@ -42,6 +49,33 @@ class WrapperOptions:
     hides_command: frozenset[str] = frozenset()
     numeric_flags: bool = False
     positional: int = 0
+    glued: frozenset[str] = frozenset()
+    chdir: frozenset[str] = frozenset()
+    script: frozenset[str] = frozenset()
+    assignments: bool = False
+    dash_is_flag: bool = False
+    moves: bool = False
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class WrapperScan:
+    """What :func:`scan_wrapper` read.
+
+    Attributes:
+        start: Where the wrapped command starts in the words after the wrapper's name (``-1``:
+            none follows).
+        assignments: The ``NAME=value`` words handed to it as its environment.
+        unknown: An option was not recognised, or hides the command.
+        moved: The command runs in another directory than the line's.
+        scripts: Values of options that are shell command lines.
+    """
+
+    start: int
+    assignments: tuple[str, ...] = ()
+    unknown: bool = False
+    moved: bool = False
+    scripts: tuple[str, ...] = ()
 
 
 WRAPPERS: Final = {
@@ -49,6 +83,9 @@ WRAPPERS: Final = {
         flags=_names("-i --ignore-environment -0 --null -v --debug"),
         valued=_names("-u --unset -C --chdir"),
         hides_command=_names("-S --split-string"),
+        chdir=_names("-C --chdir"),
+        assignments=True,
+        dash_is_flag=True,
     ),
     "sudo": WrapperOptions(
         flags=_names(
@@ -63,6 +100,8 @@ WRAPPERS: Final = {
             "-s --shell -i --login -e --edit -l --list -v --validate -K --remove-timestamp"
             " -V --version"
         ),
+        chdir=_names("-D --chdir -R --chroot"),
+        assignments=True,
     ),
     "doas": WrapperOptions(
         flags=_names("-n -L"), valued=_names("-u -C"), hides_command=_names("-s")
@@ -97,7 +136,81 @@ WRAPPERS: Final = {
         flags=_names("-p -a --append -q --quiet -v --verbose --portability"),
         valued=_names("-f --format -o --output"),
     ),
-    "coproc": WrapperOptions(),
+    # util-linux, coreutils and others that run a command: taskset(1), flock(1), chroot(8),
+    # unshare(1), nsenter(1), setpriv(1), script(1), su(1), runuser(1), pkexec(1), watch(1),
+    # strace(1), ltrace(1), busybox(1).
+    "taskset": WrapperOptions(
+        flags=_names("-a --all-tasks -c --cpu-list"), hides_command=_names("-p --pid"), positional=1
+    ),
+    "flock": WrapperOptions(
+        flags=_names(
+            "-s --shared -x -e --exclusive -u --unlock -n --nb --nonblock -o --close -F"
+            " --no-fork --verbose"
+        ),
+        valued=_names("-w --wait --timeout -E --conflict-exit-code"),
+        script=_names("-c --command"),
+        positional=1,
+    ),
+    "chroot": WrapperOptions(
+        flags=_names("--skip-chdir"), valued=_names("--userspec --groups"), positional=1, moves=True
+    ),
+    "unshare": WrapperOptions(
+        flags=_names(
+            "-m -u -i -n -p -U -C -T -f --fork -r --map-root-user --map-current-user --mount-proc"
+            " --kill-child --propagation --keep-caps"
+        ),
+        valued=_names("-S --setuid -G --setgid -R --root -w --wd"),
+        chdir=_names("-R --root -w --wd"),
+    ),
+    "nsenter": WrapperOptions(
+        flags=_names("-a --all -m -u -i -n -p -U -C -T -F --no-fork --preserve-credentials"),
+        valued=_names("-t --target -S --setuid -G --setgid -r --root -w --wd"),
+        chdir=_names("-r --root -w --wd"),
+    ),
+    "setpriv": WrapperOptions(
+        flags=_names("--clear-groups --keep-groups --init-groups --no-new-privs --reset-env"),
+        valued=_names(
+            "--reuid --regid --ruid --euid --rgid --egid --groups --inh-caps --ambient-caps"
+            " --bounding-set --securebits --pdeathsig --selinux-label --apparmor-profile"
+        ),
+    ),
+    "script": WrapperOptions(
+        flags=_names("-a --append -e --return -f --flush -q --quiet"),
+        valued=_names("-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing"),
+        script=_names("-c --command"),
+        hides_command=_names("-h --help"),
+    ),
+    "su": WrapperOptions(
+        flags=_names("-l --login -m -p --preserve-environment -P --pty"),
+        valued=_names("-g --group -G --supp-group -s --shell -w --whitelist-environment"),
+        script=_names("-c --command --session-command"),
+        dash_is_flag=True,
+        positional=1,  # the user; what follows is handed to the user's shell
+    ),
+    "runuser": WrapperOptions(
+        flags=_names("-l --login -m -p --preserve-environment"),
+        valued=_names("-u --user -g --group -G --supp-group -s --shell"),
+        script=_names("-c --command --session-command"),
+    ),
+    "pkexec": WrapperOptions(flags=_names("--disable-internal-agent"), valued=_names("--user")),
+    "watch": WrapperOptions(
+        flags=_names(
+            "-b --beep -c --color -C --no-color -d --differences -e --errexit -g --chgexit -p"
+            " --precise -t --no-title -w --no-wrap -x --exec"
+        ),
+        valued=_names("-n --interval -q --equexit"),
+    ),
+    "strace": WrapperOptions(
+        flags=_names("-f -ff -c -C -q -qq -r -t -tt -ttt -T -v -x -xx -y -yy -k -n -w -Z -z"),
+        valued=_names("-e -o -s -S -u -E -a -X -b -I"),
+        hides_command=_names("-p"),
+    ),
+    "ltrace": WrapperOptions(
+        flags=_names("-b -c -C -f -i -L -r -S -t -tt -ttt -T -w"),
+        valued=_names("-a -A -D -e -F -l -n -o -s -u -x"),
+        hides_command=_names("-p"),
+    ),
+    "busybox": WrapperOptions(),
 }
 """Wrappers whose remaining words (after their options) are the command they run."""
 
@@ -106,75 +219,96 @@ XARGS: Final = WrapperOptions(
         "-0 --null -r --no-run-if-empty -t --verbose -p --interactive -x --exit -o --open-tty"
     ),
     valued=_names(
-        "-a --arg-file -d --delimiter -E --eof -I --replace -L --max-lines -n --max-args -P"
-        " --max-procs -s --max-chars --process-slot-var -e -i -l"
+        "-a --arg-file -d --delimiter -E -I -L -n --max-args -P --max-procs -s --max-chars"
+        " --process-slot-var"
     ),
+    glued=_names("-e --eof -i --replace -l --max-lines"),
 )
 """``xargs``: the command it runs gets its arguments from standard input."""
 
 
-def scan_wrapper(
-    name: str, options: WrapperOptions, rest: list[str]
-) -> tuple[int, list[str], bool]:
-    """Read a wrapper's options.
+def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> WrapperScan:
+    """Read a wrapper's options, up to the command it runs.
 
     Args:
-        name: The wrapper's name (``env`` also takes ``NAME=value`` words).
+        name: The wrapper's name (for messages).
         options: What it accepts.
         rest: Its words after its name.
-
-    Returns:
-        Where the wrapped command starts in ``rest`` (``-1`` when none follows), the
-        assignments ``env`` hands on, and whether an option was not recognised (or hides the
-        command).
     """
     env: list[str] = []
+    scripts: list[str] = []
     unknown = False
+    moved = options.moves
     index = 0
     positional = options.positional
+    ended = False
     while index < len(rest):
         word = rest[index]
-        if name == "env" and _ASSIGNMENT.match(word):
-            env.append(word)
-            index += 1
-            continue
-        if word == "--":
-            index += 1
-            break
-        if word.startswith("--"):
-            option = word.split("=", 1)[0]
-            if option in options.hides_command:
-                return -1, env, True
-            if option in options.valued:
-                index += 1 if "=" in word else 2
-                continue
-            if option not in options.flags:
-                unknown = True
-            index += 1
-            continue
-        if word.startswith("-") and word != "-":
-            if options.numeric_flags and word[1:].isdigit():
+        if ended or not word.startswith("-") or (word == "-" and not options.dash_is_flag):
+            if options.assignments and _ASSIGNMENT.match(word) and not positional:
+                env.append(word)
                 index += 1
                 continue
-            letters = word[1:]
-            consumed = 1
-            for position, letter in enumerate(letters):
-                option = "-" + letter
-                if option in options.hides_command:
-                    return -1, env, True
-                if option in options.valued:
-                    if position == len(letters) - 1:
-                        consumed = 2  # the value is the next word
-                    break  # otherwise the rest of the cluster is the value
-                if option not in options.flags:
-                    unknown = True
-            index += consumed
-            continue
-        if positional:
-            positional -= 1
+            if positional:
+                positional -= 1
+                index += 1
+                continue
+            break
+        if word == "--":
+            ended = True  # still the operands (a duration, a lock file) before the command
             index += 1
             continue
-        break
+        if word == "-":
+            index += 1  # `env -`: an empty environment
+            continue
+        option, equals, glued_value = (
+            word.partition("=")
+            if word.startswith("--")
+            else (
+                word,
+                "",
+                "",
+            )
+        )
+        if word.startswith("--"):
+            consumed = 1
+            value = glued_value if equals else (rest[index + 1] if index + 1 < len(rest) else "")
+            if option in options.hides_command:
+                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts))
+            if option in options.valued or option in options.script:
+                consumed = 1 if equals else 2
+            elif option not in options.flags and option not in options.glued:
+                unknown = True
+            if option in options.chdir:
+                moved = True
+            if option in options.script:
+                scripts.append(value)
+            index += consumed
+            continue
+        if options.numeric_flags and word[1:].isdigit():
+            index += 1
+            continue
+        letters = word[1:]
+        consumed = 1
+        for position, letter in enumerate(letters):
+            option = "-" + letter
+            if option in options.hides_command:
+                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts))
+            if option in options.chdir:
+                moved = True
+            if option in options.glued:
+                break  # its value, if any, is the rest of the cluster
+            if option in options.valued or option in options.script:
+                value = letters[position + 1 :]
+                if not value:
+                    consumed = 2  # the value is the next word
+                    value = rest[index + 1] if index + 1 < len(rest) else ""
+                if option in options.script:
+                    scripts.append(value)
+                break  # otherwise the rest of the cluster is the value
+            if option not in options.flags:
+                unknown = True
+        index += consumed
     if index >= len(rest):
-        return -1, env, unknown
-    return index, env, unknown
+        return WrapperScan(-1, tuple(env), unknown, moved, tuple(scripts))
+    return WrapperScan(index, tuple(env), unknown, moved, tuple(scripts))
