@@ -514,3 +514,88 @@ async def test_s06_tls_identity_is_the_urls_host_while_the_socket_is_pinned(
         # The same pinned socket under another name fails the certificate check: no fallback.
         with pytest.raises(httpx2.ConnectError):
             await http.get(f"https://b.test:{server.port}/tls")
+
+
+# --------------------------------------------------------------------------- review findings
+
+
+@pytest.mark.parametrize("name", ["Host", "host", "HOST", "Content-Length", "Transfer-Encoding"])
+async def test_s06_a_caller_may_not_set_the_headers_that_name_the_connection(name: str) -> None:
+    # Regression (issue 10 review): a caller's Host header replaced the checked host on the
+    # pinned connection, routing it to another virtual host than the policy checked.
+    async with serve() as server, client() as http:
+        result = await http.get(f"http://a.test:{server.port}/x", headers={name: "internal.corp"})
+    assert result.ok is False
+    assert name in result.reason
+    assert server.seen == []  # nothing was sent
+
+
+async def test_s06_a_callers_user_agent_replaces_the_default_once() -> None:
+    async with serve() as server, client() as http:
+        result = await http.get(f"http://a.test:{server.port}/x", headers={"user-agent": "mine"})
+    assert result.ok
+    assert server.seen[0].headers["user-agent"] == "mine"
+    # One header, not the default beside the caller's (the server dict keeps the last one).
+    assert "robota" not in server.seen[0].headers["user-agent"]
+
+
+@pytest.mark.parametrize(
+    "location",
+    [
+        "///b.test:{port}/landed",
+        "http:///b.test:{port}/landed",
+        "////b.test:{port}/landed",
+        "http:////b.test:{port}/landed",
+        "http:b.test:{port}/landed",
+        "https:b.test/landed",
+    ],
+)
+async def test_s06_a_location_two_parsers_join_differently_is_refused(location: str) -> None:
+    # urljoin reads these as a path on the current host; a WHATWG client reads another host.
+    async with serve() as server, client() as http:
+        server.routes["/go"] = (302, {"location": location.format(port=server.port)}, b"", 0.0)
+        result = await http.get(f"http://a.test:{server.port}/go")
+    assert result.ok is False
+    assert "redirect 1" in result.reason
+    assert [s.path for s in server.seen] == ["/go"]
+
+
+async def test_s06_a_relative_and_a_scheme_relative_location_still_work() -> None:
+    async with serve() as server, client() as http:
+        server.routes["/go"] = (302, {"location": "/next"}, b"", 0.0)
+        server.routes["/next"] = (302, {"location": f"//b.test:{server.port}/end"}, b"", 0.0)
+        result = await http.get(f"http://a.test:{server.port}/go")
+    assert result.ok
+    assert [s.path for s in server.seen] == ["/go", "/next", "/end"]
+
+
+def _raising(error: Exception) -> Callable[[str], Any]:
+    async def resolve(host: str) -> list[str]:
+        raise error
+
+    return resolve
+
+
+async def _returning_none(host: str) -> Any:
+    return None
+
+
+def _not_async(host: str) -> list[str]:
+    return ["93.184.215.14"]
+
+
+@pytest.mark.parametrize(
+    "resolver",
+    [
+        _raising(ValueError("bad")),
+        _raising(RuntimeError("boom")),
+        _raising(KeyError("k")),
+        _raising(LookupError("l")),
+        _returning_none,
+        _not_async,
+    ],
+)
+async def test_s06_a_failing_resolver_is_a_rejection_never_an_exception(resolver: Any) -> None:
+    decision = await check_url("http://example.com/", resolver=resolver)
+    assert decision.ok is False
+    assert "example.com" in decision.reason

@@ -435,3 +435,18 @@ def test_s05_the_verdict_is_where_the_system_call_lands(
             # The same failure, not only some failure: the message starts with its strerror.
             with pytest.raises(OSError, match=re.escape(os.strerror(kernel_errno))):
                 canonical_path(target)
+
+
+def test_s05_a_path_no_system_call_can_be_given_is_not_inside(tmp_path: pathlib.Path) -> None:
+    # Regression (issue 10 review): a lone surrogate raised UnicodeEncodeError.
+    assert not is_path_inside(tmp_path, "\ud800")
+    assert not is_path_inside(tmp_path, f"{tmp_path}/\ud800")
+    with pytest.raises(ValueError, match="encoded"):
+        canonical_path(f"{tmp_path}/\ud800")
+
+
+def test_s05_a_name_past_name_max_is_not_inside(tmp_path: pathlib.Path) -> None:
+    # The kernel refuses such a name (ENAMETOOLONG) whether or not the file exists.
+    assert not is_path_inside(tmp_path, "missing/" + "a" * 300)
+    assert not is_path_inside(tmp_path, "a" * 300)
+    assert is_path_inside(tmp_path, "a" * 255)

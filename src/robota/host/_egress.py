@@ -272,6 +272,11 @@ async def check_url(
         answers = await (resolver or _default_resolver)(name)
     except (OSError, UnicodeError) as exc:
         return Rejected(url, f"host {name!r} did not resolve ({exc})")
+    except Exception as exc:  # noqa: BLE001 - S06: an injected resolver's failure is a refusal
+        return Rejected(url, f"host {name!r}: the resolver failed ({type(exc).__name__}: {exc})")
+    returned: object = answers  # a resolver is user code: check, do not trust the annotation
+    if not isinstance(returned, (list, tuple)):
+        return Rejected(url, f"host {name!r}: the resolver returned {type(returned).__name__}")
     if not answers:
         return Rejected(url, f"host {name!r} did not resolve")
     validated: list[str] = []

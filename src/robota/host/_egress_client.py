@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
@@ -47,6 +48,13 @@ from robota.host._race import cancel_and_wait, settle
 __all__ = ["EgressClient", "EgressResult", "Fetched"]
 
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
+_AMBIGUOUS_LOCATION: Final = re.compile(
+    r"^(?:[A-Za-z][A-Za-z0-9+.\-]*:)?/{3,}|^[A-Za-z][A-Za-z0-9+.\-]*:(?!//)"
+)
+# Headers that name the connection's identity or framing: set by the client from the checked
+# URL and the body, never by the caller (a caller's `Host` would route a pinned connection to
+# another virtual host than the one the policy checked).
+_RESERVED_HEADERS: Final = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 _DEFAULT_USER_AGENT: Final = "robota"
 
 
@@ -245,6 +253,10 @@ def _next_hop(decision: Allowed, location: str) -> str | None:
     # here first keeps urljoin from resolving a Location a WHATWG client would read otherwise.
     if unsafe_character(location) is not None:
         return None
+    if _AMBIGUOUS_LOCATION.match(location):
+        # `///host/x`, `http:///host/x`, `http:host/x`: urljoin reads a path on the current
+        # host where a WHATWG client reads another host (or another scheme's reading).
+        return None
     try:
         return urljoin(decision.request_url, location)
     except ValueError:  # e.g. an unclosed "[": urljoin parses the Location before joining
@@ -327,7 +339,19 @@ class EgressClient:
         and :class:`~robota.AbortError` when ``signal`` aborts. The connection is released in
         every case.
         """
-        current_headers = {"User-Agent": self._user_agent, **dict(headers or {})}
+        given = dict(headers or {})
+        reserved = sorted(k for k in given if k.lower() in _RESERVED_HEADERS)
+        if reserved:
+            return Rejected(
+                url,
+                f"the {reserved[0]!r} header is set by the client from the checked URL and the"
+                " body; a caller may not pass it",
+            )
+        current_headers = (
+            given
+            if any(k.lower() == "user-agent" for k in given)
+            else {"User-Agent": self._user_agent, **given}
+        )
         current_url, current_method, body = url, method.upper(), content
         hops: list[str] = []
         previous: Allowed | None = None

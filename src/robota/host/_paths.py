@@ -78,6 +78,17 @@ def _path_max() -> int:
 _PATH_MAX: Final = _path_max()
 
 
+def _name_max() -> int:
+    try:
+        value = os.pathconf("/", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no pathconf
+        return 255
+    return value if value > 0 else 255
+
+
+_NAME_MAX: Final = _name_max()
+
+
 def canonical_path(path: str | os.PathLike[str]) -> str:
     """The absolute path the operating system reaches for ``path``, every symlink resolved (S05).
 
@@ -177,6 +188,13 @@ def _checked_text(path: str | os.PathLike[str], what: str) -> str:
         raise ValueError(f"{what}: the path is empty")
     if "\x00" in text:
         raise ValueError(f"{what}: the path contains a NUL character: {text!r}")
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        # A lone surrogate: no system call can be given this path, so it names nothing.
+        raise ValueError(
+            f"{what}: the path cannot be encoded for the file system: {text!r}"
+        ) from None
     return text
 
 
@@ -213,6 +231,9 @@ def _resolve_posix(path: str) -> str:
                 length -= len(os.fsencode(resolved.pop())) + 1
             continue
         size = len(os.fsencode(name)) + 1
+        if size - 1 > _NAME_MAX:
+            # The kernel refuses a component longer than NAME_MAX, existing or not.
+            raise _fail(errno.ENAMETOOLONG, path, f"a name passes NAME_MAX ({_NAME_MAX})")
         if length + size + 1 > _PATH_MAX:  # + 1: the terminating NUL PATH_MAX counts
             raise _fail(
                 errno.ENAMETOOLONG, path, f"the resolved path passes PATH_MAX ({_PATH_MAX})"

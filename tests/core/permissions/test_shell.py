@@ -363,3 +363,9 @@ def test_s12_a_newline_always_ends_a_command_even_where_the_grammar_runs_lines_t
     assert line.shape == (0, "|", 1, "|", 2, ";", 3)
     hidden = analyze_command("echo x | cat | cat\nrm -rf / 2>&1")
     assert ("rm", "-rf", "/") in [c.words for c in hidden.commands]
+
+
+def test_s12_a_lone_surrogate_makes_a_line_unparseable() -> None:
+    # Model output decoded from JSON can carry one (`"\ud800"`); it is not text a shell reads.
+    assert not analyze_command("ls \ud800").parsed
+    assert not analyze_command("rm -rf \udcff").parsed

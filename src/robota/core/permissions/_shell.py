@@ -70,6 +70,7 @@ __all__ = [
 
 _MAX_DEPTH: Final = 8
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Builtins that run text as code (or make later words run as code): their effect cannot be read
 # from the line. `let` evaluates arithmetic, whose variables' values are evaluated in turn.
 _CODE_BUILTINS: Final = frozenset(
@@ -120,6 +121,8 @@ def analyze_command(text: str) -> CommandLine:
         return CommandLine(error="empty command")
     if "\x00" in text:
         return CommandLine(error="the command contains a NUL byte")
+    if _SURROGATE.search(text):
+        return CommandLine(error="the command contains a lone surrogate, which is not text")
     control = _CONTROL.search(text)
     if control is not None:
         return CommandLine(error=f"the command contains the control character {control.group(0)!r}")
