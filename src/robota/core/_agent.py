@@ -4,13 +4,14 @@ An agent owns one conversation, a set of tools and one or more providers, all pa
 constructor (no globals). Runs on one agent take turns through a FIFO slot, so its history is
 strictly sequential; separate agents run fully concurrently. ``aclose()`` (or ``async with``)
 waits for in-flight and queued runs, disposes plugins and modules, closes the providers it owns,
-and never raises for a cleanup failure.
+and never raises for a cleanup failure. That disposal runs as one task the agent owns, so a caller
+cancelled mid-``aclose()`` cannot cut it short; every later ``aclose()`` joins the same task.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
@@ -38,6 +39,7 @@ from robota.core._history import (
 from robota.core._messages import Message, new_id
 from robota.core._models import get_model_context_window
 from robota.core._plugins import (
+    ExtensionHook,
     Module,
     ModuleRegistry,
     Plugin,
@@ -201,9 +203,9 @@ class Agent:
     __slots__ = (
         "_allow_tool_only",
         "_close_errors",
-        "_closing",
         "_context_limit_message",
         "_current",
+        "_disposal",
         "_emitter",
         "_event_service",
         "_executor",
@@ -322,7 +324,7 @@ class Agent:
             self._store.set_system_prompt(system_prompt)
         self._slot = RunSlot()
         self._state: Literal["open", "closing", "closed"] = "open"
-        self._closing: asyncio.Future[list[BaseException]] | None = None
+        self._disposal: asyncio.Task[None] | None = None
         self._close_errors: list[BaseException] = []
         self._initialized = False
         self._initialized_parts: set[int] = set()
@@ -715,38 +717,86 @@ class Agent:
         """Close the agent (S20) and return the cleanup failures; never raises for them.
 
         Waits for in-flight and queued runs to settle, disposes plugins and modules, closes the
-        providers it owns, and leaves no task behind. New runs are refused with
-        :class:`~robota.DisposedAgentError`. Calling it again returns the same failures.
+        providers it owns, and leaves no task behind. From the first call on the agent is
+        terminal: new runs are refused with :class:`~robota.DisposedAgentError`. Every call
+        returns (a fresh list of) the same failures, those of the one disposal.
+
+        The disposal runs as one task the agent owns, and this call only waits for it. Cancelling
+        the caller (``asyncio.wait_for(agent.aclose(), ...)``, a cancelled ``async with`` body's
+        exit) propagates to the caller as usual, but the disposal goes on to the end; a later
+        ``aclose()`` waits for that same disposal and returns its failures.
+
+        A ``CancelledError`` that a cleanup step raises while nobody is cancelling the disposal is
+        that step's failure: it is returned with the others and the next step runs. Cancelling the
+        disposal task itself — the event loop does so to every task at shutdown — cuts short only
+        the step it lands in (recorded as that step's failure, a ``CancelledError``); the rest of
+        the disposal still runs, and then the task ends cancelled, so whoever cancelled it sees the
+        cancellation honoured. A task cancelled before it could begin (shutdown right after this
+        call) disposed nothing; the agent stays ``closing`` and the next ``aclose()`` starts it
+        again.
         """
-        if self._state == "closed":
-            return list(self._close_errors)
-        if self._closing is not None:
-            return list(await asyncio.shield(self._closing))
-        self._state = "closing"
-        self._closing = asyncio.get_running_loop().create_future()
-        errors: list[BaseException] = []
+        if self._state == "open":
+            self._state = "closing"  # S20: terminal from the moment disposal is initiated
+        while self._state == "closing":
+            disposal = self._disposal
+            if disposal is None or disposal.done():
+                # Done while still "closing" only if cancelled before its first step (its
+                # `finally` never ran): start it again.
+                disposal = asyncio.get_running_loop().create_task(
+                    self._dispose(), name=f"robota-dispose-{self._id}"
+                )
+                self._disposal = disposal
+            # asyncio.wait never cancels what it waits on: cancelling this caller leaves the
+            # disposal running, and the disposal's own end (even a cancelled one) is not raised.
+            await asyncio.wait((disposal,))
+        return list(self._close_errors)
+
+    async def _dispose(self) -> None:
+        """The one disposal (S20): settle the run queue, run every cleanup step, reset state.
+
+        Runs as a task of its own (see :meth:`aclose`). A cancellation of this task interrupts
+        one await only; it is remembered and raised once every step has had its turn.
+        """
+        errors = self._close_errors  # filled in place, so a later aclose() sees what was recorded
+        cancelled: asyncio.CancelledError | None = None
         try:
-            await self._slot.acquire()  # the queue's tail: every earlier run settles first
+            while True:
+                try:
+                    await self._slot.acquire()  # the queue's tail: every earlier run settles first
+                    break
+                except asyncio.CancelledError as exc:
+                    # Keep waiting: disposing under a live run would pull its resources away.
+                    cancelled = exc
             try:
-                # S20: each step is called inside its guard, so a synchronous raise is collected.
-                for plugin in self._plugins:
-                    await run_cleanup_step(plugin, "dispose", errors)
-                for module in self._modules:
-                    await run_cleanup_step(module, "dispose", errors)
-                if self._owns_providers:
-                    for provider in self._providers.values():
-                        await run_cleanup_step(provider, "aclose", errors)
-                if self._stream_tasks:
-                    await asyncio.wait(list(self._stream_tasks))
+                for extension, hook in self._cleanup_steps():
+                    try:
+                        # S20: each step is called inside its guard, so a synchronous raise is
+                        # collected; a CancelledError reaching here was aimed at this task.
+                        await run_cleanup_step(extension, hook, errors)
+                    except asyncio.CancelledError as exc:
+                        cancelled = exc  # recorded as that step's failure; the rest still run
+                while self._stream_tasks:
+                    try:
+                        await asyncio.wait(list(self._stream_tasks))
+                    except asyncio.CancelledError as exc:
+                        cancelled = exc
             finally:
                 self._slot.release()
         finally:
             self._state = "closed"
             self._store.observer = None
-            self._close_errors = errors
-            self._closing.set_result(errors)
-            self._closing = None
-        return list(errors)
+        if cancelled is not None:
+            raise cancelled  # deferred, never swallowed (STYLE.md)
+
+    def _cleanup_steps(self) -> Iterator[tuple[object, ExtensionHook]]:
+        """The S20 cleanup steps in order: plugins, modules, then the providers owned."""
+        for plugin in self._plugins:
+            yield plugin, "dispose"
+        for module in self._modules:
+            yield module, "dispose"
+        if self._owns_providers:
+            for provider in self._providers.values():
+                yield provider, "aclose"
 
     async def __aenter__(self) -> Agent:
         return self

@@ -18,7 +18,8 @@ that returns ``None`` is accepted: it did its work when called. Anything else th
 awaitable (``42``, a list …) is a :class:`~robota.ConfigurationError` naming the extension and the
 hook — recorded like any other hook failure, or raised where a failure fails the run (``setup``,
 ``initialize``). ``asyncio.CancelledError`` and every other ``BaseException`` that is not an
-``Exception`` always propagate.
+``Exception`` propagate — except that a cleanup step (:func:`run_cleanup_step`) records a
+``CancelledError`` as its own failure when nobody cancelled the task running it (S20).
 """
 
 from __future__ import annotations
@@ -279,15 +280,33 @@ async def run_cleanup_step(
 
     Disposal never raises for a cleanup failure: the ``Exception`` is appended to ``errors`` (and
     reported to the diagnostic sink) so the next step still runs and the caller gets them all.
-    Cancellation and other ``BaseException`` subclasses propagate.
+
+    A ``CancelledError`` out of the step is recorded the same way — the step did not finish its
+    cleanup. It is raised again only when the task running the step was itself asked to cancel
+    during the step (its ``cancelling()`` count rose): that cancellation is aimed at the caller,
+    who must see it. One the step raised with nobody cancelling the task is only that step's
+    failure, and the next step still runs. Other ``BaseException`` subclasses
+    (``KeyboardInterrupt``, ``SystemExit``) propagate unrecorded.
     """
+    task = asyncio.current_task()
+    baseline = task.cancelling() if task is not None else 0
     try:
         await invoke_extension(extension, hook)
     except Exception as exc:  # noqa: BLE001 - S20: cleanup failures are returned, never raised
-        errors.append(exc)
-        _log.error(
-            "cleanup step failed",
-            extension=extension_name(extension),
-            hook=hook,
-            error=_describe(exc),
-        )
+        _record_cleanup_failure(extension, hook, exc, errors)
+    except asyncio.CancelledError as exc:
+        _record_cleanup_failure(extension, hook, exc, errors)
+        if task is not None and task.cancelling() > baseline:
+            raise  # the running task is being cancelled: never swallowed (STYLE.md)
+
+
+def _record_cleanup_failure(
+    extension: object, hook: ExtensionHook, error: BaseException, errors: list[BaseException]
+) -> None:
+    errors.append(error)
+    _log.error(
+        "cleanup step failed",
+        extension=extension_name(extension),
+        hook=hook,
+        error=_describe(error),
+    )
