@@ -51,6 +51,7 @@ from robota.core.permissions._shell_words import (
     literal_word,
     read_word,
     substitution_count,
+    substitution_nodes,
     unescaped,
 )
 from robota.core.permissions._shell_wrappers import WRAPPERS, XARGS, scan_wrapper
@@ -286,7 +287,7 @@ class _Walker:
             self.statement(child, via)
 
     def _substitutions_in(self, node: Node, via: str | None) -> None:
-        for sub in _substitution_nodes(node):
+        for sub in substitution_nodes(node):
             self.substitution(sub, via)
 
     def substitution(self, node: Node, via: str | None) -> None:
@@ -393,7 +394,7 @@ class _Walker:
         if not quoted:
             # S21: an unquoted body is expanded — its substitutions run like any command.
             expands = _expands(text)
-            found = _substitution_nodes(body) if body is not None else []
+            found = substitution_nodes(body) if body is not None else []
             for sub in found:
                 self.substitution(sub, via or "heredoc")
             grammar_count = sum(substitution_count(node) for node in found)
@@ -857,19 +858,6 @@ def _script_text(words: Sequence[Word]) -> str | None:
                 return None
         pieces.append("".join(text))
     return " ".join(pieces)
-
-
-def _substitution_nodes(node: Node) -> list[Node]:
-    """The outermost command and process substitutions in ``node`` (itself included)."""
-    found: list[Node] = []
-    stack = [node]
-    while stack:
-        child = stack.pop()
-        if child.type in ("command_substitution", "process_substitution"):
-            found.append(child)
-        else:
-            stack.extend(reversed(child.children))
-    return found
 
 
 def _leaves(nodes: list[Node]) -> list[Node]:

@@ -37,6 +37,7 @@ __all__ = [
     "glob_match",
     "glob_unescape",
     "substitution_count",
+    "substitution_nodes",
     "unescaped",
 ]
 
@@ -540,9 +541,10 @@ def substitution_count(node: Node) -> int:
     return total
 
 
-def _substitutions_within(node: Node) -> list[Node]:
+def substitution_nodes(node: Node) -> list[Node]:
+    """The outermost command and process substitutions in ``node`` (itself included)."""
     found: list[Node] = []
-    stack = list(reversed(node.children))
+    stack = [node]
     while stack:
         child = stack.pop()
         if child.type in ("command_substitution", "process_substitution"):
@@ -550,6 +552,10 @@ def _substitutions_within(node: Node) -> list[Node]:
         else:
             stack.extend(reversed(child.children))
     return found
+
+
+def _substitutions_within(node: Node) -> list[Node]:
+    return [found for child in node.children for found in substitution_nodes(child)]
 
 
 def read_word(node: Node, source: bytes) -> tuple[Word, list[Node]]:
