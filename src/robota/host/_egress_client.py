@@ -418,7 +418,6 @@ class EgressClient:
     async def _read(
         self, method: str, decision: Allowed, headers: Mapping[str, str], body: bytes | None
     ) -> tuple[int, httpx2.Headers, bytes]:
-        url = decision.request_url
         async with self._client.stream(
             method, _request_url(decision), headers=dict(headers), content=body
         ) as response:
@@ -428,7 +427,7 @@ class EgressClient:
                 size += len(chunk)
                 if size > self._max_bytes:
                     raise ResponseTooLargeError(
-                        f"the response from {url} exceeded {self._max_bytes} bytes"
+                        f"the response from {decision.request_url} exceeded {self._max_bytes} bytes"
                     )
                 chunks.append(chunk)
             return response.status_code, response.headers, b"".join(chunks)

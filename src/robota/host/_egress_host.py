@@ -47,6 +47,7 @@ _RAW_ASCII_OK: Final = frozenset(
 )
 _IPV6_CHARS: Final = frozenset("0123456789abcdefABCDEF:.")
 _NUMERIC_LABEL: Final = re.compile(r"[0-9]+|0x[0-9a-f]*", re.ASCII)
+_RADIX_DIGITS: Final = {10: "0123456789", 8: "01234567", 16: "0123456789abcdefABCDEF"}
 _MAX_NAME: Final = 253
 _MAX_LABEL: Final = 63
 
@@ -80,8 +81,7 @@ def _ipv4_number(part: str) -> int | None:
         radix, digits = 8, part[1:]
     if not digits:
         return 0
-    allowed = {10: "0123456789", 8: "01234567", 16: "0123456789abcdefABCDEF"}[radix]
-    if any(c not in allowed for c in digits):
+    if any(c not in _RADIX_DIGITS[radix] for c in digits):  # int() would accept "_" and spaces
         return None
     return int(digits, radix)
 
@@ -162,7 +162,7 @@ def normalise_host(raw: str) -> Host:
         if mapped.endswith("."):
             mapped = mapped[:-1]
         labels = mapped.split(".")
-        if labels and _NUMERIC_LABEL.fullmatch(labels[-1]):
+        if _NUMERIC_LABEL.fullmatch(labels[-1]):
             value = parse_ipv4(mapped)
             if value is None:
                 raise HostError(f"the host {mapped!r} ends in a number but is not an IPv4 address")

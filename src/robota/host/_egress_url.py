@@ -107,19 +107,18 @@ def _cross_check(text: str, host: str, port: int | None) -> None:
 
 def split_url(url: str) -> SplitURL:
     """The strict reading of ``url`` (see the module docstring), or :class:`URLError`."""
-    text = url
-    if not text.strip():
+    if not url.strip():
         raise URLError("not a URL")
-    char = unsafe_character(text)
+    char = unsafe_character(url)
     if char is not None:
         raise URLError(f"malformed URL: it contains {char!r} (control, whitespace or backslash)")
-    match = _SCHEME.match(text)
+    match = _SCHEME.match(url)
     if match is None:
         raise URLError("not a URL: it has no scheme")
     scheme = match.group()[:-1].lower()
     if scheme not in DEFAULT_PORTS:
         raise URLError(f"scheme {scheme!r} is not allowed; only http and https")
-    rest = text[match.end() :]
+    rest = url[match.end() :]
     if not rest.startswith("//"):
         raise URLError("malformed URL: an http(s) URL must be scheme://host")
     end = len(rest)
@@ -134,7 +133,7 @@ def split_url(url: str) -> SplitURL:
     if not host:
         raise URLError("the URL has no host")
     port = _port(port_text)
-    _cross_check(text, host, port)
+    _cross_check(url, host, port)
     target = remainder.split("#", 1)[0]
     if not target.startswith("/"):
         target = "/" + target

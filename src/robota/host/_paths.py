@@ -49,15 +49,10 @@ _MAX_SYMLINKS: Final = 40 if _LINUX else 32
 
 # openat2(2): `struct open_how` flags; the same system-call number on every architecture that
 # uses the unified table (listed); elsewhere the kernel check is not attempted.
-_SYS_OPENAT2: Final = {
-    "x86_64": 437,
-    "amd64": 437,
-    "aarch64": 437,
-    "arm64": 437,
-    "riscv64": 437,
-    "ppc64le": 437,
-    "s390x": 437,
-}
+_SYS_OPENAT2: Final = 437
+_OPENAT2_MACHINES: Final = frozenset(
+    {"x86_64", "amd64", "aarch64", "arm64", "riscv64", "ppc64le", "s390x"}
+)
 _AT_FDCWD: Final = -100
 _RESOLVE_NO_MAGICLINKS: Final = 0x02
 _RESOLVE_NO_SYMLINKS: Final = 0x04
@@ -67,26 +62,16 @@ _BENEATH_CANONICAL: Final = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_N
 _OPENAT2_UNAVAILABLE: Final = frozenset({errno.ENOSYS, errno.EPERM, errno.E2BIG, errno.EINVAL})
 
 
-def _path_max() -> int:
+def _pathconf(name: str, default: int) -> int:
     try:
-        value = os.pathconf("/", "PC_PATH_MAX")
+        value = os.pathconf("/", name)
     except (AttributeError, OSError, ValueError):  # no pathconf (Windows) or no answer
-        return 4096
-    return value if value > 0 else 4096
+        return default
+    return value if value > 0 else default
 
 
-_PATH_MAX: Final = _path_max()
-
-
-def _name_max() -> int:
-    try:
-        value = os.pathconf("/", "PC_NAME_MAX")
-    except (OSError, ValueError, AttributeError):  # pragma: no cover - no pathconf
-        return 255
-    return value if value > 0 else 255
-
-
-_NAME_MAX: Final = _name_max()
+_PATH_MAX: Final = _pathconf("PC_PATH_MAX", 4096)
+_NAME_MAX: Final = _pathconf("PC_NAME_MAX", 255)
 
 
 def canonical_path(path: str | os.PathLike[str]) -> str:
@@ -365,8 +350,7 @@ def _openat2() -> Callable[[int, str, int], tuple[int, int]] | None:
     Linux kernel this module knows the system-call number for. Python has no binding of its own,
     so this goes through ``ctypes``.
     """
-    number = _SYS_OPENAT2.get(os.uname().machine) if _LINUX else None
-    if number is None:
+    if not (_LINUX and os.uname().machine in _OPENAT2_MACHINES):
         return None
     import ctypes  # noqa: PLC0415 - only on Linux, only once a containment check needs it
 
@@ -387,7 +371,7 @@ def _openat2() -> Callable[[int, str, int], tuple[int, int]] | None:
     def openat2(dir_fd: int, path: str, resolve: int) -> tuple[int, int]:
         how = OpenHow(flags, 0, resolve)
         fd = syscall(
-            ctypes.c_long(number),
+            ctypes.c_long(_SYS_OPENAT2),
             ctypes.c_int(dir_fd),
             ctypes.c_char_p(os.fsencode(path)),
             ctypes.byref(how),

@@ -268,11 +268,14 @@ class _Judge:
             self._read([a for a in args if a not in _TEST_OPERATORS], "path tested")
             return
         program = PROGRAMS[name]
-        operands = self._options(name, program, args, cwd)
+        operands, _ = self._options(name, program, args, cwd)
         if name == "date" and any(not o.startswith("+") for o in operands):
             raise _Refused("`date` with an operand sets the clock")
 
-    def _options(self, name: str, program: Program, args: list[str], cwd: str) -> list[str]:
+    def _options(
+        self, name: str, program: Program, args: list[str], cwd: str
+    ) -> tuple[list[str], set[str]]:
+        """Judge ``args`` by ``program``'s table; the operands and the options seen."""
         operands, paths, seen = _parse_options(name, program, args)
         if name == "diff" and any(
             os.path.isdir(o if o.startswith("/") else posixpath.join(cwd, o)) for o in operands
@@ -292,7 +295,7 @@ class _Judge:
             self._read(operands if given else operands[1:], f"file {name!r} reads")
         elif kind == "filter_then_paths":
             self._read(operands[1:], f"file {name!r} reads")
-        return operands
+        return operands, seen
 
     def _git(self, args: list[str], cwd: str) -> None:
         self._repository(cwd)
@@ -307,17 +310,9 @@ class _Judge:
         program = GIT_SUBCOMMANDS.get(subcommand)
         if program is None:
             raise _Refused(f"`git {subcommand}` is not a read-only git command")
-        operands, paths, seen = _parse_options(f"git {subcommand}", program, args[index + 1 :])
-        if program.max_operands is not None and len(operands) > program.max_operands:
-            raise _Refused(f"`git {subcommand}` with operands does more than read")
+        operands, seen = self._options(f"git {subcommand}", program, args[index + 1 :], cwd)
         if subcommand in ("branch", "tag") and operands and not seen & {"-l", "--list"}:
             raise _Refused(f"`git {subcommand}` with a name creates one")
-        self._read(paths, f"file git {subcommand} reads")
-        if program.operands == "paths":
-            self._read(operands, f"path git {subcommand} reads")
-        elif program.operands == "pattern_then_paths":
-            given = bool(seen & program.pattern_options)
-            self._read(operands if given else operands[1:], f"path git {subcommand} reads")
 
     def _repository(self, cwd: str) -> None:
         # git's discovery, level by level from the working directory up: `<dir>/.git` (a

@@ -274,18 +274,30 @@ def _flags(words: Iterable[str]) -> set[str]:
     return found
 
 
-def _options_and_operands(argv: Sequence[Word]) -> tuple[list[Word], list[Word]]:
+def _options_and_operands(
+    argv: Sequence[Word],
+) -> tuple[list[Word], list[Word], list[bool]]:
+    """The options, the operands, and for each operand whether it is *settled*.
+
+    Settled: nothing before it can change where it stands — no option in front (an option may
+    take the next word as its value) and no word of unknown length. ``--`` ends the options.
+    """
     options: list[Word] = []
     operands: list[Word] = []
+    settled: list[bool] = []
+    steady = True
     ended = False
     for word in argv:
         if not ended and word.literal and word.value == "--":
             ended = True
         elif not ended and word.value.startswith("-") and word.value != "-":
             options.append(word)
+            steady = False
         else:
             operands.append(word)
-    return options, operands
+            settled.append(steady and word.literal)
+            steady = steady and word.literal
+    return options, operands, settled
 
 
 def _fit(want: str, got: Word) -> _Fit:
@@ -313,10 +325,10 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
     """
     if not glob_match(posixpath.basename(want.words[0]), command.name):
         return "no_match"
-    wanted_options, wanted_operands = _options_and_operands(
+    wanted_options, wanted_operands, _ = _options_and_operands(
         [_pattern_word(w) for w in want.words[1:]]
     )
-    options, operands = _options_and_operands(command.argv[1:])
+    options, operands, settled = _options_and_operands(command.argv[1:])
     unknown = command.opaque_arguments or any(not o.literal for o in options)
     have_flags = _flags(o.value for o in options)
     wanted_flags = _flags(o.value for o in wanted_options)
@@ -342,7 +354,6 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
             return "match"
         # An expansion may stand for any number of words, and an operand an option stands
         # before may be that option's value (`kubectl delete pod x -n prod`).
-        settled = _settled_operands(command.argv[1:])
         extra_unsettled = not want.open_ended and not all(settled[len(wanted_operands) :])
         if unknown or extra_unsettled or any(not w.literal for w in operands):
             return "unevaluable"
@@ -350,29 +361,10 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
     # Conclusive only when a mismatching operand sits where nothing before it can move it: no
     # option in front (an option may take a value, name a directory or define an alias — S12:
     # `git -c alias.p=push p`, `git -C dir push`) and no word of unknown length before it.
-    settled = _settled_operands(command.argv[1:])
     for index, fit in enumerate(fits):
         if fit == "no" and settled[index] and not command.opaque_arguments:
             return "no_match"
     return "unevaluable"
-
-
-def _settled_operands(argv: Sequence[Word]) -> list[bool]:
-    """For each operand (in order): nothing before it can change where it stands."""
-    settled: list[bool] = []
-    steady = True
-    ended = False
-    for word in argv:
-        if not ended and word.literal and word.value == "--":
-            ended = True
-            continue
-        if not ended and word.value.startswith("-") and word.value != "-":
-            steady = False  # an option: it may take the next word as its value
-            continue
-        settled.append(steady and word.literal)
-        if not word.literal:
-            steady = False
-    return settled
 
 
 def _pattern_word(glob: str) -> Word:

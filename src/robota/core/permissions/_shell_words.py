@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
@@ -287,12 +287,7 @@ class _Reader:
             self.unsupported = reason
 
     def literal(self, text: str, *, quoted: bool) -> None:
-        if not text:
-            return
-        if self.parts and self.parts[-1].kind == "literal" and self.parts[-1].quoted == quoted:
-            self.parts[-1] = WordPart("literal", self.parts[-1].text + text, quoted)
-        else:
-            self.parts.append(WordPart("literal", text, quoted))
+        _append_literal(self.parts, text, quoted)
 
     # -- nodes
 
@@ -582,11 +577,6 @@ def literal_word(text: str) -> Word:
     return Word(text, (WordPart("literal", text, True),) if text else ())
 
 
-def words_values(words: Iterable[Word]) -> tuple[str, ...]:
-    """The :attr:`Word.value` of each word."""
-    return tuple(word.value for word in words)
-
-
 # --------------------------------------------------------------------------- brace expansion
 
 _MAX_BRACE_WORDS: Final = 256
@@ -689,9 +679,15 @@ def _word_from_atoms(source: str, atoms: list[_Atom]) -> Word:
         if isinstance(atom, WordPart):
             parts.append(atom)
             continue
-        ch, quoted = atom
-        if parts and parts[-1].kind == "literal" and parts[-1].quoted == quoted:
-            parts[-1] = WordPart("literal", parts[-1].text + ch, quoted)
-        else:
-            parts.append(WordPart("literal", ch, quoted))
+        _append_literal(parts, *atom)
     return Word(source, tuple(parts))
+
+
+def _append_literal(parts: list[WordPart], text: str, quoted: bool) -> None:
+    """Add literal text, merged into the last part when that is literal text quoted alike."""
+    if not text:
+        return
+    if parts and parts[-1].kind == "literal" and parts[-1].quoted == quoted:
+        parts[-1] = WordPart("literal", parts[-1].text + text, quoted)
+    else:
+        parts.append(WordPart("literal", text, quoted))

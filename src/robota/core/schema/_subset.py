@@ -424,6 +424,3 @@ def _json_fault(value: object) -> str | None:
         else:
             return f"holds a value of type {type(item).__name__}, which is not a JSON value"
     return None
-
-
-# --------------------------------------------------------------------------- messages

@@ -176,17 +176,8 @@ def validate_against_json_schema(schema: Mapping[str, Any], value: object) -> li
     return issues
 
 
-def schema_issues(schema: object) -> list[str]:
-    """What makes ``schema`` unusable for validation (S16), ``"schema error at …"`` each.
-
-    The parameter-schema subset's rules as a validator reads them
-    (:func:`~robota.core.schema._subset.validation_schema_issues`). Empty when sound.
-    """
-    return [f"schema error at {issue}" for issue in validation_schema_issues(schema)]
-
-
 def _check_schema(schema: object) -> None:
-    issues = schema_issues(schema)
+    issues = [f"schema error at {issue}" for issue in validation_schema_issues(schema)]
     if issues:
         raise ConfigurationError(
             "the schema is not in the parameter-schema subset (S16), so no value can be judged "

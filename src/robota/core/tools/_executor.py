@@ -320,20 +320,19 @@ class ToolExecutionService:
         def refuse(text: str) -> ToolCallOutcome:
             return scope.finish(self._refused(call, tool, text, span))
 
-        checked = _validated(tool, arguments)
-        if isinstance(checked, str):
-            return refuse(checked)
-        validated = checked
+        validated = _validated(tool, arguments)
+        if isinstance(validated, str):
+            return refuse(validated)
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
         if self.gate is not None:
             admission = await self.gate.admit(invocation)
             if not admission.allowed:
                 return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
-                checked = _validated(tool, admission.arguments)
-                if isinstance(checked, str):
-                    return refuse(checked)
-                invocation = replace(invocation, arguments=checked)
+                validated = _validated(tool, admission.arguments)
+                if isinstance(validated, str):
+                    return refuse(validated)
+                invocation = replace(invocation, arguments=validated)
         outcome = await self._body(invocation, _tool_span(span, tool), scope.notify)
         return scope.finish(outcome)
 
