@@ -67,6 +67,8 @@ from robota.core.execution._structured import (
     StructuredSettings,
 )
 from robota.core.providers._contract import Provider, ToolChoice
+from robota.core.providers._effort import EffortSelection, check_effort
+from robota.core.providers._resolve import provider_for_model
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._tool import Tool
@@ -129,6 +131,9 @@ class RunOptions(TypedDict, total=False):
         context_floor: A lower bound on the context tokens the guard assumes (S31) — what the
             caller knows a gateway adds, say; a floor, never an extra charge.
         output_retries: Retry turns after an invalid structured reply (S18); default 2.
+        effort: Reasoning effort for this run (S24): ``"none"`` … ``"max"``, or ``"auto"`` (the
+            model's default; nothing is sent). The adapter resolves it per model and
+            ``result.effort`` records what was actually sent.
         event_service: Receives this run's events besides the agent's service (S33).
         on_event: A callable receiving this run's events (replay-grade records included).
     """
@@ -141,6 +146,7 @@ class RunOptions(TypedDict, total=False):
     native_tools: Sequence[str]
     context_floor: int
     output_retries: int
+    effort: EffortSelection | None
     event_service: EventService | None
     on_event: Callable[[AgentEvent], None] | None
 
@@ -160,7 +166,10 @@ class Agent:
 
     Args:
         model: The model to address. With one provider, its model name (``"gpt-4o"``); with
-            several, ``"provider:model"`` (a single provider also accepts that form).
+            several, ``"provider:model"`` (a single provider also accepts that form). With no
+            provider at all, ``"prefix:model"`` (``"openai:gpt-5-mini"``) builds the provider
+            that an installed package registered for ``prefix`` in the ``robota.providers``
+            entry-point group; the agent then owns (and closes) it.
         provider: The provider (one-provider form).
         providers: Several providers, by their unique names (multi-provider form).
         system_prompt: The system prompt, kept as the single head of history (S35).
@@ -176,6 +185,8 @@ class Agent:
             a reply with neither text nor a tool call then raises
             :class:`~robota.EmptyCompletionError` (S39).
         tool_concurrency: Most tool bodies of one response running at once.
+        effort: The default reasoning effort of every run (S24; a run's ``effort=`` wins);
+            default ``"auto"``: nothing is sent and the model uses its own default.
         name: A name for events and plugins; default: ``"agent"``.
         owns_providers: Close the providers at :meth:`aclose`. By default they are borrowed and
             stay open under their creator's control (S20).
@@ -206,6 +217,7 @@ class Agent:
         "_context_limit_message",
         "_current",
         "_disposal",
+        "_effort",
         "_emitter",
         "_event_service",
         "_executor",
@@ -250,6 +262,7 @@ class Agent:
         max_same_tool_inputs: int | None = None,
         allow_tool_only_completion: bool = False,
         tool_concurrency: int = 8,
+        effort: EffortSelection = "auto",
         name: str | None = None,
         owns_providers: bool = False,
         history: Iterable[Message] = (),
@@ -268,7 +281,11 @@ class Agent:
             raise ConfigurationError("pass either provider= or providers=, not both")
         all_providers = [provider] if provider is not None else list(providers)
         if not all_providers:
-            raise ConfigurationError("an agent needs a provider: pass provider= or providers=")
+            # A model string with a registered prefix builds its own provider, which the agent
+            # then owns; core reads the entry-point group and never names a vendor (S02).
+            built, model = provider_for_model(model)
+            all_providers = [built]
+            owns_providers = True
         self._providers: dict[str, Provider] = {}
         for item in all_providers:
             if not isinstance(item, Provider):
@@ -282,6 +299,7 @@ class Agent:
         self._name = name or "agent"
         self._provider, self._model = self._resolve(model)
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
+        self._effort = check_effort(effort)
         self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
         self._allow_tool_only = bool(allow_tool_only_completion)
         if event_service is not None and not isinstance(event_service, EventService):
@@ -566,6 +584,9 @@ class Agent:
             context_limit_message=self._context_limit_message,
             response_cache=self._response_cache,
             structured=structured,
+            effort=self._effort
+            if options.get("effort") is None
+            else check_effort(options.get("effort")),
         )
 
     async def _execute(

@@ -97,6 +97,7 @@ from robota.core.providers._contract import (
     ToolChoice,
     ToolSpec,
 )
+from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
 from robota.core.tools._executor import (
     ToolCallOutcome,
@@ -134,6 +135,7 @@ class ExecutionSettings:
     context_limit_message: ContextLimitMessage
     response_cache: ResponseCache | None
     structured: StructuredSettings | None = None
+    effort: EffortSelection = "auto"
 
 
 @final
@@ -143,6 +145,7 @@ class Execution:
     __slots__ = (
         "_added",
         "_attempts",
+        "_effort",
         "_executed",
         "_failures",
         "_info",
@@ -150,6 +153,7 @@ class Execution:
         "_output_override",
         "_output_value",
         "_plugins",
+        "_round_effort",
         "_rounds",
         "_same_inputs",
         "_signal",
@@ -200,6 +204,8 @@ class Execution:
         self._attempts = 1
         self._output_value: object = None
         self._transport: OutputTransport = "unchanged"
+        self._effort = EffortOutcome(settings.effort)
+        self._round_effort: EffortResolution | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
@@ -319,6 +325,7 @@ class Execution:
             response_format=structured.spec.response_format(self._transport)
             if structured is not None
             else None,
+            effort=settings.effort,
         )
 
     async def _turn(self, guard: AbortGuard) -> RunStatus:
@@ -465,6 +472,7 @@ class Execution:
         outcome: _Outcome = "success"
         failure: RobotaError | None = None
         dispatched = True
+        self._round_effort = None
         try:
             dispatched = await self._receive(guard, pending, request, round_emitter, forced=forced)
         except BaseException as error:
@@ -485,6 +493,7 @@ class Execution:
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
         self._usage = self._usage + (message.usage or _UNREPORTED)
+        self._record_effort(dispatched)
         observe(outcome, dispatched)
         if round_emitter.enabled:
             round_emitter.emit(
@@ -494,6 +503,7 @@ class Execution:
                     "forced": forced,
                     "observation_id": observation_id,
                     "dispatched": dispatched,
+                    "effort": self._effort,
                 },
             )
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
@@ -501,6 +511,17 @@ class Execution:
         if failure is not None:
             raise failure
         return message
+
+    def _record_effort(self, dispatched: bool) -> None:
+        # S24: the outcome says what went on the wire. A round without dispatch (a cache hit)
+        # keeps the recorded resolution for audit but never claims a control was sent.
+        resolution = self._round_effort
+        self._effort = EffortOutcome(
+            self.settings.effort,
+            resolution,
+            native_control_sent=dispatched and resolution is not None and resolution.sends_control,
+            dispatched=dispatched,
+        )
 
     async def _receive(
         self,
@@ -583,6 +604,7 @@ class Execution:
                 pending.model = event.model  # S30: the model that actually answered
             pending.usage = event.usage
             pending.continuation = event.continuation
+            self._round_effort = event.effort
         else:
             raise ProviderError(
                 f"provider {self.settings.provider.name!r} yielded {type(event).__name__}, which "
@@ -719,6 +741,7 @@ class Execution:
             stop_reason=self._stop,
             text=text,
             attempts=self._attempts,
+            effort=self._effort,
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:

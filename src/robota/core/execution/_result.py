@@ -10,6 +10,7 @@ from typing_extensions import TypeVar
 from robota.core._messages import Message
 from robota.core._plugins import PluginFailure
 from robota.core._usage import Usage
+from robota.core.providers._effort import EffortOutcome
 
 __all__ = ["OutputT", "RunResult", "RunStatus", "StopReason"]
 
@@ -65,6 +66,9 @@ class RunResult(Generic[OutputT]):
         plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
         stop_reason: See :data:`StopReason`.
         attempts: Structured-output attempts made (the first one included); 1 for a plain run.
+        effort: The reasoning-effort outcome of the run's last provider round (S24): the
+            selection, the adapter's resolution, whether a native control was sent and whether
+            the round was dispatched at all. ``None`` only for results built by hand.
     """
 
     output: OutputT
@@ -80,3 +84,4 @@ class RunResult(Generic[OutputT]):
     stop_reason: StopReason = "end_turn"
     text: str = ""
     attempts: int = 1
+    effort: EffortOutcome | None = None

@@ -28,11 +28,33 @@ from robota.core.providers._contract import (
     collect_stream,
     stream_response,
 )
+from robota.core.providers._effort import (
+    EFFORT_LEVELS,
+    EffortDisposition,
+    EffortLevel,
+    EffortOutcome,
+    EffortResolution,
+    EffortSelection,
+    check_effort,
+    resolve_effort,
+)
 from robota.core.providers._fingerprint import normalize_request, request_fingerprint
+from robota.core.providers._resolve import (
+    PROVIDER_ENTRY_POINT_GROUP,
+    provider_for_model,
+    registered_provider_prefixes,
+)
 
 __all__ = [
+    "EFFORT_LEVELS",
+    "PROVIDER_ENTRY_POINT_GROUP",
     "ChatRequest",
     "ChatResponse",
+    "EffortDisposition",
+    "EffortLevel",
+    "EffortOutcome",
+    "EffortResolution",
+    "EffortSelection",
     "ModelCapabilities",
     "NativeCapture",
     "NativePayload",
@@ -46,12 +68,16 @@ __all__ = [
     "ToolCallReady",
     "ToolChoice",
     "ToolSpec",
+    "check_effort",
     "check_native_tools",
     "collect_stream",
     "model_capabilities",
     "model_capability",
     "normalize_request",
     "provider_capabilities",
+    "provider_for_model",
+    "registered_provider_prefixes",
     "request_fingerprint",
+    "resolve_effort",
     "stream_response",
 ]

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, f
 from robota.core._abort import AbortSignal
 from robota.core._messages import Message, ToolCall
 from robota.core._usage import Usage
+from robota.core.providers._effort import EffortResolution, EffortSelection
 
 if TYPE_CHECKING:
     from robota.core.providers._capabilities import ProviderCapabilities
@@ -93,6 +94,8 @@ class ChatRequest:
         max_output_tokens: Upper bound on the response length, when set.
         temperature: Sampling temperature, when set.
         response_format: The structured-output transport chosen for this request (S18), if any.
+        effort: The run's reasoning-effort selection (S24); the adapter resolves it against its
+            own per-model table. ``"auto"`` sends no native control.
         options: Provider-specific options, passed through untouched (core never reads them).
     """
 
@@ -104,6 +107,7 @@ class ChatRequest:
     max_output_tokens: int | None = None
     temperature: float | None = None
     response_format: ResponseFormat | None = None
+    effort: EffortSelection = "auto"
     options: Mapping[str, object] = field(default_factory=dict)
 
 
@@ -119,6 +123,7 @@ class ChatResponse:
         usage: The usage the vendor reported, normalised (:meth:`Usage.from_counts`).
         finish_reason: The vendor's stop reason, opaque.
         continuation: Opaque text the provider wants back on a later request (S26).
+        effort: How the adapter resolved the request's effort (S24), when it resolved one.
     """
 
     content: str = ""
@@ -127,6 +132,7 @@ class ChatResponse:
     usage: Usage | None = None
     finish_reason: str | None = None
     continuation: str | None = None
+    effort: EffortResolution | None = None
 
 
 @final
@@ -157,6 +163,7 @@ class ResponseDone:
     usage: Usage | None = None
     finish_reason: str | None = None
     continuation: str | None = None
+    effort: EffortResolution | None = None
 
 
 StreamEvent: TypeAlias = TextDelta | ToolCallReady | ResponseDone
@@ -292,6 +299,7 @@ async def stream_response(response: ChatResponse) -> AsyncIterator[StreamEvent]:
         usage=response.usage,
         finish_reason=response.finish_reason,
         continuation=response.continuation,
+        effort=response.effort,
     )
 
 
@@ -314,4 +322,5 @@ async def collect_stream(events: AsyncIterator[StreamEvent]) -> ChatResponse:
         usage=done.usage,
         finish_reason=done.finish_reason,
         continuation=done.continuation,
+        effort=done.effort,
     )

@@ -30,8 +30,12 @@ def _normalize_message(message: Message) -> dict[str, Any]:
 
 
 def normalize_request(request: ChatRequest, *, model: str | None = None) -> dict[str, Any]:
-    """The request as plain JSON-able data (``model`` overrides the request's model)."""
-    return {
+    """The request as plain JSON-able data (``model`` overrides the request's model).
+
+    A non-default effort selection (S24) is part of what is asked; ``"auto"`` adds nothing, so
+    fingerprints of requests that never selected an effort stay what they were.
+    """
+    data: dict[str, Any] = {
         "model": request.model if model is None else model,
         "tool_choice": request.tool_choice,
         "native_tools": list(request.native_tools),
@@ -50,6 +54,9 @@ def normalize_request(request: ChatRequest, *, model: str | None = None) -> dict
         ],
         "messages": [_normalize_message(m) for m in request.messages],
     }
+    if request.effort != "auto":
+        data["effort"] = request.effort
+    return data
 
 
 def request_fingerprint(request: ChatRequest, *, model: str | None = None) -> str:
