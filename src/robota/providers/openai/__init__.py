@@ -1,10 +1,16 @@
-"""``robota.providers.openai``: OpenAI's facts, owned here (S02).
+"""``robota.providers.openai``: OpenAI's models, and OpenAI's facts, owned here (S02).
 
-So far this package holds the tool-schema projection policies for OpenAI's function calling
-(S17). The adapter itself (Responses and Chat Completions over the official SDK) is not built
-yet; see the README's status table.
+* :class:`OpenAIProvider` — the Responses (default) or Chat Completions API over the official
+  ``openai`` SDK (``pip install "robota[openai]"``; the SDK loads only when a provider is built).
+* The source-dated model table (capabilities, effort levels, context windows, prices), registered
+  into core's registries when this package is imported (S04, S13).
+* The tool-schema projection policies for OpenAI's function calling (S17).
 """
 
+from robota.providers.openai._models import register_openai_models
 from robota.providers.openai._projection import OPENAI_POLICY, OPENAI_STRICT_POLICY
+from robota.providers.openai._provider import OpenAIAPI, OpenAIProvider
 
-__all__ = ["OPENAI_POLICY", "OPENAI_STRICT_POLICY"]
+register_openai_models("openai")
+
+__all__ = ["OPENAI_POLICY", "OPENAI_STRICT_POLICY", "OpenAIAPI", "OpenAIProvider"]

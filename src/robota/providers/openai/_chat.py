@@ -1,0 +1,448 @@
+"""Chat Completions (``POST /chat/completions``): our messages ↔ the wire, both directions.
+
+Shared by :class:`~robota.providers.openai.OpenAIProvider` (``api="chat"``) and
+:class:`~robota.providers.openai_compatible.OpenAICompatibleProvider`; the compatible adapter
+imports this module and nothing else of this package (the one allowed edge between provider
+packages, held by import-linter).
+
+Requests: the system head as a ``system`` message; a user message per input; an assistant
+message with ``content`` (``None`` when it only calls tools) and ``tool_calls`` whose ids are the
+provider's own, untouched (S36); one ``tool`` message per result. Tools are projected with the
+OpenAI policy (S17). Structured output uses ``response_format`` as the transport the loop chose
+(S18). Effort is the ``reasoning_effort`` field when the resolution sends a control (S24).
+
+Responses, streamed or not, are tolerant of what real servers do differently — each handled on
+purpose and tested:
+
+* usage may be missing from a stream (then ``None``: unknown, never zero), arrive on a chunk
+  with ``choices: []`` (OpenAI with ``include_usage``) or on the last chunk with choices;
+* tool-call chunks may repeat the id and the name on every fragment (some servers), or give
+  the name in pieces; arguments are always concatenated fragments, keyed by the call ``index``;
+* a tool call may have an empty id (Google's endpoint): kept as given, never minted (S36);
+* ``content`` may be ``null`` or ``""`` with tool calls;
+* an error object may arrive inside a 200 stream (OpenRouter): a ProviderError, mapped by the
+  status it names;
+* chunks without choices (usage, moderation) and SSE comments carry no content.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from robota.core import (
+    AbortSignal,
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    EffortResolution,
+    Message,
+    ResponseDone,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.core.schema import ProjectionPolicy, project_tool_schema
+from robota.providers.openai._common import (
+    ToolProjector,
+    drive_call,
+    drive_stream,
+    map_error,
+    no_capture,
+)
+from robota.providers.openai._errors import from_error_payload
+from robota.providers.openai._projection import OPENAI_POLICY, OPENAI_STRICT_POLICY
+from robota.providers.openai._sdk import load_openai
+
+__all__ = [
+    "API_NAME",
+    "ChatCompletionsAPI",
+    "ChatStreamAssembler",
+    "ChatWireOptions",
+    "chat_messages",
+    "chat_params",
+    "chat_response",
+    "load_openai",
+    "map_error",
+    "no_capture",
+    "usage_from",
+]
+
+API_NAME = "chat.completions"
+"""The API surface name reported with native payloads (S25), opaque to core."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChatWireOptions:
+    """How one adapter speaks Chat Completions.
+
+    Attributes:
+        max_tokens_field: ``max_completion_tokens`` (OpenAI) or ``max_tokens`` (most servers).
+        stream_usage: Ask for usage on streams (``stream_options.include_usage``).
+        strict_structured_output: Send ``strict: true`` for a schema the strict policy adopts
+            unchanged (OpenAI Structured Outputs).
+        policy: The tool-schema projection policy (S17).
+    """
+
+    max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
+    stream_usage: bool = True
+    strict_structured_output: bool = True
+    policy: ProjectionPolicy = field(default=OPENAI_POLICY)
+
+
+def _continuation_fields(message: AssistantMessage) -> dict[str, Any]:
+    """Fields the server asked back on this assistant message (S26), e.g. a signature."""
+    if not message.continuation:
+        return {}
+    try:
+        data = json.loads(message.continuation)
+    except ValueError:
+        return {}
+    if isinstance(data, dict) and isinstance(data.get("chat_message_fields"), dict):
+        return dict(data["chat_message_fields"])
+    return {}
+
+
+def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
+    """Our conversation as Chat Completions ``messages``."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            out.append({"role": "system", "content": message.content})
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
+            if message.tool_calls:
+                item["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": call.arguments},
+                    }
+                    for call in message.tool_calls
+                ]
+            elif not message.content:
+                item["content"] = ""
+            item.update(_continuation_fields(message))
+            out.append(item)
+        elif isinstance(message, ToolMessage):
+            out.append(
+                {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+            )
+    return out
+
+
+def _schema_format(
+    schema: Mapping[str, Any], name: str, options: ChatWireOptions
+) -> dict[str, Any]:
+    strict = False
+    if options.strict_structured_output:
+        # Strict only when the schema already is strict-compatible: a strict adaptation would
+        # make optional fields nullable, and the reply is validated against the original (S17).
+        strict = project_tool_schema(schema, OPENAI_STRICT_POLICY).outcome == "adopted"
+    return {"name": name, "schema": dict(schema), "strict": strict}
+
+
+def chat_params(
+    request: ChatRequest,
+    *,
+    options: ChatWireOptions,
+    projector: ToolProjector,
+    effort: EffortResolution | None,
+    stream: bool,
+) -> dict[str, Any]:
+    """The keyword arguments of ``chat.completions.create`` for ``request``."""
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": chat_messages(request.messages),
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": spec.name,
+                    "description": spec.description,
+                    "parameters": dict(spec.parameters),
+                },
+            }
+            for spec in map(projector.project, request.tools)
+        ]
+        params["tool_choice"] = request.tool_choice
+    if request.max_output_tokens is not None:
+        params[options.max_tokens_field] = request.max_output_tokens
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    response_format = request.response_format
+    if response_format is not None:
+        if response_format.type == "json_schema" and response_format.schema is not None:
+            params["response_format"] = {
+                "type": "json_schema",
+                "json_schema": _schema_format(
+                    response_format.schema, response_format.name, options
+                ),
+            }
+        else:
+            params["response_format"] = {"type": "json_object"}
+    if effort is not None and effort.native_value is not None:
+        params["reasoning_effort"] = effort.native_value
+    if stream:
+        params["stream"] = True
+        if options.stream_usage:
+            params["stream_options"] = {"include_usage": True}
+    return params
+
+
+def _get(obj: Any, name: str) -> Any:
+    """An attribute of an SDK object or a key of a dict (servers' extras stay reachable)."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None)
+        if isinstance(extra, Mapping):
+            return extra.get(name)
+    return value
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def usage_from(raw: Any) -> Usage | None:
+    """Chat Completions usage normalised by core's one rule (S29, S31); ``None`` if absent.
+
+    OpenAI's ``prompt_tokens`` include the cached ones (``prompt_tokens_details.cached_tokens``),
+    and reasoning tokens are part of ``completion_tokens``; a total that does not add up (some
+    servers leave thinking out of the completion count) is kept and marked partial.
+    """
+    if raw is None:
+        return None
+    details = _get(raw, "prompt_tokens_details")
+    return Usage.from_counts(
+        prompt=_int(_get(raw, "prompt_tokens")),
+        completion=_int(_get(raw, "completion_tokens")),
+        total=_int(_get(raw, "total_tokens")),
+        cache_read=_int(_get(details, "cached_tokens")),
+    )
+
+
+def _message_continuation(message: Any) -> str | None:
+    """Server fields to send back on this assistant message (S26), as opaque JSON text.
+
+    Google's OpenAI-compatible endpoint puts a thought signature in ``extra_content``; it must
+    come back with the message.
+    """
+    extra = _get(message, "extra_content")
+    if extra is None:
+        return None
+    return json.dumps({"chat_message_fields": {"extra_content": extra}}, separators=(",", ":"))
+
+
+def chat_response(
+    completion: Any, *, effort: EffortResolution | None, provider: str
+) -> ChatResponse:
+    """A complete ``ChatCompletion`` as our response."""
+    choices = _get(completion, "choices") or []
+    choice = choices[0] if choices else None
+    message = _get(choice, "message")
+    calls = tuple(
+        ToolCall(
+            str(_get(call, "id") or ""),
+            str(_get(_get(call, "function"), "name") or ""),
+            str(_get(_get(call, "function"), "arguments") or "") or "{}",
+        )
+        for call in (_get(message, "tool_calls") or ())
+    )
+    return ChatResponse(
+        content=str(_get(message, "content") or ""),
+        tool_calls=calls,
+        model=_get(completion, "model") or None,
+        usage=usage_from(_get(completion, "usage")),
+        finish_reason=_get(choice, "finish_reason"),
+        continuation=_message_continuation(message),
+        effort=effort,
+    )
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ChatStreamAssembler:
+    """Assembles ``ChatCompletionChunk`` items into stream events (see the module docstring)."""
+
+    __slots__ = (
+        "_calls",
+        "_effort",
+        "_extra",
+        "_finish",
+        "_model",
+        "_provider",
+        "_requested",
+        "_usage",
+    )
+
+    def __init__(self, *, provider: str, requested: str, effort: EffortResolution | None) -> None:
+        self._provider = provider
+        self._requested = requested
+        self._effort = effort
+        self._calls: dict[int, _PendingCall] = {}
+        self._model: str | None = None
+        self._usage: Any = None
+        self._finish: str | None = None
+        self._extra: Any = None
+
+    def feed(self, chunk: Any) -> Iterable[StreamEvent]:
+        """Events for one chunk: text deltas now; tool calls wait for the end of the stream."""
+        error = _get(chunk, "error")
+        if error is not None:
+            raise from_error_payload(
+                {"error": error} if isinstance(error, Mapping) else {"error": {"message": error}},
+                provider=self._provider,
+                model=self._model or self._requested,
+            )
+        model = _get(chunk, "model")
+        if model:
+            self._model = str(model)
+        usage = _get(chunk, "usage")
+        if usage is not None:
+            self._usage = usage
+        events: list[StreamEvent] = []
+        for choice in _get(chunk, "choices") or ():
+            if (_get(choice, "index") or 0) != 0:
+                continue  # one response: the first choice
+            delta = _get(choice, "delta")
+            text = _get(delta, "content")
+            if text:
+                events.append(TextDelta(str(text)))
+            for fragment in _get(delta, "tool_calls") or ():
+                self._add_fragment(fragment)
+            extra = _get(delta, "extra_content")
+            if extra is not None:
+                self._extra = extra
+            finish = _get(choice, "finish_reason")
+            if finish:
+                self._finish = str(finish)
+        return events
+
+    def _add_fragment(self, fragment: Any) -> None:
+        index = _int(_get(fragment, "index"))
+        key = index if index is not None else len(self._calls)
+        call = self._calls.setdefault(key, _PendingCall())
+        call_id = _get(fragment, "id")
+        if call_id and not call.id:
+            call.id = str(call_id)
+        function = _get(fragment, "function")
+        name = _get(function, "name")
+        if name:
+            name = str(name)
+            if not call.name:
+                call.name = name
+            elif name != call.name:
+                call.name += name  # a name streamed in pieces; a repeated whole name is ignored
+        arguments = _get(function, "arguments")
+        if arguments:
+            call.arguments.append(str(arguments))
+
+    def finish(self) -> Iterable[StreamEvent]:
+        """The assembled tool calls in index order, then the one ``ResponseDone``."""
+        events: list[StreamEvent] = [
+            ToolCallReady(ToolCall(call.id, call.name, "".join(call.arguments) or "{}"))
+            for _, call in sorted(self._calls.items())
+        ]
+        continuation = None
+        if self._extra is not None:
+            continuation = json.dumps(
+                {"chat_message_fields": {"extra_content": self._extra}}, separators=(",", ":")
+            )
+        events.append(
+            ResponseDone(
+                model=self._model,
+                usage=usage_from(self._usage),
+                finish_reason=self._finish,
+                continuation=continuation,
+                effort=self._effort,
+            )
+        )
+        return events
+
+
+class ChatCompletionsAPI:
+    """Chat Completions calls over an ``AsyncOpenAI`` client, for one adapter."""
+
+    __slots__ = ("_options", "_projector", "_provider")
+
+    def __init__(self, *, provider: str, options: ChatWireOptions) -> None:
+        self._provider = provider
+        self._options = options
+        self._projector = ToolProjector(options.policy, provider)
+
+    async def chat(
+        self,
+        client: Any,
+        request: ChatRequest,
+        *,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture = no_capture,
+        extra: Mapping[str, Any] | None = None,
+    ) -> ChatResponse:
+        """One non-streamed call."""
+        params = chat_params(
+            request, options=self._options, projector=self._projector, effort=effort, stream=False
+        )
+        if extra:
+            params.update(extra)
+        completion = await drive_call(
+            lambda: client.chat.completions.create(**params),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._provider,
+            model=request.model,
+        )
+        return chat_response(completion, effort=effort, provider=self._provider)
+
+    def chat_stream(
+        self,
+        client: Any,
+        request: ChatRequest,
+        *,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture = no_capture,
+        extra: Mapping[str, Any] | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed call."""
+        params = chat_params(
+            request, options=self._options, projector=self._projector, effort=effort, stream=True
+        )
+        if extra:
+            params.update(extra)
+        return drive_stream(
+            lambda: client.chat.completions.create(**params),
+            ChatStreamAssembler(provider=self._provider, requested=request.model, effort=effort),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._provider,
+            model=request.model,
+        )

@@ -1,0 +1,191 @@
+"""What both OpenAI wire APIs share: the SDK client, tool projection, the stream driver.
+
+The driver is the one place an SDK call runs: it reports native payloads through the raw surface
+(S25, S28), maps every SDK and transport exception to :class:`~robota.ProviderError` (S42), stops
+at an aborted signal (S23) and always closes the SDK stream, so an abandoned or cancelled
+response releases its connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from typing import Any, Protocol
+
+import httpx2
+
+from robota.core import (
+    AbortSignal,
+    ConfigurationError,
+    NativePayload,
+    NetworkError,
+    ToolSpec,
+    abort_error_from_reason,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.core.schema import ProjectionPolicy, project_tool_spec
+from robota.providers.openai._errors import map_openai_error
+
+__all__ = [
+    "StreamTranslator",
+    "ToolProjector",
+    "drive_call",
+    "drive_stream",
+    "map_error",
+    "no_capture",
+]
+
+
+def no_capture(payload: NativePayload) -> None:
+    """The capture used on the universal surface: reports nowhere."""
+
+
+def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:
+    """An exception from the SDK or its transport as the error to raise (S42).
+
+    SDK exceptions and httpx2 transport failures become :class:`~robota.ProviderError`;
+    anything else (cancellation, an abort, a bug) is returned unchanged.
+    """
+    import openai  # noqa: PLC0415 - loaded by now; adapters import it lazily
+
+    if isinstance(error, openai.OpenAIError):
+        return map_openai_error(error, provider=provider, model=model)
+    if isinstance(error, httpx2.TimeoutException):
+        return NetworkError(
+            f"provider {provider!r} did not answer in time (timeout)",
+            vendor_type="timeout",
+            provider=provider,
+            model=model,
+            switchable=True,
+            cause=error,
+        )
+    if isinstance(error, httpx2.TransportError):
+        # E.g. the connection dropped in the middle of a streamed response.
+        return NetworkError(
+            f"provider {provider!r}: the connection failed: {type(error).__name__}: {error}",
+            vendor_type="connection_error",
+            provider=provider,
+            model=model,
+            switchable=False,
+            cause=error,
+        )
+    return error
+
+
+class StreamTranslator(Protocol):
+    """Turns one API's native stream items into :data:`~robota.StreamEvent` values."""
+
+    def feed(self, item: Any) -> Iterable[StreamEvent]:
+        """Events for one native stream item (possibly none)."""
+        ...
+
+    def finish(self) -> Iterable[StreamEvent]:
+        """Events once the native stream ended (pending tool calls, the one ``ResponseDone``)."""
+        ...
+
+
+def _check_signal(signal: AbortSignal | None) -> None:
+    if signal is not None and signal.aborted:
+        raise abort_error_from_reason(signal.reason)
+
+
+async def drive_call(
+    call: Callable[[], Awaitable[Any]],
+    *,
+    api: str,
+    params: Mapping[str, Any],
+    capture: NativeCapture,
+    signal: AbortSignal | None,
+    provider: str,
+    model: str | None,
+) -> Any:
+    """Run one non-streamed SDK call; report the request and response natively (S25)."""
+    _check_signal(signal)
+    capture(NativePayload("request", api, params))
+    try:
+        response = await call()
+    except Exception as error:
+        mapped = map_error(error, provider=provider, model=model)
+        if mapped is error:
+            raise
+        raise mapped from error
+    capture(NativePayload("response", api, response))
+    return response
+
+
+async def drive_stream(
+    open_stream: Callable[[], Awaitable[Any]],
+    translator: StreamTranslator,
+    *,
+    api: str,
+    params: Mapping[str, Any],
+    capture: NativeCapture,
+    signal: AbortSignal | None,
+    provider: str,
+    model: str | None,
+) -> AsyncIterator[StreamEvent]:
+    """Run one streamed SDK call and yield its events; the stream is always closed."""
+    _check_signal(signal)
+    capture(NativePayload("request", api, params))
+    try:
+        stream = await open_stream()
+    except Exception as error:
+        mapped = map_error(error, provider=provider, model=model)
+        if mapped is error:
+            raise
+        raise mapped from error
+    order = 0
+    try:
+        iterator = stream.__aiter__()
+        while True:
+            try:
+                item = await iterator.__anext__()
+            except StopAsyncIteration:
+                break
+            except Exception as error:
+                mapped = map_error(error, provider=provider, model=model)
+                if mapped is error:
+                    raise
+                raise mapped from error
+            _check_signal(signal)  # S23: nothing after an abort reaches the caller
+            capture(NativePayload("stream_event", api, item, order=order))
+            order += 1
+            for event in translator.feed(item):
+                yield event
+        for event in translator.finish():
+            yield event
+    finally:
+        await stream.close()
+
+
+class ToolProjector:
+    """Projects tools through core's one projector (S17), remembering recent results.
+
+    Tool specs are usually the same objects round after round, so the projection is computed
+    once per spec object. A schema the policy rejects fails the request before any transport
+    with a :class:`~robota.ConfigurationError` naming the tool and why.
+    """
+
+    __slots__ = ("_cache", "_policy", "_provider")
+
+    _LIMIT = 512
+
+    def __init__(self, policy: ProjectionPolicy, provider: str) -> None:
+        self._policy = policy
+        self._provider = provider
+        self._cache: dict[int, tuple[ToolSpec, ToolSpec]] = {}
+
+    def project(self, spec: ToolSpec) -> ToolSpec:
+        """The spec as this vendor is shown it."""
+        hit = self._cache.get(id(spec))
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        projected, result = project_tool_spec(spec, self._policy)
+        if projected is None:
+            raise ConfigurationError(
+                f"tool {spec.name!r} cannot be offered to provider {self._provider!r}: its "
+                f"parameter schema was refused ({result.reason}); simplify the schema"
+            )
+        if len(self._cache) >= self._LIMIT:
+            self._cache.clear()
+        self._cache[id(spec)] = (spec, projected)
+        return projected

@@ -1,0 +1,251 @@
+"""The one place ``openai`` SDK exceptions become :class:`~robota.ProviderError` (S42).
+
+``switchable`` — whether another model could serve the same request — is decided by
+:data:`SWITCHABLE`, one row per kind of failure, each with its reason, and a test per row:
+
+========================================  ==========  =========================================
+failure                                   switchable  why
+========================================  ==========  =========================================
+400 ``invalid_request_error`` (any code)  no          the request itself is wrong; it fails on
+                                                      any model
+400/404 code ``model_not_found``          yes         the model does not exist here; another
+                                                      one can serve the request
+401 / 403                                 no          the credentials are refused for every
+                                                      model behind them
+404 (other)                               yes         the model or deployment is missing
+409                                       yes         a transient conflict on the vendor's side
+422                                       no          the request is semantically invalid
+429 (rate limit)                          yes         limits are per model; another has its own
+429 code ``insufficient_quota``           no          the account is out of quota for all
+                                                      models
+5xx                                       yes         the vendor failed; another model may not
+timeout (no answer in time)               yes         a slower model; another may answer
+connection error (refused, reset, DNS)    no          the cause is between us and the vendor,
+                                                      not in one model
+error event inside a 200 stream           by code     mapped like the status it names, else no
+unknown cause                             no          S42: never switch on an unknown cause
+========================================  ==========  =========================================
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from robota.core import (
+    AuthenticationError,
+    NetworkError,
+    ProviderError,
+    RateLimitError,
+)
+
+__all__ = ["SWITCHABLE", "from_error_payload", "map_openai_error", "retry_after_seconds"]
+
+SWITCHABLE: Final[Mapping[str, bool]] = {
+    "invalid_request": False,
+    "model_not_found": True,
+    "authentication": False,
+    "not_found": True,
+    "conflict": True,
+    "unprocessable": False,
+    "rate_limited": True,
+    "insufficient_quota": False,
+    "server_error": True,
+    "timeout": True,
+    "connection": False,
+    "unknown": False,
+}
+"""Row name → switchable; see the module docstring for each row's reason."""
+
+
+def _row(status: int | None, code: str | None, vendor_type: str | None) -> str:
+    if code == "model_not_found":
+        return "model_not_found"
+    if status is None:
+        return "unknown"
+    if status in (401, 403):
+        return "authentication"
+    if status == 429:
+        if code == "insufficient_quota" or vendor_type == "insufficient_quota":
+            return "insufficient_quota"
+        return "rate_limited"
+    if status >= 500:
+        return "server_error"
+    return {400: "invalid_request", 404: "not_found", 409: "conflict", 422: "unprocessable"}.get(
+        status, "unknown"
+    )
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (delta or HTTP date), when present."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _text(value: object) -> str | None:
+    if value is None:
+        return None
+    return str(value)
+
+
+def _build(
+    message: str,
+    *,
+    status: int | None,
+    code: str | None,
+    vendor_type: str | None,
+    provider: str,
+    model: str | None,
+    request_id: str | None,
+    retry_after: float | None,
+    cause: BaseException | None,
+) -> ProviderError:
+    row = _row(status, code, vendor_type)
+    common: dict[str, Any] = {
+        "status": status,
+        "vendor_type": vendor_type or code,
+        "provider": provider,
+        "model": model,
+        "request_id": request_id,
+        "switchable": SWITCHABLE[row],
+        "cause": cause,
+    }
+    if row == "authentication":
+        return AuthenticationError(message, **common)
+    if row in ("rate_limited", "insufficient_quota"):
+        if row == "insufficient_quota":
+            common["recoverable"] = False
+        return RateLimitError(message, retry_after=retry_after, **common)
+    return ProviderError(message, code=row if row != "unknown" else None, **common)
+
+
+def from_error_payload(
+    payload: Mapping[str, Any], *, provider: str, model: str | None
+) -> ProviderError:
+    """An error object a server sent *inside* a stream (``{"error": {...}}`` or the bare object).
+
+    The status is read from a numeric ``code`` or ``status`` when the server gave one (some
+    OpenAI-compatible servers do), so it maps like that HTTP status.
+    """
+    inner = payload.get("error", payload)
+    if not isinstance(inner, Mapping):
+        inner = {"message": str(inner)}
+    raw_code = inner.get("code")
+    status: int | None = None
+    code: str | None = None
+    if isinstance(raw_code, int) and not isinstance(raw_code, bool) and 100 <= raw_code < 600:
+        status = raw_code
+    elif raw_code is not None:
+        code = str(raw_code)
+    vendor_type = _text(inner.get("type"))
+    text = _text(inner.get("message")) or "the server reported an error inside the stream"
+    return _build(
+        f"provider {provider!r} reported an error in the stream: {text}",
+        status=status,
+        code=code,
+        vendor_type=vendor_type,
+        provider=provider,
+        model=model,
+        request_id=None,
+        retry_after=None,
+        cause=None,
+    )
+
+
+def map_openai_error(error: BaseException, *, provider: str, model: str | None) -> ProviderError:
+    """Translate an exception the ``openai`` SDK raised (S42); anything else is passed through.
+
+    Returns a :class:`~robota.ProviderError` (or subclass) keeping the HTTP status, the vendor's
+    error type (its ``type``, else its ``code``), the request id and ``retry-after``.
+    """
+    import openai  # noqa: PLC0415 - only reached once the SDK is loaded
+
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, openai.APITimeoutError):
+        return NetworkError(
+            f"provider {provider!r} did not answer in time (timeout)",
+            vendor_type="timeout",
+            provider=provider,
+            model=model,
+            switchable=SWITCHABLE["timeout"],
+            cause=error,
+        )
+    if isinstance(error, openai.APIConnectionError):
+        return NetworkError(
+            f"provider {provider!r} could not be reached: {error.message}"
+            + (f" ({error.__cause__!r})" if error.__cause__ is not None else ""),
+            vendor_type="connection_error",
+            provider=provider,
+            model=model,
+            switchable=SWITCHABLE["connection"],
+            cause=error,
+        )
+    if isinstance(error, openai.APIStatusError):
+        headers = dict(error.response.headers)
+        code = _text(error.code)
+        vendor_type = _text(error.type)
+        detail = error.message
+        return _build(
+            f"provider {provider!r} answered HTTP {error.status_code}: {detail}",
+            status=error.status_code,
+            code=code,
+            vendor_type=vendor_type,
+            provider=provider,
+            model=model,
+            request_id=_text(error.request_id),
+            retry_after=retry_after_seconds(headers),
+            cause=error,
+        )
+    if isinstance(error, openai.APIError):
+        # No HTTP status: an error event inside a 200 stream, or a response the SDK could not
+        # validate. The body says what the server meant.
+        body = error.body
+        if isinstance(body, Mapping):
+            mapped = from_error_payload(body, provider=provider, model=model)
+            mapped.__cause__ = error
+            return mapped
+        return _build(
+            f"provider {provider!r} failed: {error.message}",
+            status=None,
+            code=_text(error.code),
+            vendor_type=_text(error.type),
+            provider=provider,
+            model=model,
+            request_id=None,
+            retry_after=None,
+            cause=error,
+        )
+    if isinstance(error, openai.OpenAIError):
+        return _build(
+            f"provider {provider!r} failed: {type(error).__name__}: {error}",
+            status=None,
+            code=None,
+            vendor_type=type(error).__name__,
+            provider=provider,
+            model=model,
+            request_id=None,
+            retry_after=None,
+            cause=error,
+        )
+    raise TypeError(f"not an openai SDK exception: {error!r}")

@@ -1,0 +1,151 @@
+"""OpenAI's model facts (S02, S04, S13, S24, S30): capabilities, effort levels, metadata, prices.
+
+Every row is source-dated. Sources, as read on the date given:
+
+* ``models-2025-12`` — platform.openai.com/docs/models, each model's page (context window, max
+  output tokens, reasoning effort values, structured outputs, function calling), read 2025-12.
+* ``pricing-2025-12`` — openai.com/api/pricing (standard tier, USD per 1M tokens: input, cached
+  input, output), read 2025-12.
+* ``recordings-2026-08`` — the answering-model names in the recorded exchanges in
+  ``shared/vendor-recordings`` (dated snapshots the API reports for an alias).
+
+These tables were compiled by hand: check them against the live pages before a release. A model
+that is not listed has no stated capabilities (silence, not denial: S30), no effort control
+(effort is then ``not_applied``), the default context window with a warning (S13) and no price
+(cost ``None``, never a guess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from robota.core import (
+    EffortLevel,
+    ModelCapabilities,
+    register_model_metadata,
+    register_model_pricing,
+)
+
+__all__ = ["MODELS", "OpenAIModel", "effort_levels", "register_openai_models"]
+
+MODELS_SOURCE: Final = "models-2025-12"
+PRICING_SOURCE: Final = "pricing-2025-12"
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIModel:
+    """One row: what OpenAI states about a model."""
+
+    context_window: int
+    max_output_tokens: int
+    input_price: float
+    output_price: float
+    cached_input_price: float | None
+    efforts: tuple[EffortLevel, ...] | None  # None: no effort control
+    structured_output: bool = True  # native JSON schema (Structured Outputs)
+    vision: bool = True
+    aliases: tuple[str, ...] = ()  # dated snapshots the API answers with (same row)
+
+
+_GPT5: Final[tuple[EffortLevel, ...]] = ("minimal", "low", "medium", "high")
+_GPT51: Final[tuple[EffortLevel, ...]] = ("none", "low", "medium", "high")
+_GPT52: Final[tuple[EffortLevel, ...]] = ("none", "low", "medium", "high", "xhigh")
+_O_SERIES: Final[tuple[EffortLevel, ...]] = ("low", "medium", "high")
+
+MODELS: Final[Mapping[str, OpenAIModel]] = {
+    "gpt-5.2": OpenAIModel(
+        400_000, 128_000, 1.75, 14.0, 0.175, _GPT52, aliases=("gpt-5.2-2025-12-11",)
+    ),
+    "gpt-5.1": OpenAIModel(400_000, 128_000, 1.25, 10.0, 0.125, _GPT51),
+    "gpt-5": OpenAIModel(400_000, 128_000, 1.25, 10.0, 0.125, _GPT5, aliases=("gpt-5-2025-08-07",)),
+    "gpt-5-mini": OpenAIModel(
+        400_000, 128_000, 0.25, 2.0, 0.025, _GPT5, aliases=("gpt-5-mini-2025-08-07",)
+    ),
+    "gpt-5-nano": OpenAIModel(
+        400_000, 128_000, 0.05, 0.40, 0.005, _GPT5, aliases=("gpt-5-nano-2025-08-07",)
+    ),
+    "gpt-4.1": OpenAIModel(
+        1_047_576, 32_768, 2.0, 8.0, 0.50, None, aliases=("gpt-4.1-2025-04-14",)
+    ),
+    "gpt-4.1-mini": OpenAIModel(
+        1_047_576, 32_768, 0.40, 1.60, 0.10, None, aliases=("gpt-4.1-mini-2025-04-14",)
+    ),
+    "gpt-4.1-nano": OpenAIModel(
+        1_047_576, 32_768, 0.10, 0.40, 0.025, None, aliases=("gpt-4.1-nano-2025-04-14",)
+    ),
+    "gpt-4o": OpenAIModel(
+        128_000, 16_384, 2.50, 10.0, 1.25, None, aliases=("gpt-4o-2024-08-06", "gpt-4o-2024-11-20")
+    ),
+    "gpt-4o-2024-05-13": OpenAIModel(128_000, 4_096, 5.0, 15.0, None, None),
+    "gpt-4o-mini": OpenAIModel(
+        128_000, 16_384, 0.15, 0.60, 0.075, None, aliases=("gpt-4o-mini-2024-07-18",)
+    ),
+    "o3": OpenAIModel(200_000, 100_000, 2.0, 8.0, 0.50, _O_SERIES, aliases=("o3-2025-04-16",)),
+    "o4-mini": OpenAIModel(
+        200_000, 100_000, 1.10, 4.40, 0.275, _O_SERIES, aliases=("o4-mini-2025-04-16",)
+    ),
+    "o3-mini": OpenAIModel(
+        200_000, 100_000, 1.10, 4.40, 0.55, _O_SERIES, vision=False, aliases=("o3-mini-2025-01-31",)
+    ),
+    "o1": OpenAIModel(200_000, 100_000, 15.0, 60.0, 7.50, _O_SERIES, aliases=("o1-2024-12-17",)),
+}
+"""The table, by the name a request carries (aliases share their row)."""
+
+_BY_NAME: Final[Mapping[str, OpenAIModel]] = {
+    name: row for base, row in MODELS.items() for name in (base, *row.aliases)
+}
+
+
+def row(model: str) -> OpenAIModel | None:
+    """The row for ``model`` (an alias or dated snapshot included), when listed."""
+    return _BY_NAME.get(model)
+
+
+def effort_levels(model: str) -> tuple[EffortLevel, ...] | None:
+    """The effort levels ``model`` offers, or ``None`` for no (or no known) effort control."""
+    entry = _BY_NAME.get(model)
+    return None if entry is None else entry.efforts
+
+
+def model_capabilities_table() -> dict[str, ModelCapabilities]:
+    """Per-model capability tables (S30) for every listed name."""
+    return {
+        name: ModelCapabilities(
+            tools=True,
+            streaming=True,
+            parallel_tool_calls=True,
+            structured_output="json_schema" if entry.structured_output else "json_mode",
+            vision=entry.vision,
+            reasoning=entry.efforts is not None,
+        )
+        for name, entry in _BY_NAME.items()
+    }
+
+
+_registered: set[str] = set()
+
+
+def register_openai_models(provider: str) -> None:
+    """Register metadata (S13) and prices (S04) for every listed name under ``provider``.
+
+    Idempotent per provider name.
+    """
+    if provider in _registered:
+        return
+    for name, entry in _BY_NAME.items():
+        register_model_metadata(
+            name,
+            context_window=entry.context_window,
+            max_output_tokens=entry.max_output_tokens,
+            provider=provider,
+        )
+        register_model_pricing(
+            name,
+            input_per_million=entry.input_price,
+            output_per_million=entry.output_price,
+            cache_read_per_million=entry.cached_input_price,
+            provider=provider,
+        )
+    _registered.add(provider)

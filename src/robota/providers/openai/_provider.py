@@ -1,0 +1,220 @@
+"""``OpenAIProvider``: OpenAI's models over the official ``openai`` SDK (``AsyncOpenAI``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterable
+from typing import Any, Final, Literal, TypeAlias, final
+
+from robota.core import (
+    AbortSignal,
+    ChatRequest,
+    ChatResponse,
+    ConfigurationError,
+    EffortResolution,
+    ModelCapabilities,
+    Provider,
+    ProviderCapabilities,
+    resolve_effort,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
+from robota.providers.openai._common import no_capture
+from robota.providers.openai._models import (
+    MODELS_SOURCE,
+    effort_levels,
+    model_capabilities_table,
+    register_openai_models,
+    row,
+)
+from robota.providers.openai._responses import ResponsesAPI
+from robota.providers.openai._sdk import load_openai
+
+__all__ = ["OpenAIAPI", "OpenAIProvider"]
+
+OpenAIAPI: TypeAlias = Literal["responses", "chat"]
+"""Which OpenAI API an :class:`OpenAIProvider` speaks."""
+
+_HOSTED: Final = {"responses": frozenset({"web_search"}), "chat": frozenset[str]()}
+_API_KEY_VARIABLE: Final = "OPENAI_API_KEY"
+
+
+@final
+class OpenAIProvider(Provider):
+    """OpenAI's Responses (default) or Chat Completions API, through the official SDK.
+
+    Args:
+        api_key: The API key; default: the ``OPENAI_API_KEY`` environment variable.
+        base_url: Another endpoint speaking OpenAI's API (e.g. a gateway); default: OpenAI's.
+            With one set, :meth:`endpoint_provenance` is ``"custom"`` (S18).
+        api: ``"responses"`` or ``"chat"``.
+        organization: The OpenAI organization id, when the key belongs to several.
+        http_client: An ``httpx2.AsyncClient`` for the SDK to use (your transport, proxy or test
+            server). It stays yours: :meth:`aclose` does not close it.
+        timeout: Seconds before a request times out (the SDK's default when ``None``).
+        max_retries: The SDK's own retries (its default when ``None``). A host that owns
+            retries — a journal, a workflow engine — passes ``0``.
+        native_tools: Hosted tools this instance enables (S30), e.g. ``("web_search",)`` on the
+            Responses API. A run may only request what is enabled here.
+        name: The provider's name in an agent (default ``"openai"``).
+
+    Raises:
+        ConfigurationError: for an unknown ``api``, a hosted tool this API does not support, no
+            API key anywhere, or the ``openai`` SDK not installed (the message says
+            ``pip install "robota[openai]"``).
+    """
+
+    __slots__ = ("_api", "_api_name", "_client", "_name", "_native", "_owns_client", "_url")
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        api: OpenAIAPI = "responses",
+        organization: str | None = None,
+        http_client: Any = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        native_tools: Iterable[str] = (),
+        name: str = "openai",
+    ) -> None:
+        if api not in ("responses", "chat"):
+            raise ConfigurationError(f"api must be 'responses' or 'chat', got {api!r}")
+        native = frozenset(native_tools)
+        unsupported = native - _HOSTED[api]
+        if unsupported:
+            raise ConfigurationError(
+                f"native tool(s) {sorted(unsupported)} are not supported on OpenAI's {api!r} API; "
+                f"supported: {sorted(_HOSTED[api]) or 'none'}"
+            )
+        name_value: object = name  # untyped callers can pass anything
+        if not isinstance(name_value, str) or not name.strip():
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
+        if not key:
+            raise ConfigurationError(
+                f"OpenAIProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
+                "(or store one with `robota auth set openai`)"
+            )
+        openai = load_openai("OpenAIProvider")
+        options: dict[str, Any] = {"api_key": key}
+        if base_url is not None:
+            options["base_url"] = base_url
+        if organization is not None:
+            options["organization"] = organization
+        if http_client is not None:
+            options["http_client"] = http_client
+        if timeout is not None:
+            options["timeout"] = timeout
+        if max_retries is not None:
+            options["max_retries"] = max_retries
+        self._client = openai.AsyncOpenAI(**options)
+        self._owns_client = http_client is None
+        self._name = name
+        self._api_name: OpenAIAPI = api
+        self._native = native
+        self._url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL")
+        self._api: ResponsesAPI | ChatCompletionsAPI = (
+            ResponsesAPI(provider=name)
+            if api == "responses"
+            else ChatCompletionsAPI(provider=name, options=ChatWireOptions())
+        )
+        register_openai_models(name)
+
+    @property
+    def name(self) -> str:
+        """The provider's name (``"openai"`` unless set)."""
+        return self._name
+
+    @property
+    def api(self) -> OpenAIAPI:
+        """The API this instance speaks."""
+        return self._api_name
+
+    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
+        """``"custom"`` when a base URL was set (here or in ``OPENAI_BASE_URL``), S18."""
+        return "vendor_default" if not self._url else "custom"
+
+    def capabilities(self) -> ProviderCapabilities:
+        """The per-model table (S30); models not listed are silent (unknown)."""
+        return ProviderCapabilities(
+            default_model=ModelCapabilities(),
+            models=model_capabilities_table(),
+            native_tools_supported=_HOSTED[self._api_name],
+            native_tools_enabled=self._native,
+        )
+
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution:
+        """The effort resolution for ``request`` against this model's table row (S24)."""
+        return resolve_effort(
+            request.effort, effort_levels(request.model), model=request.model, source=MODELS_SOURCE
+        )
+
+    def _reasoning_model(self, model: str) -> bool | None:
+        entry = row(model)
+        return None if entry is None else entry.efforts is not None
+
+    async def chat(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> ChatResponse:
+        """One complete response."""
+        return await self.chat_raw(request, signal=signal, capture=no_capture)
+
+    def chat_stream(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed response."""
+        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
+
+    async def chat_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        """:meth:`chat`, reporting the native request and response (S25, S28)."""
+        effort = self.resolve_effort(request)
+        if isinstance(self._api, ResponsesAPI):
+            return await self._api.chat(
+                self._client,
+                request,
+                effort=effort,
+                reasoning_model=self._reasoning_model(request.model),
+                signal=signal,
+                capture=capture,
+            )
+        return await self._api.chat(
+            self._client, request, effort=effort, signal=signal, capture=capture
+        )
+
+    def chat_stream_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        effort = self.resolve_effort(request)
+        if isinstance(self._api, ResponsesAPI):
+            return self._api.chat_stream(
+                self._client,
+                request,
+                effort=effort,
+                reasoning_model=self._reasoning_model(request.model),
+                signal=signal,
+                capture=capture,
+            )
+        return self._api.chat_stream(
+            self._client, request, effort=effort, signal=signal, capture=capture
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
+        if self._owns_client:
+            await self._client.close()
+
+    def __repr__(self) -> str:
+        return f"<OpenAIProvider name={self._name!r} api={self._api_name!r}>"

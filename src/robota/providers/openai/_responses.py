@@ -1,0 +1,469 @@
+"""The Responses API (``POST /responses``): our messages ↔ the wire, both directions.
+
+Requests are stateless (``store: false``): everything a later turn needs travels with it. The
+system head is the ``instructions`` field; user input is an ``input`` message; an assistant
+message becomes, in this order, the reasoning items it carried (from its continuation, S26),
+its text as an assistant message and one ``function_call`` item per tool call (``call_id`` is
+the provider's id, untouched, S36); a tool result is a ``function_call_output`` linked by
+``call_id``. Reasoning items keep their ``encrypted_content`` whole, which is why
+``include: ["reasoning.encrypted_content"]`` is asked for whenever the model may reason.
+
+Responses: ``message`` items give the text (a reply can carry text *and* calls, e.g. a
+``phase: commentary`` message before a call); ``function_call`` items the calls, linked by
+``call_id`` (not the item ``id``); ``reasoning`` items (and their summaries, which are not reply
+text) the continuation; hosted-tool items such as ``web_search_call`` are the vendor's own
+record and are not local calls. Streams are assembled from ``response.output_text.delta``,
+``response.output_item.added/done`` and ``response.function_call_arguments.delta`` (fragments
+keyed by item), ending with ``response.completed`` (or ``response.incomplete``); a
+``response.failed`` or ``error`` event is a :class:`~robota.ProviderError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from robota.core import (
+    AbortSignal,
+    AssistantMessage,
+    ChatRequest,
+    ChatResponse,
+    EffortResolution,
+    Message,
+    ResponseDone,
+    SystemMessage,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolMessage,
+    Usage,
+    UserMessage,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.core.schema import project_tool_schema
+from robota.providers.openai._common import ToolProjector, drive_call, drive_stream, no_capture
+from robota.providers.openai._errors import from_error_payload
+from robota.providers.openai._projection import OPENAI_POLICY, OPENAI_STRICT_POLICY
+
+__all__ = [
+    "API_NAME",
+    "ResponsesAPI",
+    "ResponsesStreamAssembler",
+    "responses_input",
+    "responses_params",
+    "responses_response",
+    "responses_usage",
+]
+
+API_NAME = "responses"
+"""The API surface name reported with native payloads (S25), opaque to core."""
+
+_CONTINUATION_KEY = "openai_responses"
+_HOSTED_TOOLS: Mapping[str, Mapping[str, Any]] = {"web_search": {"type": "web_search"}}
+
+
+def _get(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def _plain(obj: Any) -> Any:
+    """An SDK model (or dict) as plain JSON data, ``None`` fields left out."""
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", exclude_none=True)
+    return obj
+
+
+def _reasoning_item(item: Any) -> dict[str, Any]:
+    """A reasoning item as it must be sent back: id, summary and encrypted content, whole."""
+    data = _plain(item)
+    kept = {
+        key: data[key]
+        for key in ("type", "id", "summary", "encrypted_content", "content")
+        if key in data and data[key] is not None
+    }
+    kept.setdefault("summary", [])
+    return kept
+
+
+def encode_continuation(reasoning: Sequence[Mapping[str, Any]]) -> str | None:
+    """The continuation text (S26) for a reply's reasoning items; ``None`` when there are none."""
+    if not reasoning:
+        return None
+    return json.dumps({_CONTINUATION_KEY: {"reasoning": list(reasoning)}}, separators=(",", ":"))
+
+
+def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
+    if not text:
+        return []
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return []  # written by another provider: not ours to read
+    own = data.get(_CONTINUATION_KEY) if isinstance(data, dict) else None
+    items = own.get("reasoning") if isinstance(own, dict) else None
+    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for our conversation."""
+    instructions: str | None = None
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            instructions = message.content
+        elif isinstance(message, UserMessage):
+            items.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            items.extend(_decode_continuation(message.continuation))
+            if message.content:
+                items.append({"role": "assistant", "content": message.content})
+            items.extend(
+                {
+                    "type": "function_call",
+                    "call_id": call.id,
+                    "name": call.name,
+                    "arguments": call.arguments,
+                }
+                for call in message.tool_calls
+            )
+        elif isinstance(message, ToolMessage):
+            items.append(
+                {
+                    "type": "function_call_output",
+                    "call_id": message.tool_call_id,
+                    "output": message.content,
+                }
+            )
+    return instructions, items
+
+
+def responses_params(
+    request: ChatRequest,
+    *,
+    projector: ToolProjector,
+    effort: EffortResolution | None,
+    reasoning_model: bool | None,
+    stream: bool,
+) -> dict[str, Any]:
+    """The keyword arguments of ``responses.create`` for ``request``."""
+    instructions, items = responses_input(request.messages)
+    params: dict[str, Any] = {"model": request.model, "input": items, "store": False}
+    if instructions is not None:
+        params["instructions"] = instructions
+    tools: list[dict[str, Any]] = [
+        {
+            "type": "function",
+            "name": spec.name,
+            "description": spec.description,
+            "parameters": dict(spec.parameters),
+            "strict": False,
+        }
+        for spec in map(projector.project, request.tools)
+    ]
+    tools.extend(
+        dict(_HOSTED_TOOLS[name]) for name in request.native_tools if name in _HOSTED_TOOLS
+    )
+    if tools:
+        params["tools"] = tools
+        params["tool_choice"] = request.tool_choice
+    if request.max_output_tokens is not None:
+        params["max_output_tokens"] = request.max_output_tokens
+    if request.temperature is not None:
+        params["temperature"] = request.temperature
+    response_format = request.response_format
+    if response_format is not None:
+        if response_format.type == "json_schema" and response_format.schema is not None:
+            schema = response_format.schema
+            strict = project_tool_schema(schema, OPENAI_STRICT_POLICY).outcome == "adopted"
+            params["text"] = {
+                "format": {
+                    "type": "json_schema",
+                    "name": response_format.name,
+                    "schema": dict(schema),
+                    "strict": strict,
+                }
+            }
+        else:
+            params["text"] = {"format": {"type": "json_object"}}
+    if effort is not None and effort.native_value is not None:
+        params["reasoning"] = {"effort": effort.native_value}
+    if reasoning_model is not False:
+        # Stateless reasoning needs the encrypted items back (NOTES: store=False).
+        params["include"] = ["reasoning.encrypted_content"]
+    if stream:
+        params["stream"] = True
+    return params
+
+
+def responses_usage(raw: Any) -> Usage | None:
+    """Responses usage by core's one rule (S29): ``input_tokens`` include the cached ones."""
+    if raw is None:
+        return None
+    return Usage.from_counts(
+        prompt=_int(_get(raw, "input_tokens")),
+        completion=_int(_get(raw, "output_tokens")),
+        total=_int(_get(raw, "total_tokens")),
+        cache_read=_int(_get(_get(raw, "input_tokens_details"), "cached_tokens")),
+    )
+
+
+def _message_text(item: Any) -> str:
+    return "".join(
+        str(_get(part, "text") or "")
+        for part in _get(item, "content") or ()
+        if _get(part, "type") == "output_text"
+    )
+
+
+def _finish_reason(response: Any) -> str | None:
+    details = _get(response, "incomplete_details")
+    reason = _get(details, "reason")
+    if reason:
+        return str(reason)
+    status = _get(response, "status")
+    return str(status) if status else None
+
+
+def _check_failed(response: Any, *, provider: str, model: str | None) -> None:
+    if _get(response, "status") == "failed":
+        error = _get(response, "error")
+        payload = _plain(error) if error is not None else {"message": "the response failed"}
+        raise from_error_payload({"error": payload}, provider=provider, model=model)
+
+
+def responses_response(
+    response: Any, *, effort: EffortResolution | None, provider: str
+) -> ChatResponse:
+    """A complete ``Response`` as our response."""
+    model = _get(response, "model") or None
+    _check_failed(response, provider=provider, model=model)
+    text: list[str] = []
+    calls: list[ToolCall] = []
+    reasoning: list[dict[str, Any]] = []
+    for item in _get(response, "output") or ():
+        kind = _get(item, "type")
+        if kind == "message":
+            text.append(_message_text(item))
+        elif kind == "function_call":
+            calls.append(
+                ToolCall(
+                    str(_get(item, "call_id") or ""),
+                    str(_get(item, "name") or ""),
+                    str(_get(item, "arguments") or "") or "{}",
+                )
+            )
+        elif kind == "reasoning":
+            reasoning.append(_reasoning_item(item))
+    return ChatResponse(
+        content="".join(text),
+        tool_calls=tuple(calls),
+        model=model,
+        usage=responses_usage(_get(response, "usage")),
+        finish_reason=_finish_reason(response),
+        continuation=encode_continuation(reasoning),
+        effort=effort,
+    )
+
+
+@dataclass(slots=True)
+class _PendingCall:
+    call_id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    done: bool = False
+
+
+class ResponsesStreamAssembler:
+    """Assembles Responses stream events into our stream events (see the module docstring)."""
+
+    __slots__ = (
+        "_calls",
+        "_done",
+        "_effort",
+        "_model",
+        "_order",
+        "_provider",
+        "_reasoning",
+        "_text_seen",
+    )
+
+    def __init__(self, *, provider: str, effort: EffortResolution | None) -> None:
+        self._provider = provider
+        self._effort = effort
+        self._calls: dict[str, _PendingCall] = {}
+        self._order: list[str] = []
+        self._reasoning: list[dict[str, Any]] = []
+        self._model: str | None = None
+        self._done: ResponseDone | None = None
+        self._text_seen = False
+
+    def _call(self, key: str) -> _PendingCall:
+        call = self._calls.get(key)
+        if call is None:
+            call = self._calls[key] = _PendingCall()
+            self._order.append(key)
+        return call
+
+    def feed(self, event: Any) -> Iterable[StreamEvent]:
+        """Events for one stream event."""
+        kind = _get(event, "type")
+        if kind == "response.output_text.delta":
+            delta = _get(event, "delta")
+            if delta:
+                return (TextDelta(str(delta)),)
+            return ()
+        if kind == "response.function_call_arguments.delta":
+            key = str(_get(event, "item_id") or _get(event, "output_index"))
+            delta = _get(event, "delta")
+            if delta:
+                self._call(key).arguments.append(str(delta))
+            return ()
+        if kind in ("response.output_item.added", "response.output_item.done"):
+            return self._item(event, done=kind == "response.output_item.done")
+        if kind in ("response.created", "response.in_progress"):
+            self._model = _get(_get(event, "response"), "model") or self._model
+            return ()
+        if kind in ("response.completed", "response.incomplete"):
+            self._finish(_get(event, "response"))
+            return ()
+        if kind == "response.failed":
+            response = _get(event, "response")
+            _check_failed(response, provider=self._provider, model=self._model)
+            raise from_error_payload(
+                {"error": {"message": "the response failed"}},
+                provider=self._provider,
+                model=self._model,
+            )
+        if kind == "error":
+            payload = {
+                "code": _get(event, "code"),
+                "message": _get(event, "message"),
+                "type": _get(event, "type"),
+            }
+            raise from_error_payload({"error": payload}, provider=self._provider, model=self._model)
+        return ()
+
+    def _item(self, event: Any, *, done: bool) -> Iterable[StreamEvent]:
+        item = _get(event, "item")
+        kind = _get(item, "type")
+        if kind == "function_call":
+            key = str(_get(item, "id") or _get(event, "output_index"))
+            call = self._call(key)
+            call.call_id = str(_get(item, "call_id") or call.call_id)
+            call.name = str(_get(item, "name") or call.name)
+            if done:
+                arguments = _get(item, "arguments")
+                if arguments is not None:
+                    call.arguments = [str(arguments)]  # the item's whole arguments win
+                call.done = True
+        elif kind == "reasoning" and done:
+            self._reasoning.append(_reasoning_item(item))
+        return ()
+
+    def _finish(self, response: Any) -> None:
+        self._model = _get(response, "model") or self._model
+        self._done = ResponseDone(
+            model=self._model,
+            usage=responses_usage(_get(response, "usage")),
+            finish_reason=_finish_reason(response),
+            continuation=encode_continuation(self._reasoning),
+            effort=self._effort,
+        )
+
+    def finish(self) -> Iterable[StreamEvent]:
+        """The tool calls in output order, then the one ``ResponseDone``."""
+        events: list[StreamEvent] = [
+            ToolCallReady(ToolCall(call.call_id, call.name, "".join(call.arguments) or "{}"))
+            for call in (self._calls[key] for key in self._order)
+        ]
+        if self._done is None:
+            # The stream ended without its terminal event: keep what arrived, usage unknown.
+            self._done = ResponseDone(
+                model=self._model,
+                finish_reason="incomplete_stream",
+                continuation=encode_continuation(self._reasoning),
+                effort=self._effort,
+            )
+        events.append(self._done)
+        return events
+
+
+class ResponsesAPI:
+    """Responses calls over an ``AsyncOpenAI`` client, for one adapter."""
+
+    __slots__ = ("_projector", "_provider")
+
+    def __init__(self, *, provider: str) -> None:
+        self._provider = provider
+        self._projector = ToolProjector(OPENAI_POLICY, provider)
+
+    async def chat(
+        self,
+        client: Any,
+        request: ChatRequest,
+        *,
+        effort: EffortResolution | None,
+        reasoning_model: bool | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture = no_capture,
+    ) -> ChatResponse:
+        """One non-streamed call."""
+        params = responses_params(
+            request,
+            projector=self._projector,
+            effort=effort,
+            reasoning_model=reasoning_model,
+            stream=False,
+        )
+        response = await drive_call(
+            lambda: client.responses.create(**params),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._provider,
+            model=request.model,
+        )
+        return responses_response(response, effort=effort, provider=self._provider)
+
+    def chat_stream(
+        self,
+        client: Any,
+        request: ChatRequest,
+        *,
+        effort: EffortResolution | None,
+        reasoning_model: bool | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture = no_capture,
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed call."""
+        params = responses_params(
+            request,
+            projector=self._projector,
+            effort=effort,
+            reasoning_model=reasoning_model,
+            stream=True,
+        )
+        return drive_stream(
+            lambda: client.responses.create(**params),
+            ResponsesStreamAssembler(provider=self._provider, effort=effort),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._provider,
+            model=request.model,
+        )

@@ -1,0 +1,219 @@
+"""``OpenAICompatibleProvider``: Chat Completions against any server that speaks it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from typing import Any, Literal, final
+
+from robota.core import (
+    AbortSignal,
+    ChatRequest,
+    ChatResponse,
+    ConfigurationError,
+    EffortLevel,
+    EffortResolution,
+    ModelMetadata,
+    ModelPricing,
+    Provider,
+    ProviderCapabilities,
+    register_model_metadata,
+    register_model_pricing,
+    resolve_effort,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.providers.openai._chat import (
+    ChatCompletionsAPI,
+    ChatWireOptions,
+    load_openai,
+    no_capture,
+)
+
+__all__ = ["OpenAICompatibleProvider"]
+
+_NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore it
+
+
+@final
+class OpenAICompatibleProvider(Provider):
+    """Any OpenAI-compatible Chat Completions endpoint: vLLM, llama.cpp, Ollama, LM Studio, …
+
+    Nothing is assumed about the server (S18, S30): it publishes no capability table unless you
+    declare one, so a structured-output request is sent unchanged rather than guessed at; its
+    endpoint provenance is ``"custom"``; no effort control is sent unless you declare the levels
+    a model offers; its models have the default context window (with a warning) unless you
+    declare their metadata.
+
+    Args:
+        base_url: The server's API root, e.g. ``"http://127.0.0.1:8080/v1"``.
+        api_key: The server's key, if it wants one. ``OPENAI_API_KEY`` is deliberately *not*
+            read: an OpenAI key is never sent to another server by accident.
+        name: The provider's name in an agent; set it so two servers can coexist.
+        http_client: An ``httpx2.AsyncClient`` for the SDK (stays yours; not closed here).
+        timeout: Seconds before a request times out (the SDK's default when ``None``).
+        max_retries: The SDK's own retries (its default when ``None``; ``0`` when a host owns
+            retries).
+        capabilities: The server's capability table, if you know it (S30).
+        models: Metadata of the models it serves (context window, max output), registered under
+            this provider's name (S13).
+        pricing: Prices of those models, registered under this provider's name (S04).
+        effort_levels: Per model, the effort levels the server accepts as
+            ``reasoning_effort`` (S24); a model not listed gets no effort control.
+        max_tokens_field: The request field for the output limit (``"max_tokens"`` — what
+            most servers read — or ``"max_completion_tokens"``).
+        stream_usage: Ask for usage at the end of a stream (``stream_options``); turn it off
+            for a server that refuses the option.
+        headers: Extra HTTP headers on every request.
+
+    Raises:
+        ConfigurationError: for a missing ``base_url`` or name, or the ``openai`` SDK not
+            installed (the message says ``pip install "robota[openai]"``).
+    """
+
+    __slots__ = ("_api", "_capabilities", "_client", "_efforts", "_name", "_owns_client")
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        api_key: str | None = None,
+        name: str = "openai-compatible",
+        http_client: Any = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        capabilities: ProviderCapabilities | None = None,
+        models: Iterable[ModelMetadata] = (),
+        pricing: Iterable[ModelPricing] = (),
+        effort_levels: Mapping[str, Sequence[EffortLevel]] | None = None,
+        max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
+        stream_usage: bool = True,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        url: object = base_url
+        if not isinstance(url, str) or not url.strip():
+            raise ConfigurationError(
+                "OpenAICompatibleProvider needs base_url=, the server's API root "
+                "(e.g. 'http://127.0.0.1:8080/v1')"
+            )
+        label: object = name
+        if not isinstance(label, str) or not label.strip():
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        if capabilities is not None and not isinstance(capabilities, ProviderCapabilities):
+            raise ConfigurationError(
+                f"capabilities must be a ProviderCapabilities, got {type(capabilities).__name__}"
+            )
+        if max_tokens_field not in ("max_tokens", "max_completion_tokens"):
+            raise ConfigurationError(
+                "max_tokens_field must be 'max_tokens' or 'max_completion_tokens', "
+                f"got {max_tokens_field!r}"
+            )
+        openai = load_openai("OpenAICompatibleProvider")
+        options: dict[str, Any] = {"api_key": api_key or _NO_KEY, "base_url": base_url}
+        if http_client is not None:
+            options["http_client"] = http_client
+        if timeout is not None:
+            options["timeout"] = timeout
+        if max_retries is not None:
+            options["max_retries"] = max_retries
+        if headers:
+            options["default_headers"] = dict(headers)
+        self._client = openai.AsyncOpenAI(**options)
+        self._owns_client = http_client is None
+        self._name = name
+        self._capabilities = capabilities
+        self._efforts = {model: tuple(levels) for model, levels in (effort_levels or {}).items()}
+        self._api = ChatCompletionsAPI(
+            provider=name,
+            options=ChatWireOptions(
+                max_tokens_field=max_tokens_field,
+                stream_usage=stream_usage,
+                strict_structured_output=False,
+            ),
+        )
+        for entry in models:
+            register_model_metadata(
+                entry.model,
+                context_window=entry.context_window,
+                max_output_tokens=entry.max_output_tokens,
+                provider=name,
+                replace=True,
+            )
+        for price in pricing:
+            register_model_pricing(
+                price.model,
+                input_per_million=price.input_per_million,
+                output_per_million=price.output_per_million,
+                cache_read_per_million=price.cache_read_per_million,
+                provider=name,
+                replace=True,
+            )
+
+    @property
+    def name(self) -> str:
+        """The provider's name (``"openai-compatible"`` unless set)."""
+        return self._name
+
+    def endpoint_provenance(self) -> Literal["custom"]:
+        """Always ``"custom"``: this is never the vendor's own endpoint (S18)."""
+        return "custom"
+
+    def capabilities(self) -> ProviderCapabilities | None:
+        """The declared table, or ``None``: silence, never a denial (S30)."""
+        return self._capabilities
+
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution:
+        """The effort resolution for ``request`` against the declared levels (S24)."""
+        return resolve_effort(
+            request.effort, self._efforts.get(request.model), model=request.model, source="caller"
+        )
+
+    async def chat(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> ChatResponse:
+        """One complete response."""
+        return await self.chat_raw(request, signal=signal, capture=no_capture)
+
+    def chat_stream(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed response."""
+        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
+
+    async def chat_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        """:meth:`chat`, reporting the native request and response (S25, S28)."""
+        return await self._api.chat(
+            self._client,
+            request,
+            effort=self.resolve_effort(request),
+            signal=signal,
+            capture=capture,
+        )
+
+    def chat_stream_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        return self._api.chat_stream(
+            self._client,
+            request,
+            effort=self.resolve_effort(request),
+            signal=signal,
+            capture=capture,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
+        if self._owns_client:
+            await self._client.close()
+
+    def __repr__(self) -> str:
+        return f"<OpenAICompatibleProvider name={self._name!r}>"
