@@ -49,16 +49,18 @@ from robota.core import (
     UserMessage,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.core.schema import ProjectionPolicy, project_tool_schema
+from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
     ToolProjector,
     drive_call,
     drive_stream,
     map_error,
     no_capture,
+    output_schema,
+    replayed,
 )
 from robota.providers.openai._errors import from_error_payload
-from robota.providers.openai._projection import OPENAI_POLICY, OPENAI_STRICT_POLICY
+from robota.providers.openai._projection import OPENAI_POLICY
 from robota.providers.openai._sdk import load_openai
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "load_openai",
     "map_error",
     "no_capture",
+    "replayed",
     "usage_from",
 ]
 
@@ -143,12 +146,10 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
 def _schema_format(
     schema: Mapping[str, Any], name: str, options: ChatWireOptions
 ) -> dict[str, Any]:
-    strict = False
     if options.strict_structured_output:
-        # Strict only when the schema already is strict-compatible: a strict adaptation would
-        # make optional fields nullable, and the reply is validated against the original (S17).
-        strict = project_tool_schema(schema, OPENAI_STRICT_POLICY).outcome == "adopted"
-    return {"name": name, "schema": dict(schema), "strict": strict}
+        wire, strict = output_schema(schema)
+        return {"name": name, "schema": wire, "strict": strict}
+    return {"name": name, "schema": dict(schema), "strict": False}
 
 
 def chat_params(

@@ -21,9 +21,10 @@ from robota.core import (
     ToolSpec,
     abort_error_from_reason,
 )
-from robota.core.providers import NativeCapture, StreamEvent
-from robota.core.schema import ProjectionPolicy, project_tool_spec
+from robota.core.providers import ChatResponse, NativeCapture, StreamEvent, stream_response
+from robota.core.schema import ProjectionPolicy, project_tool_schema, project_tool_spec
 from robota.providers.openai._errors import map_openai_error
+from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 
 __all__ = [
     "StreamTranslator",
@@ -32,6 +33,7 @@ __all__ = [
     "drive_stream",
     "map_error",
     "no_capture",
+    "replayed",
 ]
 
 
@@ -189,3 +191,28 @@ class ToolProjector:
             self._cache.clear()
         self._cache[id(spec)] = (spec, projected)
         return projected
+
+
+async def replayed(response: Awaitable[ChatResponse]) -> AsyncIterator[StreamEvent]:
+    """The events of a complete response, for an adapter told not to stream."""
+    async for event in stream_response(await response):
+        yield event
+
+
+def output_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The structured-output schema to send and whether it can be ``strict`` (S17, S18).
+
+    Strict mode is used when the strict projection changes nothing that matters: annotations
+    dropped and objects closed explicitly (a node with properties is already closed, S16) are
+    fine; a field made nullable-and-required or a constraint dropped is not, because the reply
+    is validated against the original schema and strict mode would then ask for something else.
+    """
+    result = project_tool_schema(schema, OPENAI_STRICT_POLICY)
+    if (
+        result.schema is not None
+        and result.outcome != "rejected"
+        and not result.nullable_paths
+        and not result.dropped_constraints
+    ):
+        return dict(result.schema), True
+    return dict(schema), False

@@ -20,6 +20,7 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
 from robota.providers.openai._common import no_capture
+from robota.providers.openai._common import replayed as _replayed
 from robota.providers.openai._models import (
     MODELS_SOURCE,
     effort_levels,
@@ -37,6 +38,8 @@ OpenAIAPI: TypeAlias = Literal["responses", "chat"]
 
 _HOSTED: Final = {"responses": frozenset({"web_search"}), "chat": frozenset[str]()}
 _API_KEY_VARIABLE: Final = "OPENAI_API_KEY"
+_GENERAL: Final = ModelCapabilities(tools=True, streaming=True, structured_output="json_schema")
+"""What OpenAI states for its current models in general (models-2025-12)."""
 
 
 @final
@@ -57,6 +60,8 @@ class OpenAIProvider(Provider):
         native_tools: Hosted tools this instance enables (S30), e.g. ``("web_search",)`` on the
             Responses API. A run may only request what is enabled here.
         name: The provider's name in an agent (default ``"openai"``).
+        streaming: Stream responses (the default). ``False`` makes every call a complete
+            request whose answer is then replayed as events — for gateways that cannot stream.
 
     Raises:
         ConfigurationError: for an unknown ``api``, a hosted tool this API does not support, no
@@ -64,7 +69,16 @@ class OpenAIProvider(Provider):
             ``pip install "robota[openai]"``).
     """
 
-    __slots__ = ("_api", "_api_name", "_client", "_name", "_native", "_owns_client", "_url")
+    __slots__ = (
+        "_api",
+        "_api_name",
+        "_client",
+        "_name",
+        "_native",
+        "_owns_client",
+        "_streaming",
+        "_url",
+    )
 
     def __init__(
         self,
@@ -78,6 +92,7 @@ class OpenAIProvider(Provider):
         max_retries: int | None = None,
         native_tools: Iterable[str] = (),
         name: str = "openai",
+        streaming: bool = True,
     ) -> None:
         if api not in ("responses", "chat"):
             raise ConfigurationError(f"api must be 'responses' or 'chat', got {api!r}")
@@ -114,6 +129,7 @@ class OpenAIProvider(Provider):
         self._name = name
         self._api_name: OpenAIAPI = api
         self._native = native
+        self._streaming = bool(streaming)
         self._url = base_url if base_url is not None else os.environ.get("OPENAI_BASE_URL")
         self._api: ResponsesAPI | ChatCompletionsAPI = (
             ResponsesAPI(provider=name)
@@ -137,9 +153,13 @@ class OpenAIProvider(Provider):
         return "vendor_default" if not self._url else "custom"
 
     def capabilities(self) -> ProviderCapabilities:
-        """The per-model table (S30); models not listed are silent (unknown)."""
+        """The per-model table (S30), over what OpenAI states for its current models in general.
+
+        The general statement (function tools, streaming, Structured Outputs) is not applied to a
+        custom ``base_url``: a gateway may not honour it (S18).
+        """
         return ProviderCapabilities(
-            default_model=ModelCapabilities(),
+            default_model=_GENERAL,
             models=model_capabilities_table(),
             native_tools_supported=_HOSTED[self._api_name],
             native_tools_enabled=self._native,
@@ -197,6 +217,8 @@ class OpenAIProvider(Provider):
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        if not self._streaming:
+            return _replayed(self.chat_raw(request, signal=signal, capture=capture))
         effort = self.resolve_effort(request)
         if isinstance(self._api, ResponsesAPI):
             return self._api.chat_stream(

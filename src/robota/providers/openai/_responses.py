@@ -42,10 +42,15 @@ from robota.core import (
     UserMessage,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.core.schema import project_tool_schema
-from robota.providers.openai._common import ToolProjector, drive_call, drive_stream, no_capture
+from robota.providers.openai._common import (
+    ToolProjector,
+    drive_call,
+    drive_stream,
+    no_capture,
+    output_schema,
+)
 from robota.providers.openai._errors import from_error_payload
-from robota.providers.openai._projection import OPENAI_POLICY, OPENAI_STRICT_POLICY
+from robota.providers.openai._projection import OPENAI_POLICY
 
 __all__ = [
     "API_NAME",
@@ -186,13 +191,12 @@ def responses_params(
     response_format = request.response_format
     if response_format is not None:
         if response_format.type == "json_schema" and response_format.schema is not None:
-            schema = response_format.schema
-            strict = project_tool_schema(schema, OPENAI_STRICT_POLICY).outcome == "adopted"
+            schema, strict = output_schema(response_format.schema)
             params["text"] = {
                 "format": {
                     "type": "json_schema",
                     "name": response_format.name,
-                    "schema": dict(schema),
+                    "schema": schema,
                     "strict": strict,
                 }
             }

@@ -26,6 +26,7 @@ from robota.providers.openai._chat import (
     ChatWireOptions,
     load_openai,
     no_capture,
+    replayed,
 )
 
 __all__ = ["OpenAICompatibleProvider"]
@@ -35,7 +36,7 @@ _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore
 
 @final
 class OpenAICompatibleProvider(Provider):
-    """Any OpenAI-compatible Chat Completions endpoint: vLLM, llama.cpp, Ollama, LM Studio, …
+    """Any OpenAI-compatible Chat Completions endpoint (vLLM, llama.cpp, Ollama, LM Studio …).
 
     Nothing is assumed about the server (S18, S30): it publishes no capability table unless you
     declare one, so a structured-output request is sent unchanged rather than guessed at; its
@@ -63,13 +64,23 @@ class OpenAICompatibleProvider(Provider):
         stream_usage: Ask for usage at the end of a stream (``stream_options``); turn it off
             for a server that refuses the option.
         headers: Extra HTTP headers on every request.
+        streaming: Stream responses (the default); ``False`` for a server that cannot stream:
+            each call is then a complete request whose answer is replayed as events.
 
     Raises:
         ConfigurationError: for a missing ``base_url`` or name, or the ``openai`` SDK not
             installed (the message says ``pip install "robota[openai]"``).
     """
 
-    __slots__ = ("_api", "_capabilities", "_client", "_efforts", "_name", "_owns_client")
+    __slots__ = (
+        "_api",
+        "_capabilities",
+        "_client",
+        "_efforts",
+        "_name",
+        "_owns_client",
+        "_streaming",
+    )
 
     def __init__(
         self,
@@ -87,6 +98,7 @@ class OpenAICompatibleProvider(Provider):
         max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens",
         stream_usage: bool = True,
         headers: Mapping[str, str] | None = None,
+        streaming: bool = True,
     ) -> None:
         url: object = base_url
         if not isinstance(url, str) or not url.strip():
@@ -120,6 +132,7 @@ class OpenAICompatibleProvider(Provider):
         self._owns_client = http_client is None
         self._name = name
         self._capabilities = capabilities
+        self._streaming = bool(streaming)
         self._efforts = {model: tuple(levels) for model, levels in (effort_levels or {}).items()}
         self._api = ChatCompletionsAPI(
             provider=name,
@@ -202,6 +215,8 @@ class OpenAICompatibleProvider(Provider):
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        if not self._streaming:
+            return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._api.chat_stream(
             self._client,
             request,
