@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 import subprocess
 import sys
@@ -12,7 +13,11 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "quickstart.py": ["tool add -> 42.0", "2 + 40 = 42.", "complete, 2 model calls"],
     "cancel_long_running_tool.py": ["status: interrupted", "stopped after"],
+    # With no server at its URL (none runs on this port here) it says how to start one; the
+    # run against a real llama-server is in tests/providers/llama/test_local_model_example.py.
+    "local_model.py": ["no server answers at", "llama-server"],
 }
+ENVIRONMENT = {"local_model.py": {"LOCAL_MODEL_URL": "http://127.0.0.1:9/v1"}}
 
 
 def test_every_example_has_expectations() -> None:
@@ -23,6 +28,7 @@ def test_every_example_has_expectations() -> None:
 def test_example_runs(name: str) -> None:
     result = subprocess.run(
         [sys.executable, str(EXAMPLES / name)],
+        env={**os.environ, **ENVIRONMENT.get(name, {})},
         capture_output=True,
         text=True,
         timeout=120,
