@@ -1,5 +1,10 @@
 """``robota.providers``: vendor adapters, one subpackage and one optional extra each.
 
-Each adapter is imported by its path (``robota.providers.openai`` …) and never imports another
-adapter (an import-linter contract). No adapter exists yet; see the README's status table.
+* :mod:`robota.providers.openai` — OpenAI's Responses and Chat Completions APIs
+  (``pip install "robota[openai]"``), registered for ``Agent(model="openai:…")``.
+* :mod:`robota.providers.openai_compatible` — any OpenAI-compatible Chat Completions server.
+
+Each adapter is imported by its path and never imports another adapter (an import-linter
+contract), with one declared exception: the compatible adapter reuses the OpenAI package's Chat
+Completions wire module.
 """
