@@ -166,3 +166,32 @@ def test_s04_pricing_conflict_needs_replace(model_name: str) -> None:
         model_name, input_per_million=2, output_per_million=1, replace=True
     )
     assert get_model_pricing(model_name) == entry
+
+
+def test_s04_a_named_provider_is_never_served_another_providers_entry() -> None:
+    # Regression: a compatible server reusing a vendor's model name was priced (and planned) by
+    # that vendor's table. A named lookup gets its own entry or a neutral one, nothing else.
+    robota.register_model_pricing(
+        "shared-name-model", input_per_million=1.0, output_per_million=2.0, provider="vendor-a"
+    )
+    robota.register_model_metadata("shared-name-model", context_window=1234, provider="vendor-a")
+    try:
+        assert robota.get_model_pricing("shared-name-model", provider="vendor-b") is None
+        assert robota.get_model_metadata("shared-name-model", provider="vendor-b") is None
+        assert (
+            robota.estimate_cost(robota.Usage(1, 1, 2), "shared-name-model", provider="vendor-b")
+            is None
+        )
+        assert robota.get_model_pricing("shared-name-model", provider="vendor-a") is not None
+        # Unnamed lookups still find the only entry there is.
+        assert robota.get_model_metadata("shared-name-model") is not None
+        robota.register_model_pricing(
+            "shared-name-model", input_per_million=0.5, output_per_million=0.5
+        )
+        neutral = robota.get_model_pricing("shared-name-model", provider="vendor-b")
+        assert neutral is not None
+        assert neutral.provider is None
+    finally:
+        robota.unregister_model_pricing("shared-name-model", provider="vendor-a")
+        robota.unregister_model_pricing("shared-name-model")
+        robota.unregister_model_metadata("shared-name-model", provider="vendor-a")

@@ -1,9 +1,10 @@
 """A small thread-safe registry keyed by model name and owning provider.
 
 Shared by the model metadata registry (S13) and the pricing table (S04) so both answer "which
-entry serves this model?" by the same rule: the entry the named provider registered, else the
-provider-neutral entry, else the only entry there is. Two different providers' entries for one
-model name with no provider named in the lookup is ambiguous and answers nothing.
+entry serves this model?" by the same rule. A lookup that names a provider gets the entry that
+provider registered, else the provider-neutral entry — never another provider's. A lookup that
+names none gets the neutral entry, else the only entry there is; two different providers'
+entries for one model name are then ambiguous and answer nothing.
 """
 
 from __future__ import annotations
@@ -77,8 +78,11 @@ class ModelKeyedRegistry(Generic[T]):
             by_provider = self._entries.get(model)
             if not by_provider:
                 return None
-            if provider is not None and provider in by_provider:
-                return by_provider[provider]
+            if provider is not None:
+                # A named provider is served by its own entry or a provider-neutral one, never
+                # by another provider's: that would price or plan one vendor's model by another
+                # vendor's numbers (a compatible server reusing a model name, S04/S30).
+                return by_provider.get(provider, by_provider.get(None))
             if None in by_provider:
                 return by_provider[None]
             if len(by_provider) == 1:
