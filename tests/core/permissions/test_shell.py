@@ -365,6 +365,25 @@ def test_s12_a_newline_always_ends_a_command_even_where_the_grammar_runs_lines_t
     assert ("rm", "-rf", "/") in [c.words for c in hidden.commands]
 
 
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # The grammar folds the next line into a redirection's destinations, newline and all
+        # (found by the bash/dash differential test).
+        ("cmda >/dev/null\n\\cmdb", [("cmda",), ("cmdb",)]),
+        ("cmda >/dev/null\n\\cmdb x ; cmdb", [("cmda",), ("cmdb", "x"), ("cmdb",)]),
+        ("ls 2>err.log\n\\rm -rf /", [("ls",), ("rm", "-rf", "/")]),
+        ("ls >out\nrm -rf /", [("ls",), ("rm", "-rf", "/")]),
+    ],
+)
+def test_s12_a_newline_after_a_redirection_ends_the_command(
+    line: str, expected: list[tuple[str, ...]]
+) -> None:
+    analysis = analyze_command(line)
+    assert [c.words for c in analysis.commands] == expected
+    assert analysis.complete
+
+
 def test_s12_a_lone_surrogate_makes_a_line_unparseable() -> None:
     # Model output decoded from JSON can carry one (`"\ud800"`); it is not text a shell reads.
     assert not analyze_command("ls \ud800").parsed

@@ -771,9 +771,10 @@ def _parse(source: bytes) -> tuple[bytes, Node]:
     """Parse ``source``, working around one known grammar defect.
 
     tree-sitter-bash sometimes runs the words of the next line into the last command of a
-    pipeline (`a | b | c<newline>d 2>&1` read as `c d`). An unquoted newline between two words
-    of one command always ends that command in the shell, so it is replaced by the `;` it means
-    (same length, so every position stays) and the line is parsed again.
+    pipeline (`a | b | c<newline>d 2>&1` read as `c d`), or into a redirection's destination
+    (`a >/dev/null<newline>\\b` read as a second destination). An unquoted newline between two
+    words of one command, or of one redirection, always ends it in the shell, so it is replaced by
+    the `;` it means (same length, so every position stays) and the line is parsed again.
     """
     for _ in range(_MAX_REPARSES):
         root = _parser().parse(source).root_node
@@ -784,13 +785,18 @@ def _parse(source: bytes) -> tuple[bytes, Node]:
     raise _Unparseable("the shell grammar joined lines into one command too often to read")
 
 
+_WORD_LISTS: Final = frozenset({"command", "file_redirect"})
+"""Nodes whose children the grammar may run across a newline: a command's words, and a
+redirection's destinations (``a >/dev/null<newline>\\b`` read as two destinations)."""
+
+
 def _joined_line(root: Node, source: bytes) -> int | None:
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type == "command":
+        if node.type in _WORD_LISTS:
             for left, right in itertools.pairwise(node.children):
-                if left.type in _REDIRECTS or right.type in _REDIRECTS:
+                if node.type == "command" and (left.type in _REDIRECTS or right.type in _REDIRECTS):
                     continue
                 gap = source[left.end_byte : right.start_byte]
                 index = 0
@@ -801,6 +807,8 @@ def _joined_line(root: Node, source: bytes) -> int | None:
                     if gap[index : index + 1] == b"\n":
                         return left.end_byte + index
                     index += 1
+                if source[right.start_byte : right.start_byte + 1] == b"\n":
+                    return right.start_byte  # the grammar put the newline inside the next word
         stack.extend(node.children)
     return None
 
