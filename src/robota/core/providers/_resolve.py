@@ -14,11 +14,13 @@ do. A factory that cannot run because an optional dependency is missing raises a
 
 from __future__ import annotations
 
-from importlib.metadata import EntryPoint, entry_points
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from robota.core._errors import ConfigurationError
 from robota.core.providers._contract import Provider
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 __all__ = ["PROVIDER_ENTRY_POINT_GROUP", "provider_for_model", "registered_provider_prefixes"]
 
@@ -27,6 +29,9 @@ PROVIDER_ENTRY_POINT_GROUP: Final = "robota.providers"
 
 
 def _entry_points() -> dict[str, EntryPoint]:
+    # Imported on first use: reading package metadata is not part of `import robota`.
+    from importlib.metadata import entry_points  # noqa: PLC0415
+
     found: dict[str, EntryPoint] = {}
     for point in entry_points(group=PROVIDER_ENTRY_POINT_GROUP):
         found.setdefault(point.name, point)
