@@ -17,7 +17,8 @@ purpose and tested:
 * usage may be missing from a stream (then ``None``: unknown, never zero), arrive on a chunk
   with ``choices: []`` (OpenAI with ``include_usage``) or on the last chunk with choices;
 * tool-call chunks may repeat the id and the name on every fragment (some servers), or give
-  the name in pieces; arguments are always concatenated fragments, keyed by the call ``index``;
+  the name in pieces; arguments are always concatenated fragments, keyed by the call ``index``
+  (by the call's id where a server omits the index);
 * a tool call may have an empty id (Google's endpoint): kept as given, never minted (S36);
 * ``content`` may be ``null`` or ``""`` with tool calls;
 * an error object may arrive inside a 200 stream (OpenRouter): a ProviderError, mapped by the
@@ -100,6 +101,10 @@ class ChatWireOptions:
     policy: ProjectionPolicy = field(default=OPENAI_POLICY)
 
 
+_RETURNED_FIELDS = ("extra_content",)
+"""Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""
+
+
 def _continuation_fields(message: AssistantMessage) -> dict[str, Any]:
     """Fields the server asked back on this assistant message (S26), e.g. a signature."""
     if not message.continuation:
@@ -108,9 +113,12 @@ def _continuation_fields(message: AssistantMessage) -> dict[str, Any]:
         data = json.loads(message.continuation)
     except ValueError:
         return {}
-    if isinstance(data, dict) and isinstance(data.get("chat_message_fields"), dict):
-        return dict(data["chat_message_fields"])
-    return {}
+    fields = data.get("chat_message_fields") if isinstance(data, dict) else None
+    if not isinstance(fields, dict):
+        return {}
+    # Only the fields a server asks back; history may come from a file, and a continuation must
+    # never be able to rewrite the message's role, content or calls.
+    return {key: fields[key] for key in _RETURNED_FIELDS if key in fields}
 
 
 def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -342,11 +350,26 @@ class ChatStreamAssembler:
                 self._finish = str(finish)
         return events
 
+    def _key(self, index: int | None, call_id: object) -> int:
+        """Which pending call a fragment extends: its ``index``, else the call its id names.
+
+        Some servers omit ``index``: a fragment with a new id (or the first one) starts a call,
+        one with a known id extends that call, one with no id continues the latest call.
+        """
+        if index is not None:
+            return index
+        if call_id:
+            for key, pending in self._calls.items():
+                if pending.id == call_id:
+                    return key
+        elif self._calls:
+            return next(reversed(self._calls))
+        return max(self._calls, default=-1) + 1
+
     def _add_fragment(self, fragment: Any) -> None:
-        index = _int(_get(fragment, "index"))
-        key = index if index is not None else len(self._calls)
-        call = self._calls.setdefault(key, _PendingCall())
         call_id = _get(fragment, "id")
+        key = self._key(_int(_get(fragment, "index")), call_id)
+        call = self._calls.setdefault(key, _PendingCall())
         if call_id and not call.id:
             call.id = str(call_id)
         function = _get(fragment, "function")

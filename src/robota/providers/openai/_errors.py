@@ -22,7 +22,9 @@ failure                                   switchable  why
 timeout (no answer in time)               yes         a slower model; another may answer
 connection error (refused, reset, DNS)    no          the cause is between us and the vendor,
                                                       not in one model
-error event inside a 200 stream           by code     mapped like the status it names, else no
+error event inside a 200 stream           by code     mapped like the status or documented code
+                                                      it names (``server_error``,
+                                                      ``rate_limit_exceeded`` …), else no
 unknown cause                             no          S42: never switch on an unknown cause
 ========================================  ==========  =========================================
 """
@@ -60,11 +62,22 @@ SWITCHABLE: Final[Mapping[str, bool]] = {
 """Row name → switchable; see the module docstring for each row's reason."""
 
 
+_STREAM_CODES: Final[Mapping[str, str]] = {
+    "server_error": "server_error",
+    "rate_limit_exceeded": "rate_limited",
+    "insufficient_quota": "insufficient_quota",
+    "invalid_prompt": "invalid_request",
+    "invalid_request_error": "invalid_request",
+}
+"""Codes OpenAI documents for ``error`` / ``response.failed`` stream events → the row they mean."""
+
+
 def _row(status: int | None, code: str | None, vendor_type: str | None) -> str:
     if code == "model_not_found":
         return "model_not_found"
     if status is None:
-        return "unknown"
+        # An error event inside a stream names no HTTP status, only OpenAI's documented code.
+        return _STREAM_CODES.get(code or "", _STREAM_CODES.get(vendor_type or "", "unknown"))
     if status in (401, 403):
         return "authentication"
     if status == 429:
@@ -134,7 +147,10 @@ def _build(
         return AuthenticationError(message, **common)
     if row in ("rate_limited", "insufficient_quota"):
         if row == "insufficient_quota":
+            # Out of quota is its own failure kind (S42): waiting does not help, and a caller
+            # branching on ``code`` must not take it for a rate limit.
             common["recoverable"] = False
+            common["code"] = row
         return RateLimitError(message, retry_after=retry_after, **common)
     return ProviderError(message, code=row if row != "unknown" else None, **common)
 
@@ -204,6 +220,10 @@ def map_openai_error(error: BaseException, *, provider: str, model: str | None) 
     if isinstance(error, openai.APIStatusError):
         headers = dict(error.response.headers)
         code = _text(error.code)
+        if code is not None and code.isdigit():
+            # Some compatible servers (OpenRouter) put the HTTP status in ``code`` (the SDK
+            # makes it text): that is the status again, not the vendor's error type or code.
+            code = None
         vendor_type = _text(error.type)
         detail = error.message
         return _build(
