@@ -33,3 +33,31 @@ def test_s26_another_providers_continuation_is_ignored() -> None:
     for text in ("not json", json.dumps({"openai_responses": {"reasoning": []}}), "[1, 2]"):
         [sent] = chat_messages([AssistantMessage("hi", continuation=text)])
         assert sent == {"role": "assistant", "content": "hi"}
+
+
+def test_request_options_pass_through_without_replacing_the_conversation() -> None:
+    from robota.core import ChatRequest, UserMessage
+    from robota.providers.openai._chat import ChatWireOptions, chat_params
+    from robota.providers.openai._common import ToolProjector
+    from robota.providers.openai._projection import OPENAI_POLICY
+    from robota.providers.openai._responses import responses_params
+
+    request = ChatRequest(
+        model="m",
+        messages=(UserMessage("hi"),),
+        options={"service_tier": "flex", "model": "other", "messages": [], "stream": False},
+    )
+    projector = ToolProjector(OPENAI_POLICY, "openai")
+    chat = chat_params(
+        request, options=ChatWireOptions(), projector=projector, effort=None, stream=True
+    )
+    assert chat["service_tier"] == "flex"
+    assert chat["model"] == "m"
+    assert chat["messages"] == [{"role": "user", "content": "hi"}]
+    assert chat["stream"] is True
+    responses = responses_params(
+        request, projector=projector, effort=None, reasoning_model=None, stream=False
+    )
+    assert responses["service_tier"] == "flex"
+    assert responses["model"] == "m"
+    assert "stream" not in responses

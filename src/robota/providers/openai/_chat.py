@@ -203,6 +203,11 @@ def chat_params(
             params["response_format"] = {"type": "json_object"}
     if effort is not None and effort.native_value is not None:
         params["reasoning_effort"] = effort.native_value
+    # ChatRequest.options: the caller's vendor options (``service_tier``, ``web_search_options``
+    # …), passed through as given; they may not replace what the conversation itself decides.
+    for key, value in request.options.items():
+        if key not in params and key not in ("stream", "stream_options"):
+            params[key] = value
     if stream:
         params["stream"] = True
         if options.stream_usage:

@@ -207,6 +207,11 @@ def responses_params(
     if reasoning_model is not False:
         # Stateless reasoning needs the encrypted items back (NOTES: store=False).
         params["include"] = ["reasoning.encrypted_content"]
+    # ChatRequest.options: the caller's vendor options (``service_tier``, ``web_search_options``
+    # …), passed through as given; they may not replace what the conversation itself decides.
+    for key, value in request.options.items():
+        if key not in params and key not in ("stream", "stream_options"):
+            params[key] = value
     if stream:
         params["stream"] = True
     return params
