@@ -768,11 +768,11 @@ _MAX_REPARSES: Final = 32
 
 
 def _parse(source: bytes) -> tuple[bytes, Node]:
-    """Parse ``source``, working around one known grammar defect.
+    r"""Parse ``source``, working around one known grammar defect.
 
     tree-sitter-bash sometimes runs the words of the next line into the last command of a
     pipeline (`a | b | c<newline>d 2>&1` read as `c d`), or into a redirection's destination
-    (`a >/dev/null<newline>\\b` read as a second destination). An unquoted newline between two
+    (`a >/dev/null<newline>\b` read as a second destination). An unquoted newline between two
     words of one command, or of one redirection, always ends it in the shell, so it is replaced by
     the `;` it means (same length, so every position stays) and the line is parsed again.
     """
