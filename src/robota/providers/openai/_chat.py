@@ -53,9 +53,11 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
     ToolProjector,
+    count,
     drive_call,
     drive_stream,
     map_error,
+    member,
     no_capture,
     output_schema,
     replayed,
@@ -215,26 +217,6 @@ def chat_params(
     return params
 
 
-def _get(obj: Any, name: str) -> Any:
-    """An attribute of an SDK object or a key of a dict (servers' extras stay reachable)."""
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None)
-        if isinstance(extra, Mapping):
-            return extra.get(name)
-    return value
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
 def usage_from(raw: Any) -> Usage | None:
     """Chat Completions usage normalised by core's one rule (S29, S31); ``None`` if absent.
 
@@ -244,12 +226,12 @@ def usage_from(raw: Any) -> Usage | None:
     """
     if raw is None:
         return None
-    details = _get(raw, "prompt_tokens_details")
+    details = member(raw, "prompt_tokens_details")
     return Usage.from_counts(
-        prompt=_int(_get(raw, "prompt_tokens")),
-        completion=_int(_get(raw, "completion_tokens")),
-        total=_int(_get(raw, "total_tokens")),
-        cache_read=_int(_get(details, "cached_tokens")),
+        prompt=count(member(raw, "prompt_tokens")),
+        completion=count(member(raw, "completion_tokens")),
+        total=count(member(raw, "total_tokens")),
+        cache_read=count(member(details, "cached_tokens")),
     )
 
 
@@ -259,7 +241,7 @@ def _message_continuation(message: Any) -> str | None:
     Google's OpenAI-compatible endpoint puts a thought signature in ``extra_content``; it must
     come back with the message.
     """
-    extra = _get(message, "extra_content")
+    extra = member(message, "extra_content")
     if extra is None:
         return None
     return json.dumps({"chat_message_fields": {"extra_content": extra}}, separators=(",", ":"))
@@ -269,23 +251,23 @@ def chat_response(
     completion: Any, *, effort: EffortResolution | None, provider: str
 ) -> ChatResponse:
     """A complete ``ChatCompletion`` as our response."""
-    choices = _get(completion, "choices") or []
+    choices = member(completion, "choices") or []
     choice = choices[0] if choices else None
-    message = _get(choice, "message")
+    message = member(choice, "message")
     calls = tuple(
         ToolCall(
-            str(_get(call, "id") or ""),
-            str(_get(_get(call, "function"), "name") or ""),
-            str(_get(_get(call, "function"), "arguments") or "") or "{}",
+            str(member(call, "id") or ""),
+            str(member(member(call, "function"), "name") or ""),
+            str(member(member(call, "function"), "arguments") or "") or "{}",
         )
-        for call in (_get(message, "tool_calls") or ())
+        for call in (member(message, "tool_calls") or ())
     )
     return ChatResponse(
-        content=str(_get(message, "content") or ""),
+        content=str(member(message, "content") or ""),
         tool_calls=calls,
-        model=_get(completion, "model") or None,
-        usage=usage_from(_get(completion, "usage")),
-        finish_reason=_get(choice, "finish_reason"),
+        model=member(completion, "model") or None,
+        usage=usage_from(member(completion, "usage")),
+        finish_reason=member(choice, "finish_reason"),
         continuation=_message_continuation(message),
         effort=effort,
     )
@@ -324,33 +306,33 @@ class ChatStreamAssembler:
 
     def feed(self, chunk: Any) -> Iterable[StreamEvent]:
         """Events for one chunk: text deltas now; tool calls wait for the end of the stream."""
-        error = _get(chunk, "error")
+        error = member(chunk, "error")
         if error is not None:
             raise from_error_payload(
                 {"error": error} if isinstance(error, Mapping) else {"error": {"message": error}},
                 provider=self._provider,
                 model=self._model or self._requested,
             )
-        model = _get(chunk, "model")
+        model = member(chunk, "model")
         if model:
             self._model = str(model)
-        usage = _get(chunk, "usage")
+        usage = member(chunk, "usage")
         if usage is not None:
             self._usage = usage
         events: list[StreamEvent] = []
-        for choice in _get(chunk, "choices") or ():
-            if (_get(choice, "index") or 0) != 0:
+        for choice in member(chunk, "choices") or ():
+            if (member(choice, "index") or 0) != 0:
                 continue  # one response: the first choice
-            delta = _get(choice, "delta")
-            text = _get(delta, "content")
+            delta = member(choice, "delta")
+            text = member(delta, "content")
             if text:
                 events.append(TextDelta(str(text)))
-            for fragment in _get(delta, "tool_calls") or ():
+            for fragment in member(delta, "tool_calls") or ():
                 self._add_fragment(fragment)
-            extra = _get(delta, "extra_content")
+            extra = member(delta, "extra_content")
             if extra is not None:
                 self._extra = extra
-            finish = _get(choice, "finish_reason")
+            finish = member(choice, "finish_reason")
             if finish:
                 self._finish = str(finish)
         return events
@@ -372,20 +354,20 @@ class ChatStreamAssembler:
         return max(self._calls, default=-1) + 1
 
     def _add_fragment(self, fragment: Any) -> None:
-        call_id = _get(fragment, "id")
-        key = self._key(_int(_get(fragment, "index")), call_id)
+        call_id = member(fragment, "id")
+        key = self._key(count(member(fragment, "index")), call_id)
         call = self._calls.setdefault(key, _PendingCall())
         if call_id and not call.id:
             call.id = str(call_id)
-        function = _get(fragment, "function")
-        name = _get(function, "name")
+        function = member(fragment, "function")
+        name = member(function, "name")
         if name:
             name = str(name)
             if not call.name:
                 call.name = name
             elif name != call.name:
                 call.name += name  # a name streamed in pieces; a repeated whole name is ignored
-        arguments = _get(function, "arguments")
+        arguments = member(function, "arguments")
         if arguments:
             call.arguments.append(str(arguments))
 

@@ -29,12 +29,35 @@ from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 __all__ = [
     "StreamTranslator",
     "ToolProjector",
+    "count",
     "drive_call",
     "drive_stream",
     "map_error",
+    "member",
     "no_capture",
     "replayed",
 ]
+
+
+def member(obj: Any, name: str) -> Any:
+    """An attribute of an SDK object or a key of a dict (servers' extras stay reachable)."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    value = getattr(obj, name, None)
+    if value is None:
+        extra = getattr(obj, "model_extra", None)
+        if isinstance(extra, Mapping):
+            return extra.get(name)
+    return value
+
+
+def count(value: Any) -> int | None:
+    """``value`` when it is an integer count (never a bool), else ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
 
 
 def no_capture(payload: NativePayload) -> None:
@@ -90,6 +113,17 @@ def _check_signal(signal: AbortSignal | None) -> None:
         raise abort_error_from_reason(signal.reason)
 
 
+async def _mapped(call: Callable[[], Awaitable[Any]], *, provider: str, model: str | None) -> Any:
+    """Await ``call()``, raising SDK and transport failures as ProviderError (S42)."""
+    try:
+        return await call()
+    except Exception as error:
+        mapped = map_error(error, provider=provider, model=model)
+        if mapped is error:
+            raise
+        raise mapped from error
+
+
 async def drive_call(
     call: Callable[[], Awaitable[Any]],
     *,
@@ -103,13 +137,7 @@ async def drive_call(
     """Run one non-streamed SDK call; report the request and response natively (S25)."""
     _check_signal(signal)
     capture(NativePayload("request", api, params))
-    try:
-        response = await call()
-    except Exception as error:
-        mapped = map_error(error, provider=provider, model=model)
-        if mapped is error:
-            raise
-        raise mapped from error
+    response = await _mapped(call, provider=provider, model=model)
     capture(NativePayload("response", api, response))
     return response
 
@@ -128,26 +156,15 @@ async def drive_stream(
     """Run one streamed SDK call and yield its events; the stream is always closed."""
     _check_signal(signal)
     capture(NativePayload("request", api, params))
-    try:
-        stream = await open_stream()
-    except Exception as error:
-        mapped = map_error(error, provider=provider, model=model)
-        if mapped is error:
-            raise
-        raise mapped from error
+    stream = await _mapped(open_stream, provider=provider, model=model)
     order = 0
     try:
         iterator = stream.__aiter__()
         while True:
             try:
-                item = await iterator.__anext__()
+                item = await _mapped(iterator.__anext__, provider=provider, model=model)
             except StopAsyncIteration:
                 break
-            except Exception as error:
-                mapped = map_error(error, provider=provider, model=model)
-                if mapped is error:
-                    raise
-                raise mapped from error
             _check_signal(signal)  # S23: nothing after an abort reaches the caller
             capture(NativePayload("stream_event", api, item, order=order))
             order += 1

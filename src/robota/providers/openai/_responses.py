@@ -44,8 +44,10 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._common import (
     ToolProjector,
+    count,
     drive_call,
     drive_stream,
+    member,
     no_capture,
     output_schema,
 )
@@ -67,20 +69,6 @@ API_NAME = "responses"
 
 _CONTINUATION_KEY = "openai_responses"
 _HOSTED_TOOLS: Mapping[str, Mapping[str, Any]] = {"web_search": {"type": "web_search"}}
-
-
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
 
 
 def _plain(obj: Any) -> Any:
@@ -222,33 +210,33 @@ def responses_usage(raw: Any) -> Usage | None:
     if raw is None:
         return None
     return Usage.from_counts(
-        prompt=_int(_get(raw, "input_tokens")),
-        completion=_int(_get(raw, "output_tokens")),
-        total=_int(_get(raw, "total_tokens")),
-        cache_read=_int(_get(_get(raw, "input_tokens_details"), "cached_tokens")),
+        prompt=count(member(raw, "input_tokens")),
+        completion=count(member(raw, "output_tokens")),
+        total=count(member(raw, "total_tokens")),
+        cache_read=count(member(member(raw, "input_tokens_details"), "cached_tokens")),
     )
 
 
 def _message_text(item: Any) -> str:
     return "".join(
-        str(_get(part, "text") or "")
-        for part in _get(item, "content") or ()
-        if _get(part, "type") == "output_text"
+        str(member(part, "text") or "")
+        for part in member(item, "content") or ()
+        if member(part, "type") == "output_text"
     )
 
 
 def _finish_reason(response: Any) -> str | None:
-    details = _get(response, "incomplete_details")
-    reason = _get(details, "reason")
+    details = member(response, "incomplete_details")
+    reason = member(details, "reason")
     if reason:
         return str(reason)
-    status = _get(response, "status")
+    status = member(response, "status")
     return str(status) if status else None
 
 
 def _check_failed(response: Any, *, provider: str, model: str | None) -> None:
-    if _get(response, "status") == "failed":
-        error = _get(response, "error")
+    if member(response, "status") == "failed":
+        error = member(response, "error")
         payload = _plain(error) if error is not None else {"message": "the response failed"}
         raise from_error_payload({"error": payload}, provider=provider, model=model)
 
@@ -257,21 +245,21 @@ def responses_response(
     response: Any, *, effort: EffortResolution | None, provider: str
 ) -> ChatResponse:
     """A complete ``Response`` as our response."""
-    model = _get(response, "model") or None
+    model = member(response, "model") or None
     _check_failed(response, provider=provider, model=model)
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[dict[str, Any]] = []
-    for item in _get(response, "output") or ():
-        kind = _get(item, "type")
+    for item in member(response, "output") or ():
+        kind = member(item, "type")
         if kind == "message":
             text.append(_message_text(item))
         elif kind == "function_call":
             calls.append(
                 ToolCall(
-                    str(_get(item, "call_id") or ""),
-                    str(_get(item, "name") or ""),
-                    str(_get(item, "arguments") or "") or "{}",
+                    str(member(item, "call_id") or ""),
+                    str(member(item, "name") or ""),
+                    str(member(item, "arguments") or "") or "{}",
                 )
             )
         elif kind == "reasoning":
@@ -280,7 +268,7 @@ def responses_response(
         content="".join(text),
         tool_calls=tuple(calls),
         model=model,
-        usage=responses_usage(_get(response, "usage")),
+        usage=responses_usage(member(response, "usage")),
         finish_reason=_finish_reason(response),
         continuation=encode_continuation(reasoning),
         effort=effort,
@@ -328,28 +316,28 @@ class ResponsesStreamAssembler:
 
     def feed(self, event: Any) -> Iterable[StreamEvent]:
         """Events for one stream event."""
-        kind = _get(event, "type")
+        kind = member(event, "type")
         if kind == "response.output_text.delta":
-            delta = _get(event, "delta")
+            delta = member(event, "delta")
             if delta:
                 return (TextDelta(str(delta)),)
             return ()
         if kind == "response.function_call_arguments.delta":
-            key = str(_get(event, "item_id") or _get(event, "output_index"))
-            delta = _get(event, "delta")
+            key = str(member(event, "item_id") or member(event, "output_index"))
+            delta = member(event, "delta")
             if delta:
                 self._call(key).arguments.append(str(delta))
             return ()
         if kind in ("response.output_item.added", "response.output_item.done"):
             return self._item(event, done=kind == "response.output_item.done")
         if kind in ("response.created", "response.in_progress"):
-            self._model = _get(_get(event, "response"), "model") or self._model
+            self._model = member(member(event, "response"), "model") or self._model
             return ()
         if kind in ("response.completed", "response.incomplete"):
-            self._finish(_get(event, "response"))
+            self._finish(member(event, "response"))
             return ()
         if kind == "response.failed":
-            response = _get(event, "response")
+            response = member(event, "response")
             _check_failed(response, provider=self._provider, model=self._model)
             raise from_error_payload(
                 {"error": {"message": "the response failed"}},
@@ -358,23 +346,23 @@ class ResponsesStreamAssembler:
             )
         if kind == "error":
             payload = {
-                "code": _get(event, "code"),
-                "message": _get(event, "message"),
-                "type": _get(event, "type"),
+                "code": member(event, "code"),
+                "message": member(event, "message"),
+                "type": member(event, "type"),
             }
             raise from_error_payload({"error": payload}, provider=self._provider, model=self._model)
         return ()
 
     def _item(self, event: Any, *, done: bool) -> Iterable[StreamEvent]:
-        item = _get(event, "item")
-        kind = _get(item, "type")
+        item = member(event, "item")
+        kind = member(item, "type")
         if kind == "function_call":
-            key = str(_get(item, "id") or _get(event, "output_index"))
+            key = str(member(item, "id") or member(event, "output_index"))
             call = self._call(key)
-            call.call_id = str(_get(item, "call_id") or call.call_id)
-            call.name = str(_get(item, "name") or call.name)
+            call.call_id = str(member(item, "call_id") or call.call_id)
+            call.name = str(member(item, "name") or call.name)
             if done:
-                arguments = _get(item, "arguments")
+                arguments = member(item, "arguments")
                 if arguments is not None:
                     call.arguments = [str(arguments)]  # the item's whole arguments win
                 call.done = True
@@ -383,10 +371,10 @@ class ResponsesStreamAssembler:
         return ()
 
     def _finish(self, response: Any) -> None:
-        self._model = _get(response, "model") or self._model
+        self._model = member(response, "model") or self._model
         self._done = ResponseDone(
             model=self._model,
-            usage=responses_usage(_get(response, "usage")),
+            usage=responses_usage(member(response, "usage")),
             finish_reason=_finish_reason(response),
             continuation=encode_continuation(self._reasoning),
             effort=self._effort,
