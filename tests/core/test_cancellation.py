@@ -42,6 +42,36 @@ async def test_s23_abort_during_streamed_reply_commits_partial_text_as_interrupt
     assert provider.aborted_calls == 1
 
 
+async def test_s23_a_call_cut_short_before_its_usage_makes_the_cost_unknown() -> None:
+    # Regression: an interrupted call reported no usage and the run's cost came out as 0.0 — a
+    # guess (the vendor may have charged for it). Unknown is None.
+    robota.register_model_pricing(
+        "priced-model", input_per_million=1.0, output_per_million=1.0, provider="scripted"
+    )
+    try:
+        provider = ScriptedProvider(["one two three four five six seven"], chunk_delay=0.02)
+        agent = robota.Agent(provider=provider, model="priced-model")
+        controller = robota.AbortController()
+
+        async def abort_soon() -> None:
+            await _wait_for(lambda: provider.requests)
+            await asyncio.sleep(0.03)
+            controller.abort("stop")
+
+        aborter = asyncio.create_task(abort_soon())
+        result = await agent.run("count", signal=controller.signal)
+        await aborter
+        assert result.status == "interrupted"
+        assert result.usage.partial
+        assert result.cost is None
+        complete = await robota.Agent(
+            provider=ScriptedProvider(["done"]), model="priced-model"
+        ).run("x")
+        assert complete.cost is not None
+    finally:
+        robota.unregister_model_pricing("priced-model", provider="scripted")
+
+
 async def test_s23_abort_before_any_text_still_commits_an_empty_interrupted_reply() -> None:
     provider = ScriptedProvider([ScriptedTurn(text="late", delay=5)])
     agent = robota.Agent(provider=provider, model="m")

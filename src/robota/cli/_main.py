@@ -1,23 +1,158 @@
-"""The ``robota`` command-line entry point."""
+"""The ``robota`` command-line entry point.
+
+Commands:
+
+* ``robota run PROMPT --model PREFIX:MODEL`` — one turn, streamed (``--json`` for one object);
+* ``robota chat --model PREFIX:MODEL`` — an interactive session with history;
+* ``robota auth set|delete|status`` — API keys in the OS keychain or an owner-only file;
+* ``robota demo`` — the offline demo (no network, no key).
+
+Only :mod:`argparse` and the version are imported here; each command imports what it needs
+(``rich``, the providers, asyncio) when it runs, so ``robota --help`` stays fast. Every failure
+is one ``error: …`` line on stderr — exit code 2 when the command cannot start as written, 1 when
+a run failed — never a traceback (see :mod:`robota.cli._errors`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import Final
 
 from robota._version import __version__
 
 __all__ = ["main"]
 
+# Kept literal here (argparse choices) so the parser imports nothing; a test pins them to
+# robota.EFFORT_LEVELS and the PermissionMode values.
+EFFORTS: Final = ("auto", "none", "minimal", "low", "medium", "high", "xhigh", "max")
+PERMISSION_MODES: Final = ("default", "plan", "accept_edits", "bypass")
+KEY_PROVIDERS: Final = ("openai", "openai-compatible")
+
+_EPILOG: Final = """\
+models:
+  openai:MODEL                      OpenAI (key: $OPENAI_API_KEY or `robota auth set openai`)
+  openai-compatible:MODEL --base-url URL
+                                    any server speaking Chat Completions (vLLM, llama.cpp,
+                                    Ollama …); with --base-url any model string goes there
+  PREFIX:MODEL                      a provider registered in the robota.providers entry points
+
+keys:
+  $OPENAI_API_KEY first, else the key `robota auth set openai` stored (the OS keychain, or
+  $XDG_CONFIG_HOME/robota/credentials.json; ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
+
+exit codes:
+  0 done, 1 the run failed, 2 the command cannot start as written, 130 cancelled (Ctrl-C)
+
+examples:
+  robota run "What is 2+2?" --model openai:gpt-5-mini
+  robota run "Weather in Paris?" --model openai:gpt-5-mini --tools mytools:get_weather --json
+  robota chat --model openai-compatible:llama3 --base-url http://127.0.0.1:8080/v1
+  robota auth set openai
+"""
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more (0 disables the cap)")
+    return value
+
+
+def _agent_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", "-m", required=True, metavar="PREFIX:MODEL", help="the model to use"
+    )
+    parser.add_argument("--system", metavar="TEXT", help="the system prompt")
+    parser.add_argument(
+        "--max-rounds", type=_non_negative, metavar="N", help="model/tool rounds per turn"
+    )
+    parser.add_argument(
+        "--effort", choices=EFFORTS, default="auto", help="reasoning effort (default: auto)"
+    )
+    parser.add_argument(
+        "--tools",
+        action="append",
+        default=[],
+        metavar="MODULE:ATTR",
+        help="register a tool, function or list of them (repeatable; the current directory "
+        "is importable)",
+    )
+    parser.add_argument(
+        "--base-url", metavar="URL", help="the server's API root, e.g. http://127.0.0.1:8080/v1"
+    )
+    parser.add_argument(
+        "--api", choices=("responses", "chat"), help="which OpenAI API (openai: only)"
+    )
+    parser.add_argument(
+        "--api-key-env", metavar="VAR", help="read the API key from this environment variable"
+    )
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        help="gate tool calls by their risk class; asks are answered y/N on the terminal",
+    )
+    parser.add_argument(
+        "--ask", action="store_true", help="ask y/N on the terminal before every tool call"
+    )
+
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robota",
-        description="Robota: an agent runtime for Python.",
+        description="Robota: an agent runtime for Python.\n"
+        "Run a model with tools from the terminal, chat with one, or try the offline demo.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"robota {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="run one prompt and stream the answer",
+        description="Run one turn. The answer streams to stdout; tool calls, their results,\n"
+        "usage and cost go to stderr. Ctrl-C cancels (exit code 130).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("prompt", metavar="PROMPT", help="the message ('-' reads it from stdin)")
+    _agent_options(run)
+    run.add_argument(
+        "--json", action="store_true", help="print one JSON object (output, usage, cost …)"
+    )
+
+    chat = commands.add_parser(
+        "chat",
+        help="an interactive session with history",
+        description="Chat with one agent; history is kept across turns.\n"
+        "/exit or Ctrl-D leaves; Ctrl-C cancels the current turn (at the prompt it leaves).",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _agent_options(chat)
+
+    auth = commands.add_parser(
+        "auth",
+        help="store API keys in the OS keychain or an owner-only file",
+        description="Manage stored API keys. The store is the OS keychain when the keyring "
+        "package has a backend, else $XDG_CONFIG_HOME/robota/credentials.json (0600); "
+        "ROBOTA_CREDENTIAL_STORE=keyring|file|auto chooses. The vendor's environment variable "
+        "(OPENAI_API_KEY) wins over a stored key.",
+    )
+    actions = auth.add_subparsers(dest="action", metavar="ACTION", required=True)
+    store = actions.add_parser(
+        "set", help="store a key (read hidden from the terminal, or a line of stdin)"
+    )
+    store.add_argument("provider", choices=KEY_PROVIDERS)
+    remove = actions.add_parser("delete", help="remove a stored key")
+    remove.add_argument("provider", choices=KEY_PROVIDERS)
+    actions.add_parser("status", help="where each provider's key comes from (never the key)")
+
     demo = commands.add_parser(
         "demo",
         help="run the offline demo (no network, no API key)",
@@ -29,13 +164,69 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``robota`` command with ``argv`` (default ``sys.argv[1:]``); return its exit code."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+def _dispatch(args: argparse.Namespace) -> int:
+    # Each import is deferred to keep `robota --help` fast (PLC0415 below).
     if args.command == "demo":
-        from robota.cli._demo import run_demo  # noqa: PLC0415 - keep `robota --help` fast
+        from robota.cli._demo import run_demo  # noqa: PLC0415
 
         return run_demo(sys.stdout, chunk_delay=0.0 if args.no_delay else 0.03)
-    parser.print_help()
-    return 2
+    if args.command == "auth":
+        from robota.cli import _auth  # noqa: PLC0415
+
+        if args.action == "set":
+            return _auth.auth_set(args.provider, out=sys.stdout)
+        if args.action == "delete":
+            return _auth.auth_delete(args.provider, out=sys.stdout)
+        return _auth.auth_status(out=sys.stdout)
+    from robota.cli._build import AgentFlags  # noqa: PLC0415
+
+    flags = AgentFlags(
+        model=args.model,
+        system=args.system,
+        max_rounds=args.max_rounds,
+        effort=args.effort,
+        tools=tuple(args.tools),
+        base_url=args.base_url,
+        api=args.api,
+        api_key_env=args.api_key_env,
+        permission_mode=args.permission_mode,
+        ask=args.ask,
+    )
+    if args.command == "run":
+        from robota.cli._run import run_command  # noqa: PLC0415
+
+        return run_command(flags, args.prompt, as_json=args.json)
+    from robota.cli._chat import chat_command  # noqa: PLC0415
+
+    return chat_command(flags)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``robota`` command with ``argv`` (default ``sys.argv[1:]``); return its exit code.
+
+    Failures print one ``error: …`` line on stderr: exit code 2 for a command that cannot start
+    as written (argparse's own usage errors included), 1 for a run that failed, 130 for a run
+    cancelled with Ctrl-C.
+    """
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    import asyncio  # noqa: PLC0415 - loaded with robota already; only its error class is used
+
+    from robota import ConfigurationError, RobotaError  # noqa: PLC0415 - robota is loaded already
+    from robota.cli._errors import INTERRUPTED, CliError, one_line  # noqa: PLC0415
+
+    try:
+        return _dispatch(args)
+    except CliError as error:
+        sys.stderr.write(f"error: {one_line(error.message)}\n")
+        return error.exit_code
+    except RobotaError as error:  # raised outside a run's own handling: setup or teardown
+        sys.stderr.write(f"error: {one_line(error.message)}\n")
+        return 2 if isinstance(error, ConfigurationError) else 1
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        # The process edge: a second Ctrl-C cancelled the command's main task (see _terminal).
+        sys.stderr.write("interrupted\n")
+        return INTERRUPTED

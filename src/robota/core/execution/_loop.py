@@ -745,11 +745,14 @@ class Execution:
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
-        # Priced per answering model (S30); any unpriced model makes the cost unknown.
+        # Priced per answering model (S30); any unpriced model, or a call cut short before it
+        # reported usage, makes the cost unknown.
         total = 0.0
         provider = self.settings.provider.name
         for message in assistants:
             if message.usage is None:
+                if message.state == "interrupted":
+                    return None  # a call cut short may have been charged: unknown, not zero
                 continue
             cost = estimate_cost(
                 message.usage, message.model or self.settings.model, provider=provider

@@ -1,0 +1,245 @@
+"""What the ``robota`` command prints, and where.
+
+stdout carries the answer only — the streamed text, or with ``--json`` one JSON object — so it
+can be piped. Everything about the run goes to stderr through ``rich`` (styled on a terminal,
+plain otherwise, ``NO_COLOR`` honoured): tool calls with their arguments, their results cut to
+a few lines, the usage and cost footer, notes and prompts. Model and tool text is printed as
+text, never parsed as ``rich`` markup.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TextIO, assert_never, final
+
+from rich.console import Console
+from rich.text import Text
+
+import robota
+
+__all__ = [
+    "Printer",
+    "RunRenderer",
+    "ToolCallRecord",
+    "format_arguments",
+    "result_json",
+    "shorten",
+    "usage_footer",
+]
+
+_ARGUMENTS_LIMIT: Final = 200
+_RESULT_LIMIT: Final = 300
+_RESULT_LINES: Final = 3
+
+
+def shorten(text: str, *, limit: int = _RESULT_LIMIT, lines: int = _RESULT_LINES) -> str:
+    """``text`` cut to ``lines`` lines and ``limit`` characters, saying how much was left out."""
+    kept = text.splitlines()[:lines] if text else [""]
+    cut = "\n".join(kept)
+    if len(cut) > limit:
+        cut = cut[:limit]
+    left = len(text) - len(cut)
+    return cut if left <= 0 else f"{cut}... (+{left} chars)"
+
+
+def format_arguments(arguments: Mapping[str, Any] | str) -> str:
+    """A call's arguments as ``key='value', …`` (raw text when they are not a JSON object)."""
+    value: object = arguments
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            return shorten(arguments, limit=_ARGUMENTS_LIMIT, lines=1)
+    if isinstance(value, Mapping):
+        text = ", ".join(f"{key}={item!r}" for key, item in value.items())
+    else:
+        text = repr(value)
+    return shorten(text, limit=_ARGUMENTS_LIMIT, lines=1)
+
+
+def _cost(cost: float | None) -> str:
+    return "unknown" if cost is None else f"${cost:.6f}"
+
+
+def usage_footer(result: robota.RunResult[Any]) -> str:
+    """One line: tokens (prompt/completion/total/cached), cost, model and how the run ended."""
+    usage = result.usage
+    cached = "unknown" if usage.cache_read_tokens is None else str(usage.cache_read_tokens)
+    partial = " (partial)" if usage.partial else ""
+    parts = [
+        f"usage: {usage.prompt_tokens} prompt + {usage.completion_tokens} completion = "
+        f"{usage.total_tokens} total, {cached} cached{partial}",
+        f"cost: {_cost(result.cost)}",
+    ]
+    if result.model:
+        parts.append(f"model: {result.model}")
+    effort = result.effort
+    if effort is not None and effort.native_control_sent and effort.resolution is not None:
+        parts.append(f"effort: {effort.resolution.level}")
+    if result.stop_reason != "end_turn":
+        parts.append(f"stop: {result.stop_reason}")
+    return " | ".join(parts)
+
+
+@final
+class Printer:
+    """stderr output for a person, through ``rich``.
+
+    Args:
+        console: The stderr console; by default one that detects the terminal itself.
+    """
+
+    __slots__ = ("console",)
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True, highlight=False)
+
+    def _line(self, text: str, style: str = "") -> None:
+        self.console.print(Text(text, style=style), soft_wrap=True)
+
+    def tool_call(self, name: str, arguments: str) -> None:
+        """A tool call about to run."""
+        self._line(f"-> {name}({format_arguments(arguments)})", "cyan")
+
+    def tool_result(self, event: robota.ToolCallFinished) -> None:
+        """A tool call's result, shortened."""
+        mark = "" if event.status == "completed" else f"[{event.status}] "
+        self._line(f"<- {mark}{shorten(event.content)}", "red" if event.is_error else "green")
+
+    def footer(self, result: robota.RunResult[Any]) -> None:
+        """The usage and cost line."""
+        self._line(usage_footer(result), "dim")
+
+    def note(self, text: str) -> None:
+        """A remark about the session (interrupted, bye …)."""
+        self._line(text, "yellow")
+
+    def error(self, text: str) -> None:
+        """``error: <text>`` on one line."""
+        self._line(f"error: {text}", "bold red")
+
+    def ask(self, text: str) -> None:
+        """A question, without a newline."""
+        self.console.print(Text(text, style="bold"), end="", soft_wrap=True)
+
+
+@final
+@dataclass(slots=True)
+class ToolCallRecord:
+    """One tool call of a run, for ``--json``."""
+
+    id: str
+    name: str
+    arguments: str
+    status: str = ""
+    result: str = ""
+    is_error: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form; ``arguments`` parsed when they are valid JSON."""
+        try:
+            arguments: object = json.loads(self.arguments) if self.arguments else {}
+        except json.JSONDecodeError:
+            arguments = self.arguments
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": arguments,
+            "status": self.status,
+            "result": self.result,
+            "is_error": self.is_error,
+        }
+
+
+@final
+@dataclass(slots=True)
+class RunRenderer:
+    """Shows one run's events as they arrive and records its tool calls.
+
+    Args:
+        out: Where streamed text goes (stdout), or ``None`` to stream nothing (``--json``).
+        printer: Where tool calls go, or ``None`` to show none.
+    """
+
+    out: TextIO | None
+    printer: Printer | None
+    calls: list[ToolCallRecord] = field(default_factory=list)
+    _started: set[str] = field(default_factory=set)
+    _mid_line: bool = False
+
+    def _end_text_line(self) -> None:
+        if self._mid_line and self.out is not None:
+            self.out.write("\n")
+            self.out.flush()
+        self._mid_line = False
+
+    def event(self, event: robota.RunEvent) -> None:
+        """Render ``event``."""
+        match event:
+            case robota.TextDelta():
+                if self.out is not None and event.text:
+                    self.out.write(event.text)
+                    self.out.flush()
+                    self._mid_line = not event.text.endswith("\n")
+            case robota.ToolCallStarted():
+                self._end_text_line()
+                self._started.add(event.call.id)
+                if self.printer is not None:
+                    self.printer.tool_call(event.call.name, event.call.arguments)
+            case robota.ToolCallFinished():
+                self._end_text_line()
+                call = event.call
+                self.calls.append(
+                    ToolCallRecord(
+                        call.id,
+                        call.name,
+                        call.arguments,
+                        event.status,
+                        event.content,
+                        event.is_error,
+                    )
+                )
+                if self.printer is not None:
+                    if call.id not in self._started:  # refused before a body ran: no start event
+                        self.printer.tool_call(call.name, call.arguments)
+                    self.printer.tool_result(event)
+            case robota.RoundStarted() | robota.MessageCommitted():
+                pass
+            case _:
+                assert_never(event)
+
+    def finish(self) -> None:
+        """End the streamed text with a newline, if it did not end with one."""
+        self._end_text_line()
+
+
+def result_json(result: robota.RunResult[Any], calls: list[ToolCallRecord]) -> dict[str, Any]:
+    """The ``--json`` object for a finished run."""
+    usage = result.usage
+    effort = result.effort
+    return {
+        "output": result.output,
+        "status": result.status,
+        "stop_reason": result.stop_reason,
+        "model": result.model,
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+            "cached_tokens": usage.cache_read_tokens,
+            "partial": usage.partial,
+        },
+        "cost": result.cost,
+        "rounds": result.rounds,
+        "effort": None
+        if effort is None
+        else {
+            "requested": effort.requested,
+            "level": None if effort.resolution is None else effort.resolution.level,
+            "native_control_sent": effort.native_control_sent,
+        },
+        "tool_calls": [call.to_json() for call in calls],
+        "run_id": result.run_id,
+    }

@@ -1,0 +1,94 @@
+"""``robota run PROMPT``: one turn against a real model, streamed to the terminal.
+
+The answer streams to stdout as it arrives; tool calls, their (shortened) results and the usage
+and cost footer go to stderr. ``--json`` prints one JSON object on stdout instead (see
+:func:`~robota.cli._output.result_json`), and on failure ``{"status": "error", "error": …}``
+besides the one-line error. Ctrl-C cancels the run: what arrived is printed, the exit code is
+130; a second Ctrl-C stops waiting for the run to settle.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TextIO
+
+from robota import RobotaError
+from robota.cli._build import AgentFlags, build_agent
+from robota.cli._errors import FAILURE, INTERRUPTED, CliError, describe
+from robota.cli._output import Printer, RunRenderer, result_json
+from robota.cli._terminal import Interrupts, LineReader, TerminalApprover
+
+__all__ = ["run_command"]
+
+
+async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, stdin: TextIO) -> int:
+    printer = Printer()
+    with Interrupts() as interrupts:
+        approver = TerminalApprover(LineReader(stdin), printer, interrupts)
+        built = build_agent(flags, approver=approver)
+        renderer = RunRenderer(None if as_json else out, None if as_json else printer)
+        async with built.agent as agent:
+            controller = interrupts.begin_turn()
+            try:
+                stream = agent.run_stream(prompt, signal=controller.signal)
+                async for event in stream:
+                    renderer.event(event)
+                result = await stream.result()
+            except RobotaError as error:
+                renderer.finish()
+                raise CliError(
+                    describe(error, endpoint=built.endpoint), exit_code=FAILURE
+                ) from None
+            finally:
+                interrupts.end_turn()
+    renderer.finish()
+    if as_json:
+        out.write(json.dumps(result_json(result, renderer.calls), ensure_ascii=False) + "\n")
+        out.flush()
+    else:
+        if result.status == "interrupted":
+            printer.note("interrupted: the answer above is what arrived before Ctrl-C")
+        printer.footer(result)
+    return 0 if result.status == "complete" else INTERRUPTED
+
+
+def run_command(
+    flags: AgentFlags,
+    prompt: str,
+    *,
+    as_json: bool = False,
+    out: TextIO | None = None,
+    stdin: TextIO | None = None,
+) -> int:
+    """Run one turn and print it; returns the exit code (0, or 130 when interrupted).
+
+    Args:
+        flags: The agent flags.
+        prompt: The user's message; ``"-"`` reads it from stdin.
+        as_json: Print one JSON object instead of streaming.
+        out: stdout by default.
+        stdin: stdin by default (the prompt for ``-``, and answers to permission asks).
+
+    Raises:
+        CliError: every failure, with its exit code (2 before the run starts, 1 during it).
+    """
+    import asyncio  # noqa: PLC0415 - keep `robota --help` fast
+
+    out = sys.stdout if out is None else out
+    stdin = sys.stdin if stdin is None else stdin
+    if prompt == "-":
+        prompt = stdin.read()
+    if not prompt.strip():
+        raise CliError("the prompt is empty")
+    try:
+        return asyncio.run(_run(flags, prompt, as_json=as_json, out=out, stdin=stdin))
+    except CliError as error:
+        if as_json:
+            body = {
+                "status": "error",
+                "error": {"message": error.message, "exit_code": error.exit_code},
+            }
+            out.write(json.dumps(body, ensure_ascii=False) + "\n")
+            out.flush()
+        raise

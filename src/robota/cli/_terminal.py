@@ -1,0 +1,192 @@
+"""The terminal side of a session: reading lines, Ctrl-C, and asking y/N for a tool call.
+
+Three small pieces the ``run`` and ``chat`` commands share:
+
+* :class:`LineReader` reads stdin lines without blocking the event loop. Each read runs in a
+  daemon thread (a blocked read never delays the process's exit), and a read whose waiter was
+  cancelled is *kept*: the next ``readline()`` gets that line, so nothing typed is lost.
+* :class:`Interrupts` turns SIGINT into a cancellation of the current turn — the turn's
+  :class:`~robota.AbortController` aborts, the run commits what it received as interrupted and
+  the session goes on. Pressed at the prompt it ends the session; pressed again during a turn
+  that is already stopping it cancels the command outright.
+* :class:`TerminalApprover` is the :class:`~robota.Approver` a :class:`~robota.PermissionGate`
+  calls for an ``ask``: it prints the call on stderr and reads ``y``/``N``/``a`` (always, for
+  the rest of the session) from stdin. No answer (stdin closed, or the turn cancelled) is no.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Callable
+from typing import TextIO, final
+
+import robota
+from robota.cli._output import Printer, format_arguments
+
+__all__ = ["Interrupts", "LineReader", "TerminalApprover"]
+
+
+@final
+class LineReader:
+    """Lines from a text stream, awaited; ``None`` at end of input.
+
+    Args:
+        stream: Usually ``sys.stdin``.
+    """
+
+    __slots__ = ("_pending", "_stream")
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._pending: asyncio.Future[str] | None = None
+
+    def _start(self) -> asyncio.Future[str]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[str] = loop.create_future()
+
+        def settle(line: str) -> None:
+            if not future.done():
+                future.set_result(line)
+
+        def read() -> None:
+            try:
+                line = self._stream.readline()
+            except (OSError, ValueError):  # a closed or broken stdin reads as end of input
+                line = ""
+            with contextlib.suppress(RuntimeError):  # the loop closed while we were blocked
+                loop.call_soon_threadsafe(settle, line)
+
+        threading.Thread(target=read, name="robota-stdin", daemon=True).start()
+        return future
+
+    async def readline(self) -> str | None:
+        """The next line without its newline, or ``None`` at end of input."""
+        if self._pending is None:
+            self._pending = self._start()
+        # shield: a cancelled waiter leaves the read (and its line) for the next caller.
+        line = await asyncio.shield(self._pending)
+        self._pending = None
+        return None if line == "" else line.rstrip("\r\n")
+
+
+@final
+class Interrupts:
+    """SIGINT handling for a session; use it as a context manager around the session.
+
+    Outside a turn, Ctrl-C sets :attr:`quit`. During one it aborts the turn's controller; a
+    second Ctrl-C in the same turn cancels ``task`` (the command's main task).
+    """
+
+    __slots__ = ("_controller", "_installed", "_loop", "_task", "quit")
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._controller: robota.AbortController | None = None
+        self._installed: Callable[[], None] | None = None
+        self.quit = asyncio.Event()
+
+    def __enter__(self) -> Interrupts:
+        try:
+            self._loop.add_signal_handler(signal.SIGINT, self._on_interrupt)
+        except (NotImplementedError, RuntimeError):  # no loop signal handlers (Windows)
+            previous = signal.signal(
+                signal.SIGINT, lambda *_: self._loop.call_soon_threadsafe(self._on_interrupt)
+            )
+            self._installed = lambda: self._restore(previous)
+        else:
+            self._installed = self._remove_handler
+        return self
+
+    def _remove_handler(self) -> None:
+        self._loop.remove_signal_handler(signal.SIGINT)
+
+    @staticmethod
+    def _restore(previous: signal._HANDLER) -> None:
+        signal.signal(signal.SIGINT, previous)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._installed is not None:
+            self._installed()
+            self._installed = None
+
+    def begin_turn(self) -> robota.AbortController:
+        """A fresh controller for the next turn; Ctrl-C aborts it until :meth:`end_turn`."""
+        self._controller = robota.AbortController()
+        return self._controller
+
+    def end_turn(self) -> None:
+        """The turn settled: Ctrl-C means "leave" again."""
+        self._controller = None
+
+    @property
+    def signal(self) -> robota.AbortSignal | None:
+        """The current turn's signal, if a turn is running."""
+        return None if self._controller is None else self._controller.signal
+
+    def _on_interrupt(self) -> None:
+        controller = self._controller
+        if controller is None:
+            self.quit.set()
+        elif not controller.signal.aborted:
+            controller.abort(robota.AbortError("interrupted by Ctrl-C"))
+        elif self._task is not None:
+            self._task.cancel()
+
+
+async def first_line_or_signal(
+    reader: LineReader, stop: robota.AbortSignal | asyncio.Event | None
+) -> tuple[bool, str | None]:
+    """Read a line unless ``stop`` fires first; ``(stopped, line)``."""
+    read = asyncio.ensure_future(reader.readline())
+    if stop is None:
+        return False, await read
+    waiter = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({read, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    if read.done():
+        return False, read.result()
+    read.cancel()
+    return True, None
+
+
+@final
+class TerminalApprover:
+    """Asks on the terminal whether a tool call may run (an :class:`~robota.Approver`).
+
+    Args:
+        reader: Where answers are read.
+        printer: Where the question is shown (stderr).
+        interrupts: When given, a cancelled turn stops waiting for an answer (a refusal).
+    """
+
+    __slots__ = ("_interrupts", "_printer", "_reader")
+
+    def __init__(
+        self, reader: LineReader, printer: Printer, interrupts: Interrupts | None = None
+    ) -> None:
+        self._reader = reader
+        self._printer = printer
+        self._interrupts = interrupts
+
+    async def __call__(self, request: robota.ApprovalRequest) -> robota.Approval:
+        """Ask about ``request``; ``y`` approves, ``a`` approves for the session, else no."""
+        call = f"{request.tool.name}({format_arguments(request.arguments)})"
+        choices = "[y/N]" if request.always_ask else "[y/N/a=always]"
+        self._printer.ask(f"allow {call}? ({request.reason}) {choices} ")
+        stop = None if self._interrupts is None else self._interrupts.signal
+        stopped, line = await first_line_or_signal(self._reader, stop)
+        answer = "" if line is None else line.strip().lower()
+        if stopped or line is None:
+            self._printer.note("no answer: the call is refused")
+            return robota.Approval(False, reason="no one answered")
+        if answer in ("y", "yes"):
+            return robota.Approval(True)
+        if answer in ("a", "always") and not request.always_ask:
+            return robota.Approval(True, remember=True)
+        return robota.Approval(False, reason="declined at the terminal")
