@@ -5,7 +5,8 @@ pointed at ``base_url=`` and let this server answer them. A script is a list of
 :class:`Exchange` values: the N-th request that arrives gets the N-th exchange, whatever its
 method, path or body (the recorded request bodies were built by another project, so replay never
 matches on them). :func:`load_cassette` turns a VCR cassette from
-``/work/shared/vendor-recordings`` (see its README) into such a script, and
+``tests/providers/recordings`` (the team's vendor recordings, copied unchanged; provenance and
+licence in its README) into such a script, and
 :func:`load_cassette_requests` gives its recorded requests for reference.
 
 Usage::
@@ -39,7 +40,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Final, Literal, Self
 from urllib.parse import urlsplit
 
 import yaml  # type: ignore[import-untyped,unused-ignore]
@@ -227,13 +228,14 @@ class CassetteRequest:
 # --------------------------------------------------------------------------------------------
 
 
-def recordings_dir() -> Path:
-    """The vendor-recordings directory, or a clear ``FileNotFoundError``.
+RECORDINGS: Final = Path(__file__).resolve().parent / "recordings"
+"""The vendor recordings, kept in the repository (byte for byte; provenance and licence in its
+README), so a clean clone tests against them with nothing outside it."""
 
-    ``$ROBOTA_VENDOR_RECORDINGS`` wins when set; otherwise the first ``shared/vendor-recordings``
-    found beside an ancestor of this file (``/work/main/tests/providers`` → ``/work/shared/…``)
-    or of the working directory.
-    """
+
+def recordings_dir() -> Path:
+    """The vendor-recordings directory: ``$ROBOTA_VENDOR_RECORDINGS`` when set (another copy),
+    else :data:`RECORDINGS`; a clear ``FileNotFoundError`` when neither exists."""
     override = os.environ.get(RECORDINGS_ENV_VAR)
     if override:
         path = Path(override)
@@ -241,21 +243,10 @@ def recordings_dir() -> Path:
             msg = f"${RECORDINGS_ENV_VAR} is {override!r}, which is not a directory"
             raise FileNotFoundError(msg)
         return path
-    here = Path(__file__).resolve()
-    tried: list[Path] = []
-    for base in (*here.parents, *Path.cwd().resolve().parents):
-        candidate = base / "shared" / "vendor-recordings"
-        if candidate in tried:
-            continue
-        if candidate.is_dir():
-            return candidate
-        tried.append(candidate)
-    msg = (
-        "vendor recordings not found: expected a shared/vendor-recordings directory next to an "
-        f"ancestor of {here.parent} (e.g. {here.parents[3] / 'shared' / 'vendor-recordings'}); "
-        f"set ${RECORDINGS_ENV_VAR} to point at it"
-    )
-    raise FileNotFoundError(msg)
+    if not RECORDINGS.is_dir():
+        msg = f"vendor recordings not found at {RECORDINGS}; set ${RECORDINGS_ENV_VAR} to a copy"
+        raise FileNotFoundError(msg)
+    return RECORDINGS
 
 
 def cassette_path(vendor_dir: str, name: str) -> Path:

@@ -8,7 +8,7 @@ in the order the kit documents them: a JSON body for each ``chat()``, an SSE str
 ``chat_stream()`` (an agent run streams). Calls made with an already-aborted signal never reach the
 transport, so they have no exchange.
 
-The answers are the real recordings of ``shared/vendor-recordings`` wherever one has the shape a
+The answers are the real recordings in ``tests/providers/recordings`` wherever one has the shape a
 scenario needs. Where none has — a streamed *parallel* tool call, a streamed reply from the model a
 recorded JSON answer came from, a slow stream to abort, a vendor failure — the exchange is written
 in the vendor's documented wire format: :func:`responses_stream` and :func:`chat_stream` re-frame a

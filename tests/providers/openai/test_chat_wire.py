@@ -1,7 +1,7 @@
 """The Chat Completions wire (``_chat.py``) against real recorded vendor exchanges.
 
 Every test drives the real ``openai`` SDK against the replay server, answering with the recorded
-responses of ``shared/vendor-recordings/openai-chat``. What our adapter *sent* is checked against
+responses of ``tests/providers/recordings/openai-chat``. What our adapter *sent* is checked against
 the vendor-owned tokens of the recorded turn-1 response (call ids, signatures), never against the
 recorded request bodies, which another project built.
 """

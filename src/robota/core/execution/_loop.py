@@ -154,6 +154,7 @@ class Execution:
         "_output_value",
         "_plugins",
         "_round_effort",
+        "_unattested",
         "_rounds",
         "_same_inputs",
         "_signal",
@@ -206,6 +207,7 @@ class Execution:
         self._transport: OutputTransport = "unchanged"
         self._effort = EffortOutcome(settings.effort)
         self._round_effort: EffortResolution | None = None
+        self._unattested = False
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
@@ -493,6 +495,8 @@ class Execution:
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
         self._usage = self._usage + (message.usage or _UNREPORTED)
+        if dispatched and (message.usage is None or message.usage.partial):
+            self._unattested = True  # a charge nobody can state: the run's cost is unknown
         self._record_effort(dispatched)
         observe(outcome, dispatched)
         if round_emitter.enabled:
@@ -543,6 +547,9 @@ class Execution:
                 for event in cached.events:
                     self._apply(event, pending, round_emitter, forced=forced)
                 return False  # a no-dispatch round (S30)
+        # S24: resolved before dispatch, so a call that then fails or is aborted still records
+        # what went on the wire; a resolution on the response (ResponseDone.effort) refines it.
+        self._round_effort = provider.resolve_effort(request)
         stream: AsyncIterator[StreamEvent]
         if round_emitter.enabled:
             stream = provider.chat_stream_raw(
@@ -604,7 +611,8 @@ class Execution:
                 pending.model = event.model  # S30: the model that actually answered
             pending.usage = event.usage
             pending.continuation = event.continuation
-            self._round_effort = event.effort
+            if event.effort is not None:
+                self._round_effort = event.effort
         else:
             raise ProviderError(
                 f"provider {self.settings.provider.name!r} yielded {type(event).__name__}, which "
@@ -745,15 +753,15 @@ class Execution:
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
-        # Priced per answering model (S30); any unpriced model, or a call cut short before it
-        # reported usage, makes the cost unknown.
+        # Priced per answering model (S30). Any unpriced model, or a dispatched call whose usage
+        # was not reported or not attestable (partial), makes the cost unknown: never a guess.
+        if self._unattested:
+            return None
         total = 0.0
         provider = self.settings.provider.name
         for message in assistants:
             if message.usage is None:
-                if message.state == "interrupted":
-                    return None  # a call cut short may have been charged: unknown, not zero
-                continue
+                continue  # never dispatched (a diagnostic): nothing was charged
             cost = estimate_cost(
                 message.usage, message.model or self.settings.model, provider=provider
             )

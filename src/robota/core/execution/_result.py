@@ -57,7 +57,8 @@ class RunResult(Generic[OutputT]):
         status: ``"complete"`` or ``"interrupted"``.
         usage: Usage summed over every provider call of the run (the forced summary included).
         cost: Estimated USD cost from the pricing table, priced per answering model; ``None``
-            when any call's model has no registered price (never a guess).
+            when any call's model has no registered price, or a call that reached the provider
+            reported no usage or only partial usage (never a guess).
         messages: The messages this run added to history, in order (its user input first).
         run_id: The run's execution id (on every event it emitted).
         model: The model that answered last, when known.

@@ -247,6 +247,16 @@ class Provider(ABC):
         """
         return None
 
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution | None:
+        """How this provider resolves ``request.effort`` for ``request.model`` (S24).
+
+        The runtime calls it before dispatch, so the run's outcome records what went on the
+        wire even when the call then fails or is aborted. Override it together with sending the
+        control; the default ``None`` means "no resolution reported" (no control claimed).
+        Must not perform I/O.
+        """
+        return None
+
     def capabilities(self) -> ProviderCapabilities | None:
         """This provider's capability table (S30), or ``None`` when it publishes none.
 

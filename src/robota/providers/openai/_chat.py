@@ -53,9 +53,12 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
     ToolProjector,
+    attested,
     count,
     drive_call,
     drive_stream,
+    incomplete_stream,
+    invalid_response,
     map_error,
     member,
     no_capture,
@@ -74,6 +77,7 @@ __all__ = [
     "chat_messages",
     "chat_params",
     "chat_response",
+    "encode_continuation",
     "load_openai",
     "map_error",
     "no_capture",
@@ -107,20 +111,47 @@ _RETURNED_FIELDS = ("extra_content",)
 """Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""
 
 
-def _continuation_fields(message: AssistantMessage) -> dict[str, Any]:
-    """Fields the server asked back on this assistant message (S26), e.g. a signature."""
+def _continuation(message: AssistantMessage) -> dict[str, Any]:
     if not message.continuation:
         return {}
     try:
         data = json.loads(message.continuation)
     except ValueError:
         return {}
-    fields = data.get("chat_message_fields") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def _returned(fields: object) -> dict[str, Any]:
+    # Only the fields a server asks back; history may come from a file, and a continuation must
+    # never be able to rewrite a message's role, content or calls.
     if not isinstance(fields, dict):
         return {}
-    # Only the fields a server asks back; history may come from a file, and a continuation must
-    # never be able to rewrite the message's role, content or calls.
     return {key: fields[key] for key in _RETURNED_FIELDS if key in fields}
+
+
+def _continuation_fields(message: AssistantMessage) -> dict[str, Any]:
+    """Fields the server asked back on this assistant message (S26), e.g. a signature."""
+    return _returned(_continuation(message).get("chat_message_fields"))
+
+
+def _tool_call_fields(message: AssistantMessage) -> list[dict[str, Any]]:
+    """Per tool call (by position), the fields the server asked back on that call (S26)."""
+    fields = _continuation(message).get("tool_call_fields")
+    if not isinstance(fields, list):
+        return []
+    return [_returned(item) for item in fields]
+
+
+def encode_continuation(message_extra: Any, call_extras: Sequence[Any]) -> str | None:
+    """The continuation text (S26) for what the server wants back; ``None`` when nothing."""
+    data: dict[str, Any] = {}
+    if message_extra is not None:
+        data["chat_message_fields"] = {"extra_content": message_extra}
+    if any(extra is not None for extra in call_extras):
+        data["tool_call_fields"] = [
+            {"extra_content": extra} if extra is not None else {} for extra in call_extras
+        ]
+    return json.dumps(data, separators=(",", ":")) if data else None
 
 
 def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
@@ -134,13 +165,15 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
         elif isinstance(message, AssistantMessage):
             item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
+                per_call = _tool_call_fields(message)
                 item["tool_calls"] = [
                     {
                         "id": call.id,
                         "type": "function",
                         "function": {"name": call.name, "arguments": call.arguments},
+                        **(per_call[i] if i < len(per_call) else {}),
                     }
-                    for call in message.tool_calls
+                    for i, call in enumerate(message.tool_calls)
                 ]
             elif not message.content:
                 item["content"] = ""
@@ -227,48 +260,56 @@ def usage_from(raw: Any) -> Usage | None:
     if raw is None:
         return None
     details = member(raw, "prompt_tokens_details")
-    return Usage.from_counts(
-        prompt=count(member(raw, "prompt_tokens")),
-        completion=count(member(raw, "completion_tokens")),
-        total=count(member(raw, "total_tokens")),
-        cache_read=count(member(details, "cached_tokens")),
+    return attested(
+        Usage.from_counts(
+            prompt=count(member(raw, "prompt_tokens")),
+            completion=count(member(raw, "completion_tokens")),
+            total=count(member(raw, "total_tokens")),
+            cache_read=count(member(details, "cached_tokens")),
+        )
     )
-
-
-def _message_continuation(message: Any) -> str | None:
-    """Server fields to send back on this assistant message (S26), as opaque JSON text.
-
-    Google's OpenAI-compatible endpoint puts a thought signature in ``extra_content``; it must
-    come back with the message.
-    """
-    extra = member(message, "extra_content")
-    if extra is None:
-        return None
-    return json.dumps({"chat_message_fields": {"extra_content": extra}}, separators=(",", ":"))
 
 
 def chat_response(
     completion: Any, *, effort: EffortResolution | None, provider: str
 ) -> ChatResponse:
-    """A complete ``ChatCompletion`` as our response."""
-    choices = member(completion, "choices") or []
-    choice = choices[0] if choices else None
+    """A complete ``ChatCompletion`` as our response.
+
+    An answer that is not a completion — an error object in a 200 body, no ``choices`` (a web
+    page at a wrong base URL) — is a :class:`~robota.ProviderError`, never an empty reply.
+    """
+    model = member(completion, "model") or None
+    error = member(completion, "error")
+    if error is not None:
+        payload = error if isinstance(error, Mapping) else {"message": str(error)}
+        raise from_error_payload({"error": payload}, provider=provider, model=model)
+    choices = member(completion, "choices")
+    if not isinstance(choices, Sequence) or isinstance(choices, str) or not choices:
+        raise invalid_response(
+            "the server's answer is not a chat completion (it has no choices)",
+            provider=provider,
+            model=model,
+        )
+    choice = choices[0]
     message = member(choice, "message")
+    raw_calls = member(message, "tool_calls") or ()
     calls = tuple(
         ToolCall(
             str(member(call, "id") or ""),
             str(member(member(call, "function"), "name") or ""),
             str(member(member(call, "function"), "arguments") or "") or "{}",
         )
-        for call in (member(message, "tool_calls") or ())
+        for call in raw_calls
     )
     return ChatResponse(
         content=str(member(message, "content") or ""),
         tool_calls=calls,
-        model=member(completion, "model") or None,
+        model=model,
         usage=usage_from(member(completion, "usage")),
         finish_reason=member(choice, "finish_reason"),
-        continuation=_message_continuation(message),
+        continuation=encode_continuation(
+            member(message, "extra_content"), [member(call, "extra_content") for call in raw_calls]
+        ),
         effort=effort,
     )
 
@@ -278,6 +319,15 @@ class _PendingCall:
     id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
+    extra: Any = None
+
+    def complete(self) -> bool:
+        """Whether the arguments so far already form one whole JSON value."""
+        try:
+            json.loads("".join(self.arguments))
+        except ValueError:
+            return False
+        return True
 
 
 class ChatStreamAssembler:
@@ -337,57 +387,59 @@ class ChatStreamAssembler:
                 self._finish = str(finish)
         return events
 
-    def _key(self, index: int | None, call_id: object) -> int:
-        """Which pending call a fragment extends: its ``index``, else the call its id names.
+    def _starts_call(self, call: _PendingCall, call_id: str, name: str) -> bool:
+        """Whether a fragment for ``call``'s slot actually begins another call.
 
-        Some servers omit ``index``: a fragment with a new id (or the first one) starts a call,
-        one with a known id extends that call, one with no id continues the latest call.
+        Servers that repeat or omit ``index`` (Google's endpoint) still tell calls apart: a new
+        non-empty id, or a name arriving after the pending call's arguments are whole.
         """
-        if index is not None:
-            return index
-        if call_id:
-            for key, pending in self._calls.items():
-                if pending.id == call_id:
-                    return key
-        elif self._calls:
-            return next(reversed(self._calls))
-        return max(self._calls, default=-1) + 1
+        if call_id and call.id and call_id != call.id:
+            return True
+        return bool(name) and bool(call.name) and bool(call.arguments) and call.complete()
 
     def _add_fragment(self, fragment: Any) -> None:
-        call_id = member(fragment, "id")
-        key = self._key(count(member(fragment, "index")), call_id)
-        call = self._calls.setdefault(key, _PendingCall())
-        if call_id and not call.id:
-            call.id = str(call_id)
+        call_id = str(member(fragment, "id") or "")
         function = member(fragment, "function")
-        name = member(function, "name")
-        if name:
-            name = str(name)
-            if not call.name:
-                call.name = name
-            elif name != call.name:
-                call.name += name  # a name streamed in pieces; a repeated whole name is ignored
+        name = str(member(function, "name") or "")
+        index = count(member(fragment, "index"))
+        key = index if index is not None else (next(reversed(self._calls)) if self._calls else 0)
+        call = self._calls.get(key)
+        if call is None or self._starts_call(call, call_id, name):
+            if call is not None:
+                key = max(self._calls) + 1  # the slot is taken by a finished call
+            call = self._calls[key] = _PendingCall()
+        if call_id and not call.id:
+            call.id = call_id
+        if name and name != call.name:
+            # A repeated whole name is ignored; a name arriving in pieces before any argument
+            # is joined.
+            call.name = name if not call.name else call.name + name
         arguments = member(function, "arguments")
         if arguments:
             call.arguments.append(str(arguments))
+        extra = member(fragment, "extra_content")
+        if extra is not None:
+            call.extra = extra
 
     def finish(self) -> Iterable[StreamEvent]:
-        """The assembled tool calls in index order, then the one ``ResponseDone``."""
+        """The assembled tool calls in index order, then the one ``ResponseDone``.
+
+        A stream that ended before the server finished the response (no ``finish_reason``) is a
+        failure, never a complete reply: its last tool call may be cut short.
+        """
+        if self._finish is None:
+            raise incomplete_stream(provider=self._provider, model=self._model or self._requested)
+        calls = [call for _, call in sorted(self._calls.items())]
         events: list[StreamEvent] = [
             ToolCallReady(ToolCall(call.id, call.name, "".join(call.arguments) or "{}"))
-            for _, call in sorted(self._calls.items())
+            for call in calls
         ]
-        continuation = None
-        if self._extra is not None:
-            continuation = json.dumps(
-                {"chat_message_fields": {"extra_content": self._extra}}, separators=(",", ":")
-            )
         events.append(
             ResponseDone(
                 model=self._model,
                 usage=usage_from(self._usage),
                 finish_reason=self._finish,
-                continuation=continuation,
+                continuation=encode_continuation(self._extra, [call.extra for call in calls]),
                 effort=self._effort,
             )
         )

@@ -9,6 +9,7 @@ response releases its connection.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Protocol
 
 import httpx2
@@ -18,9 +19,12 @@ from robota.core import (
     ConfigurationError,
     NativePayload,
     NetworkError,
+    ProviderError,
     ToolSpec,
+    Usage,
     abort_error_from_reason,
 )
+from robota.core._cancel import AbortGuard
 from robota.core.providers import ChatResponse, NativeCapture, StreamEvent, stream_response
 from robota.core.schema import ProjectionPolicy, project_tool_schema, project_tool_spec
 from robota.providers.openai._errors import map_openai_error
@@ -29,9 +33,12 @@ from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 __all__ = [
     "StreamTranslator",
     "ToolProjector",
+    "attested",
     "count",
     "drive_call",
     "drive_stream",
+    "incomplete_stream",
+    "invalid_response",
     "map_error",
     "member",
     "no_capture",
@@ -58,6 +65,39 @@ def count(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value
+
+
+def attested(usage: Usage) -> Usage:
+    """``usage`` marked partial when a dispatched response claims no prompt at all (S31).
+
+    A request always has a prompt, so a zero prompt count (one recorded turn reports 0/0/0 for a
+    reply with two tool calls) is not a count anyone can attest; it is kept and marked partial.
+    """
+    if usage.prompt_tokens == 0 and not usage.partial:
+        return replace(usage, partial=True)
+    return usage
+
+
+def invalid_response(message: str, *, provider: str, model: str | None) -> ProviderError:
+    """The server answered with something that is not this API's response (S42)."""
+    return ProviderError(
+        f"provider {provider!r}: {message}",
+        vendor_type="invalid_response",
+        provider=provider,
+        model=model,
+        switchable=False,
+    )
+
+
+def incomplete_stream(*, provider: str, model: str | None) -> NetworkError:
+    """A stream that ended before the server said the response was finished (S42)."""
+    return NetworkError(
+        f"provider {provider!r}: the response stream ended before the server finished it",
+        vendor_type="incomplete_stream",
+        provider=provider,
+        model=model,
+        switchable=False,
+    )
 
 
 def no_capture(payload: NativePayload) -> None:
@@ -93,6 +133,14 @@ def map_error(error: BaseException, *, provider: str, model: str | None) -> Base
             switchable=False,
             cause=error,
         )
+    if isinstance(error, ValueError):
+        # The SDK decodes each SSE ``data:`` line and JSON body as it reads it: a server that
+        # sent something else made it raise a plain ValueError (JSONDecodeError).
+        mapped = invalid_response(
+            f"the server's answer could not be read: {error}", provider=provider, model=model
+        )
+        mapped.__cause__ = error
+        return mapped
     return error
 
 
@@ -113,10 +161,24 @@ def _check_signal(signal: AbortSignal | None) -> None:
         raise abort_error_from_reason(signal.reason)
 
 
-async def _mapped(call: Callable[[], Awaitable[Any]], *, provider: str, model: str | None) -> Any:
-    """Await ``call()``, raising SDK and transport failures as ProviderError (S42)."""
+async def _mapped(
+    call: Callable[[], Awaitable[Any]],
+    *,
+    signal: AbortSignal | None,
+    provider: str,
+    model: str | None,
+) -> Any:
+    """Await ``call()`` under the run's signal, raising SDK failures as ProviderError (S42).
+
+    An abort ends the wait at once (S23) — a server that pauses between events, or never
+    answers, does not keep an aborted call pending — and raises :class:`~robota.AbortError`.
+    The guard nests with the runtime's own (each withdraws only its own cancellation).
+    """
     try:
-        return await call()
+        if signal is None:
+            return await call()
+        with AbortGuard(signal) as guard:
+            return await guard.call(call)
     except Exception as error:
         mapped = map_error(error, provider=provider, model=model)
         if mapped is error:
@@ -137,7 +199,7 @@ async def drive_call(
     """Run one non-streamed SDK call; report the request and response natively (S25)."""
     _check_signal(signal)
     capture(NativePayload("request", api, params))
-    response = await _mapped(call, provider=provider, model=model)
+    response = await _mapped(call, signal=signal, provider=provider, model=model)
     capture(NativePayload("response", api, response))
     return response
 
@@ -156,13 +218,15 @@ async def drive_stream(
     """Run one streamed SDK call and yield its events; the stream is always closed."""
     _check_signal(signal)
     capture(NativePayload("request", api, params))
-    stream = await _mapped(open_stream, provider=provider, model=model)
+    stream = await _mapped(open_stream, signal=signal, provider=provider, model=model)
     order = 0
     try:
         iterator = stream.__aiter__()
         while True:
             try:
-                item = await _mapped(iterator.__anext__, provider=provider, model=model)
+                item = await _mapped(
+                    iterator.__anext__, signal=signal, provider=provider, model=model
+                )
             except StopAsyncIteration:
                 break
             _check_signal(signal)  # S23: nothing after an abort reaches the caller
@@ -170,6 +234,7 @@ async def drive_stream(
             order += 1
             for event in translator.feed(item):
                 yield event
+        _check_signal(signal)
         for event in translator.finish():
             yield event
     finally:

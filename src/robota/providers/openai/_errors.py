@@ -158,7 +158,7 @@ def _build(
 def from_error_payload(
     payload: Mapping[str, Any], *, provider: str, model: str | None
 ) -> ProviderError:
-    """An error object a server sent *inside* a stream (``{"error": {...}}`` or the bare object).
+    """An error object a server sent in a 200 answer or stream (``{"error": {...}}`` or bare).
 
     The status is read from a numeric ``code`` or ``status`` when the server gave one (some
     OpenAI-compatible servers do), so it maps like that HTTP status.
@@ -176,7 +176,7 @@ def from_error_payload(
     vendor_type = _text(inner.get("type"))
     text = _text(inner.get("message")) or "the server reported an error inside the stream"
     return _build(
-        f"provider {provider!r} reported an error in the stream: {text}",
+        f"provider {provider!r} reported an error: {text}",
         status=status,
         code=code,
         vendor_type=vendor_type,

@@ -15,6 +15,7 @@ from robota.core import (
     ModelCapabilities,
     Provider,
     ProviderCapabilities,
+    check_native_tools,
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
@@ -106,13 +107,13 @@ class OpenAIProvider(Provider):
         name_value: object = name  # untyped callers can pass anything
         if not isinstance(name_value, str) or not name.strip():
             raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        openai = load_openai("OpenAIProvider")  # a missing extra is said first
         key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
         if not key:
             raise ConfigurationError(
                 f"OpenAIProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
                 "(or store one with `robota auth set openai`)"
             )
-        openai = load_openai("OpenAIProvider")
         options: dict[str, Any] = {"api_key": key}
         if base_url is not None:
             options["base_url"] = base_url
@@ -155,8 +156,9 @@ class OpenAIProvider(Provider):
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what OpenAI states for its current models in general.
 
-        The general statement (function tools, streaming, Structured Outputs) is not applied to a
-        custom ``base_url``: a gateway may not honour it (S18).
+        The general statement (function tools, streaming, Structured Outputs) covers OpenAI's own
+        endpoint; for a custom ``base_url`` (:meth:`endpoint_provenance` ``"custom"``) the
+        runtime does not extend it to models the table does not list (S18).
         """
         return ProviderCapabilities(
             default_model=_GENERAL,
@@ -195,6 +197,7 @@ class OpenAIProvider(Provider):
         capture: NativeCapture,
     ) -> ChatResponse:
         """:meth:`chat`, reporting the native request and response (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
         effort = self.resolve_effort(request)
         if isinstance(self._api, ResponsesAPI):
             return await self._api.chat(
@@ -217,6 +220,7 @@ class OpenAIProvider(Provider):
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
         if not self._streaming:
             return _replayed(self.chat_raw(request, signal=signal, capture=capture))
         effort = self.resolve_effort(request)

@@ -44,9 +44,12 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._common import (
     ToolProjector,
+    attested,
     count,
     drive_call,
     drive_stream,
+    incomplete_stream,
+    invalid_response,
     member,
     no_capture,
     output_schema,
@@ -192,8 +195,9 @@ def responses_params(
             params["text"] = {"format": {"type": "json_object"}}
     if effort is not None and effort.native_value is not None:
         params["reasoning"] = {"effort": effort.native_value}
-    if reasoning_model is not False:
-        # Stateless reasoning needs the encrypted items back (NOTES: store=False).
+    if reasoning_model:
+        # Stateless reasoning needs the encrypted items back (NOTES: store=False). Asked only
+        # for models the table says reason: a model that does not may refuse the parameter.
         params["include"] = ["reasoning.encrypted_content"]
     # ChatRequest.options: the caller's vendor options (``service_tier``, ``web_search_options``
     # …), passed through as given; they may not replace what the conversation itself decides.
@@ -209,11 +213,13 @@ def responses_usage(raw: Any) -> Usage | None:
     """Responses usage by core's one rule (S29): ``input_tokens`` include the cached ones."""
     if raw is None:
         return None
-    return Usage.from_counts(
-        prompt=count(member(raw, "input_tokens")),
-        completion=count(member(raw, "output_tokens")),
-        total=count(member(raw, "total_tokens")),
-        cache_read=count(member(member(raw, "input_tokens_details"), "cached_tokens")),
+    return attested(
+        Usage.from_counts(
+            prompt=count(member(raw, "input_tokens")),
+            completion=count(member(raw, "output_tokens")),
+            total=count(member(raw, "total_tokens")),
+            cache_read=count(member(member(raw, "input_tokens_details"), "cached_tokens")),
+        )
     )
 
 
@@ -247,6 +253,15 @@ def responses_response(
     """A complete ``Response`` as our response."""
     model = member(response, "model") or None
     _check_failed(response, provider=provider, model=model)
+    error = member(response, "error")
+    if error is not None:
+        raise from_error_payload({"error": _plain(error)}, provider=provider, model=model)
+    if not isinstance(member(response, "output"), list):
+        raise invalid_response(
+            "the server's answer is not a Responses API response (it has no output)",
+            provider=provider,
+            model=model,
+        )
     text: list[str] = []
     calls: list[ToolCall] = []
     reasoning: list[dict[str, Any]] = []
@@ -387,13 +402,9 @@ class ResponsesStreamAssembler:
             for call in (self._calls[key] for key in self._order)
         ]
         if self._done is None:
-            # The stream ended without its terminal event: keep what arrived, usage unknown.
-            self._done = ResponseDone(
-                model=self._model,
-                finish_reason="incomplete_stream",
-                continuation=encode_continuation(self._reasoning),
-                effort=self._effort,
-            )
+            # No response.completed / response.incomplete: the stream was cut short, and its
+            # last call may be too. A failure, never a complete reply (S42).
+            raise incomplete_stream(provider=self._provider, model=self._model)
         events.append(self._done)
         return events
 

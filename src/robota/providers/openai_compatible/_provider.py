@@ -16,6 +16,7 @@ from robota.core import (
     ModelPricing,
     Provider,
     ProviderCapabilities,
+    check_native_tools,
     register_model_metadata,
     register_model_pricing,
     resolve_effort,
@@ -47,7 +48,8 @@ class OpenAICompatibleProvider(Provider):
     Args:
         base_url: The server's API root, e.g. ``"http://127.0.0.1:8080/v1"``.
         api_key: The server's key, if it wants one. ``OPENAI_API_KEY`` is deliberately *not*
-            read: an OpenAI key is never sent to another server by accident.
+            read, nor any other OpenAI account setting the SDK takes from the environment
+            (organization, project, admin key, custom headers): none is sent to another server.
         name: The provider's name in an agent; set it so two servers can coexist.
         http_client: An ``httpx2.AsyncClient`` for the SDK (stays yours; not closed here).
         timeout: Seconds before a request times out (the SDK's default when ``None``).
@@ -128,7 +130,16 @@ class OpenAICompatibleProvider(Provider):
             options["max_retries"] = max_retries
         if headers:
             options["default_headers"] = dict(headers)
-        self._client = openai.AsyncOpenAI(**options)
+        client = openai.AsyncOpenAI(**options)
+        # The SDK fills in OpenAI account settings from the environment (OPENAI_ORG_ID,
+        # OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY, OPENAI_CUSTOM_HEADERS …); none of them belongs to
+        # another server, so none is sent there.
+        client.organization = None
+        client.project = None
+        client.admin_api_key = None
+        client.webhook_secret = None
+        client._custom_headers = dict(headers or {})
+        self._client = client
         self._owns_client = http_client is None
         self._name = name
         self._capabilities = capabilities
@@ -199,6 +210,7 @@ class OpenAICompatibleProvider(Provider):
         capture: NativeCapture,
     ) -> ChatResponse:
         """:meth:`chat`, reporting the native request and response (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
         return await self._api.chat(
             self._client,
             request,
@@ -215,6 +227,7 @@ class OpenAICompatibleProvider(Provider):
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
         if not self._streaming:
             return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._api.chat_stream(
