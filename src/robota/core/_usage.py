@@ -5,7 +5,8 @@ package refers to it rather than declaring a lookalike. :class:`Usage` is the in
 runtime passes around: the triple, extended (not joined) by the prompt-cache read and a
 ``partial`` mark.
 
-* The cache read is a *part of* ``prompt_tokens``, never an addition to it.
+* The cache read is a *part of* ``prompt_tokens``, never an addition to it; likewise the
+  reasoning tokens a vendor reports are a part of ``completion_tokens``.
 * Counts an adapter cannot attest as a consistent total are kept and marked ``partial``, never
   dropped or "fixed" (S31).
 """
@@ -42,6 +43,8 @@ class Usage:
             ``None`` when the vendor did not report it (unknown, not zero).
         partial: ``True`` when the counts are not a consistent total (a count was missing or
             they do not add up); they are kept as reported.
+        reasoning_tokens: The part of ``completion_tokens`` the model spent reasoning; ``None``
+            when the vendor did not report it (unknown, not zero).
     """
 
     prompt_tokens: int = 0
@@ -49,6 +52,7 @@ class Usage:
     total_tokens: int = 0
     cache_read_tokens: int | None = None
     partial: bool = False
+    reasoning_tokens: int | None = None
 
     @classmethod
     def from_counts(
@@ -58,12 +62,14 @@ class Usage:
         completion: int | None,
         total: int | None = None,
         cache_read: int | None = None,
+        reasoning: int | None = None,
     ) -> Usage:
         """Normalise counts as an adapter read them from its vendor (S29, S31).
 
         ``None`` means "not reported". A missing prompt or completion count, a negative count, a
-        total that differs from prompt + completion, or a cache read larger than the prompt makes
-        the result ``partial``; reported numbers are kept (negatives are clamped to 0).
+        total that differs from prompt + completion, a cache read larger than the prompt, or
+        reasoning larger than the completion makes the result ``partial``; reported numbers are
+        kept (negatives are clamped to 0).
         """
         partial = prompt is None or completion is None
         p = _count(prompt)
@@ -79,7 +85,11 @@ class Usage:
         if cache_read is not None:
             r = _count(cache_read)
             partial = partial or cache_read < 0 or r > p
-        return cls(p, c, t, r, partial)
+        thinking: int | None = None
+        if reasoning is not None:
+            thinking = _count(reasoning)
+            partial = partial or reasoning < 0 or thinking > c
+        return cls(p, c, t, r, partial, thinking)
 
     def to_triple(self) -> UsageTriple:
         """The three counts in the wire shape."""
@@ -97,21 +107,18 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         """Sum two usages (e.g. the rounds of one run).
 
-        The sum is partial if either part is. A cache read reported by only one part counts as
-        that part's number; it stays ``None`` only when neither part reported one.
+        The sum is partial if either part is. A cache read (or reasoning count) reported by only
+        one part counts as that part's number; it stays ``None`` only when neither reported one.
         """
         if not isinstance(other, Usage):
             return NotImplemented
-        if self.cache_read_tokens is None and other.cache_read_tokens is None:
-            cache: int | None = None
-        else:
-            cache = (self.cache_read_tokens or 0) + (other.cache_read_tokens or 0)
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
-            cache,
+            _sum_known(self.cache_read_tokens, other.cache_read_tokens),
             self.partial or other.partial,
+            _sum_known(self.reasoning_tokens, other.reasoning_tokens),
         )
 
 
@@ -119,3 +126,9 @@ def _count(value: int | None) -> int:
     if value is None or value < 0:
         return 0
     return int(value)
+
+
+def _sum_known(a: int | None, b: int | None) -> int | None:
+    if a is None and b is None:
+        return None
+    return (a or 0) + (b or 0)

@@ -80,7 +80,7 @@ async def test_plain_text_usage_and_answering_model() -> None:
     assert response.content == "The capital of France is Paris."
     assert response.tool_calls == ()
     assert response.model == "gpt-4o-2024-08-06"  # S30: the model that answered
-    assert response.usage == Usage(14, 7, 21, cache_read_tokens=0)
+    assert response.usage == Usage(14, 7, 21, cache_read_tokens=0, reasoning_tokens=0)
     assert response.finish_reason == "stop"
     sent = server.requests[0]
     assert sent.path == "/v1/chat/completions"
@@ -100,7 +100,7 @@ async def test_s30_run_is_priced_per_answering_model() -> None:
         server.assert_all_served()
     assert result.text == "The capital of France is Paris."
     assert result.model == "gpt-4o-2024-08-06"
-    assert result.usage == Usage(14, 7, 21, cache_read_tokens=0)
+    assert result.usage == Usage(14, 7, 21, cache_read_tokens=0, reasoning_tokens=0)
     # The dated snapshot is priced by its own (alias) row: 14 × $2.50 + 7 × $10 per 1M.
     assert result.cost == pytest.approx((14 * 2.50 + 7 * 10.0) / 1e6)
     assert result.cost == pytest.approx(_price("gpt-4o-2024-08-06", result.usage))
@@ -114,8 +114,8 @@ async def test_s29_cached_tokens_are_part_of_the_prompt_and_an_unpriced_model_co
         warm = await agent.run("Reply OK again.")
         await provider.aclose()
         server.assert_all_served()
-    assert cold.usage == Usage(4020, 4, 4024, cache_read_tokens=0)
-    assert warm.usage == Usage(4020, 4, 4024, cache_read_tokens=4012)
+    assert cold.usage == Usage(4020, 4, 4024, cache_read_tokens=0, reasoning_tokens=0)
+    assert warm.usage == Usage(4020, 4, 4024, cache_read_tokens=4012, reasoning_tokens=0)
     assert warm.usage.uncached_prompt_tokens == 8
     assert not warm.usage.partial
     assert warm.model == "gpt-5.6-sol"
@@ -132,7 +132,7 @@ async def test_s29_cached_tokens_on_the_direct_surface() -> None:
         await provider.aclose()
     assert cold.usage is not None
     assert cold.usage.cache_read_tokens == 0
-    assert warm.usage == Usage(4020, 4, 4024, cache_read_tokens=4012)
+    assert warm.usage == Usage(4020, 4, 4024, cache_read_tokens=4012, reasoning_tokens=0)
     assert warm.content == "OK"
 
 
@@ -143,7 +143,7 @@ async def test_reasoning_tokens_are_counted_inside_completion_tokens() -> None:
         second = await provider.chat(ChatRequest("gpt-5-mini", [UserMessage("again")]))
         await provider.aclose()
     # 171 completion tokens include the 128 reasoning tokens; the total adds up.
-    assert second.usage == Usage(167, 171, 338, cache_read_tokens=0)
+    assert second.usage == Usage(167, 171, 338, cache_read_tokens=0, reasoning_tokens=128)
 
 
 async def test_search_model_direct() -> None:
@@ -158,7 +158,7 @@ async def test_search_model_direct() -> None:
         await provider.aclose()
     assert response.content == "May 14, 2025, 8:51:29 AM "  # trailing space kept
     assert response.model == "gpt-4o-search-preview-2025-03-11"
-    assert response.usage == Usage(11, 17, 28, cache_read_tokens=0)
+    assert response.usage == Usage(11, 17, 28, cache_read_tokens=0, reasoning_tokens=0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,7 +179,7 @@ async def test_stream_with_a_moderation_chunk_and_usage_on_a_choiceless_chunk() 
     assert isinstance(done, ResponseDone)
     assert [e for e in events if isinstance(e, ResponseDone)] == [done]
     assert done.model == "gpt-5-2025-08-07"
-    assert done.usage == Usage(13, 11, 24, cache_read_tokens=0)
+    assert done.usage == Usage(13, 11, 24, cache_read_tokens=0, reasoning_tokens=0)
     assert done.finish_reason == "stop"
     body = server.requests[0].json()
     assert body["stream"] is True
@@ -195,7 +195,7 @@ async def test_s24_streamed_run_on_a_reasoning_model_sends_no_effort_for_auto() 
         await provider.aclose()
     assert result.text == "Paris."
     assert result.model == "gpt-5-2025-08-07"
-    assert result.usage == Usage(13, 11, 24, cache_read_tokens=0)
+    assert result.usage == Usage(13, 11, 24, cache_read_tokens=0, reasoning_tokens=0)
     assert result.cost == pytest.approx(_price("gpt-5", result.usage))
     assert "reasoning_effort" not in server.requests[0].json()
     assert result.effort is not None
@@ -229,7 +229,7 @@ async def test_streamed_tool_call_fragments_are_assembled_into_one_call() -> Non
     done = events[-1]
     assert isinstance(done, ResponseDone)
     assert done.finish_reason == "tool_calls"
-    assert done.usage == Usage(53, 15, 68, cache_read_tokens=0)
+    assert done.usage == Usage(53, 15, 68, cache_read_tokens=0, reasoning_tokens=0)
 
 
 async def test_s36_streamed_tool_round_trip_sends_the_call_id_back_untouched() -> None:
@@ -251,7 +251,7 @@ async def test_s36_streamed_tool_round_trip_sends_the_call_id_back_untouched() -
     assert result.text == "The capital of the UK is London."
     assert result.rounds == 2
     assert result.tool_calls_executed == 1
-    assert result.usage == Usage(53 + 78, 15 + 9, 68 + 87, cache_read_tokens=0)
+    assert result.usage == Usage(53 + 78, 15 + 9, 68 + 87, cache_read_tokens=0, reasoning_tokens=0)
     assert result.model == "gpt-4o-mini-2024-07-18"
     assert result.cost == pytest.approx(_price("gpt-4o-mini", result.usage))
     first = server.requests[0].json()
@@ -295,7 +295,7 @@ async def test_content_null_beside_tool_calls_is_no_text() -> None:
     )
     assert response.finish_reason == "tool_calls"
     assert response.model == "gpt-4.1-mini-2025-04-14"
-    assert response.usage == Usage(50, 15, 65, cache_read_tokens=0)
+    assert response.usage == Usage(50, 15, 65, cache_read_tokens=0, reasoning_tokens=0)
 
 
 async def test_s35_s36_system_prompt_heads_every_request_and_the_tool_result_is_linked() -> None:
@@ -317,7 +317,7 @@ async def test_s35_s36_system_prompt_heads_every_request_and_the_tool_result_is_
         await provider.aclose()
         server.assert_all_served()
     assert result.text == "The temperature in Tokyo is currently 20.0 degrees Celsius."
-    assert result.usage == Usage(125, 30, 155, cache_read_tokens=0)
+    assert result.usage == Usage(125, 30, 155, cache_read_tokens=0, reasoning_tokens=0)
     assert result.cost == pytest.approx((125 * 0.40 + 30 * 1.60) / 1e6)
     first, second = (r.json()["messages"] for r in server.requests)
     system = {"role": "system", "content": "You are a helpful assistant."}
@@ -349,7 +349,9 @@ async def test_tool_round_trip_on_a_reasoning_model() -> None:
         await provider.aclose()
         server.assert_all_served()
     assert result.text.startswith("It's sunny in Paris right now")
-    assert result.usage == Usage(132 + 167, 23 + 171, 155 + 338, cache_read_tokens=0)
+    assert result.usage == Usage(
+        132 + 167, 23 + 171, 155 + 338, cache_read_tokens=0, reasoning_tokens=128
+    )
     assert result.model == "gpt-5-mini-2025-08-07"
     assert result.cost == pytest.approx(_price("gpt-5-mini", result.usage))
     messages = server.requests[1].json()["messages"]
@@ -383,7 +385,9 @@ async def test_s18_structured_output_after_a_tool_round_uses_response_format() -
         server.assert_all_served()
     assert result.output == CityCountry(city="Mexico City", country="Mexico")
     assert result.text == '{"city":"Mexico City","country":"Mexico"}'
-    assert result.usage == Usage(71 + 92, 12 + 15, 83 + 107, cache_read_tokens=0)
+    assert result.usage == Usage(
+        71 + 92, 12 + 15, 83 + 107, cache_read_tokens=0, reasoning_tokens=0
+    )
     for sent in server.requests:
         body = sent.json()
         assert body["response_format"]["type"] == "json_schema"

@@ -91,7 +91,7 @@ async def test_plain_text_usage_and_the_answering_model() -> None:
         await provider.aclose()
         server.assert_all_served()
     assert result.output == "The capital of France is Paris."
-    assert result.usage == robota.Usage(14, 8, 22, 0, partial=False)
+    assert result.usage == robota.Usage(14, 8, 22, 0, partial=False, reasoning_tokens=0)
     assert result.model == "gpt-4o-2024-08-06"  # S30: the model that answered
     # Priced per answering model: the dated snapshot shares gpt-4o's row (2.50/10.00 per 1M).
     assert result.cost == pytest.approx((14 * 2.50 + 8 * 10.0) / 1e6)
@@ -162,7 +162,7 @@ async def test_parallel_tool_calls_are_answered_in_call_order() -> None:
     assert [json.loads(c.arguments)["loc_name"] for c in first.tool_calls] == ["Londos", "London"]
     # Turn 1 reported all zeros for a reply with two calls: kept as reported, but a zero prompt
     # is not a count anyone can attest, so it is partial and the run's cost is unknown (S31).
-    assert first.usage == robota.Usage(0, 0, 0, 0, partial=True)
+    assert first.usage == robota.Usage(0, 0, 0, 0, partial=True, reasoning_tokens=0)
     assert result.usage.partial
     assert result.cost is None
     outputs = [
@@ -248,8 +248,8 @@ async def test_s29_cached_prompt_tokens_are_part_of_the_prompt_and_an_unpriced_m
         cold = await agent.run("x")
         warm = await agent.run("x")
         await provider.aclose()
-    assert cold.usage == robota.Usage(4020, 5, 4025, 0)
-    assert warm.usage == robota.Usage(4020, 5, 4025, 4012)
+    assert cold.usage == robota.Usage(4020, 5, 4025, 0, reasoning_tokens=0)
+    assert warm.usage == robota.Usage(4020, 5, 4025, 4012, reasoning_tokens=0)
     assert warm.usage.uncached_prompt_tokens == 8
     assert warm.cost is None  # a model with no registered price is never guessed
 
@@ -273,7 +273,7 @@ async def test_reasoning_tokens_count_in_the_completion_and_required_is_sent() -
         await provider.aclose()
     assert response.tool_calls[0].name == "final_result"
     assert json.loads(response.tool_calls[0].arguments) == {"result": 6666}
-    assert response.usage == robota.Usage(53, 469, 522, 0)
+    assert response.usage == robota.Usage(53, 469, 522, 0, reasoning_tokens=448)
     assert response.continuation is not None
     assert "encrypted_content" in response.continuation
     assert server.requests[0].json()["tool_choice"] == "required"

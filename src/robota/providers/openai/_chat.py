@@ -266,6 +266,7 @@ def usage_from(raw: Any) -> Usage | None:
             completion=count(member(raw, "completion_tokens")),
             total=count(member(raw, "total_tokens")),
             cache_read=count(member(details, "cached_tokens")),
+            reasoning=count(member(member(raw, "completion_tokens_details"), "reasoning_tokens")),
         )
     )
 

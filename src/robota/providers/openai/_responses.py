@@ -219,6 +219,7 @@ def responses_usage(raw: Any) -> Usage | None:
             completion=count(member(raw, "output_tokens")),
             total=count(member(raw, "total_tokens")),
             cache_read=count(member(member(raw, "input_tokens_details"), "cached_tokens")),
+            reasoning=count(member(member(raw, "output_tokens_details"), "reasoning_tokens")),
         )
     )
 
