@@ -77,9 +77,7 @@ def test_s29_reasoning_tokens_are_a_part_of_the_completion() -> None:
     assert usage.reasoning_tokens == 15
     assert not usage.partial
     assert usage.to_triple() == {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}
-    assert Usage.from_counts(
-        prompt=10, completion=5, reasoning=6
-    ).partial  # more than the part
+    assert Usage.from_counts(prompt=10, completion=5, reasoning=6).partial  # more than the part
     assert Usage.from_counts(prompt=1, completion=1).reasoning_tokens is None  # unknown
     summed = usage + Usage.from_counts(prompt=1, completion=1)
     assert summed.reasoning_tokens == 15
