@@ -52,6 +52,7 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
+    SDKProvider,
     ToolProjector,
     attested,
     count,
@@ -74,6 +75,7 @@ __all__ = [
     "ChatCompletionsAPI",
     "ChatStreamAssembler",
     "ChatWireOptions",
+    "SDKProvider",
     "chat_messages",
     "chat_params",
     "chat_response",

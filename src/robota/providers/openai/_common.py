@@ -8,6 +8,7 @@ response releases its connection.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
@@ -17,20 +18,30 @@ import httpx2
 from robota.core import (
     AbortSignal,
     ConfigurationError,
+    EffortResolution,
     NativePayload,
     NetworkError,
+    Provider,
     ProviderError,
     ToolSpec,
     Usage,
     abort_error_from_reason,
+    check_native_tools,
 )
 from robota.core._cancel import AbortGuard
-from robota.core.providers import ChatResponse, NativeCapture, StreamEvent, stream_response
+from robota.core.providers import (
+    ChatRequest,
+    ChatResponse,
+    NativeCapture,
+    StreamEvent,
+    stream_response,
+)
 from robota.core.schema import ProjectionPolicy, project_tool_schema, project_tool_spec
 from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 
 __all__ = [
+    "SDKProvider",
     "StreamTranslator",
     "ToolProjector",
     "attested",
@@ -298,3 +309,80 @@ def output_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     ):
         return dict(result.schema), True
     return dict(schema), False
+
+
+class SDKProvider(Provider):
+    """What both ``openai``-SDK adapters share, written once (S28, S30).
+
+    The universal surface runs the raw one with a capture that reports nowhere; every call
+    refuses hosted tools this instance does not enable before any transport; the effort is
+    resolved by the subclass's :meth:`~robota.Provider.resolve_effort`; an instance told not to
+    stream makes a complete call and replays it as events; :meth:`aclose` closes the SDK client
+    unless its ``http_client`` was the caller's. A subclass sets ``_client``, ``_owns_client``
+    and ``_streaming`` and implements :meth:`_send` and :meth:`_open`.
+    """
+
+    _client: Any
+    _owns_client: bool
+    _streaming: bool
+
+    @abstractmethod
+    async def _send(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        """One complete call on the wire."""
+
+    @abstractmethod
+    def _open(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed call on the wire."""
+
+    async def chat(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> ChatResponse:
+        """One complete response."""
+        return await self.chat_raw(request, signal=signal, capture=no_capture)
+
+    def chat_stream(
+        self, request: ChatRequest, *, signal: AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One streamed response."""
+        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
+
+    async def chat_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        """:meth:`chat`, reporting the native request and response (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
+        return await self._send(request, self.resolve_effort(request), signal, capture)
+
+    def chat_stream_raw(
+        self,
+        request: ChatRequest,
+        *,
+        signal: AbortSignal | None = None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
+        check_native_tools(self, request.native_tools)  # S30: before any transport
+        if not self._streaming:
+            return replayed(self.chat_raw(request, signal=signal, capture=capture))
+        return self._open(request, self.resolve_effort(request), signal, capture)
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
+        if self._owns_client:
+            await self._client.close()

@@ -13,15 +13,12 @@ from robota.core import (
     ConfigurationError,
     EffortResolution,
     ModelCapabilities,
-    Provider,
     ProviderCapabilities,
-    check_native_tools,
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
-from robota.providers.openai._common import no_capture
-from robota.providers.openai._common import replayed as _replayed
+from robota.providers.openai._common import SDKProvider
 from robota.providers.openai._models import (
     MODELS_SOURCE,
     effort_levels,
@@ -44,7 +41,7 @@ _GENERAL: Final = ModelCapabilities(tools=True, streaming=True, structured_outpu
 
 
 @final
-class OpenAIProvider(Provider):
+class OpenAIProvider(SDKProvider):
     """OpenAI's Responses (default) or Chat Completions API, through the official SDK.
 
     Args:
@@ -177,34 +174,20 @@ class OpenAIProvider(Provider):
         entry = row(model)
         return None if entry is None else entry.efforts is not None
 
-    async def chat(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> ChatResponse:
-        """One complete response."""
-        return await self.chat_raw(request, signal=signal, capture=no_capture)
-
-    def chat_stream(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        """One streamed response."""
-        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
-
-    async def chat_raw(
+    async def _send(
         self,
         request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
         capture: NativeCapture,
     ) -> ChatResponse:
-        """:meth:`chat`, reporting the native request and response (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
-        effort = self.resolve_effort(request)
         if isinstance(self._api, ResponsesAPI):
+            reasoning = self._reasoning_model(request.model)
             return await self._api.chat(
                 self._client,
                 request,
                 effort=effort,
-                reasoning_model=self._reasoning_model(request.model),
+                reasoning_model=reasoning,
                 signal=signal,
                 capture=capture,
             )
@@ -212,35 +195,26 @@ class OpenAIProvider(Provider):
             self._client, request, effort=effort, signal=signal, capture=capture
         )
 
-    def chat_stream_raw(
+    def _open(
         self,
         request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
-        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
-        if not self._streaming:
-            return _replayed(self.chat_raw(request, signal=signal, capture=capture))
-        effort = self.resolve_effort(request)
         if isinstance(self._api, ResponsesAPI):
+            reasoning = self._reasoning_model(request.model)
             return self._api.chat_stream(
                 self._client,
                 request,
                 effort=effort,
-                reasoning_model=self._reasoning_model(request.model),
+                reasoning_model=reasoning,
                 signal=signal,
                 capture=capture,
             )
         return self._api.chat_stream(
             self._client, request, effort=effort, signal=signal, capture=capture
         )
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
-        if self._owns_client:
-            await self._client.close()
 
     def __repr__(self) -> str:
         return f"<OpenAIProvider name={self._name!r} api={self._api_name!r}>"

@@ -14,9 +14,7 @@ from robota.core import (
     EffortResolution,
     ModelMetadata,
     ModelPricing,
-    Provider,
     ProviderCapabilities,
-    check_native_tools,
     register_model_metadata,
     register_model_pricing,
     resolve_effort,
@@ -25,9 +23,8 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._chat import (
     ChatCompletionsAPI,
     ChatWireOptions,
+    SDKProvider,
     load_openai,
-    no_capture,
-    replayed,
 )
 
 __all__ = ["OpenAICompatibleProvider"]
@@ -36,7 +33,7 @@ _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore
 
 
 @final
-class OpenAICompatibleProvider(Provider):
+class OpenAICompatibleProvider(SDKProvider):
     """Any OpenAI-compatible Chat Completions endpoint (vLLM, llama.cpp, Ollama, LM Studio …).
 
     Nothing is assumed about the server (S18, S30): it publishes no capability table unless you
@@ -190,58 +187,27 @@ class OpenAICompatibleProvider(Provider):
             request.effort, self._efforts.get(request.model), model=request.model, source="caller"
         )
 
-    async def chat(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> ChatResponse:
-        """One complete response."""
-        return await self.chat_raw(request, signal=signal, capture=no_capture)
-
-    def chat_stream(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        """One streamed response."""
-        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
-
-    async def chat_raw(
+    async def _send(
         self,
         request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
         capture: NativeCapture,
     ) -> ChatResponse:
-        """:meth:`chat`, reporting the native request and response (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
         return await self._api.chat(
-            self._client,
-            request,
-            effort=self.resolve_effort(request),
-            signal=signal,
-            capture=capture,
+            self._client, request, effort=effort, signal=signal, capture=capture
         )
 
-    def chat_stream_raw(
+    def _open(
         self,
         request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
         capture: NativeCapture,
     ) -> AsyncIterator[StreamEvent]:
-        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
-        if not self._streaming:
-            return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._api.chat_stream(
-            self._client,
-            request,
-            effort=self.resolve_effort(request),
-            signal=signal,
-            capture=capture,
+            self._client, request, effort=effort, signal=signal, capture=capture
         )
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
-        if self._owns_client:
-            await self._client.close()
 
     def __repr__(self) -> str:
         return f"<OpenAICompatibleProvider name={self._name!r}>"
