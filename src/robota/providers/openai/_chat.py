@@ -483,6 +483,7 @@ class ChatCompletionsAPI:
             signal=signal,
             provider=self._provider,
             model=request.model,
+            map_error=map_error,
         )
         return chat_response(completion, effort=effort, provider=self._provider)
 
@@ -511,4 +512,5 @@ class ChatCompletionsAPI:
             signal=signal,
             provider=self._provider,
             model=request.model,
+            map_error=map_error,
         )

@@ -1,42 +1,32 @@
-"""What both OpenAI wire APIs share: the SDK client, tool projection, the stream driver.
+"""What both OpenAI wire APIs share beyond the vendor-neutral provider kit.
 
-The driver is the one place an SDK call runs: it reports native payloads through the raw surface
-(S25, S28), maps every SDK and transport exception to :class:`~robota.ProviderError` (S42), stops
-at an aborted signal (S23) and always closes the SDK stream, so an abandoned or cancelled
-response releases its connection.
+The kit (:mod:`robota.host._provider_kit`) drives SDK calls; this module adds OpenAI's own parts:
+:func:`map_error` (the ``openai`` SDK's exceptions through :mod:`._errors`, everything else
+through the kit's transport mapping) and :func:`output_schema` (when Structured Outputs may be
+``strict``).
 """
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
-from dataclasses import replace
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-import httpx2
-
-from robota.core import (
-    AbortSignal,
-    ConfigurationError,
-    EffortResolution,
-    NativePayload,
-    NetworkError,
-    Provider,
-    ProviderError,
-    ToolSpec,
-    Usage,
-    abort_error_from_reason,
-    check_native_tools,
+from robota.core.schema import project_tool_schema
+from robota.host._provider_kit import (
+    SDKProvider,
+    StreamTranslator,
+    ToolProjector,
+    attested,
+    count,
+    drive_call,
+    drive_stream,
+    incomplete_stream,
+    invalid_response,
+    map_transport_error,
+    member,
+    no_capture,
+    replayed,
 )
-from robota.core._cancel import AbortGuard
-from robota.core.providers import (
-    ChatRequest,
-    ChatResponse,
-    NativeCapture,
-    StreamEvent,
-    stream_response,
-)
-from robota.core.schema import ProjectionPolicy, project_tool_schema, project_tool_spec
 from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 
@@ -53,243 +43,18 @@ __all__ = [
     "map_error",
     "member",
     "no_capture",
+    "output_schema",
     "replayed",
 ]
 
 
-def member(obj: Any, name: str) -> Any:
-    """An attribute of an SDK object or a key of a dict (servers' extras stay reachable)."""
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None)
-        if isinstance(extra, Mapping):
-            return extra.get(name)
-    return value
-
-
-def count(value: Any) -> int | None:
-    """``value`` when it is an integer count (never a bool), else ``None``."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value
-
-
-def attested(usage: Usage) -> Usage:
-    """``usage`` marked partial when a dispatched response claims no prompt at all (S31).
-
-    A request always has a prompt, so a zero prompt count (one recorded turn reports 0/0/0 for a
-    reply with two tool calls) is not a count anyone can attest; it is kept and marked partial.
-    """
-    if usage.prompt_tokens == 0 and not usage.partial:
-        return replace(usage, partial=True)
-    return usage
-
-
-def invalid_response(message: str, *, provider: str, model: str | None) -> ProviderError:
-    """The server answered with something that is not this API's response (S42)."""
-    return ProviderError(
-        f"provider {provider!r}: {message}",
-        vendor_type="invalid_response",
-        provider=provider,
-        model=model,
-        switchable=False,
-    )
-
-
-def incomplete_stream(*, provider: str, model: str | None) -> NetworkError:
-    """A stream that ended before the server said the response was finished (S42)."""
-    return NetworkError(
-        f"provider {provider!r}: the response stream ended before the server finished it",
-        vendor_type="incomplete_stream",
-        provider=provider,
-        model=model,
-        switchable=False,
-    )
-
-
-def no_capture(payload: NativePayload) -> None:
-    """The capture used on the universal surface: reports nowhere."""
-
-
 def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:
-    """An exception from the SDK or its transport as the error to raise (S42).
-
-    SDK exceptions and httpx2 transport failures become :class:`~robota.ProviderError`;
-    anything else (cancellation, an abort, a bug) is returned unchanged.
-    """
+    """An exception from the ``openai`` SDK or its transport as the error to raise (S42)."""
     import openai  # noqa: PLC0415 - loaded by now; adapters import it lazily
 
     if isinstance(error, openai.OpenAIError):
         return map_openai_error(error, provider=provider, model=model)
-    if isinstance(error, httpx2.TimeoutException):
-        return NetworkError(
-            f"provider {provider!r} did not answer in time (timeout)",
-            vendor_type="timeout",
-            provider=provider,
-            model=model,
-            switchable=True,
-            cause=error,
-        )
-    if isinstance(error, httpx2.TransportError):
-        # E.g. the connection dropped in the middle of a streamed response.
-        return NetworkError(
-            f"provider {provider!r}: the connection failed: {type(error).__name__}: {error}",
-            vendor_type="connection_error",
-            provider=provider,
-            model=model,
-            switchable=False,
-            cause=error,
-        )
-    if isinstance(error, ValueError):
-        # The SDK decodes each SSE ``data:`` line and JSON body as it reads it: a server that
-        # sent something else made it raise a plain ValueError (JSONDecodeError).
-        mapped = invalid_response(
-            f"the server's answer could not be read: {error}", provider=provider, model=model
-        )
-        mapped.__cause__ = error
-        return mapped
-    return error
-
-
-class StreamTranslator(Protocol):
-    """Turns one API's native stream items into :data:`~robota.StreamEvent` values."""
-
-    def feed(self, item: Any) -> Iterable[StreamEvent]:
-        """Events for one native stream item (possibly none)."""
-        ...
-
-    def finish(self) -> Iterable[StreamEvent]:
-        """Events once the native stream ended (pending tool calls, the one ``ResponseDone``)."""
-        ...
-
-
-def _check_signal(signal: AbortSignal | None) -> None:
-    if signal is not None and signal.aborted:
-        raise abort_error_from_reason(signal.reason)
-
-
-async def _mapped(
-    call: Callable[[], Awaitable[Any]],
-    *,
-    signal: AbortSignal | None,
-    provider: str,
-    model: str | None,
-) -> Any:
-    """Await ``call()`` under the run's signal, raising SDK failures as ProviderError (S42).
-
-    An abort ends the wait at once (S23) — a server that pauses between events, or never
-    answers, does not keep an aborted call pending — and raises :class:`~robota.AbortError`.
-    The guard nests with the runtime's own (each withdraws only its own cancellation).
-    """
-    try:
-        if signal is None:
-            return await call()
-        with AbortGuard(signal) as guard:
-            return await guard.call(call)
-    except Exception as error:
-        mapped = map_error(error, provider=provider, model=model)
-        if mapped is error:
-            raise
-        raise mapped from error
-
-
-async def drive_call(
-    call: Callable[[], Awaitable[Any]],
-    *,
-    api: str,
-    params: Mapping[str, Any],
-    capture: NativeCapture,
-    signal: AbortSignal | None,
-    provider: str,
-    model: str | None,
-) -> Any:
-    """Run one non-streamed SDK call; report the request and response natively (S25)."""
-    _check_signal(signal)
-    capture(NativePayload("request", api, params))
-    response = await _mapped(call, signal=signal, provider=provider, model=model)
-    capture(NativePayload("response", api, response))
-    return response
-
-
-async def drive_stream(
-    open_stream: Callable[[], Awaitable[Any]],
-    translator: StreamTranslator,
-    *,
-    api: str,
-    params: Mapping[str, Any],
-    capture: NativeCapture,
-    signal: AbortSignal | None,
-    provider: str,
-    model: str | None,
-) -> AsyncIterator[StreamEvent]:
-    """Run one streamed SDK call and yield its events; the stream is always closed."""
-    _check_signal(signal)
-    capture(NativePayload("request", api, params))
-    stream = await _mapped(open_stream, signal=signal, provider=provider, model=model)
-    order = 0
-    try:
-        iterator = stream.__aiter__()
-        while True:
-            try:
-                item = await _mapped(
-                    iterator.__anext__, signal=signal, provider=provider, model=model
-                )
-            except StopAsyncIteration:
-                break
-            _check_signal(signal)  # S23: nothing after an abort reaches the caller
-            capture(NativePayload("stream_event", api, item, order=order))
-            order += 1
-            for event in translator.feed(item):
-                yield event
-        _check_signal(signal)
-        for event in translator.finish():
-            yield event
-    finally:
-        await stream.close()
-
-
-class ToolProjector:
-    """Projects tools through core's one projector (S17), remembering recent results.
-
-    Tool specs are usually the same objects round after round, so the projection is computed
-    once per spec object. A schema the policy rejects fails the request before any transport
-    with a :class:`~robota.ConfigurationError` naming the tool and why.
-    """
-
-    __slots__ = ("_cache", "_policy", "_provider")
-
-    _LIMIT = 512
-
-    def __init__(self, policy: ProjectionPolicy, provider: str) -> None:
-        self._policy = policy
-        self._provider = provider
-        self._cache: dict[int, tuple[ToolSpec, ToolSpec]] = {}
-
-    def project(self, spec: ToolSpec) -> ToolSpec:
-        """The spec as this vendor is shown it."""
-        hit = self._cache.get(id(spec))
-        if hit is not None and hit[0] is spec:
-            return hit[1]
-        projected, result = project_tool_spec(spec, self._policy)
-        if projected is None:
-            raise ConfigurationError(
-                f"tool {spec.name!r} cannot be offered to provider {self._provider!r}: its "
-                f"parameter schema was refused ({result.reason}); simplify the schema"
-            )
-        if len(self._cache) >= self._LIMIT:
-            self._cache.clear()
-        self._cache[id(spec)] = (spec, projected)
-        return projected
-
-
-async def replayed(response: Awaitable[ChatResponse]) -> AsyncIterator[StreamEvent]:
-    """The events of a complete response, for an adapter told not to stream."""
-    async for event in stream_response(await response):
-        yield event
+    return map_transport_error(error, provider=provider, model=model)
 
 
 def output_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -309,80 +74,3 @@ def output_schema(schema: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
     ):
         return dict(result.schema), True
     return dict(schema), False
-
-
-class SDKProvider(Provider):
-    """What both ``openai``-SDK adapters share, written once (S28, S30).
-
-    The universal surface runs the raw one with a capture that reports nowhere; every call
-    refuses hosted tools this instance does not enable before any transport; the effort is
-    resolved by the subclass's :meth:`~robota.Provider.resolve_effort`; an instance told not to
-    stream makes a complete call and replays it as events; :meth:`aclose` closes the SDK client
-    unless its ``http_client`` was the caller's. A subclass sets ``_client``, ``_owns_client``
-    and ``_streaming`` and implements :meth:`_send` and :meth:`_open`.
-    """
-
-    _client: Any
-    _owns_client: bool
-    _streaming: bool
-
-    @abstractmethod
-    async def _send(
-        self,
-        request: ChatRequest,
-        effort: EffortResolution | None,
-        signal: AbortSignal | None,
-        capture: NativeCapture,
-    ) -> ChatResponse:
-        """One complete call on the wire."""
-
-    @abstractmethod
-    def _open(
-        self,
-        request: ChatRequest,
-        effort: EffortResolution | None,
-        signal: AbortSignal | None,
-        capture: NativeCapture,
-    ) -> AsyncIterator[StreamEvent]:
-        """One streamed call on the wire."""
-
-    async def chat(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> ChatResponse:
-        """One complete response."""
-        return await self.chat_raw(request, signal=signal, capture=no_capture)
-
-    def chat_stream(
-        self, request: ChatRequest, *, signal: AbortSignal | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        """One streamed response."""
-        return self.chat_stream_raw(request, signal=signal, capture=no_capture)
-
-    async def chat_raw(
-        self,
-        request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
-        capture: NativeCapture,
-    ) -> ChatResponse:
-        """:meth:`chat`, reporting the native request and response (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
-        return await self._send(request, self.resolve_effort(request), signal, capture)
-
-    def chat_stream_raw(
-        self,
-        request: ChatRequest,
-        *,
-        signal: AbortSignal | None = None,
-        capture: NativeCapture,
-    ) -> AsyncIterator[StreamEvent]:
-        """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
-        check_native_tools(self, request.native_tools)  # S30: before any transport
-        if not self._streaming:
-            return replayed(self.chat_raw(request, signal=signal, capture=capture))
-        return self._open(request, self.resolve_effort(request), signal, capture)
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
-        if self._owns_client:
-            await self._client.close()

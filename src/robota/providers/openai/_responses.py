@@ -50,6 +50,7 @@ from robota.providers.openai._common import (
     drive_stream,
     incomplete_stream,
     invalid_response,
+    map_error,
     member,
     no_capture,
     output_schema,
@@ -445,6 +446,7 @@ class ResponsesAPI:
             signal=signal,
             provider=self._provider,
             model=request.model,
+            map_error=map_error,
         )
         return responses_response(response, effort=effort, provider=self._provider)
 
@@ -475,4 +477,5 @@ class ResponsesAPI:
             signal=signal,
             provider=self._provider,
             model=request.model,
+            map_error=map_error,
         )
