@@ -166,13 +166,21 @@ def test_run_passes_effort_and_the_chat_api_to_openai(
     assert effort == {"requested": "high", "level": "high", "native_control_sent": True}
 
 
+@pytest.mark.parametrize(
+    ("model", "vendor", "variable"),
+    [
+        ("openai:gpt-5-mini", "openai", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "anthropic", "ANTHROPIC_API_KEY"),
+        ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY"),
+    ],
+)
 def test_a_missing_key_is_one_line_and_exit_code_2(
-    workdir: pathlib.Path, env: dict[str, str]
+    workdir: pathlib.Path, env: dict[str, str], model: str, vendor: str, variable: str
 ) -> None:
-    result = robota(["run", "hi", "--model", "openai:gpt-5-mini"], env=env, cwd=workdir)
+    result = robota(["run", "hi", "--model", model], env=env, cwd=workdir)
     assert result.returncode == 2
     assert _one_line_error(result) == (
-        "error: no API key for openai: set OPENAI_API_KEY or run `robota auth set openai`"
+        f"error: no API key for {vendor}: set {variable} or run `robota auth set {vendor}`"
     )
     assert result.stdout == ""
 
@@ -184,7 +192,7 @@ def test_an_unknown_prefix_lists_the_registered_ones(
     assert result.returncode == 2
     line = _one_line_error(result)
     assert "unknown model prefix 'nosuch'" in line
-    assert "registered prefixes: openai" in line
+    assert "registered prefixes: anthropic, gemini, openai" in line
     assert "openai-compatible:MODEL --base-url URL" in line
 
 
@@ -358,3 +366,50 @@ def test_ctrl_c_cancels_the_run_keeps_what_arrived_and_exits_130(
     assert "w19" not in child.stdout
     assert "interrupted: the answer above is what arrived before Ctrl-C" in child.stderr
     assert "Traceback" not in child.stderr
+
+
+@pytest.mark.parametrize(
+    ("model", "cassette", "variable", "text", "answered", "suffix"),
+    [
+        (
+            "anthropic:claude-sonnet-4-5",
+            ("anthropic", "test_request_stream_fallback_for_high_max_tokens"),
+            "ANTHROPIC_API_KEY",
+            "2",
+            "claude-sonnet-4-5-20250929",
+            "",
+        ),
+        (
+            "gemini:gemini-2.0-flash-exp",
+            ("gemini", "test_google_model_stream"),
+            "GEMINI_API_KEY",
+            "The capital of France is Paris.\n",
+            None,
+            "/",
+        ),
+    ],
+)
+def test_run_works_with_the_anthropic_and_gemini_providers(
+    workdir: pathlib.Path,
+    env: dict[str, str],
+    model: str,
+    cassette: tuple[str, str],
+    variable: str,
+    text: str,
+    answered: str | None,
+    suffix: str,
+) -> None:
+    with ReplayServer(load_cassette(cassette_path(*cassette))) as server:
+        result = robota(
+            ["run", "x", "--model", model, "--base-url", server.base_url + suffix, "--json"],
+            env={**env, variable: "test"},
+            cwd=workdir,
+        )
+        server.assert_all_served()
+    assert result.returncode == 0, result.stderr
+    body = json.loads(result.stdout)
+    assert body["output"] == text
+    assert body["status"] == "complete"
+    if answered is not None:
+        assert body["model"] == answered
+    assert body["usage"]["prompt_tokens"] > 0

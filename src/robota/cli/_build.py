@@ -5,6 +5,8 @@ Model strings (``--model``):
 * ``openai:MODEL`` — :class:`~robota.providers.openai.OpenAIProvider` with the key from
   :func:`~robota.cli._keys.find_key`, ``--api`` and ``--base-url`` (a gateway speaking OpenAI's
   API) passed through;
+* ``anthropic:MODEL`` and ``gemini:MODEL`` — the Anthropic and Gemini providers, with the key
+  found the same way (``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``) and ``--base-url`` passed on;
 * ``openai-compatible:MODEL --base-url URL`` — :class:`~robota.providers.openai_compatible.
   OpenAICompatibleProvider` at ``URL``; with ``--base-url`` any other model string is sent to
   that server unchanged (``llama3:8b`` keeps its colon);
@@ -27,7 +29,7 @@ from typing import Final, Literal, final
 import robota
 from robota import ConfigurationError, EffortSelection, PermissionMode, Provider, ToolLike
 from robota.cli._errors import CliError, one_line
-from robota.cli._keys import find_key
+from robota.cli._keys import KEY_VARIABLES, find_key
 
 __all__ = ["AgentFlags", "Built", "build_agent", "load_tools"]
 
@@ -109,26 +111,45 @@ def _missing_key(provider: str, variable: str | None) -> CliError:
         return CliError(
             f"no API key for {provider}: ${variable} (named by --api-key-env) is not set"
         )
-    return CliError(
-        f"no API key for {provider}: set OPENAI_API_KEY or run `robota auth set {provider}`"
-    )
+    usual = KEY_VARIABLES.get(provider)
+    where = f"set {usual} or " if usual else ""
+    return CliError(f"no API key for {provider}: {where}run `robota auth set {provider}`")
+
+
+def _vendor(prefix: str, model: str, flags: AgentFlags) -> tuple[Provider, str, str]:
+    """A vendor's own provider (``openai:``, ``anthropic:``, ``gemini:``), key found here."""
+    found = find_key(prefix, variable=flags.api_key_env)
+    if found is None:
+        raise _missing_key(prefix, flags.api_key_env)
+    endpoint = flags.base_url or f"{prefix}'s API"
+    # Imported only when used: `robota --help` loads no provider.
+    if prefix == "openai":
+        from robota.providers.openai import OpenAIProvider  # noqa: PLC0415
+
+        provider: Provider = OpenAIProvider(
+            api_key=found.key, base_url=flags.base_url, api=flags.api or "responses"
+        )
+        return provider, model, flags.base_url or "OpenAI's API"
+    if prefix == "anthropic":
+        from robota.providers.anthropic import AnthropicProvider  # noqa: PLC0415
+
+        return AnthropicProvider(api_key=found.key, base_url=flags.base_url), model, endpoint
+    from robota.providers.gemini import GeminiProvider  # noqa: PLC0415
+
+    options = {"base_url": flags.base_url} if flags.base_url else None
+    return GeminiProvider(api_key=found.key, http_options=options), model, endpoint
+
+
+_VENDORS: Final = frozenset({"openai", "anthropic", "gemini"})
 
 
 def _provider(flags: AgentFlags) -> tuple[Provider | None, str, str | None]:
     """The provider to pass (``None``: resolve through the entry points), model and endpoint."""
     prefix, sep, rest = flags.model.partition(":")
-    if sep and prefix == "openai" and rest:
-        from robota.providers.openai import OpenAIProvider  # noqa: PLC0415 - only when used
-
-        found = find_key("openai", variable=flags.api_key_env)
-        if found is None:
-            raise _missing_key("openai", flags.api_key_env)
-        openai_provider = OpenAIProvider(
-            api_key=found.key, base_url=flags.base_url, api=flags.api or "responses"
-        )
-        return openai_provider, rest, flags.base_url or "OpenAI's API"
-    if flags.api is not None:
+    if flags.api is not None and prefix != "openai":
         raise CliError("--api applies only to openai:MODEL")
+    if sep and prefix in _VENDORS and rest:
+        return _vendor(prefix, rest, flags)
     if flags.base_url is not None:
         from robota.providers.openai_compatible import (  # noqa: PLC0415 - only when used
             OpenAICompatibleProvider,

@@ -3,8 +3,9 @@
 A provider's key is looked up in this order, first hit wins:
 
 1. the environment variable ``--api-key-env`` names, when given (and nothing else);
-2. the vendor's usual variable (``OPENAI_API_KEY`` for ``openai``; none for
-   ``openai-compatible``, so an OpenAI key is never sent to another server by accident);
+2. the vendor's usual variable (``OPENAI_API_KEY`` for ``openai``, ``ANTHROPIC_API_KEY`` for
+   ``anthropic``, ``GEMINI_API_KEY`` for ``gemini``; none for ``openai-compatible``, so an
+   OpenAI key is never sent to another server by accident);
 3. the credential store, under service ``<provider>`` and account ``api-key``.
 
 The store is chosen by ``$ROBOTA_CREDENTIAL_STORE``:
@@ -46,7 +47,12 @@ STORE_VARIABLE: Final = "ROBOTA_CREDENTIAL_STORE"
 ACCOUNT: Final = "api-key"
 
 KEY_VARIABLES: Final[Mapping[str, str | None]] = MappingProxyType(
-    {"openai": "OPENAI_API_KEY", "openai-compatible": None}
+    {
+        "openai": "OPENAI_API_KEY",
+        "anthropic": "ANTHROPIC_API_KEY",
+        "gemini": "GEMINI_API_KEY",
+        "openai-compatible": None,
+    }
 )
 """The providers ``robota auth`` stores keys for, with the environment variable read first."""
 

@@ -28,18 +28,20 @@ __all__ = ["main"]
 # robota.EFFORT_LEVELS and the PermissionMode values.
 EFFORTS: Final = ("auto", "none", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSION_MODES: Final = ("default", "plan", "accept_edits", "bypass")
-KEY_PROVIDERS: Final = ("openai", "openai-compatible")
+KEY_PROVIDERS: Final = ("openai", "anthropic", "gemini", "openai-compatible")
 
 _EPILOG: Final = """\
 models:
   openai:MODEL                      OpenAI (key: $OPENAI_API_KEY or `robota auth set openai`)
+  anthropic:MODEL                   Anthropic ($ANTHROPIC_API_KEY or `robota auth set anthropic`)
+  gemini:MODEL                      Google Gemini ($GEMINI_API_KEY or `robota auth set gemini`)
   openai-compatible:MODEL --base-url URL
                                     any server speaking Chat Completions (vLLM, llama.cpp,
                                     Ollama …); with --base-url any model string goes there
   PREFIX:MODEL                      a provider registered in the robota.providers entry points
 
 keys:
-  $OPENAI_API_KEY first, else the key `robota auth set openai` stored (the OS keychain, or
+  the vendor's variable first, else the key `robota auth set VENDOR` stored (the OS keychain, or
   $XDG_CONFIG_HOME/robota/credentials.json; ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
 
 exit codes:
@@ -142,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Manage stored API keys. The store is the OS keychain when the keyring "
         "package has a backend, else $XDG_CONFIG_HOME/robota/credentials.json (0600); "
         "ROBOTA_CREDENTIAL_STORE=keyring|file|auto chooses. The vendor's environment variable "
-        "(OPENAI_API_KEY) wins over a stored key.",
+        "(OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) wins over a stored key.",
     )
     actions = auth.add_subparsers(dest="action", metavar="ACTION", required=True)
     store = actions.add_parser(

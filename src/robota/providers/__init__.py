@@ -3,6 +3,11 @@
 * :mod:`robota.providers.openai` — OpenAI's Responses and Chat Completions APIs
   (``pip install "robota[openai]"``), registered for ``Agent(model="openai:…")``.
 * :mod:`robota.providers.openai_compatible` — any OpenAI-compatible Chat Completions server.
+* :mod:`robota.providers.anthropic` — Anthropic's Messages API (``robota[anthropic]``).
+* :mod:`robota.providers.gemini` — Google's Gemini API (``robota[gemini]``).
+
+What every SDK-based adapter shares (the call and stream drivers, the SDK object reader, the
+transport error mapping) is the vendor-neutral kit in ``robota.host._provider_kit``.
 
 Each adapter is imported by its path and never imports another adapter (an import-linter
 contract), with one declared exception: the compatible adapter reuses the OpenAI package's Chat

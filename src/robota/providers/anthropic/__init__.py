@@ -1,9 +1,16 @@
-"""``robota.providers.anthropic``: Anthropic's facts, owned here (S02).
+"""``robota.providers.anthropic``: Anthropic's models, and Anthropic's facts, owned here (S02).
 
-So far this package holds the tool-schema projection policy (S17). The adapter itself (the
-Messages API over the official SDK) is not built yet; see the README's status table.
+* :class:`AnthropicProvider` — the Messages API over the official ``anthropic`` SDK
+  (``pip install "robota[anthropic]"``; the SDK loads only when a provider is built).
+* The source-dated model table (capabilities, thinking budgets, context windows, prices),
+  registered into core's registries when this package is imported (S04, S13).
+* The tool-schema projection policy (S17).
 """
 
+from robota.providers.anthropic._models import register_anthropic_models
 from robota.providers.anthropic._projection import ANTHROPIC_POLICY
+from robota.providers.anthropic._provider import AnthropicProvider
 
-__all__ = ["ANTHROPIC_POLICY"]
+register_anthropic_models("anthropic")
+
+__all__ = ["ANTHROPIC_POLICY", "AnthropicProvider"]

@@ -1,0 +1,257 @@
+"""``AnthropicProvider``: Claude models over the official ``anthropic`` SDK (``AsyncAnthropic``)."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, Final, Literal, final
+
+from robota.core import (
+    AbortSignal,
+    ChatRequest,
+    ChatResponse,
+    ConfigurationError,
+    EffortResolution,
+    ModelCapabilities,
+    ProviderCapabilities,
+    resolve_effort,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.host._provider_kit import (
+    SDKProvider,
+    ToolProjector,
+    drive_call,
+    drive_stream,
+    map_transport_error,
+)
+from robota.providers.anthropic._errors import map_anthropic_error
+from robota.providers.anthropic._models import (
+    MODELS_SOURCE,
+    model_capabilities_table,
+    register_anthropic_models,
+    row,
+)
+from robota.providers.anthropic._projection import ANTHROPIC_POLICY
+from robota.providers.anthropic._sdk import load_anthropic
+from robota.providers.anthropic._wire import (
+    API_NAME,
+    NATIVE_TOOLS,
+    MessagesStreamAssembler,
+    max_tokens_for,
+    messages_params,
+    messages_response,
+)
+
+__all__ = ["AnthropicProvider", "map_error"]
+
+_API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
+_BASE_URL_VARIABLE: Final = "ANTHROPIC_BASE_URL"
+_GENERAL: Final = ModelCapabilities(tools=True, streaming=True, parallel_tool_calls=True)
+"""What Anthropic states for its current models in general (models-2025-12)."""
+
+
+def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:
+    """An exception from the ``anthropic`` SDK or its transport as the error to raise (S42)."""
+    import anthropic  # noqa: PLC0415 - loaded by now; the adapter imports it lazily
+
+    if isinstance(error, anthropic.AnthropicError):
+        return map_anthropic_error(error, provider=provider, model=model)
+    return map_transport_error(error, provider=provider, model=model)
+
+
+@final
+class AnthropicProvider(SDKProvider):
+    """Anthropic's Messages API, through the official SDK.
+
+    Args:
+        api_key: The API key; default: the ``ANTHROPIC_API_KEY`` environment variable.
+        base_url: Another endpoint speaking the Messages API (a gateway, ``llama-server``);
+            default: ``ANTHROPIC_BASE_URL`` or Anthropic's. With one set,
+            :meth:`endpoint_provenance` is ``"custom"`` (S18).
+        http_client: An ``httpx2.AsyncClient`` for the SDK to use. It stays yours:
+            :meth:`aclose` does not close it.
+        timeout: Seconds before a request times out (the SDK's default when ``None``).
+        max_retries: The SDK's own retries (its default when ``None``); a host that owns
+            retries passes ``0``.
+        native_tools: Hosted tools this instance enables (S30): ``"web_search"`` (Anthropic's
+            ``web_search`` server tool). A run may only request what is enabled here.
+        prompt_caching: Place ``cache_control`` breakpoints on the system prompt, the tool
+            definitions and the conversation prefix (the rule is in :mod:`._wire`).
+        name: The provider's name in an agent (default ``"anthropic"``).
+        streaming: Stream responses (the default). ``False`` makes every call a complete
+            request whose answer is then replayed as events.
+
+    Raises:
+        ConfigurationError: for a hosted tool this adapter does not support, no API key
+            anywhere, or the ``anthropic`` SDK not installed (the message says
+            ``pip install "robota[anthropic]"``).
+    """
+
+    __slots__ = (
+        "_caching",
+        "_client",
+        "_name",
+        "_native",
+        "_owns_client",
+        "_projector",
+        "_streaming",
+        "_url",
+    )
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: Any = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        native_tools: Iterable[str] = (),
+        prompt_caching: bool = False,
+        name: str = "anthropic",
+        streaming: bool = True,
+    ) -> None:
+        native = frozenset(native_tools)
+        unsupported = native - NATIVE_TOOLS.keys()
+        if unsupported:
+            raise ConfigurationError(
+                f"native tool(s) {sorted(unsupported)} are not supported by AnthropicProvider; "
+                f"supported: {sorted(NATIVE_TOOLS)}"
+            )
+        name_value: object = name  # untyped callers can pass anything
+        if not isinstance(name_value, str) or not name.strip():
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        anthropic = load_anthropic("AnthropicProvider")  # a missing extra is said first
+        key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
+        if not key:
+            raise ConfigurationError(
+                f"AnthropicProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
+                "(or store one with `robota auth set anthropic`)"
+            )
+        options: dict[str, Any] = {"api_key": key}
+        if base_url is not None:
+            options["base_url"] = base_url
+        if http_client is not None:
+            options["http_client"] = http_client
+        if timeout is not None:
+            options["timeout"] = timeout
+        if max_retries is not None:
+            options["max_retries"] = max_retries
+        self._client = anthropic.AsyncAnthropic(**options)
+        # The body fields this SDK takes as keywords; any other field (``temperature``, which
+        # newer SDKs no longer type, or a caller's vendor option) goes through ``extra_body``.
+        self._known = frozenset(inspect.signature(self._client.messages.create).parameters)
+        self._owns_client = http_client is None
+        self._name = name
+        self._native = native
+        self._caching = bool(prompt_caching)
+        self._streaming = bool(streaming)
+        self._url = base_url if base_url is not None else os.environ.get(_BASE_URL_VARIABLE)
+        self._projector = ToolProjector(ANTHROPIC_POLICY, name)
+        register_anthropic_models(name)
+
+    @property
+    def name(self) -> str:
+        """The provider's name (``"anthropic"`` unless set)."""
+        return self._name
+
+    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
+        """``"custom"`` when a base URL was set (here or in ``ANTHROPIC_BASE_URL``), S18."""
+        return "vendor_default" if not self._url else "custom"
+
+    def capabilities(self) -> ProviderCapabilities:
+        """The per-model table (S30), over what Anthropic states for its models in general."""
+        return ProviderCapabilities(
+            default_model=_GENERAL,
+            models=model_capabilities_table(),
+            native_tools_supported=frozenset(NATIVE_TOOLS),
+            native_tools_enabled=self._native,
+        )
+
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution:
+        """The effort as an extended-thinking budget from this model's row (S24).
+
+        Only levels whose budget fits below the request's ``max_tokens`` are offered (the API
+        requires ``budget_tokens < max_tokens``), so a larger one is ``clamped`` to the highest
+        that fits. ``"auto"`` and ``"none"`` send no thinking; a model without thinking (or not
+        listed) is ``not_applied``.
+        """
+        entry = row(request.model)
+        budgets = entry.thinking if entry is not None else None
+        if budgets is None:
+            return resolve_effort(request.effort, None, model=request.model, source=MODELS_SOURCE)
+        limit = max_tokens_for(request, streamed=self._streaming)
+        fitting = {level: budget for level, budget in budgets.items() if budget < limit}
+        return resolve_effort(
+            request.effort,
+            tuple(fitting),
+            native={level: str(budget) for level, budget in fitting.items()},
+            model=request.model,
+            source=MODELS_SOURCE,
+        )
+
+    async def _send(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        params = messages_params(
+            request,
+            projector=self._projector,
+            effort=effort,
+            prompt_caching=self._caching,
+            stream=False,
+        )
+        create = self._create(params)
+        message = await drive_call(
+            create,
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._name,
+            model=request.model,
+            map_error=map_error,
+        )
+        return messages_response(message, effort=effort, provider=self._name)
+
+    def _open(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        params = messages_params(
+            request,
+            projector=self._projector,
+            effort=effort,
+            prompt_caching=self._caching,
+            stream=True,
+        )
+        return drive_stream(
+            self._create(params),
+            MessagesStreamAssembler(provider=self._name, effort=effort),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._name,
+            model=request.model,
+            map_error=map_error,
+        )
+
+    def _create(self, params: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
+        """The SDK call sending ``params`` as the request body, exactly."""
+        known = {key: value for key, value in params.items() if key in self._known}
+        extra = {key: value for key, value in params.items() if key not in self._known}
+        create = self._client.messages.create
+        if extra:
+            return lambda: create(**known, extra_body=extra)
+        return lambda: create(**known)
+
+    def __repr__(self) -> str:
+        return f"<AnthropicProvider name={self._name!r}>"

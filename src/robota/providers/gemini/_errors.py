@@ -1,0 +1,128 @@
+"""The one place ``google-genai`` SDK exceptions become :class:`~robota.ProviderError` (S42).
+
+The SDK raises :class:`google.genai.errors.APIError` (``ClientError`` for 4xx, ``ServerError``
+for 5xx) carrying the HTTP ``code`` and Google's canonical ``status`` from the error body
+(``{"error": {"code", "message", "status"}}``). ``switchable`` — whether another model could
+serve the same request — is decided by :data:`SWITCHABLE`, one row per kind of failure, each with
+a test (``test_s42_<row>``):
+
+=================================  ==========  ==============================================
+failure                            switchable  why
+=================================  ==========  ==============================================
+400 ``INVALID_ARGUMENT``           no          the request itself is wrong on any model
+401 / 403 ``PERMISSION_DENIED``    no          the key is refused for every model behind it
+                                               (:class:`~robota.AuthenticationError`)
+404 ``NOT_FOUND``                  yes         the model does not exist here; another can serve
+429 ``RESOURCE_EXHAUSTED``         yes         quotas are per model
+                                               (:class:`~robota.RateLimitError`)
+500 ``INTERNAL``                   yes         the vendor failed; another model may not
+503 ``UNAVAILABLE``                yes         the model is overloaded or down
+504 ``DEADLINE_EXCEEDED``          yes         the model did not finish in time
+other 5xx                          yes         a vendor-side failure, like 500
+timeout (no answer in time)        yes         a slower model; another may answer
+connection error                   no          the cause is between us and the vendor
+unknown cause                      no          S42: never switch on an unknown cause
+=================================  ==========  ==============================================
+
+The row is chosen by HTTP code first and, when the code is missing (an error the SDK built
+from a body alone), by the ``status`` string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from robota.core import AuthenticationError, ProviderError, RateLimitError
+from robota.host._provider_kit import map_transport_error
+
+__all__ = ["SWITCHABLE", "map_error", "map_genai_error"]
+
+SWITCHABLE: Final[Mapping[str, bool]] = {
+    "invalid_argument": False,
+    "permission_denied": False,
+    "not_found": True,
+    "resource_exhausted": True,
+    "internal": True,
+    "unavailable": True,
+    "deadline_exceeded": True,
+    "server_error": True,
+    "timeout": True,
+    "connection": False,
+    "unknown": False,
+}
+"""Row name → switchable; see the module docstring for each row's reason."""
+
+_BY_CODE: Final[Mapping[int, str]] = {
+    400: "invalid_argument",
+    401: "permission_denied",
+    403: "permission_denied",
+    404: "not_found",
+    429: "resource_exhausted",
+    500: "internal",
+    503: "unavailable",
+    504: "deadline_exceeded",
+}
+_BY_STATUS: Final[Mapping[str, str]] = {
+    "INVALID_ARGUMENT": "invalid_argument",
+    "FAILED_PRECONDITION": "invalid_argument",
+    "UNAUTHENTICATED": "permission_denied",
+    "PERMISSION_DENIED": "permission_denied",
+    "NOT_FOUND": "not_found",
+    "RESOURCE_EXHAUSTED": "resource_exhausted",
+    "INTERNAL": "internal",
+    "UNAVAILABLE": "unavailable",
+    "DEADLINE_EXCEEDED": "deadline_exceeded",
+}
+
+
+def _row(code: int | None, status: str | None) -> str:
+    if code is not None:
+        row = _BY_CODE.get(code)
+        if row is not None:
+            return row
+        if 500 <= code < 600:
+            return "server_error"
+    return _BY_STATUS.get(status or "", "unknown")
+
+
+def _code(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value
+
+
+def map_genai_error(error: Any, *, provider: str, model: str | None) -> ProviderError:
+    """An SDK ``APIError`` as a :class:`~robota.ProviderError` keeping code and status."""
+    code = _code(getattr(error, "code", None))
+    raw_status = getattr(error, "status", None)
+    status = str(raw_status) if raw_status else None
+    message = getattr(error, "message", None) or str(error)
+    row = _row(code, status)
+    common: dict[str, Any] = {
+        "status": code,
+        "vendor_type": status,
+        "provider": provider,
+        "model": model,
+        "switchable": SWITCHABLE[row],
+        "cause": error,
+    }
+    text = f"provider {provider!r} answered HTTP {code} {status or ''}: {message}".replace(
+        "  ", " "
+    )
+    if row == "permission_denied":
+        return AuthenticationError(text, **common)
+    if row == "resource_exhausted":
+        return RateLimitError(text, **common)
+    return ProviderError(text, code=row if row != "unknown" else None, **common)
+
+
+def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:
+    """An exception from the SDK or its transport as the error to raise (the kit's mapper)."""
+    from google.genai import errors  # noqa: PLC0415 - loaded by now; the adapter imports lazily
+
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, errors.APIError):
+        return map_genai_error(error, provider=provider, model=model)
+    return map_transport_error(error, provider=provider, model=model)

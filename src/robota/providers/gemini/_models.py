@@ -1,0 +1,162 @@
+"""Gemini's model facts (S02, S04, S13, S24, S30): capabilities, thinking control, prices.
+
+Every row is source-dated. Sources, as read on the date given:
+
+* ``gemini-models-2025-12`` — ai.google.dev/gemini-api/docs/models (input token limit, output
+  token limit, thinking, structured outputs, function calling per model) and
+  ai.google.dev/gemini-api/docs/thinking (thinking budgets and thinking levels), read 2025-12.
+* ``gemini-pricing-2025-12`` — ai.google.dev/gemini-api/docs/pricing (paid tier, USD per 1M
+  tokens: input, output, context-caching read; the ≤200k-token prompt tier where a model has
+  two), read 2025-12.
+
+These tables were **compiled by hand: verify them against the live pages before a release**. A
+model that is not listed has no stated capabilities (silence, not denial: S30), no effort control
+(effort is then ``not_applied``), the default context window with a warning (S13) and no price.
+
+Thinking control (S24), per model:
+
+* Gemini 2.5 models take a token budget (``thinking_budget``). The neutral levels map to budgets
+  (``none`` 0, ``low`` 1024, ``medium`` 8192, ``high`` the model's maximum); 2.5 Pro cannot turn
+  thinking off, so it offers no ``none``.
+* Gemini 3 models take a level (``thinking_level``): Pro offers ``low``/``high``, Flash
+  ``minimal``/``low``/``medium``/``high``.
+* Gemini 2.0 models do not think: no control.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Final, Literal
+
+from robota.core import (
+    EffortLevel,
+    ModelCapabilities,
+    register_model_metadata,
+    register_model_pricing,
+)
+
+__all__ = [
+    "MODELS",
+    "MODELS_SOURCE",
+    "GeminiModel",
+    "model_capabilities_table",
+    "register_gemini_models",
+    "row",
+]
+
+MODELS_SOURCE: Final = "gemini-models-2025-12"
+PRICING_SOURCE: Final = "gemini-pricing-2025-12"
+
+ThinkingKind = Literal["budget", "level"]
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiModel:
+    """One row: what Google states about a model."""
+
+    context_window: int
+    max_output_tokens: int
+    input_price: float
+    output_price: float
+    cached_input_price: float | None
+    thinking: ThinkingKind | None  # None: no thinking control
+    native: Mapping[EffortLevel, str] = field(default_factory=dict)
+    """Neutral level → the wire value: a budget in tokens (as text) or a thinking level."""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def efforts(self) -> tuple[EffortLevel, ...] | None:
+        """The neutral levels offered, ascending; ``None`` without a thinking control."""
+        return tuple(self.native) if self.thinking is not None else None
+
+
+def _budgets(high: int, *, can_disable: bool) -> Mapping[EffortLevel, str]:
+    levels: dict[EffortLevel, str] = {"none": "0"} if can_disable else {}
+    levels.update({"low": "1024", "medium": "8192", "high": str(high)})
+    return levels
+
+
+_M: Final = 1_048_576
+
+MODELS: Final[Mapping[str, GeminiModel]] = {
+    "gemini-3-pro-preview": GeminiModel(
+        _M, 65_536, 2.00, 12.00, 0.20, "level", {"low": "low", "high": "high"}
+    ),
+    "gemini-3-flash-preview": GeminiModel(
+        _M,
+        65_536,
+        0.50,
+        3.00,
+        0.05,
+        "level",
+        {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high"},
+    ),
+    "gemini-2.5-pro": GeminiModel(
+        _M, 65_536, 1.25, 10.00, 0.125, "budget", _budgets(32_768, can_disable=False)
+    ),
+    "gemini-2.5-flash": GeminiModel(
+        _M, 65_536, 0.30, 2.50, 0.03, "budget", _budgets(24_576, can_disable=True)
+    ),
+    "gemini-2.5-flash-lite": GeminiModel(
+        _M, 65_536, 0.10, 0.40, 0.01, "budget", _budgets(24_576, can_disable=True)
+    ),
+    "gemini-2.0-flash": GeminiModel(
+        _M, 8_192, 0.10, 0.40, 0.025, None, aliases=("gemini-2.0-flash-001",)
+    ),
+    "gemini-2.0-flash-lite": GeminiModel(
+        _M, 8_192, 0.075, 0.30, None, None, aliases=("gemini-2.0-flash-lite-001",)
+    ),
+}
+"""The table, by the name a request carries (aliases share their row)."""
+
+_BY_NAME: Final[Mapping[str, GeminiModel]] = {
+    name: entry for base, entry in MODELS.items() for name in (base, *entry.aliases)
+}
+
+
+def row(model: str) -> GeminiModel | None:
+    """The row for ``model`` (``models/`` prefix allowed), when listed."""
+    return _BY_NAME.get(model.removeprefix("models/"))
+
+
+def model_capabilities_table() -> dict[str, ModelCapabilities]:
+    """Per-model capability tables (S30) for every listed name."""
+    return {
+        name: ModelCapabilities(
+            tools=True,
+            streaming=True,
+            parallel_tool_calls=True,
+            structured_output="json_schema",
+            vision=True,
+            reasoning=entry.thinking is not None,
+        )
+        for name, entry in _BY_NAME.items()
+    }
+
+
+_registered: set[str] = set()
+
+
+def register_gemini_models(provider: str) -> None:
+    """Register metadata (S13) and prices (S04) for every listed name under ``provider``.
+
+    Idempotent per provider name.
+    """
+    if provider in _registered:
+        return
+    for name, entry in _BY_NAME.items():
+        register_model_metadata(
+            name,
+            context_window=entry.context_window,
+            max_output_tokens=entry.max_output_tokens,
+            provider=provider,
+        )
+        register_model_pricing(
+            name,
+            input_per_million=entry.input_price,
+            output_per_million=entry.output_price,
+            cache_read_per_million=entry.cached_input_price,
+            provider=provider,
+        )
+    _registered.add(provider)

@@ -1,0 +1,247 @@
+"""``GeminiProvider``: Google's Gemini models over the official ``google-genai`` SDK."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Iterable, Mapping
+from typing import Any, Final, Literal, final
+
+from robota.core import (
+    AbortSignal,
+    ChatRequest,
+    ChatResponse,
+    ConfigurationError,
+    EffortResolution,
+    ModelCapabilities,
+    ProviderCapabilities,
+    resolve_effort,
+)
+from robota.core.providers import NativeCapture, StreamEvent
+from robota.host._provider_kit import SDKProvider, ToolProjector, drive_call, drive_stream
+from robota.providers.gemini._errors import map_error
+from robota.providers.gemini._models import (
+    MODELS_SOURCE,
+    model_capabilities_table,
+    register_gemini_models,
+    row,
+)
+from robota.providers.gemini._projection import GEMINI_POLICY
+from robota.providers.gemini._sdk import load_genai
+from robota.providers.gemini._wire import (
+    API_NAME,
+    GeminiStreamAssembler,
+    gemini_params,
+    gemini_response,
+)
+
+__all__ = ["GeminiProvider"]
+
+_HOSTED: Final = frozenset({"google_search"})
+_KEY_VARIABLES: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+_BASE_URL_VARIABLE: Final = "GOOGLE_GEMINI_BASE_URL"
+_GENERAL: Final = ModelCapabilities(tools=True, streaming=True, structured_output="json_schema")
+"""What Google states for its current Gemini models in general (gemini-models-2025-12)."""
+
+
+class _Stream:
+    """The SDK's async generator with the ``close()`` the kit's stream driver calls."""
+
+    __slots__ = ("_iterator",)
+
+    def __init__(self, iterator: Any) -> None:
+        self._iterator = iterator
+
+    def __aiter__(self) -> Any:
+        return self._iterator.__aiter__()
+
+    async def close(self) -> None:
+        closer = getattr(self._iterator, "aclose", None)
+        if closer is not None:
+            await closer()
+
+
+@final
+class GeminiProvider(SDKProvider):
+    """Gemini's ``generateContent`` API (Gemini API or Vertex AI) through ``google-genai``.
+
+    Args:
+        api_key: The API key; default: ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``. Not needed
+            with ``vertexai=True`` (Google Cloud credentials are used).
+        vertexai: Use Vertex AI instead of the Gemini API (with ``project`` and ``location``).
+        project: The Google Cloud project, for Vertex AI.
+        location: The Google Cloud region, for Vertex AI.
+        http_options: A ``google.genai.types.HttpOptions`` (or the same as a dict): ``base_url``
+            (then :meth:`endpoint_provenance` is ``"custom"``, S18), ``timeout`` (ms),
+            ``retry_options`` (none: one attempt, what a host that owns retries wants) and
+            ``httpx_async_client`` — an ``httpx2.AsyncClient`` that stays the caller's:
+            :meth:`aclose` never closes it.
+        native_tools: Hosted tools this instance enables (S30): ``("google_search",)``.
+        name: The provider's name in an agent (default ``"gemini"``).
+        streaming: Stream responses (the default). ``False`` makes every call a complete
+            request whose answer is then replayed as events.
+
+    Raises:
+        ConfigurationError: for an unsupported hosted tool, no API key anywhere (outside Vertex
+            AI), or the SDK not installed (the message says ``pip install "robota[gemini]"``).
+    """
+
+    __slots__ = (
+        "_client",
+        "_name",
+        "_native",
+        "_owns_client",
+        "_projector",
+        "_streaming",
+        "_url",
+    )
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        vertexai: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        http_options: Any = None,
+        native_tools: Iterable[str] = (),
+        name: str = "gemini",
+        streaming: bool = True,
+    ) -> None:
+        native = frozenset(native_tools)
+        unsupported = native - _HOSTED
+        if unsupported:
+            raise ConfigurationError(
+                f"native tool(s) {sorted(unsupported)} are not supported by Gemini; "
+                f"supported: {sorted(_HOSTED)}"
+            )
+        name_value: object = name  # untyped callers can pass anything
+        if not isinstance(name_value, str) or not name.strip():
+            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        genai = load_genai("GeminiProvider")  # a missing extra is said first
+        key = api_key
+        for variable in _KEY_VARIABLES:
+            key = key or os.environ.get(variable)
+        if not key and not vertexai:
+            raise ConfigurationError(
+                "GeminiProvider needs an API key: pass api_key= or set GEMINI_API_KEY (or "
+                "GOOGLE_API_KEY), or use vertexai=True with Google Cloud credentials"
+            )
+        options: dict[str, Any] = {}
+        if key:
+            options["api_key"] = key
+        if vertexai:
+            options["vertexai"] = True
+            if project is not None:
+                options["project"] = project
+            if location is not None:
+                options["location"] = location
+        if http_options is None:
+            http_options = genai.types.HttpOptions()
+        elif isinstance(http_options, Mapping):
+            http_options = genai.types.HttpOptions.model_validate(dict(http_options))
+        base_url = http_options.base_url or os.environ.get(_BASE_URL_VARIABLE)
+        if base_url and not vertexai and http_options.api_version is None:
+            # The SDK drops its default version (v1beta) for a custom base URL; keep the wire
+            # the same as on Google's own endpoint (responseJsonSchema, thinking levels …).
+            http_options = http_options.model_copy(update={"api_version": "v1beta"})
+        options["http_options"] = http_options
+        self._client = genai.Client(**options)
+        self._owns_client = True  # the SDK itself never closes a caller's httpx_async_client
+        self._name = name
+        self._native = native
+        self._streaming = bool(streaming)
+        self._url = base_url
+        self._projector = ToolProjector(GEMINI_POLICY, name)
+        register_gemini_models(name)
+
+    @property
+    def name(self) -> str:
+        """The provider's name (``"gemini"`` unless set)."""
+        return self._name
+
+    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
+        """``"custom"`` when a base URL was set (here or in ``GOOGLE_GEMINI_BASE_URL``), S18."""
+        return "vendor_default" if not self._url else "custom"
+
+    def capabilities(self) -> ProviderCapabilities:
+        """The per-model table (S30), over what Google states for Gemini models in general."""
+        return ProviderCapabilities(
+            default_model=_GENERAL,
+            models=model_capabilities_table(),
+            native_tools_supported=_HOSTED,
+            native_tools_enabled=self._native,
+        )
+
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution:
+        """The effort resolution for ``request`` against this model's row (S24)."""
+        entry = row(request.model)
+        return resolve_effort(
+            request.effort,
+            None if entry is None else entry.efforts,
+            native=None if entry is None else dict(entry.native),
+            model=request.model,
+            source=MODELS_SOURCE,
+        )
+
+    def _params(self, request: ChatRequest, effort: EffortResolution | None) -> dict[str, Any]:
+        entry = row(request.model)
+        return gemini_params(
+            request,
+            projector=self._projector,
+            effort=effort,
+            thinking=None if entry is None else entry.thinking,
+        )
+
+    async def _send(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> ChatResponse:
+        params = self._params(request, effort)
+        models = self._client.aio.models
+        response = await drive_call(
+            lambda: models.generate_content(**params),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._name,
+            model=request.model,
+            map_error=map_error,
+        )
+        return gemini_response(response, effort=effort, provider=self._name, model=request.model)
+
+    def _open(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        params = self._params(request, effort)
+        models = self._client.aio.models
+
+        async def open_stream() -> _Stream:
+            return _Stream(await models.generate_content_stream(**params))
+
+        return drive_stream(
+            open_stream,
+            GeminiStreamAssembler(provider=self._name, model=request.model, effort=effort),
+            api=API_NAME,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self._name,
+            model=request.model,
+            map_error=map_error,
+        )
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections; a caller's ``httpx_async_client`` stays open."""
+        await self._client.aio.aclose()
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"<GeminiProvider name={self._name!r}>"
