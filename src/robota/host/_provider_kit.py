@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
+from json import JSONDecodeError
 from typing import Any, Protocol, TypeAlias
 
 import httpx2
@@ -183,12 +184,19 @@ async def _mapped(
     provider: str,
     model: str | None,
     map_error: ErrorMapper,
+    reading: bool,
 ) -> Any:
     """Await ``call()`` under the run's signal, raising SDK failures as ProviderError (S42).
 
     An abort ends the wait at once (S23) — a server that pauses between events, or never
     answers, does not keep an aborted call pending — and raises :class:`~robota.AbortError`.
     The guard nests with the runtime's own (each withdraws only its own cancellation).
+
+    ``reading`` says whether the call only reads an answer already under way (the next stream
+    event). A call that also builds and sends the request can fail before anything is sent —
+    the SDK refusing a parameter, a validation error — and such a ``ValueError`` is the
+    caller's request, a :class:`~robota.ConfigurationError`, never "the server's answer could
+    not be read"; a JSON decoding error is always the answer's.
     """
     try:
         if signal is None:
@@ -196,6 +204,10 @@ async def _mapped(
         with AbortGuard(signal) as guard:
             return await guard.call(call)
     except Exception as error:
+        if not reading and isinstance(error, ValueError) and not isinstance(error, JSONDecodeError):
+            raise ConfigurationError(
+                f"provider {provider!r} could not build the request: {error}", cause=error
+            ) from error
         mapped = map_error(error, provider=provider, model=model)
         if mapped is error:
             raise
@@ -217,7 +229,7 @@ async def drive_call(
     _check_signal(signal)
     capture(NativePayload("request", api, params))
     response = await _mapped(
-        call, signal=signal, provider=provider, model=model, map_error=map_error
+        call, signal=signal, provider=provider, model=model, map_error=map_error, reading=False
     )
     capture(NativePayload("response", api, response))
     return response
@@ -239,7 +251,12 @@ async def drive_stream(
     _check_signal(signal)
     capture(NativePayload("request", api, params))
     stream = await _mapped(
-        open_stream, signal=signal, provider=provider, model=model, map_error=map_error
+        open_stream,
+        signal=signal,
+        provider=provider,
+        model=model,
+        map_error=map_error,
+        reading=False,
     )
     order = 0
     try:
@@ -252,6 +269,7 @@ async def drive_stream(
                     provider=provider,
                     model=model,
                     map_error=map_error,
+                    reading=True,
                 )
             except StopAsyncIteration:
                 break

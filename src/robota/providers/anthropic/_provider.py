@@ -175,13 +175,19 @@ class AnthropicProvider(SDKProvider):
         Only levels whose budget fits below the request's ``max_tokens`` are offered (the API
         requires ``budget_tokens < max_tokens``), so a larger one is ``clamped`` to the highest
         that fits. ``"auto"`` and ``"none"`` send no thinking; a model without thinking (or not
-        listed) is ``not_applied``.
+        listed) is ``not_applied``, and so is a request that forces a tool call: Anthropic allows
+        extended thinking only with ``tool_choice`` auto or none.
         """
+        return self._resolve(request, streamed=self._streaming)
+
+    def _resolve(self, request: ChatRequest, *, streamed: bool) -> EffortResolution:
+        # The budget must fit below the max_tokens of the call actually made (a complete call's
+        # default is capped lower than a stream's).
         entry = row(request.model)
         budgets = entry.thinking if entry is not None else None
-        if budgets is None:
+        if budgets is None or request.tool_choice == "required":
             return resolve_effort(request.effort, None, model=request.model, source=MODELS_SOURCE)
-        limit = max_tokens_for(request, streamed=self._streaming)
+        limit = max_tokens_for(request, streamed=streamed)
         fitting = {level: budget for level, budget in budgets.items() if budget < limit}
         return resolve_effort(
             request.effort,
@@ -198,6 +204,9 @@ class AnthropicProvider(SDKProvider):
         signal: AbortSignal | None,
         capture: NativeCapture,
     ) -> ChatResponse:
+        # A complete call has its own max_tokens: resolve for it (the effort passed in was made
+        # for this instance's default surface, a stream when streaming is on).
+        effort = self._resolve(request, streamed=False)
         params = messages_params(
             request,
             projector=self._projector,

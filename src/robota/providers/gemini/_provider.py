@@ -119,8 +119,11 @@ class GeminiProvider(SDKProvider):
             raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
         genai = load_genai("GeminiProvider")  # a missing extra is said first
         key = api_key
-        for variable in _KEY_VARIABLES:
-            key = key or os.environ.get(variable)
+        if not vertexai:
+            # On Vertex AI the caller's Google Cloud credentials authenticate; an API key from the
+            # environment is never sent there (only one passed explicitly).
+            for variable in _KEY_VARIABLES:
+                key = key or os.environ.get(variable)
         if not key and not vertexai:
             raise ConfigurationError(
                 "GeminiProvider needs an API key: pass api_key= or set GEMINI_API_KEY (or "

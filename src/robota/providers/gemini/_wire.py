@@ -204,7 +204,9 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str | None, list[dict[
             continue
         flush()
         if isinstance(message, SystemMessage):
-            system = message.content
+            # Every system message is kept, joined in order (a direct request may carry more
+            # than the one head history holds).
+            system = message.content if system is None else f"{system}\n\n{message.content}"
         elif isinstance(message, UserMessage):
             contents.append({"role": "user", "parts": [{"text": message.content}]})
         elif isinstance(message, AssistantMessage):
