@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import robota
-from providers.replay import Exchange, ReplayServer
+from providers.replay import Exchange, ReplayServer, cassette_path, load_cassette
 from robota.core import ChatRequest, ToolSpec, UserMessage
 from robota.providers.anthropic import AnthropicProvider
 
@@ -79,3 +79,37 @@ async def test_s42_a_request_the_sdk_refuses_before_sending_is_a_configuration_e
             await provider.chat(request)
         await provider.aclose()
         assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("effort", "disposition", "sent"),
+    [
+        ("xhigh", "clamped", "high"),
+        ("max", "applied", "max"),
+        ("low", "applied", "low"),
+        ("auto", "model_default", None),
+    ],
+)
+async def test_s24_a_model_with_its_own_effort_control_gets_output_config_effort(
+    effort: str, disposition: str, sent: str | None
+) -> None:
+    # claude-opus-4-6 takes output_config.effort, not a thinking budget; the recording is the
+    # API refusing 'xhigh' ("Supported levels: high, low, max, medium"), which the adapter's
+    # resolution never sends.
+    recorded = load_cassette(
+        cassette_path("anthropic", "test_anthropic_explicit_effort_xhigh_unsupported_model_errors")
+    )
+    with ReplayServer(recorded) as server:
+        provider = AnthropicProvider(
+            api_key="k", base_url=server.base_url, max_retries=0, streaming=False
+        )
+        request = ChatRequest(model="claude-opus-4-6", messages=(UserMessage("hi"),), effort=effort)  # type: ignore[arg-type]
+        assert provider.resolve_effort(request).disposition == disposition
+        with pytest.raises(robota.ProviderError) as caught:
+            await provider.chat(request)
+        await provider.aclose()
+    body = server.requests[0].json()
+    assert body.get("output_config", {}).get("effort") == sent
+    assert "thinking" not in body
+    assert caught.value.status == 400
+    assert not caught.value.switchable

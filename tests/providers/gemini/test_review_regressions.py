@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -62,3 +63,24 @@ async def test_s42_a_request_the_sdk_refuses_to_build_is_a_configuration_error()
             await provider.chat(request)
         await provider.aclose()
         assert server.requests == []
+
+
+async def test_s42_an_error_inside_a_200_stream_is_a_provider_error_by_its_code() -> None:
+    first = {
+        "candidates": [{"content": {"role": "model", "parts": [{"text": "par"}]}}],
+        "modelVersion": "gemini-2.5-flash",
+    }
+    error = {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}}
+    stream = f"data: {json.dumps(first)}\r\n\r\ndata: {json.dumps(error)}\r\n\r\n"
+    with ReplayServer([Exchange.sse(stream)]) as server:
+        provider = GeminiProvider(api_key="k", http_options={"base_url": server.base_url + "/"})
+        with pytest.raises(robota.ProviderError) as caught:
+            await robota.collect_stream(
+                provider.chat_stream(
+                    ChatRequest(model="gemini-2.5-flash", messages=(UserMessage("hi"),))
+                )
+            )
+        await provider.aclose()
+    assert caught.value.status == 503
+    assert caught.value.switchable
+    assert type(caught.value).__module__.startswith("robota")

@@ -34,6 +34,7 @@ from robota.core import (
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
+    "EFFORT_CONTROL",
     "MODELS",
     "MODELS_SOURCE",
     "AnthropicModel",
@@ -129,6 +130,15 @@ MODELS: Final[Mapping[str, AnthropicModel]] = {
 _BY_NAME: Final[Mapping[str, AnthropicModel]] = {
     name: entry for base, entry in MODELS.items() for name in (base, *entry.aliases)
 }
+
+
+EFFORT_CONTROL: Final[Mapping[str, tuple[EffortLevel, ...]]] = {
+    "claude-opus-4-6": ("low", "medium", "high", "max"),
+}
+"""Models with a native effort control (``output_config.effort``) instead of a thinking budget,
+and the levels each accepts. Source ``recordings-2026``: the API's own answer to an unsupported
+level ("Supported levels: high, low, max, medium.", claude-opus-4-6). A model here needs no row
+above for its effort; without a row it still has no registered price (cost ``None``)."""
 
 
 def row(model: str) -> AnthropicModel | None:

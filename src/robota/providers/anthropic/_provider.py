@@ -27,6 +27,7 @@ from robota.host._provider_kit import (
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
+    EFFORT_CONTROL,
     MODELS_SOURCE,
     model_capabilities_table,
     register_anthropic_models,
@@ -183,6 +184,15 @@ class AnthropicProvider(SDKProvider):
     def _resolve(self, request: ChatRequest, *, streamed: bool) -> EffortResolution:
         # The budget must fit below the max_tokens of the call actually made (a complete call's
         # default is capped lower than a stream's).
+        control = EFFORT_CONTROL.get(request.model)
+        if control is not None:
+            # The model's own effort control, sent as its level name (S24).
+            return resolve_effort(
+                request.effort,
+                control,
+                model=request.model,
+                source="recordings-2026",
+            )
         entry = row(request.model)
         budgets = entry.thinking if entry is not None else None
         if budgets is None or request.tool_choice == "required":

@@ -248,10 +248,15 @@ def messages_params(
         params["tool_choice"] = dict(_TOOL_CHOICE[request.tool_choice])
     if prompt_caching and turns:
         _mark_last(turns[-1]["content"])
-    thinking = effort is not None and effort.native_value is not None
-    if thinking and effort is not None and effort.native_value is not None:
-        params["thinking"] = {"type": "enabled", "budget_tokens": int(effort.native_value)}
-    elif request.temperature is not None:
+    native = effort.native_value if effort is not None else None
+    # S24: a numeric native value is an extended-thinking budget; a word is the model's own
+    # effort control (``output_config.effort``), which leaves sampling alone.
+    thinking = native is not None and native.isdigit()
+    if native is not None and thinking:
+        params["thinking"] = {"type": "enabled", "budget_tokens": int(native)}
+    elif native is not None:
+        params["output_config"] = {"effort": native}
+    if not thinking and request.temperature is not None:
         params["temperature"] = request.temperature  # not with thinking: the API refuses it
     response_format = request.response_format
     entry = row(request.model)
@@ -266,7 +271,7 @@ def messages_params(
         # instruction in the system head and nothing is sent here.
         projected = project_tool_schema(response_format.schema, ANTHROPIC_POLICY).schema
         schema = dict(projected if projected is not None else response_format.schema)
-        params["output_config"] = {"format": {"type": "json_schema", "schema": schema}}
+        params.setdefault("output_config", {})["format"] = {"type": "json_schema", "schema": schema}
     # ChatRequest.options: the caller's vendor options (``metadata``, ``top_k`` …), passed
     # through as given; they may not replace what the conversation itself decides.
     for key, value in request.options.items():
