@@ -11,6 +11,8 @@ SDK's exceptions (``map_error``) on top of :func:`map_transport_error`.
 
 from __future__ import annotations
 
+import email.utils
+import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
@@ -31,6 +33,8 @@ from robota.core import (
     Usage,
     abort_error_from_reason,
     check_native_tools,
+    register_model_metadata,
+    register_model_pricing,
 )
 from robota.core._cancel import AbortGuard
 from robota.core.providers import (
@@ -56,7 +60,9 @@ __all__ = [
     "map_transport_error",
     "member",
     "no_capture",
+    "register_model_table",
     "replayed",
+    "retry_after_seconds",
 ]
 
 
@@ -400,3 +406,57 @@ class SDKProvider(Provider):
         """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
         if self._owns_client:
             await self._client.close()
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds from ``retry-after-ms`` / ``retry-after`` (delta or HTTP date), when present."""
+    if not headers:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            return max(float(raw_ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(float(raw), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+_registered_tables: set[tuple[int, str]] = set()
+
+
+def register_model_table(
+    provider: str,
+    rows: Mapping[str, tuple[int, int | None, float, float, float | None]],
+) -> None:
+    """Register a vendor table's metadata (S13) and prices (S04) under ``provider``.
+
+    ``rows`` maps each model name (aliases included) to ``(context_window, max_output_tokens,
+    input_per_million, output_per_million, cache_read_per_million)``. Idempotent per table and
+    provider name, so an adapter can call it from its constructor.
+    """
+    key = (id(rows), provider)
+    if key in _registered_tables:
+        return
+    for name, (window, max_output, input_price, output_price, cache_price) in rows.items():
+        register_model_metadata(
+            name, context_window=window, max_output_tokens=max_output, provider=provider
+        )
+        register_model_pricing(
+            name,
+            input_per_million=input_price,
+            output_per_million=output_price,
+            cache_read_per_million=cache_price,
+            provider=provider,
+        )
+    _registered_tables.add(key)

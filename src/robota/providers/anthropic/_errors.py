@@ -28,12 +28,11 @@ unknown cause                             no          S42: never switch on an un
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Mapping
 from typing import Any, Final
 
 from robota.core import AuthenticationError, NetworkError, ProviderError, RateLimitError
+from robota.host._provider_kit import retry_after_seconds
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_anthropic_error", "retry_after_seconds"]
 
@@ -82,22 +81,6 @@ def _row(status: int | None, vendor_type: str | None) -> str:
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     return "api_error" if status >= 500 else "unknown"
-
-
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds from ``retry-after`` (delta seconds or an HTTP date), when present."""
-    raw = (headers or {}).get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 def _build(

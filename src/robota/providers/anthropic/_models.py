@@ -28,9 +28,8 @@ from typing import Final
 from robota.core import (
     EffortLevel,
     ModelCapabilities,
-    register_model_metadata,
-    register_model_pricing,
 )
+from robota.host._provider_kit import register_model_table
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -161,7 +160,16 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
     }
 
 
-_registered: set[str] = set()
+_FACTS: Final = {
+    name: (
+        entry.context_window,
+        entry.max_output_tokens,
+        entry.input_price,
+        entry.output_price,
+        entry.cache_read_price,
+    )
+    for name, entry in _BY_NAME.items()
+}
 
 
 def register_anthropic_models(provider: str) -> None:
@@ -169,20 +177,4 @@ def register_anthropic_models(provider: str) -> None:
 
     Idempotent per provider name.
     """
-    if provider in _registered:
-        return
-    for name, entry in _BY_NAME.items():
-        register_model_metadata(
-            name,
-            context_window=entry.context_window,
-            max_output_tokens=entry.max_output_tokens,
-            provider=provider,
-        )
-        register_model_pricing(
-            name,
-            input_per_million=entry.input_price,
-            output_per_million=entry.output_price,
-            cache_read_per_million=entry.cache_read_price,
-            provider=provider,
-        )
-    _registered.add(provider)
+    register_model_table(provider, _FACTS)

@@ -31,8 +31,6 @@ unknown cause                             no          S42: never switch on an un
 
 from __future__ import annotations
 
-import email.utils
-import time
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -42,6 +40,7 @@ from robota.core import (
     ProviderError,
     RateLimitError,
 )
+from robota.host._provider_kit import retry_after_seconds
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_openai_error", "retry_after_seconds"]
 
@@ -89,30 +88,6 @@ def _row(status: int | None, code: str | None, vendor_type: str | None) -> str:
     return {400: "invalid_request", 404: "not_found", 409: "conflict", 422: "unprocessable"}.get(
         status, "unknown"
     )
-
-
-def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` (delta or HTTP date), when present."""
-    if not headers:
-        return None
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            return max(float(raw_ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        return max(float(raw), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
 
 
 def _text(value: object) -> str | None:
