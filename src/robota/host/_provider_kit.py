@@ -52,9 +52,11 @@ __all__ = [
     "StreamTranslator",
     "ToolProjector",
     "attested",
+    "check_adapter_options",
     "count",
     "drive_call",
     "drive_stream",
+    "given",
     "incomplete_stream",
     "invalid_response",
     "map_transport_error",
@@ -460,3 +462,30 @@ def register_model_table(
             provider=provider,
         )
     _registered_tables.add(key)
+
+
+def check_adapter_options(
+    name: object, native_tools: Iterable[str], supported: Iterable[str], *, where: str
+) -> frozenset[str]:
+    """The checks every adapter's constructor makes; returns the enabled hosted tools (S30).
+
+    Raises:
+        ConfigurationError: for an empty or non-string ``name``, or a hosted tool ``where``
+            (the adapter, or the API it speaks) does not support.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+    native = frozenset(native_tools)
+    allowed = frozenset(supported)
+    unsupported = native - allowed
+    if unsupported:
+        raise ConfigurationError(
+            f"native tool(s) {sorted(unsupported)} are not supported by {where}; "
+            f"supported: {', '.join(sorted(allowed)) or 'none'}"
+        )
+    return native
+
+
+def given(**options: Any) -> dict[str, Any]:
+    """The options that were given (not ``None``), for an SDK client's constructor."""
+    return {key: value for key, value in options.items() if value is not None}

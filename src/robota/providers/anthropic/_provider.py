@@ -21,8 +21,10 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
+    check_adapter_options,
     drive_call,
     drive_stream,
+    given,
     map_transport_error,
 )
 from robota.providers.anthropic._errors import map_anthropic_error
@@ -113,16 +115,7 @@ class AnthropicProvider(SDKProvider):
         name: str = "anthropic",
         streaming: bool = True,
     ) -> None:
-        native = frozenset(native_tools)
-        unsupported = native - NATIVE_TOOLS.keys()
-        if unsupported:
-            raise ConfigurationError(
-                f"native tool(s) {sorted(unsupported)} are not supported by AnthropicProvider; "
-                f"supported: {sorted(NATIVE_TOOLS)}"
-            )
-        name_value: object = name  # untyped callers can pass anything
-        if not isinstance(name_value, str) or not name.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        native = check_adapter_options(name, native_tools, NATIVE_TOOLS, where="AnthropicProvider")
         anthropic = load_anthropic("AnthropicProvider")  # a missing extra is said first
         key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
         if not key:
@@ -130,16 +123,15 @@ class AnthropicProvider(SDKProvider):
                 f"AnthropicProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
                 "(or store one with `robota auth set anthropic`)"
             )
-        options: dict[str, Any] = {"api_key": key}
-        if base_url is not None:
-            options["base_url"] = base_url
-        if http_client is not None:
-            options["http_client"] = http_client
-        if timeout is not None:
-            options["timeout"] = timeout
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        self._client = anthropic.AsyncAnthropic(**options)
+        self._client = anthropic.AsyncAnthropic(
+            **given(
+                api_key=key,
+                base_url=base_url,
+                http_client=http_client,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
+        )
         # The body fields this SDK takes as keywords; any other field (``temperature``, which
         # newer SDKs no longer type, or a caller's vendor option) goes through ``extra_body``.
         self._known = frozenset(inspect.signature(self._client.messages.create).parameters)

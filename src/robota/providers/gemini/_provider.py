@@ -17,7 +17,13 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.host._provider_kit import SDKProvider, ToolProjector, drive_call, drive_stream
+from robota.host._provider_kit import (
+    SDKProvider,
+    ToolProjector,
+    check_adapter_options,
+    drive_call,
+    drive_stream,
+)
 from robota.providers.gemini._errors import map_error
 from robota.providers.gemini._models import (
     MODELS_SOURCE,
@@ -107,16 +113,7 @@ class GeminiProvider(SDKProvider):
         name: str = "gemini",
         streaming: bool = True,
     ) -> None:
-        native = frozenset(native_tools)
-        unsupported = native - _HOSTED
-        if unsupported:
-            raise ConfigurationError(
-                f"native tool(s) {sorted(unsupported)} are not supported by Gemini; "
-                f"supported: {sorted(_HOSTED)}"
-            )
-        name_value: object = name  # untyped callers can pass anything
-        if not isinstance(name_value, str) or not name.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        native = check_adapter_options(name, native_tools, _HOSTED, where="Gemini")
         genai = load_genai("GeminiProvider")  # a missing extra is said first
         key = api_key
         if not vertexai:

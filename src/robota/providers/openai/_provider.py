@@ -18,7 +18,7 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
-from robota.providers.openai._common import SDKProvider
+from robota.providers.openai._common import SDKProvider, check_adapter_options, given
 from robota.providers.openai._models import (
     MODELS_SOURCE,
     effort_levels,
@@ -94,16 +94,9 @@ class OpenAIProvider(SDKProvider):
     ) -> None:
         if api not in ("responses", "chat"):
             raise ConfigurationError(f"api must be 'responses' or 'chat', got {api!r}")
-        native = frozenset(native_tools)
-        unsupported = native - _HOSTED[api]
-        if unsupported:
-            raise ConfigurationError(
-                f"native tool(s) {sorted(unsupported)} are not supported on OpenAI's {api!r} API; "
-                f"supported: {sorted(_HOSTED[api]) or 'none'}"
-            )
-        name_value: object = name  # untyped callers can pass anything
-        if not isinstance(name_value, str) or not name.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        native = check_adapter_options(
+            name, native_tools, _HOSTED[api], where=f"OpenAI's {api!r} API"
+        )
         openai = load_openai("OpenAIProvider")  # a missing extra is said first
         key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
         if not key:
@@ -111,18 +104,16 @@ class OpenAIProvider(SDKProvider):
                 f"OpenAIProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
                 "(or store one with `robota auth set openai`)"
             )
-        options: dict[str, Any] = {"api_key": key}
-        if base_url is not None:
-            options["base_url"] = base_url
-        if organization is not None:
-            options["organization"] = organization
-        if http_client is not None:
-            options["http_client"] = http_client
-        if timeout is not None:
-            options["timeout"] = timeout
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        self._client = openai.AsyncOpenAI(**options)
+        self._client = openai.AsyncOpenAI(
+            **given(
+                api_key=key,
+                base_url=base_url,
+                organization=organization,
+                http_client=http_client,
+                timeout=timeout,
+                max_retries=max_retries,
+            )
+        )
         self._owns_client = http_client is None
         self._name = name
         self._api_name: OpenAIAPI = api

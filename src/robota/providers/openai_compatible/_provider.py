@@ -24,6 +24,8 @@ from robota.providers.openai._chat import (
     ChatCompletionsAPI,
     ChatWireOptions,
     SDKProvider,
+    check_adapter_options,
+    given,
     load_openai,
 )
 
@@ -105,9 +107,7 @@ class OpenAICompatibleProvider(SDKProvider):
                 "OpenAICompatibleProvider needs base_url=, the server's API root "
                 "(e.g. 'http://127.0.0.1:8080/v1')"
             )
-        label: object = name
-        if not isinstance(label, str) or not label.strip():
-            raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+        check_adapter_options(name, (), (), where="OpenAICompatibleProvider")
         if capabilities is not None and not isinstance(capabilities, ProviderCapabilities):
             raise ConfigurationError(
                 f"capabilities must be a ProviderCapabilities, got {type(capabilities).__name__}"
@@ -118,16 +118,16 @@ class OpenAICompatibleProvider(SDKProvider):
                 f"got {max_tokens_field!r}"
             )
         openai = load_openai("OpenAICompatibleProvider")
-        options: dict[str, Any] = {"api_key": api_key or _NO_KEY, "base_url": base_url}
-        if http_client is not None:
-            options["http_client"] = http_client
-        if timeout is not None:
-            options["timeout"] = timeout
-        if max_retries is not None:
-            options["max_retries"] = max_retries
-        if headers:
-            options["default_headers"] = dict(headers)
-        client = openai.AsyncOpenAI(**options)
+        client = openai.AsyncOpenAI(
+            **given(
+                api_key=api_key or _NO_KEY,
+                base_url=base_url,
+                http_client=http_client,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=dict(headers) if headers else None,
+            )
+        )
         # The SDK fills in OpenAI account settings from the environment (OPENAI_ORG_ID,
         # OPENAI_PROJECT_ID, OPENAI_ADMIN_KEY, OPENAI_CUSTOM_HEADERS …); none of them belongs to
         # another server, so none is sent there.
