@@ -10,6 +10,8 @@ many samples after a warm-up; the best sample is shown beside it.
 * Foundation micro-benchmarks (history round, usage, is_abort, silent diagnostics).
 * Validation of a 50-field nested payload, side by side with jsonschema and fastjsonschema
   (issue 5; see ``validation.py``).
+* Execution-journal overhead per model call and per tool effect on SQLite and PostgreSQL, beside
+  a raw INSERT + commit of the same rows (issue 13; see ``journal_overhead.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import timeit
 from collections.abc import AsyncIterator, Callable
 
+import journal_overhead
 import validation
 
 import robota
@@ -190,6 +193,7 @@ def main() -> int:
     _foundation()
     status = asyncio.run(_loop_benchmarks())
     validation.main()
+    journal_overhead.main()
     return status
 
 

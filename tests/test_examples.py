@@ -13,6 +13,13 @@ EXAMPLES = pathlib.Path(__file__).resolve().parents[1] / "examples"
 EXPECTED = {
     "quickstart.py": ["tool add -> 42.0", "2 + 40 = 42.", "complete, 2 model calls"],
     "cancel_long_running_tool.py": ["status: interrupted", "stopped after"],
+    # S40: killed mid-booking, reconciled from the file, resumed: one booking.
+    "durable_booking.py": [
+        "worker exited with -9",
+        "reconciliation needed for book_flight",
+        "status: complete",
+        "bookings in file: 1",
+    ],
     # With no server at its URL (none runs on this port here) it says how to start one; the
     # run against a real llama-server is in tests/providers/llama/test_local_model_example.py.
     "local_model.py": ["no server answers at", "llama-server"],

@@ -391,6 +391,18 @@ class StorageError(ExecutionControlError):
     default_category = "system"
 
 
+class ExecutionSuspendedError(ExecutionControlError):
+    """A tool saved a request for an outside response; the execution suspends (S40).
+
+    Raised inside a tool body by :meth:`~robota.ToolContext.request_outside_response` and
+    turned by the loop into ``RunResult.status == "suspended"``; a caller never sees it from
+    ``agent.run()``. A tool must let it propagate.
+    """
+
+    default_code = "execution_suspended"
+    default_category = "system"
+
+
 class HistoryError(RobotaError, RuntimeError):
     """A write that would break a history principle (S34, S35).
 

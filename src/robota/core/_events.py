@@ -189,6 +189,8 @@ class EventNames:
     RUN_STARTED: Final = "agent.run_started"
     RUN_COMPLETED: Final = "agent.run_completed"
     RUN_FAILED: Final = "agent.run_failed"
+    RUN_RESUMED: Final = "agent.run_resumed"
+    RUN_SUSPENDED: Final = "agent.run_suspended"
     PROVIDER_REQUEST: Final = "execution.provider_request"
     PROVIDER_RESPONSE: Final = "execution.provider_response"
     PROVIDER_NATIVE: Final = "execution.provider_native"

@@ -394,6 +394,25 @@ class ConversationStore:
         self._push(message)
         self._trim()
 
+    def restore(self, messages: Iterable[Message]) -> None:
+        """Append saved messages exactly as they were (a continuation, S40).
+
+        Unlike :meth:`append`, any kind is accepted, with its own id and timestamp; a system
+        message only as the first message of an empty store (S35).
+
+        Raises:
+            HistoryError: for a system message anywhere else, or while a response is pending.
+        """
+        if self._pending is not None:
+            raise HistoryError("an assistant message is pending; commit it before restoring")
+        for message in messages:
+            if isinstance(message, SystemMessage) and self._messages:
+                raise HistoryError("a system message may only be the first message (S35)")
+            if not isinstance(message, (SystemMessage, UserMessage, AssistantMessage, ToolMessage)):
+                raise TypeError(f"not a message: {message!r}")
+            self._push(message)
+        self._trim()
+
     def begin_assistant(self, *, model: str | None = None) -> PendingAssistant:
         """Start receiving an assistant response; see :class:`PendingAssistant`.
 

@@ -16,6 +16,7 @@ core never reaches for them on its own.
 * Permissions (S21): :func:`is_read_only_command`, :func:`read_only_reason`,
   :func:`permission_context`.
 * ``$ENV:`` references (S02): :class:`ProcessEnvResolver`.
+* Execution journals (S40): :class:`SQLiteJournal`, :class:`PostgresJournal`.
 """
 
 #: S11 asks for these two names on the host sealer; they are core's error classes.
@@ -80,6 +81,7 @@ from robota.host._store import (
     StagedReplace,
     StoreGuarantee,
 )
+from robota.host.journal import PostgresJournal, SQLiteJournal
 
 __all__ = [
     "BLOCKED_HOSTNAMES",
@@ -115,12 +117,14 @@ __all__ = [
     "OwnerRecord",
     "OwnerRecordError",
     "OwnerState",
+    "PostgresJournal",
     "ProcessEnvResolver",
     "ProcessMarker",
     "ProcessScopedDirectory",
     "Rejected",
     "Resolver",
     "ResponseTooLargeError",
+    "SQLiteJournal",
     "ScopedDirectoryReport",
     "Sealer",
     "StagedReplace",

@@ -6,14 +6,21 @@ Public and meant for users' own test suites:
   :class:`ScriptedTurn` for usage, delays, models) and records every request.
 * :class:`CassetteProvider` records any provider's exchanges to a JSON file and replays them,
   refusing a request that differs from the recording.
+* :class:`InMemoryJournal` — an :class:`~robota.ExecutionJournal` in memory (S40), for tests
+  and examples.
 * :func:`loopback_allowance` lets named test hosts resolve to loopback under the egress policy.
 * :func:`run_provider_conformance` runs the provider conformance kit against any
   :class:`~robota.Provider` — ours or a third party's: a :data:`ProviderFactory` builds a
   :class:`ConformanceTarget` per :data:`ConformanceScenario` (see
   :data:`CONFORMANCE_SCENARIOS`), and the :class:`ConformanceReport` lists each
   :class:`ScenarioResult` as passed, failed (with the reason) or not run.
+* :func:`run_journal_conformance` holds any :class:`~robota.ExecutionJournal` to the journal
+  port's contract (S40): a :data:`JournalFactory` returns handles on one store, and the
+  :class:`JournalConformanceReport` lists each :class:`JournalCheckResult` (see
+  :data:`JOURNAL_CONFORMANCE_CHECKS`).
 """
 
+from robota.core.execution._memory_journal import InMemoryJournal
 from robota.testing._cassette import (
     CassetteMismatchError,
     CassetteMode,
@@ -34,18 +41,32 @@ from robota.testing._conformance_target import (
     ConformanceTarget,
 )
 from robota.testing._egress import loopback_allowance
+from robota.testing._journal_conformance import (
+    JOURNAL_CONFORMANCE_CHECKS,
+    JournalCheck,
+    JournalCheckResult,
+    JournalConformanceReport,
+    JournalFactory,
+    run_journal_conformance,
+)
 from robota.testing._scripted import ScriptedProvider, ScriptedTurn, ScriptExhaustedError, TurnLike
 
 __all__ = [
     "CONFORMANCE_SCENARIOS",
     "DEFAULT_OUTPUT_SCHEMA",
     "DEFAULT_TOOL",
+    "JOURNAL_CONFORMANCE_CHECKS",
     "CassetteMismatchError",
     "CassetteMode",
     "CassetteProvider",
     "ConformanceReport",
     "ConformanceScenario",
     "ConformanceTarget",
+    "InMemoryJournal",
+    "JournalCheck",
+    "JournalCheckResult",
+    "JournalConformanceReport",
+    "JournalFactory",
     "ProviderFactory",
     "ScenarioResult",
     "ScenarioStatus",
@@ -54,5 +75,6 @@ __all__ = [
     "ScriptedTurn",
     "TurnLike",
     "loopback_allowance",
+    "run_journal_conformance",
     "run_provider_conformance",
 ]

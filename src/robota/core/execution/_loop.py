@@ -20,6 +20,12 @@ Invariants kept here:
   :class:`~robota.ProviderError` (S39); execution-control errors propagate untouched.
 * Every record of a response names the model that actually answered (S30).
 * Observers (events, plugins, the stream consumer) never change execution.
+
+A journaled run (S40) awaits its journal at every boundary — the execution's start, each model
+call before dispatch and its response before use, each tool effect before its body and its
+settlement after, a checkpoint where it stops — and joins provider settlement on cancellation
+(S23). A saved wait suspends it; a continuation (:meth:`Execution.resume`) picks it up from its
+latest settled response, reusing every durable settlement.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import (
     EmptyCompletionError,
     ExecutionControlError,
+    ExecutionSuspendedError,
     InternalError,
     ProviderError,
     RobotaError,
@@ -78,6 +85,8 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
+from robota.core.execution._journal import OutsideRequest, RuntimeState
+from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._result import RunResult, RunStatus, StopReason
 from robota.core.execution._structured import (
     InstructedMessages,
@@ -136,6 +145,7 @@ class ExecutionSettings:
     response_cache: ResponseCache | None
     structured: StructuredSettings | None = None
     effort: EffortSelection = "auto"
+    runtime_state: RuntimeState | None = None
 
 
 @final
@@ -149,6 +159,7 @@ class Execution:
         "_executed",
         "_failures",
         "_info",
+        "_journal",
         "_notify",
         "_output_override",
         "_output_value",
@@ -159,6 +170,7 @@ class Execution:
         "_signal",
         "_stop",
         "_store",
+        "_suspended",
         "_tools",
         "_tools_tokens",
         "_transport",
@@ -182,6 +194,7 @@ class Execution:
         signal: AbortSignal,
         emitter: EventEmitter,
         notify: Callable[[RunEvent], None] | None,
+        journal: JournalBinding | None = None,
     ) -> None:
         self.settings = settings
         self.run_id = run_id
@@ -208,12 +221,16 @@ class Execution:
         self._effort = EffortOutcome(settings.effort)
         self._round_effort: EffortResolution | None = None
         self._unattested = False
+        self._journal = journal
+        self._suspended: tuple[OutsideRequest, ...] = ()
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
         if mutation.kind == "append" and mutation.message is not None:
             self._added.append(mutation.message)
+            if self._journal is not None:
+                self._journal.note(mutation.message)
             if self._notify is not None:
                 self._notify(MessageCommitted(mutation.message))
 
@@ -233,22 +250,128 @@ class Execution:
             if settings.structured is not None:
                 # S18: asked once, before the first model call.
                 self._transport = choose_output_transport(settings.provider, settings.model)
-            self._store.append(UserMessage(user_input))
-            status = await self._loop()
+            before = self._store.snapshot()
+            message = UserMessage(user_input)
+            self._store.append(message)
+            if self._journal is not None:
+                # S40: the execution's identity, state and starting history, before any call.
+                assert settings.runtime_state is not None
+                await self._journal.begin(settings.runtime_state, (*before, message))
+            status = await self._settle(self._loop())
         except BaseException as error:
-            failure: BaseException = error
-            if isinstance(error, Exception) and not isinstance(error, RobotaError):
-                # S39: a crash of the pipeline itself becomes a typed error, cause kept.
-                failure = InternalError(f"the run failed unexpectedly: {error!r}", cause=error)
-            if self.emitter.enabled:
-                self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(failure)})
-            if isinstance(failure, Exception):
-                await self._each_plugin("on_error", self._info, failure)
+            failure = await self._failed(error)
             if failure is error:
                 raise
             raise failure from error
+        return await self._finish(status)
+
+    async def resume(self, recovery: Recovery) -> RunResult[Any]:
+        """Continue a journaled execution from its latest settled response (S40).
+
+        The store already holds the restored history. Turn-level hooks (``before_run``) are not
+        replayed and restored settlements do not re-enter call observers.
+        """
+        settings = self.settings
+        if self.emitter.enabled:
+            self.emitter.emit(
+                EventNames.RUN_RESUMED,
+                {"execution_id": self.run_id, "model": settings.model, "rounds": recovery.rounds},
+            )
+        self._rounds = recovery.rounds
+        self._executed = recovery.executed_before
+        own = recovery.history[recovery.own_from :]
+        self._added.extend(own)
+        resumed = (
+            recovery.last_call[1].message if recovery.resume_calls and recovery.last_call else None
+        )
+        for message in own:
+            if isinstance(message, AssistantMessage):
+                self._usage = self._usage + (message.usage or _UNREPORTED)
+                if message.tool_calls and message is not resumed:
+                    # The counts the execution had before its pending batch (S39); the batch
+                    # itself is checked again when it is picked up, as it was the first time.
+                    self._same_inputs.admit(message.tool_calls)
+        try:
+            check_native_tools(settings.provider, settings.native_tools)
+            pending = recovery.pending_requests()
+            status: RunStatus
+            if recovery.complete:
+                # A completed execution returns its result again; nothing runs or is written.
+                self._stop = recovery.stop_reason or "end_turn"  # type: ignore[assignment]
+                self._restore_output(recovery)
+                status = "complete"
+            elif pending:
+                # Still waiting: nothing runs until every saved request has its answer.
+                self._suspended = pending
+                status = "suspended"
+            else:
+                status = await self._settle(self._continue(recovery))
+        except BaseException as error:
+            failure = await self._failed(error)
+            if failure is error:
+                raise
+            raise failure from error
+        return await self._finish(status)
+
+    def _restore_output(self, recovery: Recovery) -> None:
+        last = recovery.last_call
+        if last is not None and last[0].forced and not last[1].message.content.strip():
+            self._output_override = self.settings.summary_fallback
+
+    async def _continue(self, recovery: Recovery) -> RunStatus:
+        last = recovery.last_call
+        with AbortGuard(self._signal) as guard:
+            if last is None:
+                return await self._turn(guard)
+            begun, settled = last
+            message = settled.message
+            if settled.outcome != "success" or message.state == "interrupted":
+                return await self._turn(guard)  # the next model call follows
+            if begun.forced:
+                if not message.content.strip():
+                    self._output_override = self.settings.summary_fallback
+                return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
+            assert self._journal is not None
+            self._journal.resume_from(begun.call_id)
+            return await self._turn(guard, resumed=(message, recovery.resume_calls))
+
+    async def _settle(self, work: Any) -> RunStatus:
+        """Run ``work``; a saved wait becomes the ``suspended`` status (S40)."""
+        try:
+            status: RunStatus = await work
+        except ExecutionSuspendedError:
+            journal = self._journal
+            if journal is None or not journal.suspended:
+                raise
+            self._suspended = tuple(journal.suspended)
+            status = "suspended"
+        if self._journal is not None:
+            await self._checkpoint(status)
+        return status
+
+    async def _checkpoint(self, status: RunStatus) -> None:
+        assert self._journal is not None
+        await self._journal.checkpoint(status, self._stop if status == "complete" else None)
+
+    async def _failed(self, error: BaseException) -> BaseException:
+        failure: BaseException = error
+        if isinstance(error, Exception) and not isinstance(error, RobotaError):
+            # S39: a crash of the pipeline itself becomes a typed error, cause kept.
+            failure = InternalError(f"the run failed unexpectedly: {error!r}", cause=error)
+        if self.emitter.enabled:
+            self.emitter.emit(EventNames.RUN_FAILED, {"error": repr(failure)})
+        if isinstance(failure, Exception):
+            await self._each_plugin("on_error", self._info, failure)
+        return failure
+
+    async def _finish(self, status: RunStatus) -> RunResult[Any]:
         result = self._result(status)
         if self.emitter.enabled:
+            if status == "suspended":
+                self.emitter.emit(
+                    EventNames.RUN_SUSPENDED,
+                    {"execution_id": self.run_id, "pending_requests": self._suspended},
+                )
             self.emitter.emit(
                 EventNames.RUN_COMPLETED,
                 {
@@ -330,24 +453,34 @@ class Execution:
             effort=settings.effort,
         )
 
-    async def _turn(self, guard: AbortGuard) -> RunStatus:
+    async def _turn(
+        self,
+        guard: AbortGuard,
+        resumed: tuple[AssistantMessage, tuple[int, ...]] | None = None,
+    ) -> RunStatus:
         settings = self.settings
         tools_offered = settings.tool_choice != "none"
         while True:
-            if self._aborted():
-                return self._stopped("interrupted")
-            if settings.max_rounds and self._rounds >= settings.max_rounds:
-                return await self._finish_without_text(guard, "max_rounds")
-            output_instruction = self._instruction()
-            request = self._request(
-                self._store.provider_snapshot(),
-                self._tools.offered_specs() if tools_offered else (),
-                settings.tool_choice,
-                output_instruction,
-            )
-            message = await self._provider_round(
-                guard, request, forced=False, extra=output_instruction
-            )
+            message: AssistantMessage | None
+            pending_calls: tuple[int, ...] | None = None
+            if resumed is not None:
+                # S40: the latest settled response, answered where history does not yet.
+                (message, pending_calls), resumed = resumed, None
+            else:
+                if self._aborted():
+                    return self._stopped("interrupted")
+                if settings.max_rounds and self._rounds >= settings.max_rounds:
+                    return await self._finish_without_text(guard, "max_rounds")
+                output_instruction = self._instruction()
+                request = self._request(
+                    self._store.provider_snapshot(),
+                    self._tools.offered_specs() if tools_offered else (),
+                    settings.tool_choice,
+                    output_instruction,
+                )
+                message = await self._provider_round(
+                    guard, request, forced=False, extra=output_instruction
+                )
             if message is None:
                 return self._stopped("context_limit")
             if message.state == "interrupted":
@@ -366,7 +499,7 @@ class Execution:
                     model=message.model,
                 )
             self._check_same_inputs(message.tool_calls)
-            unavailable = await self._tool_round(message.tool_calls)
+            unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
             self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
@@ -413,7 +546,9 @@ class Execution:
         base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
         request = replace(base, messages=(*base.messages, UserMessage(instruction)))
         extra = f"{output_instruction}{instruction}"
-        message = await self._provider_round(guard, request, forced=True, extra=extra)
+        message = await self._provider_round(
+            guard, request, forced=True, extra=extra, reason=reason
+        )
         if message is None:
             return self._stopped("context_limit")
         if message.state == "interrupted":
@@ -425,7 +560,13 @@ class Execution:
     # ------------------------------------------------------------------ one provider call
 
     async def _provider_round(
-        self, guard: AbortGuard, request: ChatRequest, *, forced: bool, extra: str = ""
+        self,
+        guard: AbortGuard,
+        request: ChatRequest,
+        *,
+        forced: bool,
+        extra: str = "",
+        reason: StopReason | None = None,
     ) -> AssistantMessage | None:
         settings = self.settings
         blocked = self._context_guard(request, extra)
@@ -451,6 +592,11 @@ class Execution:
                 },
             )
         await self._each_plugin("before_provider_call", info, request)
+        journal = self._journal
+        call_id = ""
+        if journal is not None:
+            # S40: durable before dispatch, with the history committed since the last record.
+            call_id = await journal.model_call_started(round_no, forced=forced, reason=reason)
         started_at = time.time()
         pending = self._store.begin_assistant(model=settings.model)
 
@@ -477,6 +623,10 @@ class Execution:
         self._round_effort = None
         try:
             dispatched = await self._receive(guard, pending, request, round_emitter, forced=forced)
+            if journal is not None and self._aborted():
+                # S23: a journaled run joined settlement; the late response is recorded, but it
+                # never replaces the cancellation that won.
+                outcome = "interrupted"
         except BaseException as error:
             if isinstance(error, Exception) and is_abort(error, self._signal):
                 outcome = "interrupted"
@@ -497,6 +647,10 @@ class Execution:
         self._usage = self._usage + (message.usage or _UNREPORTED)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
+        if journal is not None:
+            # S40/S23: the response — a late one's usage and tool intents included — is durable
+            # before it is used; a failed write wins over a cancellation that raced it.
+            await journal.model_call_settled(call_id, message, outcome, dispatched)
         self._record_effort(dispatched)
         observe(outcome, dispatched)
         if round_emitter.enabled:
@@ -558,10 +712,13 @@ class Execution:
         else:
             stream = provider.chat_stream(request, signal=self._signal)
         recorded: list[StreamEvent] | None = [] if cache is not None else None
+        # S23: a journaled run joins provider settlement — the provider observes the signal
+        # itself, and what it returned late (usage, tool intents) is recorded, not dropped.
+        join = self._journal is not None
         try:
             while True:
                 try:
-                    event = await guard.call(stream.__anext__)
+                    event = await (stream.__anext__() if join else guard.call(stream.__anext__))
                 except StopAsyncIteration:
                     break
                 if recorded is not None:
@@ -660,9 +817,13 @@ class Execution:
         if offending is None:
             return
         limit = self._same_inputs.limit
-        self._refuse_batch(
-            calls, f"{offending.name!r} was called with identical input more than {limit} times"
-        )
+        if self._journal is None:
+            # S39: without a journal the batch is answered in history; a journaled run keeps its
+            # durable recovery authority instead of inventing transcript-only settlements.
+            self._refuse_batch(
+                calls,
+                f"{offending.name!r} was called with identical input more than {limit} times",
+            )
         raise SameToolInputLoopError(
             f"tool {offending.name!r} was called with byte-identical input more than {limit} "
             "times in this run; the batch was not dispatched",
@@ -676,27 +837,58 @@ class Execution:
         for call in calls:
             self._store.append(not_dispatched(call, reason).to_message())
 
-    async def _tool_round(self, calls: tuple[ToolCall, ...]) -> list[ToolCall]:
-        """Run the batch; return the calls that named unavailable tools (S37)."""
+    async def _tool_round(
+        self, calls: tuple[ToolCall, ...], pending: tuple[int, ...] | None = None
+    ) -> list[ToolCall]:
+        """Run the batch; return the calls that named unavailable tools (S37).
+
+        ``pending``: on a continuation (S40), the calls history does not answer yet; the others
+        are already answered, and a durable settlement among the pending ones is reused.
+        """
+        journal = self._journal
         outcomes: list[ToolCallOutcome | None] = [None] * len(calls)
+        answered: set[int] = set()
+        if pending is not None:
+            answered = set(range(len(calls))) - set(pending)
+            assert journal is not None
+            for index in pending:
+                outcomes[index] = journal.restored(index, calls[index])
         round_emitter = self.emitter.child("round", str(self._rounds))
+        for index in answered:
+            outcomes[index] = interrupted(calls[index])  # a placeholder: already in history
+        work = outcomes
         try:
             await self._tools.run_batch(
                 calls,
-                outcomes,
+                work,
                 signal=self._signal,
                 emitter=round_emitter,
                 execution_id=self.run_id,
                 round=self._rounds,
                 notify=self._notify,
+                journal=journal,
             )
-        finally:
-            # Every committed call gets its answer, whatever ended the batch (S34, S38).
-            settled = [
-                o if o is not None else interrupted(calls[i]) for i, o in enumerate(outcomes)
-            ]
-            self._record_results(settled, round_emitter)
+        except BaseException as error:
+            if journal is not None and isinstance(error, ExecutionControlError):
+                # S40: the journal holds what settled; nothing transcript-only is invented, and
+                # calls that did not start stay pending.
+                raise
+            self._record_results(self._answers(calls, work, answered), round_emitter)
+            raise
+        settled = self._answers(calls, work, answered)
+        self._record_results(settled, round_emitter)
         return [o.call for o in settled if o.status == "unavailable" and o.call is not None]
+
+    @staticmethod
+    def _answers(
+        calls: tuple[ToolCall, ...], outcomes: list[ToolCallOutcome | None], answered: set[int]
+    ) -> list[ToolCallOutcome]:
+        # Every committed call gets its answer, whatever ended the batch (S34, S38).
+        return [
+            o if o is not None else interrupted(calls[i])
+            for i, o in enumerate(outcomes)
+            if i not in answered
+        ]
 
     def _record_results(self, outcomes: list[ToolCallOutcome], round_emitter: EventEmitter) -> None:
         # S39 tool-result context budget: once results would push the context past its budget,
@@ -750,6 +942,8 @@ class Execution:
             text=text,
             attempts=self._attempts,
             effort=self._effort,
+            execution_id=self.run_id,
+            pending_requests=self._suspended,
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:

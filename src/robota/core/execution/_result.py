@@ -10,6 +10,7 @@ from typing_extensions import TypeVar
 from robota.core._messages import Message
 from robota.core._plugins import PluginFailure
 from robota.core._usage import Usage
+from robota.core.execution._journal import OutsideRequest
 from robota.core.providers._effort import EffortOutcome
 
 __all__ = ["OutputT", "RunResult", "RunStatus", "StopReason"]
@@ -18,8 +19,10 @@ OutputT = TypeVar("OutputT", default=str)
 """What :attr:`RunResult.output` holds: ``str`` for a plain run, the requested type for a
 structured one (S18)."""
 
-RunStatus: TypeAlias = Literal["complete", "interrupted"]
-"""``interrupted``: the run's signal aborted (or its stream consumer left) before it finished."""
+RunStatus: TypeAlias = Literal["complete", "interrupted", "suspended"]
+"""``interrupted``: the run's signal aborted (or its stream consumer left) before it finished.
+``suspended``: a tool saved a request for an outside response (S40); answer it with
+:meth:`~robota.Agent.respond`, then :meth:`~robota.Agent.resume` the execution."""
 
 StopReason: TypeAlias = Literal[
     "end_turn",
@@ -54,13 +57,15 @@ class RunResult(Generic[OutputT]):
             so far). A structured run (``output=`` given, S18): the validated object — ``None``
             when the run was interrupted or blocked by the context guard, so check ``status``.
         text: The final assistant text, whatever was requested.
-        status: ``"complete"`` or ``"interrupted"``.
+        status: ``"complete"``, ``"interrupted"`` or ``"suspended"`` (S40: neither completion
+            nor failure — see ``pending_requests``).
         usage: Usage summed over every provider call of the run (the forced summary included).
         cost: Estimated USD cost from the pricing table, priced per answering model; ``None``
             when any call's model has no registered price, or a call that reached the provider
             reported no usage or only partial usage (never a guess).
         messages: The messages this run added to history, in order (its user input first).
-        run_id: The run's execution id (on every event it emitted).
+        run_id: The run's execution id (on every event it emitted); the same as
+            ``execution_id``.
         model: The model that answered last, when known.
         rounds: Provider calls made (the forced summary included).
         tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
@@ -70,6 +75,13 @@ class RunResult(Generic[OutputT]):
         effort: The reasoning-effort outcome of the run's last provider round (S24): the
             selection, the adapter's resolution, whether a native control was sent and whether
             the round was dispatched at all. ``None`` only for results built by hand.
+        execution_id: The execution's id: the one passed as ``execution_id=`` or a minted one.
+            With a journal, :meth:`~robota.Agent.resume` continues it.
+        pending_requests: For a suspended run, the saved requests waiting for an outside
+            response (each with ``id``, ``kind``, ``payload``); ``()`` otherwise.
+
+    A resumed execution's result covers the whole execution: ``messages`` from its input on,
+    ``rounds``, ``tool_calls_executed`` and ``usage`` over every settled call.
     """
 
     output: OutputT
@@ -86,3 +98,9 @@ class RunResult(Generic[OutputT]):
     text: str = ""
     attempts: int = 1
     effort: EffortOutcome | None = None
+    execution_id: str = ""
+    pending_requests: tuple[OutsideRequest, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.execution_id:
+            object.__setattr__(self, "execution_id", self.run_id)

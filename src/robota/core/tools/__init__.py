@@ -11,6 +11,7 @@ from robota.core.tools._function import FunctionTool, tool
 from robota.core.tools._registry import ToolLike, ToolRegistry, as_tool
 from robota.core.tools._tool import (
     ArgumentKind,
+    OutsideResponder,
     PermissionArgument,
     RiskClass,
     Tool,
@@ -24,6 +25,7 @@ __all__ = [
     "Admission",
     "ArgumentKind",
     "FunctionTool",
+    "OutsideResponder",
     "PermissionArgument",
     "RiskClass",
     "Tool",

@@ -14,6 +14,13 @@ On an abort (S38): bodies already running are left to finish (they observe the s
 results are kept; calls that had not started get an explicit "interrupted by user" result. If the
 awaiting task itself is cancelled, every call still gets a result before the cancellation
 propagates, so history never holds a call without its answer.
+
+When one call of a batch ends in an execution-control outcome (a persistence failure, a required
+reconciliation, a saved wait — S39, S40) or an unexpected error, no further body starts; the bodies
+already running finish, and only then does the outcome propagate (a persistence failure first, a
+wait last). With an :class:`EffectJournal` (a journaled run), each body's id is the logical call's
+stable id, its start is recorded with the arguments it actually runs with before it starts, and its
+settlement after it returned (S40).
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import (
     ConfigurationError,
     ExecutionControlError,
+    ExecutionSuspendedError,
     RobotaError,
     SchemaValidationError,
+    StorageError,
 )
 from robota.core._events import EventNames
 from robota.core._logging import get_logger
@@ -40,13 +49,20 @@ from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted,
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._registry import ToolRegistry
-from robota.core.tools._tool import Tool, ToolContext, ToolResult, to_tool_result
+from robota.core.tools._tool import (
+    OutsideResponder,
+    Tool,
+    ToolContext,
+    ToolResult,
+    to_tool_result,
+)
 
 if TYPE_CHECKING:
     from robota.core.permissions._gate import Approver
 
 __all__ = [
     "Admission",
+    "EffectJournal",
     "ToolCallOutcome",
     "ToolExecutionService",
     "ToolGate",
@@ -97,6 +113,61 @@ class Admission:
     arguments: Mapping[str, Any] | None = None
 
 
+class EffectJournal(Protocol):
+    """What a journaled run gives the executor for one batch (S40)."""
+
+    def call_identity(self, index: int) -> tuple[str, str]:
+        """The logical call key and the body's stable id of the batch's call ``index``."""
+        ...
+
+    def outside(self, call_key: str, call_id: str, tool_name: str) -> OutsideResponder:
+        """The channel the body's ``ctx.request_outside_response`` goes through."""
+        ...
+
+    async def effect_started(
+        self,
+        call_key: str,
+        call_id: str,
+        call: ToolCall | None,
+        tool_name: str,
+        arguments: Mapping[str, Any],
+    ) -> None:
+        """Record the start with the final arguments; durable before the body starts."""
+        ...
+
+    async def effect_settled(self, call_key: str, outcome: ToolCallOutcome) -> None:
+        """Record the body's settlement; durable before the result is used."""
+        ...
+
+
+@final
+class _Batch:
+    """One batch's stop flag: once set, no further body starts (S40)."""
+
+    __slots__ = ("errors", "halted")
+
+    def __init__(self) -> None:
+        self.halted = False
+        self.errors: list[BaseException] = []
+
+    def halt(self, error: BaseException) -> None:
+        self.halted = True
+        self.errors.append(error)
+
+    def raise_first(self) -> None:
+        """Raise the outcome that wins: a persistence failure, any other error, then a wait."""
+        if not self.errors:
+            return
+        errors = self.errors
+        for error in errors:
+            if isinstance(error, StorageError):
+                raise error
+        for error in errors:
+            if not isinstance(error, ExecutionSuspendedError):
+                raise error
+        raise errors[0]
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class _Scope:
@@ -108,6 +179,8 @@ class _Scope:
     round: int | None = None
     notify: Callable[[RunEvent], None] | None = None
     approver: Approver | None = None
+    journal: EffectJournal | None = None
+    batch: _Batch | None = None
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -239,24 +312,43 @@ class ToolExecutionService:
         execution_id: str | None,
         round: int | None,
         notify: Callable[[RunEvent], None] | None = None,
+        journal: EffectJournal | None = None,
     ) -> None:
         """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
 
-        On return every slot is filled. If the awaiting task is cancelled, the slots of calls
-        that did not finish stay ``None`` for the caller to fill (see :func:`interrupted`) before
-        the cancellation propagates.
+        A slot already filled (a settlement restored from the journal, S40) is not run again and
+        nothing is emitted for it. On a normal return every slot is filled. If the awaiting task
+        is cancelled, or the batch stops on an error or a control outcome (see the module
+        docstring), the slots of calls that did not finish stay ``None`` for the caller to fill
+        (see :func:`interrupted`) or — in a journaled run — to leave pending.
         """
         assert len(outcomes) == len(calls)
-        scope = _Scope(signal, emitter, execution_id, round, notify)
-
-        async def one(index: int, call: ToolCall, limiter: asyncio.Semaphore | None) -> None:
-            outcomes[index] = await self._run_one(call, limiter, scope)
-
-        if len(calls) == 1:
-            await one(0, calls[0], None)
+        todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
+        if not todo:
             return
-        limiter = asyncio.Semaphore(self._concurrency)
-        await asyncio.gather(*(one(i, call, limiter) for i, call in enumerate(calls)))
+        batch = _Batch()
+        scope = _Scope(signal, emitter, execution_id, round, notify, journal=journal, batch=batch)
+
+        async def one(index: int, limiter: asyncio.Semaphore | None) -> None:
+            try:
+                outcomes[index] = await self._run_one(index, calls[index], limiter, scope)
+            except asyncio.CancelledError:
+                raise
+            except BaseException as error:  # noqa: BLE001 - re-raised by raise_first
+                batch.halt(error)
+
+        if len(todo) == 1:
+            await one(todo[0], None)  # one call runs inline: no task
+        else:
+            limiter = asyncio.Semaphore(self._concurrency)
+            tasks = [asyncio.ensure_future(one(i, limiter)) for i in todo]
+            try:
+                await asyncio.wait(tasks)
+            except asyncio.CancelledError:
+                for task in tasks:
+                    task.cancel()
+                raise
+        batch.raise_first()
 
     async def invoke(
         self,
@@ -271,13 +363,15 @@ class ToolExecutionService:
 
         Validation, admission, body and events are exactly those of a model-driven call.
         """
-        return await self._admit_and_run(
+        outcome = await self._admit_and_run(
             tool, None, arguments, _Scope(signal, emitter, approver=approver)
         )
+        assert outcome is not None  # only a batch call can stay pending
+        return outcome
 
     async def _run_one(
-        self, call: ToolCall, limiter: asyncio.Semaphore | None, scope: _Scope
-    ) -> ToolCallOutcome:
+        self, index: int, call: ToolCall, limiter: asyncio.Semaphore | None, scope: _Scope
+    ) -> ToolCallOutcome | None:
         emitter = scope.emitter
         if emitter.enabled:
             emitter.emit(
@@ -297,7 +391,7 @@ class ToolExecutionService:
             if arguments is None:
                 text = f"Invalid arguments for tool {tool.name!r}: {problem}."
                 return scope.finish(self._refused(call, tool, text, emitter))
-            return await self._admit_and_run(tool, call, arguments, scope)
+            return await self._admit_and_run(tool, call, arguments, scope, index)
 
     async def _admit_and_run(
         self,
@@ -305,8 +399,18 @@ class ToolExecutionService:
         call: ToolCall | None,
         arguments: Mapping[str, Any],
         scope: _Scope,
-    ) -> ToolCallOutcome:
-        call_id = new_id("tool")
+        index: int | None = None,
+    ) -> ToolCallOutcome | None:
+        journal = scope.journal if index is not None else None
+        outside: OutsideResponder | None = None
+        call_key = ""
+        if journal is not None and index is not None:
+            # S40: the logical call keeps its id across processes, so a resumed wait is the same
+            # call and a tool can use ctx.call_id as its idempotency key.
+            call_key, call_id = journal.call_identity(index)
+            outside = journal.outside(call_key, call_id, tool.name)
+        else:
+            call_id = new_id("tool")
         span = scope.emitter.child("tool", call_id)
         ctx = ToolContext(
             signal=scope.signal,
@@ -315,6 +419,7 @@ class ToolExecutionService:
             provider_call_id=call.id if call is not None else None,
             execution_id=scope.execution_id,
             round=scope.round,
+            outside=outside,
         )
 
         def refuse(text: str) -> ToolCallOutcome:
@@ -333,7 +438,11 @@ class ToolExecutionService:
                 if isinstance(validated, str):
                     return refuse(validated)
                 invocation = replace(invocation, arguments=validated)
-        outcome = await self._body(invocation, _tool_span(span, tool), scope.notify)
+        if scope.batch is not None and scope.batch.halted:
+            return None  # S40: the batch stopped; a call not yet started stays pending
+        outcome = await self._body(
+            invocation, _tool_span(span, tool), scope.notify, journal, call_key
+        )
         return scope.finish(outcome)
 
     async def _body(
@@ -341,8 +450,15 @@ class ToolExecutionService:
         invocation: ToolInvocation,
         tool_span: EventEmitter,
         notify: Callable[[RunEvent], None] | None,
+        journal: EffectJournal | None = None,
+        call_key: str = "",
     ) -> ToolCallOutcome:
         tool, call, ctx = invocation.tool, invocation.call, invocation.context
+        if journal is not None:
+            # S40: durable before the body starts, with the arguments it actually runs with.
+            await journal.effect_started(
+                call_key, ctx.call_id, call, tool.name, invocation.arguments
+            )
         if tool_span.enabled:
             tool_span.emit(
                 EventNames.TOOL_STARTED,
@@ -380,9 +496,14 @@ class ToolExecutionService:
                     "source": tool.source,
                 },
             )
+        outcome = ToolCallOutcome(
+            call, status, result, ctx.call_id, started=True, source=tool.source
+        )
+        if journal is not None:
+            await journal.effect_settled(call_key, outcome)  # S40: before the result is used
         if self.gate is not None:
             await self.gate.settled(invocation, result)
-        return ToolCallOutcome(call, status, result, ctx.call_id, started=True, source=tool.source)
+        return outcome
 
     def _unavailable(self, call: ToolCall, emitter: EventEmitter) -> ToolCallOutcome:
         available = self.registry.names()

@@ -16,10 +16,10 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
-from robota.core._errors import ConfigurationError, SchemaValidationError
+from robota.core._errors import ConfigurationError, ExecutionControlError, SchemaValidationError
 from robota.core._events import EventService
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
@@ -106,6 +106,14 @@ def to_tool_result(output: object) -> ToolResult:
         return ToolResult(str(output))
 
 
+class OutsideResponder(Protocol):
+    """Saves a tool's request for an outside response, or returns the saved response (S40)."""
+
+    async def __call__(self, kind: str, payload: object) -> Any:
+        """The saved response, or suspend the execution (raises a control outcome)."""
+        ...
+
+
 @final
 class ToolContext:
     """What a tool body receives besides its arguments.
@@ -121,6 +129,7 @@ class ToolContext:
     """
 
     __slots__ = (
+        "_outside",
         "call_id",
         "execution_id",
         "provider_call_id",
@@ -138,6 +147,7 @@ class ToolContext:
         provider_call_id: str | None = None,
         execution_id: str | None = None,
         round: int | None = None,
+        outside: OutsideResponder | None = None,
     ) -> None:
         self.signal = signal
         self.call_id = call_id
@@ -145,6 +155,40 @@ class ToolContext:
         self.provider_call_id = provider_call_id
         self.execution_id = execution_id
         self.round = round
+        self._outside = outside
+
+    async def request_outside_response(self, kind: str, payload: object = None) -> Any:
+        """Ask for a response from outside the run, before this tool's effect starts (S40).
+
+        The first time, the request is saved durably in the run's execution journal and the
+        execution suspends: ``agent.run()`` returns ``status="suspended"`` with the request in
+        ``result.pending_requests`` (this call does not return). Once the host answered it with
+        :meth:`~robota.Agent.respond` and called :meth:`~robota.Agent.resume`, the same logical
+        call runs again — admission (permissions, hooks) decides again — and this call returns
+        the saved response at once. Call it before any side effect: everything the body did
+        before it runs again on resume.
+
+        Args:
+            kind: What kind of response is wanted, in the tool's own words (``"approval"``).
+            payload: What the responder needs to see (JSON-serialisable).
+
+        Returns:
+            The response the host supplied (as it was saved: JSON values).
+
+        Raises:
+            ExecutionControlError: the run has no execution journal (``Agent(journal=...)``),
+                so nothing could be saved; the run fails rather than guess.
+        """
+        if self._outside is None:
+            raise ExecutionControlError(
+                f"tool {self.tool_name!r} asked for an outside response, which needs an "
+                "execution journal to save it: pass Agent(journal=...)",
+                code="journal_required",
+            )
+        given: object = kind  # untyped callers can pass anything
+        if not isinstance(given, str) or not given:
+            raise ConfigurationError(f"kind must be a non-empty string, got {kind!r}")
+        return await self._outside(kind, payload)
 
     def __repr__(self) -> str:
         return f"<ToolContext {self.tool_name} call_id={self.call_id!r}>"

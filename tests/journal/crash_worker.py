@@ -1,0 +1,299 @@
+"""A worker process for the crash trials (S40): runs, kills itself at a boundary, recovers.
+
+Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE [KILL_AT]``
+
+* ``MODE``: ``run`` starts the execution; ``race`` resumes once without retrying and reports
+  how long it took; ``recover`` acts as a host after a crash — resume,
+  settle every reconciliation item by looking at the external effects file (an effect whose
+  call id is in the file happened; anything else did not), answer a pending request, resume
+  again — and prints what it saw; ``respond`` answers the pending request and exits; ``resume``
+  resumes once and prints the result.
+* ``SCENARIO``: ``tools`` (two rounds, three effects, two of them in one response) or
+  ``suspend`` (a tool that waits for an outside response beside an ordinary effect).
+* ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
+* ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
+  n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
+  external effect was written and before it returns.
+
+The model is deterministic in the conversation (it answers from the tool results it sees), so a
+new process continues exactly where the killed one stopped. The last line on stdout is a JSON
+report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import robota
+import robota.host
+from robota import (
+    ChatRequest,
+    ExecutionJournal,
+    JournalLease,
+    JournalRecord,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolMessage,
+    Usage,
+)
+
+MODE, SCENARIO, JOURNAL, EXECUTION_ID, EFFECTS = sys.argv[1:6]
+KILL_AT = sys.argv[6] if len(sys.argv) > 6 else ""
+
+
+def _kill() -> None:
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _Killer:
+    """Counts appends per record kind and kills the process at the chosen one."""
+
+    def __init__(self, spec: str) -> None:
+        self.kind, self.n, self.when = "", 0, ""
+        if spec and not spec.startswith("body:"):
+            kind, n, when = spec.split(":")
+            self.kind, self.n, self.when = kind, int(n), when
+        self.counts: dict[str, int] = {}
+
+    def before(self, record: JournalRecord) -> None:
+        self.counts[record.kind] = self.counts.get(record.kind, 0) + 1
+        if self._hit(record) and self.when == "before":
+            _kill()
+
+    def after(self, record: JournalRecord) -> None:
+        if self._hit(record) and self.when == "after":
+            _kill()
+
+    def _hit(self, record: JournalRecord) -> bool:
+        return record.kind == self.kind and self.counts.get(record.kind) == self.n
+
+
+class _KillingLease(JournalLease):
+    def __init__(self, inner: JournalLease, killer: _Killer) -> None:
+        self._inner = inner
+        self._killer = killer
+
+    @property
+    def execution_id(self) -> str:
+        return self._inner.execution_id
+
+    async def append(self, record: JournalRecord) -> None:
+        self._killer.before(record)
+        await self._inner.append(record)
+        self._killer.after(record)
+
+    async def release(self) -> None:
+        await self._inner.release()
+
+
+class _KillingJournal(ExecutionJournal):
+    def __init__(self, inner: ExecutionJournal, killer: _Killer) -> None:
+        self._inner = inner
+        self._killer = killer
+
+    async def acquire(self, execution_id: str) -> JournalLease:
+        return _KillingLease(await self._inner.acquire(execution_id), self._killer)
+
+    async def read(self, execution_id: str) -> tuple[JournalRecord, ...]:
+        return await self._inner.read(execution_id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _ConversationModel(robota.Provider):
+    """Answers from what the conversation holds, so any process continues the same way."""
+
+    @property
+    def name(self) -> str:
+        return "crashmodel"
+
+    async def chat(
+        self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> robota.ChatResponse:
+        return await robota.collect_stream(self.chat_stream(request, signal=signal))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        results = [m.content for m in request.messages if isinstance(m, ToolMessage)]
+        if SCENARIO == "tools":
+            plan: list[list[tuple[str, dict[str, str]]]] = [
+                [("effect", {"label": "a"}), ("effect", {"label": "b"})],
+                [("effect", {"label": "c"})],
+            ]
+            done_after = 3
+        else:
+            plan = [[("approve", {"label": "x"}), ("effect", {"label": "y"})]]
+            done_after = 2
+        if len(results) >= done_after:
+            yield TextDelta("done: " + ", ".join(results))
+        else:
+            turn = plan[0] if len(results) < 2 else plan[1]
+            for index, (name, args) in enumerate(turn):
+                yield ToolCallReady(ToolCall(f"call_{index}", name, json.dumps(args)))
+        yield ResponseDone(model=request.model, usage=Usage.from_counts(prompt=10, completion=5))
+
+
+BODIES = [0]  # tool bodies started in this process
+
+
+def _external_effect(ctx: robota.ToolContext, label: str) -> None:
+    # The external effect: one line per logical call, flushed to disk.
+    with open(EFFECTS, "a", encoding="utf-8") as file:
+        file.write(f"{ctx.call_id} {label}\n")
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _maybe_kill_in_body() -> None:
+    BODIES[0] += 1
+    if f"body:{BODIES[0]}" == KILL_AT:
+        _kill()
+
+
+SLOW = float(os.environ.get("CRASH_WORKER_SLOW_TOOL", "0"))
+
+
+@robota.tool
+async def effect(label: str, ctx: robota.ToolContext) -> str:
+    """Perform a side effect outside the process."""
+    if SLOW:
+        await asyncio.sleep(SLOW)
+    _external_effect(ctx, label)
+    _maybe_kill_in_body()
+    return f"did {label}"
+
+
+@robota.tool
+async def approve(label: str, ctx: robota.ToolContext) -> str:
+    """Perform a side effect once someone approved it."""
+    answer = await ctx.request_outside_response("approval", {"label": label})
+    _external_effect(ctx, f"{label}={answer}")
+    _maybe_kill_in_body()
+    return f"did {label} with {answer}"
+
+
+def _open_journal() -> ExecutionJournal:
+    kind, _, where = JOURNAL.partition(":")
+    if kind == "sqlite":
+        return robota.host.SQLiteJournal(where)
+    return robota.host.PostgresJournal(where)
+
+
+def _history(agent: robota.Agent) -> list[list[Any]]:
+    rows: list[list[Any]] = []
+    for m in agent.history:
+        if isinstance(m, robota.AssistantMessage):
+            rows.append(
+                ["assistant", m.content, [[c.id, c.name, c.arguments] for c in m.tool_calls]]
+            )
+        elif isinstance(m, ToolMessage):
+            rows.append(["tool", m.content, m.tool_call_id, m.tool_name])
+        else:
+            rows.append([m.kind, m.content])
+    return rows
+
+
+def _effect_of(call_id: str | None) -> str | None:
+    """The tool result the external effect of ``call_id`` proves, or ``None`` if it is absent."""
+    if call_id is None or not os.path.exists(EFFECTS):
+        return None
+    with open(EFFECTS, encoding="utf-8") as file:
+        for line in file:
+            owner, _, label = line.strip().partition(" ")
+            if owner == call_id:
+                name, _, answer = label.partition("=")
+                return f"did {name} with {answer}" if answer else f"did {name}"
+    return None
+
+
+async def _locked_retry(make: Any) -> Any:
+    # The killed holder's lock goes with its process; a server may take a moment to notice.
+    for _ in range(200):
+        try:
+            return await make()
+        except robota.ExecutionLockedError:
+            await asyncio.sleep(0.05)
+    return await make()
+
+
+async def main() -> None:
+    report: dict[str, Any] = {"items": [], "statuses": []}
+    journal = _KillingJournal(_open_journal(), _Killer(KILL_AT))
+    agent = robota.Agent(
+        provider=_ConversationModel(),
+        model="m",
+        tools=[effect, approve],
+        journal=journal,
+        system_prompt="You are a crash-test agent.",
+        tool_concurrency=1,
+    )
+    try:
+        if MODE == "run":
+            result = await agent.run("start", execution_id=EXECUTION_ID)
+            report["statuses"].append(result.status)
+            report["pending"] = [r.id for r in result.pending_requests]
+        elif MODE == "respond":
+            records = await journal.read(EXECUTION_ID)
+            for record in records:
+                if isinstance(record, robota.OutsideRequested):
+                    await _locked_retry(
+                        lambda r=record: agent.respond(EXECUTION_ID, r.request_id, "yes")
+                    )
+        elif MODE == "resume":
+            result = await _locked_retry(lambda: agent.resume(EXECUTION_ID))
+            report["statuses"].append(result.status)
+        elif MODE == "race":
+            # One attempt, no retry: report how it ended and how long it took.
+            started = time.monotonic()
+            try:
+                result = await agent.resume(EXECUTION_ID)
+                report["statuses"].append(result.status)
+            except robota.ExecutionLockedError as error:
+                report["error"] = type(error).__name__
+            report["elapsed"] = time.monotonic() - started
+        else:  # recover
+            for _ in range(10):
+                try:
+                    result = await _locked_retry(lambda: agent.resume(EXECUTION_ID))
+                except robota.ExecutionStateError as error:
+                    if error.code != "execution_unknown":
+                        raise
+                    # Killed before the execution's first record: nothing happened yet.
+                    report["statuses"].append("restarted")
+                    result = await agent.run("start", execution_id=EXECUTION_ID)
+                except robota.ReconciliationRequired as required:
+                    for item in required.items:
+                        proven = _effect_of(item.call_id) if item.kind == "effect" else None
+                        report["items"].append([item.kind, item.call_id, proven is not None])
+                        await agent.reconcile(
+                            EXECUTION_ID, item.id, happened=proven is not None, result=proven
+                        )
+                    continue
+                report["statuses"].append(result.status)
+                if result.status == "suspended":
+                    for request in result.pending_requests:
+                        await agent.respond(EXECUTION_ID, request.id, "yes")
+                    continue
+                break
+        report["history"] = _history(agent)
+    finally:
+        await agent.aclose()
+        await journal.aclose()
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,295 @@
+"""S40 crash trials with real processes: SIGKILL at every journal boundary, then recover.
+
+A worker process (``crash_worker.py``) runs a scripted agent whose tool appends its logical call
+id to an external file. For every boundary the uncrashed run crosses — before and after each
+journal append of each kind, and inside each tool body after its external effect — a fresh
+worker is killed there with SIGKILL, and a new process recovers the execution as a host would:
+it resumes, settles each reconciliation item from the external file, answers a pending wait and
+resumes again. Every trial must show:
+
+* no logical effect twice in the external file;
+* an effect that started without a recorded result is named by ``ReconciliationRequired``
+  (never silently re-run), and so is a model call without a recorded response;
+* after reconciliation, the final history equals the uncrashed run's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import robota
+from robota.host import PostgresJournal, SQLiteJournal
+
+WORKER = Path(__file__).with_name("crash_worker.py")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+# Where a kill leaves something the journal cannot prove, and what the recovering host is told.
+_EFFECT_UNCERTAIN = (
+    ("effect_started", "after"),
+    ("effect_settled", "before"),
+    ("outside_requested", "before"),  # the body started; its wait was not saved
+)
+_MODEL_UNCERTAIN = ("model_call_started", "after"), ("model_call_settled", "before")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _args(mode: str, scenario: str, journal: str, eid: str, effects: Path, kill: str) -> list[str]:
+    args = [sys.executable, str(WORKER), mode, scenario, journal, eid, str(effects)]
+    return [*args, kill] if kill else args
+
+
+def _report(stdout: str) -> dict[str, Any] | None:
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
+def _worker(
+    mode: str, scenario: str, journal: str, eid: str, effects: Path, kill: str = ""
+) -> tuple[int, dict[str, Any] | None, str]:
+    done = subprocess.run(
+        _args(mode, scenario, journal, eid, effects, kill),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_env(),
+        check=False,
+    )
+    return done.returncode, _report(done.stdout), done.stderr
+
+
+def _effect_lines(effects: Path) -> list[tuple[str, str]]:
+    if not effects.exists():
+        return []
+    pairs = []
+    for line in effects.read_text(encoding="utf-8").splitlines():
+        call_id, _, label = line.partition(" ")
+        pairs.append((call_id, label))
+    return pairs
+
+
+@dataclass
+class _Baseline:
+    history: list[Any]
+    labels: Counter[str]
+    run_points: list[str]
+    resume_points: list[str]
+
+
+def _points(kinds: list[str], bodies: int) -> list[str]:
+    """Every boundary of a phase: before/after each append, and inside each body."""
+    points: list[str] = []
+    seen: Counter[str] = Counter()
+    for kind in kinds:
+        seen[kind] += 1
+        points += [f"{kind}:{seen[kind]}:before", f"{kind}:{seen[kind]}:after"]
+    points += [f"body:{n}" for n in range(1, bodies + 1)]
+    return points
+
+
+def _expected_items(kill: str) -> list[str]:
+    if kill.startswith("body:"):
+        return ["effect"]
+    kind, _, when = kill.split(":")
+    if (kind, when) in _EFFECT_UNCERTAIN:
+        return ["effect"]
+    if (kind, when) in _MODEL_UNCERTAIN:
+        return ["model_call"]
+    return []
+
+
+class _Backend:
+    """One journal back-end: how a worker names it, and how the test reads records."""
+
+    def __init__(self, spec: str, opener: Callable[[], robota.ExecutionJournal]) -> None:
+        self.spec = spec
+        self._opener = opener
+
+    def kinds(self, eid: str) -> list[str]:
+        async def read() -> list[str]:
+            journal = self._opener()
+            try:
+                return [record.kind for record in await journal.read(eid)]
+            finally:
+                await journal.aclose()
+
+        return asyncio.run(read())
+
+
+def _baseline(backend: _Backend, scenario: str, tmp: Path) -> _Baseline:
+    eid = f"base-{uuid.uuid4().hex}"
+    effects = tmp / f"{eid}.effects"
+    code, report, err = _worker("run", scenario, backend.spec, eid, effects)
+    assert code == 0, err
+    assert report is not None
+    run_kinds = backend.kinds(eid)
+    run_bodies = len(_effect_lines(effects))
+    resume_points: list[str] = []
+    if scenario == "suspend":
+        assert report["statuses"] == ["suspended"], report
+        code, _, err = _worker("respond", scenario, backend.spec, eid, effects)
+        assert code == 0, err
+        before = len(backend.kinds(eid))
+        code, report, err = _worker("resume", scenario, backend.spec, eid, effects)
+        assert code == 0, err
+        assert report is not None
+        resume_kinds = backend.kinds(eid)[before:]
+        resume_points = _points(resume_kinds, len(_effect_lines(effects)) - run_bodies)
+    assert report["statuses"][-1] == "complete", report
+    labels = Counter(label for _, label in _effect_lines(effects))
+    assert all(count == 1 for count in labels.values())
+    return _Baseline(report["history"], labels, _points(run_kinds, run_bodies), resume_points)
+
+
+def _trial(
+    backend: _Backend, scenario: str, tmp: Path, base: _Baseline, kill: str, phase: str
+) -> str | None:
+    """One trial; the reason it failed, or ``None``."""
+    eid = f"trial-{uuid.uuid4().hex}"
+    effects = tmp / f"{eid}.effects"
+    if phase == "resume":
+        code, _, err = _worker("run", scenario, backend.spec, eid, effects)
+        assert code == 0, err
+        code, _, err = _worker("respond", scenario, backend.spec, eid, effects)
+        assert code == 0, err
+        code, _, err = _worker("resume", scenario, backend.spec, eid, effects, kill)
+    else:
+        code, _, err = _worker("run", scenario, backend.spec, eid, effects, kill)
+    if code != -9:
+        return f"{phase} {kill}: the worker was not killed there (exit {code}): {err[-500:]}"
+    code, report, err = _worker("recover", scenario, backend.spec, eid, effects)
+    if code != 0 or report is None:
+        return f"{phase} {kill}: recovery failed (exit {code}): {err[-1500:]}"
+    lines = _effect_lines(effects)
+    twice = [c for c, n in Counter(call for call, _ in lines).items() if n > 1]
+    if twice or Counter(label for _, label in lines) != base.labels:
+        return f"{phase} {kill}: effects {lines}, expected each of {dict(base.labels)} once"
+    items = [item[0] for item in report["items"]]
+    if items != _expected_items(kill):
+        return f"{phase} {kill}: reconciliation items {report['items']}, expected {_expected_items(kill)}"
+    if report["history"] != base.history:
+        return f"{phase} {kill}: history differs:\n{report['history']}\n!=\n{base.history}"
+    return None
+
+
+def _run_trials(backend: _Backend, scenario: str, tmp: Path) -> tuple[int, list[str]]:
+    base = _baseline(backend, scenario, tmp)
+    trials = [("run", kill) for kill in base.run_points]
+    trials += [("resume", kill) for kill in base.resume_points]
+    # Trials are independent (each has its own execution id and effects file): run a few at once.
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+        outcomes = list(
+            pool.map(lambda trial: _trial(backend, scenario, tmp, base, trial[1], trial[0]), trials)
+        )
+    return len(trials), [failure for failure in outcomes if failure is not None]
+
+
+@pytest.fixture
+def sqlite_backend(tmp_path: Path) -> _Backend:
+    path = tmp_path / "journal.db"
+    return _Backend(f"sqlite:{path}", lambda: SQLiteJournal(path))
+
+
+@pytest.fixture
+def postgres_backend(postgres_dsn: str) -> _Backend:
+    return _Backend(f"postgres:{postgres_dsn}", lambda: PostgresJournal(postgres_dsn))
+
+
+@pytest.mark.parametrize("scenario", ["tools", "suspend"])
+def test_s40_sigkill_at_every_boundary_on_sqlite(
+    sqlite_backend: _Backend, scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count, failures = _run_trials(sqlite_backend, scenario, tmp_path)
+    with capsys.disabled():
+        print(f"\nS40 crash trials, SQLite, {scenario}: {count} trials, {len(failures)} failed")
+    assert count >= 20 if scenario == "tools" else count >= 15
+    assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("scenario", ["tools", "suspend"])
+def test_s40_sigkill_at_every_boundary_on_postgres(
+    postgres_backend: _Backend, scenario: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count, failures = _run_trials(postgres_backend, scenario, tmp_path)
+    with capsys.disabled():
+        print(f"\nS40 crash trials, PostgreSQL, {scenario}: {count} trials, {len(failures)} failed")
+    assert count >= 20 if scenario == "tools" else count >= 15
+    assert not failures, "\n".join(failures)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> _Backend:
+    if request.param == "sqlite":
+        return request.getfixturevalue("sqlite_backend")  # type: ignore[no-any-return]
+    return request.getfixturevalue("postgres_backend")  # type: ignore[no-any-return]
+
+
+def test_s10_two_workers_racing_to_resume_exactly_one_proceeds(
+    backend: _Backend, tmp_path: Path
+) -> None:
+    eid = f"race-{uuid.uuid4().hex}"
+    effects = tmp_path / f"{eid}.effects"
+    # Crash right after the first response was recorded: its tool calls are still to run.
+    code, _, err = _worker("run", "tools", backend.spec, eid, effects, "model_call_settled:1:after")
+    assert code == -9, err
+    env = _env() | {"CRASH_WORKER_SLOW_TOOL": "1.5"}  # the winner holds the execution a while
+    racers = [
+        subprocess.Popen(
+            _args("race", "tools", backend.spec, eid, effects, ""),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(2)
+    ]
+    reports = []
+    for racer in racers:
+        out, err = racer.communicate(timeout=120)
+        assert racer.returncode == 0, err
+        reports.append(_report(out))
+    winners = [r for r in reports if r and r["statuses"] == ["complete"]]
+    losers = [r for r in reports if r and r.get("error") == "ExecutionLockedError"]
+    assert len(winners) == 1, reports
+    assert len(losers) == 1, reports
+    # The loser was refused at once, not after waiting for the winner's slow tools (>= 4.5 s).
+    assert losers[0]["elapsed"] < 1.0, losers[0]
+    labels = Counter(label for _, label in _effect_lines(effects))
+    assert labels == Counter({"a": 1, "b": 1, "c": 1})
+
+
+def test_s40_suspension_round_trip_across_processes(backend: _Backend, tmp_path: Path) -> None:
+    eid = f"suspend-{uuid.uuid4().hex}"
+    effects = tmp_path / f"{eid}.effects"
+    code, report, err = _worker("run", "suspend", backend.spec, eid, effects)
+    assert code == 0, err
+    assert report is not None
+    assert report["statuses"] == ["suspended"]
+    assert len(report["pending"]) == 1
+    assert _effect_lines(effects) == []  # the waiting tool's effect has not started
+    code, _, err = _worker("respond", "suspend", backend.spec, eid, effects)
+    assert code == 0, err
+    assert _effect_lines(effects) == []  # a response admits nothing by itself
+    code, report, err = _worker("resume", "suspend", backend.spec, eid, effects)
+    assert code == 0, err
+    assert report is not None
+    assert report["statuses"] == ["complete"]
+    assert sorted(label for _, label in _effect_lines(effects)) == ["x=yes", "y"]
+    assert report["history"][-1] == ["assistant", "done: did x with yes, did y", []]
