@@ -11,7 +11,6 @@ cancelled mid-``aclose()`` cannot cut it short; every later ``aclose()`` joins t
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import TracebackType
@@ -20,15 +19,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
 from typing_extensions import TypedDict, Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._agent_durable import DurableAgentMixin
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
 from robota.core._errors import (
     ConfigurationError,
     DisposedAgentError,
-    ExecutionControlError,
     RobotaError,
-    StorageError,
 )
 from robota.core._events import (
     AgentEvent,
@@ -56,6 +54,12 @@ from robota.core._plugins import (
 )
 from robota.core._run_events import RunEvent
 from robota.core.execution._cache import ResponseCache
+from robota.core.execution._durable import (
+    acquire_lease,
+    check_execution_id,
+    read_records,
+    release_lease,
+)
 from robota.core.execution._guards import (
     DEFAULT_MAX_ROUNDS,
     DEFAULT_SUMMARY_FALLBACK,
@@ -68,20 +72,9 @@ from robota.core.execution._journal import (
     ExecutionJournal,
     ExecutionStateError,
     JournalLease,
-    JournalRecord,
-    OutsideResponded,
-    Reconciled,
-    ReconciliationRequired,
-    RuntimeState,
 )
 from robota.core.execution._journaled import (
     JournalBinding,
-    Recovery,
-    catalog_digest,
-    recover,
-    restore_plan,
-    state_items,
-    state_value,
 )
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
@@ -189,30 +182,6 @@ class RunOptions(TypedDict, total=False):
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
 
 
-def _check_execution_id(value: object) -> str:
-    if (
-        not isinstance(value, str)
-        or not value
-        or len(value) > _MAX_EXECUTION_ID
-        or not value.isprintable()
-        or value != value.strip()
-        or not _encodable(value)
-    ):
-        raise ConfigurationError(
-            f"an execution id must be 1-{_MAX_EXECUTION_ID} printable characters without "
-            f"leading or trailing spaces, got {value!r}"
-        )
-    return value
-
-
-def _encodable(value: str) -> bool:
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False  # a lone surrogate: no UTF-8 store can keep it
-    return True
-
-
 def _check_tool_choice(value: object) -> ToolChoice:
     if value not in _TOOL_CHOICES:
         raise ConfigurationError(f"tool_choice must be one of {_TOOL_CHOICES}, got {value!r}")
@@ -220,7 +189,7 @@ def _check_tool_choice(value: object) -> ToolChoice:
 
 
 @final
-class Agent:
+class Agent(DurableAgentMixin):
     """An agent: a conversation, tools and providers, run one turn at a time.
 
     Args:
@@ -686,20 +655,20 @@ class Agent:
             # A run queued before aclose() began still runs: close waits for the queue (S20).
             await self._ensure_initialized()
             chosen = options.get("execution_id")
-            run_id = new_id("run") if chosen is None else _check_execution_id(chosen)
+            run_id = new_id("run") if chosen is None else check_execution_id(chosen)
             lease: JournalLease | None = None
             binding: JournalBinding | None = None
             if self._journal is not None:
-                lease = await _acquire(self._journal, run_id)
+                lease = await acquire_lease(self._journal, run_id)
                 try:
-                    if await _read(self._journal, run_id):
+                    if await read_records(self._journal, run_id):
                         raise ExecutionStateError(
                             f"execution {run_id!r} already exists in the journal; continue it "
                             f"with agent.resume({run_id!r}) or choose a new execution_id",
                             code="execution_exists",
                         )
                 except BaseException:
-                    await _release(lease)
+                    await release_lease(lease)
                     raise
                 binding = JournalBinding(lease)
                 settings = replace(settings, runtime_state=self._runtime_state(settings))
@@ -720,250 +689,22 @@ class Agent:
                     notify=notify,
                     journal=binding,
                 )
-                self._current = execution
-                try:
-                    return await execution.run(input)
-                finally:
-                    self._current = None
+                return await self._run_current(execution, execution.run(input))
             finally:
                 if lease is not None:
-                    await _release(lease)
+                    await release_lease(lease)
         finally:
             self._slot.release()
 
-    def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
-        """What an execution depends on, as this agent has it now (S40)."""
-        return RuntimeState(
-            agent_name=self._name,
-            provider=settings.provider.name,
-            model=settings.model,
-            system_prompt=self._store.system_prompt,
-            tool_catalog_digest=catalog_digest(self._tools.specs()),
-            tool_residency=tuple((tool.name, "resident") for tool in self._tools),
-            max_rounds=settings.max_rounds,
-            max_same_tool_inputs=settings.max_same_tool_inputs,
-            allow_tool_only_completion=settings.allow_tool_only_completion,
-            tool_choice=settings.tool_choice,
-            native_tools=settings.native_tools,
-            effort=settings.effort,
-            context_floor=settings.context_floor,
-        )
-
-    # ------------------------------------------------------------------ durable execution
-
-    def _require_journal(self, what: str) -> ExecutionJournal:
-        self._check_not_closed()
-        if self._journal is None:
-            raise ConfigurationError(
-                f"{what}() needs an execution journal: build the agent with Agent(journal=...)"
-            )
-        return self._journal
-
-    async def resume(
-        self,
-        execution_id: str,
-        *,
-        signal: AbortSignal | None = None,
-        event_service: EventService | None = None,
-        on_event: Callable[[AgentEvent], None] | None = None,
+    async def _run_current(
+        self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
     ) -> RunResult[Any]:
-        """Continue a journaled execution from its latest settled model response (S40).
-
-        No new input is sent. Every durable settlement is reused instead of repeated — a tool
-        whose result was recorded does not run again — and the limits and tool residency the
-        execution started with are kept. The restored history stays with this agent (a fresh
-        agent receives it; an agent whose history already is a prefix of it is extended). A
-        completed execution returns its result again; a suspended one whose requests are not
-        all answered returns ``status="suspended"`` again without running anything.
-
-        Args:
-            execution_id: The execution (``RunResult.execution_id``, or the id the host chose).
-            signal: Cancels the continuation, as for :meth:`run`.
-            event_service: Receives its events besides the agent's service.
-            on_event: A callable receiving its events.
-
-        Raises:
-            ReconciliationRequired: the journal cannot prove something — an effect started
-                without a recorded result, a model call without a recorded response, or this
-                agent's runtime state differs; settle each item with :meth:`reconcile`. Nothing
-                ran and history was not touched.
-            ExecutionLockedError: another writer holds the execution (raised at once).
-            ExecutionStateError: the execution is unknown, or this agent's live history
-                conflicts with the checkpoint (it is never overwritten).
-            StorageError: the journal failed.
-            ConfigurationError: the agent has no journal.
-        """
-        journal = self._require_journal("resume")
-        execution_id = _check_execution_id(execution_id)
-        run_signal = signal if signal is not None else AbortSignal()
-        with AbortGuard(run_signal) as guard:
-            await guard.call(self._slot.acquire)
+        """Await ``work`` with ``execution`` as the one receiving history mutations."""
+        self._current = execution
         try:
-            if run_signal.aborted:  # S38, as for run()
-                raise abort_error_from_reason(run_signal.reason)
-            await self._ensure_initialized()
-            lease = await _acquire(journal, execution_id)
-            try:
-                recovery = recover(execution_id, await _read(journal, execution_id))
-                settings = self._resumed_settings(recovery)
-                items = [
-                    *recovery.items,
-                    *state_items(recovery, self._runtime_state(self._settings(None, {}))),
-                ]
-                if items:
-                    raise ReconciliationRequired(
-                        f"execution {execution_id!r} cannot be resumed until the host settles "
-                        f"{len(items)} item(s) with agent.reconcile(): "
-                        + "; ".join(f"{item.id} ({item.detail})" for item in items),
-                        execution_id=execution_id,
-                        items=items,
-                    )
-                self._restore(recovery)
-                emitter = self._scoped_emitter(
-                    OwnerRef("execution", execution_id), event_service, on_event
-                )
-                execution = Execution(
-                    settings,
-                    run_id=execution_id,
-                    store=self._store,
-                    tools=self._executor,
-                    plugins=self._plugins,
-                    signal=run_signal,
-                    emitter=emitter,
-                    notify=None,
-                    journal=JournalBinding(lease, recovery),
-                )
-                self._current = execution
-                try:
-                    return await execution.resume(recovery)
-                finally:
-                    self._current = None
-            finally:
-                await _release(lease)
+            return await work
         finally:
-            self._slot.release()
-
-    def _resumed_settings(self, recovery: Recovery) -> ExecutionSettings:
-        # S40: the limits the execution started with, not this agent's current ones.
-        saved = recovery.state
-        return replace(
-            self._settings(None, {}),
-            max_rounds=saved.max_rounds,
-            max_same_tool_inputs=saved.max_same_tool_inputs,
-            allow_tool_only_completion=saved.allow_tool_only_completion,
-            tool_choice=saved.tool_choice,
-            native_tools=saved.native_tools,
-            effort=check_effort(saved.effort),
-            context_floor=saved.context_floor,
-            runtime_state=saved,
-        )
-
-    def _restore(self, recovery: Recovery) -> None:
-        keep_prompt = "state:system_prompt" in recovery.accepted
-        conflict, missing = restore_plan(
-            self._store.snapshot(), recovery.history, keep_live_prompt=keep_prompt
-        )
-        if conflict is not None:
-            raise ExecutionStateError(
-                f"cannot resume execution {recovery.execution_id!r} on this agent: {conflict}. "
-                "Live history is never overwritten; resume on a fresh agent (or one whose "
-                "history is a prefix of the execution's)",
-                code="history_conflict",
-            )
-        self._store.restore(missing)
-
-    async def respond(self, execution_id: str, request_id: str, response: object) -> None:
-        """Save the outside response to one pending request of a suspended execution (S40).
-
-        It answers only that request, is durable before this returns, and admits nothing by
-        itself: on :meth:`resume` the waiting call runs again through permissions and hooks,
-        and its ``ctx.request_outside_response`` returns ``response``. Works from any process
-        that shares the journal.
-
-        Args:
-            execution_id: The suspended execution.
-            request_id: ``RunResult.pending_requests[i].id``.
-            response: The answer (JSON-serialisable).
-
-        Raises:
-            ExecutionStateError: no such pending request in that execution, or it was answered.
-            ExecutionLockedError: the execution is running elsewhere.
-            ConfigurationError: the response is not JSON, or the agent has no journal.
-        """
-        journal = self._require_journal("respond")
-        execution_id = _check_execution_id(execution_id)
-        try:
-            json.dumps(response, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise ConfigurationError(f"the response must be JSON-serialisable: {exc}") from exc
-        async with self._holding(journal, execution_id) as (lease, recovery):
-            request = recovery.requests.get(request_id)
-            if request is None:
-                known = ", ".join(recovery.requests) or "none"
-                raise ExecutionStateError(
-                    f"execution {execution_id!r} has no request {request_id!r} (its requests: "
-                    f"{known})",
-                    code="request_unknown",
-                )
-            if request_id in recovery.responses:
-                raise ExecutionStateError(
-                    f"request {request_id!r} of execution {execution_id!r} is already answered",
-                    code="request_answered",
-                )
-            await _append(lease, OutsideResponded(request_id, response))
-
-    async def reconcile(
-        self, execution_id: str, item_id: str, *, happened: bool, result: str | None = None
-    ) -> None:
-        """Settle one :class:`~robota.ReconciliationItem` explicitly (S40); nothing is guessed.
-
-        * an effect: ``happened=True`` with ``result`` (what the model is shown as the tool's
-          result) — it is not run again; ``happened=False`` — it did not happen, so on
-          :meth:`resume` the call is dispatched again (admission decides again);
-        * a model call: ``happened=True`` with ``result`` (the reply text to keep);
-          ``happened=False`` — the call is made again;
-        * a runtime-state difference: only ``happened=True``, accepting this agent's current
-          value (``result`` is ignored).
-
-        Raises:
-            ExecutionStateError: ``item_id`` is not an open item of the execution.
-            ConfigurationError: ``happened`` is not a bool, a needed ``result`` is missing, or
-                the agent has no journal.
-            ExecutionLockedError: the execution is running elsewhere.
-        """
-        journal = self._require_journal("reconcile")
-        execution_id = _check_execution_id(execution_id)
-        if not isinstance(happened, bool):
-            raise ConfigurationError(f"happened must be True or False, got {happened!r}")
-        if result is not None and not isinstance(result, str):
-            raise ConfigurationError(f"result must be a string or None, got {result!r}")
-        async with self._holding(journal, execution_id) as (lease, recovery):
-            current = self._runtime_state(self._settings(None, {}))
-            items = {item.id: item for item in (*recovery.items, *state_items(recovery, current))}
-            item = items.get(item_id)
-            if item is None:
-                open_items = ", ".join(items) or "none"
-                raise ExecutionStateError(
-                    f"{item_id!r} is not an open item of execution {execution_id!r} (open: "
-                    f"{open_items})",
-                    code="item_unknown",
-                )
-            if item.kind == "runtime_state":
-                if not happened:
-                    raise ConfigurationError(
-                        "a runtime-state difference can only be accepted (happened=True); "
-                        "otherwise resume on an agent built like the one that started it"
-                    )
-                result = state_value(current, item_id)
-            elif happened and result is None:
-                raise ConfigurationError(
-                    f"happened=True needs result= for {item_id!r}: the "
-                    + ("tool's result the model will see" if item.kind == "effect" else "reply")
-                )
-            await _append(lease, Reconciled(item_id, happened, result))
-
-    def _holding(self, journal: ExecutionJournal, execution_id: str) -> _Holding:
-        return _Holding(journal, execution_id)
+            self._current = None
 
     def _scoped_emitter(
         self,
@@ -1167,81 +908,3 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<Agent {self._name!r} {self._provider.name}:{self._model} {self._state}>"
-
-
-# ---------------------------------------------------------------------------------- journal I/O
-
-
-async def _acquire(journal: ExecutionJournal, execution_id: str) -> JournalLease:
-    try:
-        return await journal.acquire(execution_id)
-    except RobotaError:
-        raise
-    except Exception as exc:
-        raise StorageError(
-            f"the execution journal failed to acquire execution {execution_id!r}: {exc!r}",
-            cause=exc,
-        ) from exc
-
-
-async def _read(journal: ExecutionJournal, execution_id: str) -> tuple[JournalRecord, ...]:
-    try:
-        return await journal.read(execution_id)
-    except RobotaError:
-        raise
-    except Exception as exc:
-        raise StorageError(
-            f"the execution journal failed to read execution {execution_id!r}: {exc!r}",
-            cause=exc,
-        ) from exc
-
-
-async def _append(lease: JournalLease, record: JournalRecord) -> None:
-    try:
-        await lease.append(record)
-    except (StorageError, ExecutionControlError):
-        raise
-    except Exception as exc:
-        raise StorageError(
-            f"the execution journal rejected a {record.kind} record: {exc!r}", cause=exc
-        ) from exc
-
-
-async def _release(lease: JournalLease) -> None:
-    # A release failure never replaces the run's own outcome; the lease is lost anyway.
-    try:
-        await lease.release()
-    except Exception as exc:  # noqa: BLE001 - logged, see above
-        _log.error("execution journal lease release failed", error=repr(exc))
-
-
-@final
-class _Holding:
-    """``async with``: the writer's lease on an execution and its recovery, released after."""
-
-    __slots__ = ("_execution_id", "_journal", "_lease")
-
-    def __init__(self, journal: ExecutionJournal, execution_id: str) -> None:
-        self._journal = journal
-        self._execution_id = execution_id
-        self._lease: JournalLease | None = None
-
-    async def __aenter__(self) -> tuple[JournalLease, Recovery]:
-        lease = await _acquire(self._journal, self._execution_id)
-        self._lease = lease
-        try:
-            recovery = recover(self._execution_id, await _read(self._journal, self._execution_id))
-        except BaseException:
-            await _release(lease)
-            self._lease = None
-            raise
-        return lease, recovery
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if self._lease is not None:
-            await _release(self._lease)

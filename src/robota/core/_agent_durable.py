@@ -1,0 +1,245 @@
+"""The agent's durable-execution API (S40): resume, respond, reconcile.
+
+A mixin of :class:`~robota.Agent` so the facade stays small; it uses the agent's run slot (S38),
+store, tools and settings exactly as a run does. The journal work itself is in
+:mod:`robota.core.execution._durable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._cancel import AbortGuard
+from robota.core._errors import ConfigurationError
+from robota.core._events import AgentEvent, EventService, OwnerRef
+from robota.core.execution._durable import (
+    acquire_lease,
+    check_execution_id,
+    read_records,
+    release_lease,
+    require_settled,
+    save_response,
+    settle_item,
+)
+from robota.core.execution._journal import ExecutionJournal, ExecutionStateError, RuntimeState
+from robota.core.execution._journaled import (
+    JournalBinding,
+    Recovery,
+    catalog_digest,
+    recover,
+    restore_plan,
+)
+from robota.core.execution._loop import Execution, ExecutionSettings
+from robota.core.execution._result import RunResult
+from robota.core.providers._effort import check_effort
+
+if TYPE_CHECKING:
+    from robota.core._emit import EventEmitter
+    from robota.core._history import ConversationStore
+    from robota.core._plugins import Plugin
+    from robota.core.execution._slot import RunSlot
+    from robota.core.tools._executor import ToolExecutionService
+    from robota.core.tools._registry import ToolRegistry
+
+__all__ = ["DurableAgentMixin"]
+
+
+class DurableAgentMixin:
+    """Resume, respond and reconcile on :class:`~robota.Agent` (S40)."""
+
+    __slots__ = ()
+
+    if TYPE_CHECKING:  # provided by Agent
+        _journal: ExecutionJournal | None
+        _name: str
+        _store: ConversationStore
+        _tools: ToolRegistry
+        _executor: ToolExecutionService
+        _plugins: list[Plugin]
+        _slot: RunSlot
+
+        def _check_not_closed(self) -> None: ...
+        def _settings(self, output: object, options: Any) -> ExecutionSettings: ...
+        async def _ensure_initialized(self) -> None: ...
+        async def _run_current(
+            self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
+        ) -> RunResult[Any]: ...
+        def _scoped_emitter(
+            self,
+            owner: OwnerRef,
+            event_service: EventService | None,
+            on_event: Callable[[AgentEvent], None] | None,
+        ) -> EventEmitter: ...
+
+    def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
+        """What an execution depends on, as this agent has it now (S40)."""
+        return RuntimeState(
+            agent_name=self._name,
+            provider=settings.provider.name,
+            model=settings.model,
+            system_prompt=self._store.system_prompt,
+            tool_catalog_digest=catalog_digest(self._tools.specs()),
+            tool_residency=tuple((tool.name, "resident") for tool in self._tools),
+            max_rounds=settings.max_rounds,
+            max_same_tool_inputs=settings.max_same_tool_inputs,
+            allow_tool_only_completion=settings.allow_tool_only_completion,
+            tool_choice=settings.tool_choice,
+            native_tools=settings.native_tools,
+            effort=settings.effort,
+            context_floor=settings.context_floor,
+        )
+
+    def _require_journal(self, what: str) -> ExecutionJournal:
+        self._check_not_closed()
+        if self._journal is None:
+            raise ConfigurationError(
+                f"{what}() needs an execution journal: build the agent with Agent(journal=...)"
+            )
+        return self._journal
+
+    async def resume(
+        self,
+        execution_id: str,
+        *,
+        signal: AbortSignal | None = None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+    ) -> RunResult[Any]:
+        """Continue a journaled execution from its latest settled model response (S40).
+
+        No new input is sent. Every durable settlement is reused instead of repeated — a tool
+        whose result was recorded does not run again — and the limits and tool residency the
+        execution started with are kept. The restored history stays with this agent (a fresh
+        agent receives it; an agent whose history already is a prefix of it is extended). A
+        completed execution returns its result again; a suspended one whose requests are not
+        all answered returns ``status="suspended"`` again without running anything.
+
+        Args:
+            execution_id: The execution (``RunResult.execution_id``, or the id the host chose).
+            signal: Cancels the continuation, as for :meth:`run`.
+            event_service: Receives its events besides the agent's service.
+            on_event: A callable receiving its events.
+
+        Raises:
+            ReconciliationRequired: the journal cannot prove something — an effect started
+                without a recorded result, a model call without a recorded response, or this
+                agent's runtime state differs; settle each item with :meth:`reconcile`. Nothing
+                ran and history was not touched.
+            ExecutionLockedError: another writer holds the execution (raised at once).
+            ExecutionStateError: the execution is unknown, or this agent's live history
+                conflicts with the checkpoint (it is never overwritten).
+            StorageError: the journal failed.
+            ConfigurationError: the agent has no journal.
+        """
+        journal = self._require_journal("resume")
+        execution_id = check_execution_id(execution_id)
+        run_signal = signal if signal is not None else AbortSignal()
+        with AbortGuard(run_signal) as guard:
+            await guard.call(self._slot.acquire)
+        try:
+            if run_signal.aborted:  # S38, as for run()
+                raise abort_error_from_reason(run_signal.reason)
+            await self._ensure_initialized()
+            lease = await acquire_lease(journal, execution_id)
+            try:
+                recovery = recover(execution_id, await read_records(journal, execution_id))
+                settings = self._resumed_settings(recovery)
+                require_settled(recovery, self._runtime_state(self._settings(None, {})))
+                self._restore(recovery)
+                emitter = self._scoped_emitter(
+                    OwnerRef("execution", execution_id), event_service, on_event
+                )
+                execution = Execution(
+                    settings,
+                    run_id=execution_id,
+                    store=self._store,
+                    tools=self._executor,
+                    plugins=self._plugins,
+                    signal=run_signal,
+                    emitter=emitter,
+                    notify=None,
+                    journal=JournalBinding(lease, recovery),
+                )
+                return await self._run_current(execution, execution.resume(recovery))
+            finally:
+                await release_lease(lease)
+        finally:
+            self._slot.release()
+
+    def _resumed_settings(self, recovery: Recovery) -> ExecutionSettings:
+        # S40: the limits the execution started with, not this agent's current ones.
+        saved = recovery.state
+        return replace(
+            self._settings(None, {}),
+            max_rounds=saved.max_rounds,
+            max_same_tool_inputs=saved.max_same_tool_inputs,
+            allow_tool_only_completion=saved.allow_tool_only_completion,
+            tool_choice=saved.tool_choice,
+            native_tools=saved.native_tools,
+            effort=check_effort(saved.effort),
+            context_floor=saved.context_floor,
+            runtime_state=saved,
+        )
+
+    def _restore(self, recovery: Recovery) -> None:
+        keep_prompt = "state:system_prompt" in recovery.accepted
+        conflict, missing = restore_plan(
+            self._store.snapshot(), recovery.history, keep_live_prompt=keep_prompt
+        )
+        if conflict is not None:
+            raise ExecutionStateError(
+                f"cannot resume execution {recovery.execution_id!r} on this agent: {conflict}. "
+                "Live history is never overwritten; resume on a fresh agent (or one whose "
+                "history is a prefix of the execution's)",
+                code="history_conflict",
+            )
+        self._store.restore(missing)
+
+    async def respond(self, execution_id: str, request_id: str, response: object) -> None:
+        """Save the outside response to one pending request of a suspended execution (S40).
+
+        It answers only that request, is durable before this returns, and admits nothing by
+        itself: on :meth:`resume` the waiting call runs again through permissions and hooks,
+        and its ``ctx.request_outside_response`` returns ``response``. Works from any process
+        that shares the journal.
+
+        Args:
+            execution_id: The suspended execution.
+            request_id: ``RunResult.pending_requests[i].id``.
+            response: The answer (JSON-serialisable).
+
+        Raises:
+            ExecutionStateError: no such pending request in that execution, or it was answered.
+            ExecutionLockedError: the execution is running elsewhere.
+            ConfigurationError: the response is not JSON, or the agent has no journal.
+        """
+        journal = self._require_journal("respond")
+        await save_response(journal, check_execution_id(execution_id), request_id, response)
+
+    async def reconcile(
+        self, execution_id: str, item_id: str, *, happened: bool, result: str | None = None
+    ) -> None:
+        """Settle one :class:`~robota.ReconciliationItem` explicitly (S40); nothing is guessed.
+
+        * an effect: ``happened=True`` with ``result`` (what the model is shown as the tool's
+          result) — it is not run again; ``happened=False`` — it did not happen, so on
+          :meth:`resume` the call is dispatched again (admission decides again);
+        * a model call: ``happened=True`` with ``result`` (the reply text to keep);
+          ``happened=False`` — the call is made again;
+        * a runtime-state difference: only ``happened=True``, accepting this agent's current
+          value (``result`` is ignored).
+
+        Raises:
+            ExecutionStateError: ``item_id`` is not an open item of the execution.
+            ConfigurationError: ``happened`` is not a bool, a needed ``result`` is missing, or
+                the agent has no journal.
+            ExecutionLockedError: the execution is running elsewhere.
+        """
+        journal = self._require_journal("reconcile")
+        current = self._runtime_state(self._settings(None, {}))
+        await settle_item(
+            journal, check_execution_id(execution_id), item_id, happened, result, current
+        )
