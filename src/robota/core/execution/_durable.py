@@ -20,11 +20,13 @@ from robota.core._errors import (
     StorageError,
 )
 from robota.core._logging import get_logger
+from robota.core._messages import AssistantMessage
 from robota.core.execution._journal import (
     ExecutionJournal,
     ExecutionStateError,
     JournalLease,
     JournalRecord,
+    ModelCallSettled,
     OutsideResponded,
     Reconciled,
     ReconciliationRequired,
@@ -147,6 +149,11 @@ async def settle_item(
                 f"happened=True needs result= for {item_id!r}: the "
                 + ("tool's result the model will see" if item.kind == "effect" else "reply")
             )
+        if item.kind == "model_call" and happened and item.call_id is not None:
+            # The reply the host vouches for becomes the call's settled response, recorded once
+            # with its own identity, so every later recovery restores the same message.
+            reply = AssistantMessage(text or "", model=recovery.state.model)
+            await append_record(lease, ModelCallSettled(item.call_id, reply))
         await append_record(lease, Reconciled(item_id, happened, text))
 
 

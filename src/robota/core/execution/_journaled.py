@@ -135,6 +135,22 @@ class Recovery:
     items: list[ReconciliationItem] = field(default_factory=list)
     accepted: dict[str, str | None] = field(default_factory=dict)
     executed_before: int = 0
+    unattested: bool = False
+
+    @property
+    def resumed_message(self) -> AssistantMessage | None:
+        """The latest response a continuation picks up where it stopped, if it does.
+
+        A successful, complete, ordinary response: its tool calls are answered (restored
+        settlements first) or, with none, it ends the turn. An interrupted or failed response,
+        or a forced call, is not picked up: the next model call follows, or the run stops.
+        """
+        if self.last_call is None:
+            return None
+        begun, settled = self.last_call
+        if settled.outcome != "success" or settled.message.state == "interrupted" or begun.forced:
+            return None
+        return settled.message
 
     @property
     def execution_id(self) -> str:
@@ -204,6 +220,9 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                     )
                 history.append(record.message)
                 settled_calls.append((begun, record))
+                usage = record.message.usage
+                if record.dispatched and (usage is None or usage.partial):
+                    recovery.unattested = True  # S29: a charge nobody can state
             case EffectStarted():
                 effect = recovery.effects.setdefault(record.call_key, _Effect(record.call_key))
                 effect.state = "started"
@@ -388,10 +407,11 @@ def _residency_text(state: RuntimeState) -> str:
 
 
 def _show(value: str | None) -> str:
+    # Never the text itself: a system prompt may hold what does not belong in logs (S14).
     if value is None:
         return "none"
-    text = value if len(value) <= 60 else value[:57] + "..."
-    return repr(text)
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"a value of {len(value)} characters (sha256 {digest}…)"
 
 
 # ---------------------------------------------------------------------------------- writing
@@ -407,10 +427,12 @@ class JournalBinding:
     """
 
     __slots__ = (
+        "_failure",
         "_lease",
         "_model_call",
         "_recovery",
         "_unsaved",
+        "_waits",
         "execution_id",
         "suspended",
     )
@@ -422,21 +444,36 @@ class JournalBinding:
         self._unsaved: list[Message] = []
         self._model_call = ""
         self.suspended: list[OutsideRequest] = []
+        self._failure: StorageError | None = None
+        self._waits: dict[str, ExecutionControlError] = {}
 
     async def write(self, record: JournalRecord) -> None:
-        """Append ``record``; any failure is a :class:`~robota.StorageError` (cause kept)."""
+        """Append ``record``; any failure is a :class:`~robota.StorageError` (cause kept).
+
+        Once a write failed, every later one fails too without reaching the journal — a
+        rejected write fails the run, even when a tool caught the error — except the
+        settlement of an effect already running, or the note that a saved start never ran:
+        further dispatch stops while effects already running settle (S40).
+        """
+        if self._failure is not None and not isinstance(record, (EffectSettled, Reconciled)):
+            raise StorageError(
+                f"a {record.kind} record was not written: an earlier write of execution "
+                f"{self.execution_id!r} failed ({self._failure.message})",
+                cause=self._failure,
+            ) from self._failure
         try:
             await self._lease.append(record)
-        except StorageError:
-            raise
-        except ExecutionControlError:
+        except StorageError as rejected:
+            self._failure = rejected
             raise
         except Exception as exc:
-            raise StorageError(
+            failure = StorageError(
                 f"the execution journal rejected a {record.kind} record of execution "
                 f"{self.execution_id!r}: {exc!r}",
                 cause=exc,
-            ) from exc
+            )
+            self._failure = failure
+            raise failure from exc
 
     # history -----------------------------------------------------------------------
 
@@ -520,6 +557,22 @@ class JournalBinding:
         result = outcome.result
         await self.write(EffectSettled(call_key, outcome.status, result.content, result.is_error))
 
+    async def effect_abandoned(self, call_key: str) -> None:
+        """The start of ``call_key`` was saved but its body never ran (the batch stopped)."""
+        await self.write(Reconciled(f"effect:{call_key}", happened=False))
+
+    def swallowed(self, call_key: str) -> BaseException | None:
+        """What the body of ``call_key`` was raised and must not hide (S39, S40).
+
+        Its own saved wait, or a persistence failure raised inside it (its request could not be
+        saved).
+        """
+        return self._waits.get(call_key)
+
+    def keep(self, message: Message) -> None:
+        """Save ``message`` with the next record (a diagnostic the loop committed, S39)."""
+        self._unsaved.append(message)
+
     def outside(self, call_key: str, call_id: str, tool_name: str) -> _OutsideChannel:
         """The body's ``request_outside_response`` for this logical call."""
         return _OutsideChannel(self, call_key, call_id, tool_name)
@@ -554,14 +607,20 @@ class _OutsideChannel:
         saved = requests.get(request_id)
         if saved is None:
             saved = OutsideRequested(request_id, self._key, kind, payload)
-            await binding.write(saved)  # durable before the execution suspends
+            try:
+                await binding.write(saved)  # durable before the execution suspends
+            except ExecutionControlError as failure:
+                binding._waits[self._key] = failure  # it wins even if the body catches it
+                raise
         binding.suspended.append(
             OutsideRequest(request_id, saved.request_kind, saved.payload, self._call_id, self._tool)
         )
-        raise ExecutionSuspendedError(
+        wait = ExecutionSuspendedError(
             f"tool {self._tool!r} is waiting for an outside response ({saved.request_kind}); "
             f"the execution suspends (request {request_id})"
         )
+        binding._waits[self._key] = wait  # it wins even if the body catches it
+        raise wait
 
 
 def restore_plan(

@@ -281,9 +281,8 @@ class Execution:
         self._executed = recovery.executed_before
         own = recovery.history[recovery.own_from :]
         self._added.extend(own)
-        resumed = (
-            recovery.last_call[1].message if recovery.resume_calls and recovery.last_call else None
-        )
+        self._unattested = recovery.unattested
+        resumed = recovery.resumed_message
         for message in own:
             if isinstance(message, AssistantMessage):
                 self._usage = self._usage + (message.usage or _UNREPORTED)
@@ -295,17 +294,16 @@ class Execution:
             check_native_tools(settings.provider, settings.native_tools)
             pending = recovery.pending_requests()
             status: RunStatus
-            if recovery.complete:
-                # A completed execution returns its result again; nothing runs or is written.
+            if recovery.complete or pending:
+                # A completed execution returns its result again; one still waiting returns its
+                # requests. Nothing runs, nothing is written, no turn-level hook runs again.
+                if pending:
+                    self._suspended = pending
+                    return self._result("suspended")
                 self._stop = recovery.stop_reason or "end_turn"  # type: ignore[assignment]
                 self._restore_output(recovery)
-                status = "complete"
-            elif pending:
-                # Still waiting: nothing runs until every saved request has its answer.
-                self._suspended = pending
-                status = "suspended"
-            else:
-                status = await self._settle(self._continue(recovery))
+                return self._result("complete")
+            status = await self._settle(self._continue(recovery))
         except BaseException as error:
             failure = await self._failed(error)
             if failure is error:
@@ -324,13 +322,13 @@ class Execution:
             if last is None:
                 return await self._turn(guard)
             begun, settled = last
-            message = settled.message
-            if settled.outcome != "success" or message.state == "interrupted":
-                return await self._turn(guard)  # the next model call follows
-            if begun.forced:
-                if not message.content.strip():
+            message = recovery.resumed_message
+            if begun.forced and settled.outcome == "success":
+                if not settled.message.content.strip():
                     self._output_override = self.settings.summary_fallback
                 return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
+            if message is None:
+                return await self._turn(guard)  # the next model call follows
             assert self._journal is not None
             self._journal.resume_from(begun.call_id)
             return await self._turn(guard, resumed=(message, recovery.resume_calls))
@@ -484,6 +482,10 @@ class Execution:
             if message is None:
                 return self._stopped("context_limit")
             if message.state == "interrupted":
+                # S34/S38: calls of a cut-short response never ran; each gets its answer so no
+                # later request carries a call without its result.
+                for call in message.tool_calls:
+                    self._store.append(interrupted(call).to_message())
                 return self._stopped("interrupted")
             if not message.tool_calls:
                 if message.content.strip():
@@ -572,7 +574,11 @@ class Execution:
         blocked = self._context_guard(request, extra)
         if blocked is not None:
             # S39: not sent; a neutral diagnostic explains why.
-            commit_diagnostic(self._store, settings.context_limit_message(blocked), self.emitter)
+            diagnostic = commit_diagnostic(
+                self._store, settings.context_limit_message(blocked), self.emitter
+            )
+            if self._journal is not None:
+                self._journal.keep(diagnostic)  # saved with the checkpoint, so a resume returns it
             return None
         self._rounds += 1
         round_no = self._rounds

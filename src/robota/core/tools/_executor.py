@@ -139,6 +139,18 @@ class EffectJournal(Protocol):
         """Record the body's settlement; durable before the result is used."""
         ...
 
+    async def effect_abandoned(self, call_key: str) -> None:
+        """Record that a call whose start was saved never ran its body (the batch stopped)."""
+        ...
+
+    def swallowed(self, call_key: str) -> BaseException | None:
+        """A control outcome raised inside the body that the body did not let through.
+
+        A persistence failure of the run, or this call's own saved wait: it still wins over
+        whatever the body returned (S39, S40).
+        """
+        ...
+
 
 @final
 class _Batch:
@@ -345,8 +357,13 @@ class ToolExecutionService:
             try:
                 await asyncio.wait(tasks)
             except asyncio.CancelledError:
+                # Like gather: the calls are cancelled and waited for, so nothing of the batch
+                # outlives the run (its slot and journal lease are released after this).
                 for task in tasks:
                     task.cancel()
+                while not all(task.done() for task in tasks):
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await asyncio.wait(tasks)
                 raise
         batch.raise_first()
 
@@ -429,6 +446,8 @@ class ToolExecutionService:
         if isinstance(validated, str):
             return refuse(validated)
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
+        if scope.batch is not None and scope.batch.halted:
+            return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
         if self.gate is not None:
             admission = await self.gate.admit(invocation)
             if not admission.allowed:
@@ -441,9 +460,9 @@ class ToolExecutionService:
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; a call not yet started stays pending
         outcome = await self._body(
-            invocation, _tool_span(span, tool), scope.notify, journal, call_key
+            invocation, _tool_span(span, tool), scope.notify, journal, call_key, scope.batch
         )
-        return scope.finish(outcome)
+        return scope.finish(outcome) if outcome is not None else None
 
     async def _body(
         self,
@@ -452,13 +471,19 @@ class ToolExecutionService:
         notify: Callable[[RunEvent], None] | None,
         journal: EffectJournal | None = None,
         call_key: str = "",
-    ) -> ToolCallOutcome:
+        batch: _Batch | None = None,
+    ) -> ToolCallOutcome | None:
         tool, call, ctx = invocation.tool, invocation.call, invocation.context
         if journal is not None:
             # S40: durable before the body starts, with the arguments it actually runs with.
             await journal.effect_started(
                 call_key, ctx.call_id, call, tool.name, invocation.arguments
             )
+            if batch is not None and batch.halted:
+                # The batch stopped while the start was being saved: the body never runs, and
+                # the journal says so, so recovery dispatches it again rather than ask.
+                await journal.effect_abandoned(call_key)
+                return None
         if tool_span.enabled:
             tool_span.emit(
                 EventNames.TOOL_STARTED,
@@ -475,15 +500,28 @@ class ToolExecutionService:
         try:
             result = to_tool_result(await tool.execute(invocation.arguments, ctx))
             status = "failed" if result.is_error else "completed"
-        except (asyncio.CancelledError, ExecutionControlError):
+        except ExecutionControlError:
             raise  # S39: control outcomes propagate; never a result the model could retry
-        except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
+        except asyncio.CancelledError as exc:
+            if _being_cancelled():
+                raise
+            # A cancellation the body caught from something of its own, not the run's: it ended
+            # by raising, so that is its recorded outcome (never "did not start").
+            status, result = "failed", ToolResult(_failure_text(tool, exc), is_error=True)
+        except Exception as exc:
+            control = _control_in(exc)
+            if control is not None:
+                # S39: e.g. raised inside a TaskGroup of the body; its own cause is kept.
+                raise control from control.__cause__
             if is_abort(exc, ctx.signal):
                 status = "interrupted"
                 result = ToolResult(INTERRUPTED_WHILE_RUNNING, is_error=True)
             else:
                 status = "failed"
                 result = ToolResult(_failure_text(tool, exc), is_error=True)
+        swallowed = journal.swallowed(call_key) if journal is not None else None
+        if swallowed is not None:
+            raise swallowed  # S39/S40: a control outcome the body caught still wins
         if tool_span.enabled:
             tool_span.emit(
                 EventNames.TOOL_FAILED if result.is_error else EventNames.TOOL_COMPLETED,
@@ -540,6 +578,22 @@ class ToolExecutionService:
         return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True), source=tool.source)
 
 
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _control_in(exc: BaseException) -> ExecutionControlError | None:
+    """The first execution-control outcome inside an exception group, if any."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _control_in(inner)
+            if found is not None:
+                return found
+        return None
+    return exc if isinstance(exc, ExecutionControlError) else None
+
+
 def _aborted(signal: AbortSignal) -> bool:
     # A call, not an attribute read: the signal can abort while this coroutine waits.
     return signal.aborted
@@ -587,7 +641,7 @@ def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | 
         )
 
 
-def _failure_text(tool: Tool, exc: Exception) -> str:
+def _failure_text(tool: Tool, exc: BaseException) -> str:
     if isinstance(exc, RobotaError):
         return f"Tool {tool.name!r} failed: {exc.message}"
     detail = str(exc) or type(exc).__name__
