@@ -14,66 +14,10 @@ from collections.abc import Iterable, Sequence
 import pytest
 
 import robota
+from journal_hooks import Crash, HookedJournal, crash_at, fail_at
 from robota.testing import InMemoryJournal, ScriptedProvider
 
 # --------------------------------------------------------------------------- helpers
-
-
-class Crash(BaseException):
-    """The process died at a journal write (nothing in the run may catch it)."""
-
-
-class CrashingJournal(robota.ExecutionJournal):
-    """Wraps an :class:`InMemoryJournal`; raises :class:`Crash` at the ``nth`` append of ``kind``.
-
-    ``written``: the record is durable before the crash (it died right after the write);
-    otherwise the write never happened. ``error`` replaces the crash (a rejected write).
-    """
-
-    def __init__(
-        self,
-        inner: InMemoryJournal,
-        *,
-        kind: str,
-        nth: int = 1,
-        written: bool,
-        error: BaseException | None = None,
-    ) -> None:
-        self.inner = inner
-        self.kind = kind
-        self.nth = nth
-        self.written = written
-        self.error = error
-        self._seen = 0
-
-    async def acquire(self, execution_id: str) -> robota.JournalLease:
-        return _CrashingLease(self, await self.inner.acquire(execution_id))
-
-    async def read(self, execution_id: str) -> tuple[robota.JournalRecord, ...]:
-        return await self.inner.read(execution_id)
-
-
-class _CrashingLease(robota.JournalLease):
-    def __init__(self, journal: CrashingJournal, inner: robota.JournalLease) -> None:
-        self._journal = journal
-        self._inner = inner
-
-    @property
-    def execution_id(self) -> str:
-        return self._inner.execution_id
-
-    async def append(self, record: robota.JournalRecord) -> None:
-        journal = self._journal
-        if record.kind == journal.kind:
-            journal._seen += 1
-            if journal._seen == journal.nth:
-                if journal.written:
-                    await self._inner.append(record)
-                raise journal.error or Crash(f"crashed at {record.kind}")
-        await self._inner.append(record)
-
-    async def release(self) -> None:
-        await self._inner.release()
 
 
 def _probe(calls: list[tuple[int, str]], hold: asyncio.Event | None = None) -> robota.Tool:
@@ -103,12 +47,14 @@ async def _crash(
     system_prompt: str | None = None,
 ) -> robota.Agent:
     """Run an execution on its own agent until it crashes at the chosen write."""
+    crash = crash_at(kind, nth=nth)
+    journal = HookedJournal(inner, after=crash) if written else HookedJournal(inner, before=crash)
     agent = robota.Agent(
         provider=ScriptedProvider(turns),
         model="m",
         system_prompt=system_prompt,
         tools=[_probe(calls if calls is not None else [])],
-        journal=CrashingJournal(inner, kind=kind, nth=nth, written=written),
+        journal=journal,
         max_rounds=max_rounds,
     )
     with pytest.raises(Crash):
@@ -341,9 +287,7 @@ async def test_s40_a_rejected_settlement_write_leaves_the_effect_for_reconciliat
         provider=ScriptedProvider([[("probe", {"n": 1})]]),
         model="m",
         tools=[_probe(calls)],
-        journal=CrashingJournal(
-            inner, kind="effect_settled", written=False, error=OSError("disk full")
-        ),
+        journal=HookedJournal(inner, before=fail_at("effect_settled")),
     )
     with pytest.raises(robota.StorageError):
         await failing.run("go", execution_id="e")

@@ -9,83 +9,16 @@ twice nor replays turn-level observations, and every restored history is one a p
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any
 
 import pytest
 
 import robota
+from journal_hooks import Crash, HookedJournal, fail_at, records_of
 from robota.testing import InMemoryJournal, ScriptedProvider
 
-R = TypeVar("R")
-
 # --------------------------------------------------------------------------- helpers
-
-Hook = Callable[[robota.JournalRecord], Awaitable[None]]
-
-
-class Crash(BaseException):
-    """The process died at a journal write (nothing in the run may catch it)."""
-
-
-class HookedJournal(robota.ExecutionJournal):
-    """Wraps an :class:`InMemoryJournal`; awaits ``before`` and ``after`` around every append.
-
-    ``before`` may hold the write (a slow disk) or raise (a rejected write: nothing is stored);
-    ``after`` sees the record once it is stored. Every append attempt's kind is in ``attempts``.
-    """
-
-    def __init__(
-        self, inner: InMemoryJournal, *, before: Hook | None = None, after: Hook | None = None
-    ) -> None:
-        self.inner = inner
-        self.before = before
-        self.after = after
-        self.attempts: list[str] = []
-
-    async def acquire(self, execution_id: str) -> robota.JournalLease:
-        return _HookedLease(self, await self.inner.acquire(execution_id))
-
-    async def read(self, execution_id: str) -> tuple[robota.JournalRecord, ...]:
-        return await self.inner.read(execution_id)
-
-
-class _HookedLease(robota.JournalLease):
-    def __init__(self, journal: HookedJournal, inner: robota.JournalLease) -> None:
-        self._journal = journal
-        self._inner = inner
-
-    @property
-    def execution_id(self) -> str:
-        return self._inner.execution_id
-
-    async def append(self, record: robota.JournalRecord) -> None:
-        journal = self._journal
-        journal.attempts.append(record.kind)
-        if journal.before is not None:
-            await journal.before(record)
-        await self._inner.append(record)
-        if journal.after is not None:
-            await journal.after(record)
-
-    async def release(self) -> None:
-        await self._inner.release()
-
-
-def _fail_first(kind: str, error: BaseException | None = None) -> Hook:
-    """A ``before`` hook rejecting the first append of ``kind`` (``OSError`` by default)."""
-    failed: list[bool] = []
-
-    async def before(record: robota.JournalRecord) -> None:
-        if record.kind == kind and not failed:
-            failed.append(True)
-            raise error if error is not None else OSError("disk full")
-
-    return before
-
-
-def _of(records: Iterable[object], kind: type[R]) -> list[R]:
-    return [r for r in records if isinstance(r, kind)]
 
 
 def _tool_messages(messages: Iterable[robota.Message]) -> list[robota.ToolMessage]:
@@ -207,7 +140,7 @@ async def test_s39_a_wait_the_tool_body_catches_still_suspends_the_execution(var
     assert _tool_messages(agent.history) == []
     records = await journal.read("e")
     assert [r.kind for r in records][-3:] == ["effect_started", "outside_requested", "checkpoint"]
-    assert not _of(records, robota.EffectSettled)
+    assert not records_of(records, robota.EffectSettled)
     checkpoint = records[-1]
     assert isinstance(checkpoint, robota.Checkpoint)
     assert checkpoint.outcome == "suspended"
@@ -219,7 +152,7 @@ async def test_s40_a_rejected_write_the_tool_body_catches_still_fails_the_run(
 ) -> None:
     inner = InMemoryJournal()
     cause = OSError("disk full")
-    journal = HookedJournal(inner, before=_fail_first("outside_requested", cause))
+    journal = HookedJournal(inner, before=fail_at("outside_requested", error=cause))
     effects: list[str] = []
     provider = ScriptedProvider([[("deploy", {"target": "prod"})], "retrying"])
     agent = robota.Agent(
@@ -274,8 +207,8 @@ async def test_s40_a_stray_cancellation_raised_by_a_body_is_its_recorded_failure
     with pytest.raises(Crash):
         await agent.run("go", execution_id="e")
     records = await inner.read("e")
-    started = {r.call_key: r.tool_name for r in _of(records, robota.EffectStarted)}
-    settled = {started[r.call_key]: r for r in _of(records, robota.EffectSettled)}
+    started = {r.call_key: r.tool_name for r in records_of(records, robota.EffectStarted)}
+    settled = {started[r.call_key]: r for r in records_of(records, robota.EffectSettled)}
     assert set(settled) == {"pay", "other"}
     assert (settled["pay"].status, settled["pay"].is_error) == ("failed", True)
     assert "before this tool started" not in settled["pay"].content  # never "did not start"
@@ -528,7 +461,7 @@ async def test_s40_resume_of_an_execution_the_identical_input_guard_stopped_rais
             await fresh.resume("e")
         assert len(bodies) == ran  # no tool body ran on resume
         assert provider.requests == []
-    assert not _of((await journal.read("e"))[len(records) :], robota.EffectStarted)
+    assert not records_of((await journal.read("e"))[len(records) :], robota.EffectStarted)
 
 
 # --------------------------------------------------------------------------- 6. cut-short calls
@@ -645,7 +578,7 @@ async def test_s40_a_model_call_reconciled_with_a_reply_resumes_alike_every_time
     first = robota.Agent(
         provider=ScriptedProvider(["lost reply"]),
         model="m",
-        journal=HookedJournal(inner, before=_fail_first("model_call_settled")),
+        journal=HookedJournal(inner, before=fail_at("model_call_settled")),
     )
     with pytest.raises(robota.StorageError):
         await first.run("hi", execution_id="e")

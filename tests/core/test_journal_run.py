@@ -9,72 +9,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 import robota
+from journal_hooks import HookedJournal, fail_at, records_of
 from robota.testing import InMemoryJournal, ScriptedProvider, ScriptedTurn
 
 # --------------------------------------------------------------------------- helpers
-
-
-class FaultyJournal(robota.ExecutionJournal):
-    """Wraps an :class:`InMemoryJournal`; raises ``error`` at the ``nth`` append of ``kind``.
-
-    ``tool`` narrows the count to effect records of that tool. Every append attempt is logged in
-    ``attempts`` (its kind), so a test can tell a retried write from a single one.
-    """
-
-    def __init__(
-        self,
-        inner: InMemoryJournal,
-        *,
-        kind: str | None = None,
-        nth: int = 1,
-        error: BaseException | None = None,
-        tool: str | None = None,
-    ) -> None:
-        self.inner = inner
-        self.kind = kind
-        self.nth = nth
-        self.error = error if error is not None else OSError("disk full")
-        self.tool = tool
-        self.attempts: list[str] = []
-        self._matched = 0
-
-    async def acquire(self, execution_id: str) -> robota.JournalLease:
-        return _FaultyLease(self, await self.inner.acquire(execution_id))
-
-    async def read(self, execution_id: str) -> tuple[robota.JournalRecord, ...]:
-        return await self.inner.read(execution_id)
-
-    def check(self, record: robota.JournalRecord) -> None:
-        self.attempts.append(record.kind)
-        if record.kind != self.kind:
-            return
-        if self.tool is not None and getattr(record, "tool_name", None) != self.tool:
-            return
-        self._matched += 1
-        if self._matched == self.nth:
-            raise self.error
-
-
-class _FaultyLease(robota.JournalLease):
-    def __init__(self, journal: FaultyJournal, inner: robota.JournalLease) -> None:
-        self._journal = journal
-        self._inner = inner
-
-    @property
-    def execution_id(self) -> str:
-        return self._inner.execution_id
-
-    async def append(self, record: robota.JournalRecord) -> None:
-        self._journal.check(record)
-        await self._inner.append(record)
-
-    async def release(self) -> None:
-        await self._inner.release()
 
 
 class RewritingGate:
@@ -158,13 +101,6 @@ async def _records(
 
 async def _kinds(journal: robota.ExecutionJournal, execution_id: str) -> list[str]:
     return [r.kind for r in await journal.read(execution_id)]
-
-
-R = TypeVar("R")
-
-
-def _of(records: Iterable[object], kind: type[R]) -> list[R]:
-    return [r for r in records if isinstance(r, kind)]
 
 
 def _probe_tool(log: list[str]) -> robota.Tool:
@@ -253,7 +189,7 @@ async def test_s40_model_call_started_carries_the_history_committed_since_the_la
     provider = ScriptedProvider([[("probe", {"n": 1})], "done"])
     agent = robota.Agent(provider=provider, model="m", tools=[_probe_tool([])], journal=journal)
     await agent.run("go", execution_id="e")
-    calls = _of(await _records(journal, "e"), robota.ModelCallStarted)
+    calls = records_of(await _records(journal, "e"), robota.ModelCallStarted)
     assert [c.round for c in calls] == [1, 2]
     assert calls[0].history == ()  # the input is in execution_started
     (tool_message,) = calls[1].history
@@ -284,10 +220,10 @@ async def test_s40_model_call_settled_holds_usage_model_and_continuation_before_
     agent = robota.Agent(provider=provider, model="m", tools=[probe], journal=journal)
     await agent.run("go", execution_id="e")
     (inside,) = seen
-    settled = _of(inside, robota.ModelCallSettled)
+    settled = records_of(inside, robota.ModelCallSettled)
     assert len(settled) == 1  # durable before the tool ran
     record = settled[0]
-    started = _of(inside, robota.ModelCallStarted)[0]
+    started = records_of(inside, robota.ModelCallStarted)[0]
     assert record.call_id == started.call_id
     assert record.outcome == "success"
     assert record.dispatched is True
@@ -326,7 +262,7 @@ async def test_s40_effect_recorded_with_final_arguments_before_body() -> None:
     assert last.call_id == call_id
     assert last.tool_name == "probe"
     assert last.provider_call_id == "call_0"
-    assert not _of(inside, robota.EffectSettled)
+    assert not records_of(inside, robota.EffectSettled)
 
 
 async def test_s40_effect_settled_follows_the_body_and_a_checkpoint_ends_the_run() -> None:
@@ -346,8 +282,8 @@ async def test_s40_effect_settled_follows_the_body_and_a_checkpoint_ends_the_run
         "model_call_settled",
         "checkpoint",
     ]
-    effect_started = _of(records, robota.EffectStarted)[0]
-    settled = _of(records, robota.EffectSettled)[0]
+    effect_started = records_of(records, robota.EffectStarted)[0]
+    settled = records_of(records, robota.EffectSettled)[0]
     assert settled.call_key == effect_started.call_key
     assert (settled.status, settled.content, settled.is_error) == ("completed", "probed 1", False)
     checkpoint = records[-1]
@@ -360,9 +296,10 @@ async def test_s40_effect_settled_follows_the_body_and_a_checkpoint_ends_the_run
 # --------------------------------------------------------------------------- 2. identities
 
 
-@pytest.mark.parametrize("journaled", [True, False])
-async def test_s40_tool_context_and_result_carry_the_chosen_execution_id(journaled: bool) -> None:
-    seen: list[str | None] = []
+def _execution_id_agent(
+    journal: robota.ExecutionJournal | None, seen: list[str | None]
+) -> robota.Agent:
+    """An agent making one tool call whose body logs the ``ctx.execution_id`` it saw to ``seen``."""
 
     @robota.tool
     def probe(ctx: robota.ToolContext) -> str:
@@ -370,13 +307,19 @@ async def test_s40_tool_context_and_result_carry_the_chosen_execution_id(journal
         seen.append(ctx.execution_id)
         return "ok"
 
-    journal = InMemoryJournal() if journaled else None
-    agent = robota.Agent(
+    return robota.Agent(
         provider=ScriptedProvider([[("probe", {})], "done"]),
         model="m",
         tools=[probe],
         journal=journal,
     )
+
+
+@pytest.mark.parametrize("journaled", [True, False])
+async def test_s40_tool_context_and_result_carry_the_chosen_execution_id(journaled: bool) -> None:
+    seen: list[str | None] = []
+    journal = InMemoryJournal() if journaled else None
+    agent = _execution_id_agent(journal, seen)
     result = await agent.run("go", execution_id="host-chosen-1")
     assert seen == ["host-chosen-1"]
     assert result.execution_id == "host-chosen-1"
@@ -389,20 +332,8 @@ async def test_s40_without_execution_id_a_minted_one_is_used_and_equals_run_id(
     journaled: bool,
 ) -> None:
     seen: list[str | None] = []
-
-    @robota.tool
-    def probe(ctx: robota.ToolContext) -> str:
-        """Probe."""
-        seen.append(ctx.execution_id)
-        return "ok"
-
     journal = InMemoryJournal() if journaled else None
-    agent = robota.Agent(
-        provider=ScriptedProvider([[("probe", {})], "done"]),
-        model="m",
-        tools=[probe],
-        journal=journal,
-    )
+    agent = _execution_id_agent(journal, seen)
     result = await agent.run("go")
     assert result.execution_id
     assert result.execution_id == result.run_id
@@ -433,7 +364,7 @@ async def test_s40_rejected_write_fails_the_run_with_storage_error_never_retried
     kind: str, nth: int, provider_calls: int, bodies: int
 ) -> None:
     cause = OSError("disk full")
-    journal = FaultyJournal(InMemoryJournal(), kind=kind, nth=nth, error=cause)
+    journal = HookedJournal(InMemoryJournal(), before=fail_at(kind, nth=nth, error=cause))
     log: list[str] = []
     provider = ScriptedProvider([[("probe", {"n": 1})], "done", "never asked"])
     agent = robota.Agent(provider=provider, model="m", tools=[_probe_tool(log)], journal=journal)
@@ -452,7 +383,7 @@ async def test_s40_rejected_write_fails_the_run_with_storage_error_never_retried
 
 
 async def test_s40_rejected_write_does_not_become_a_tool_failure_the_model_retries() -> None:
-    journal = FaultyJournal(InMemoryJournal(), kind="effect_started")
+    journal = HookedJournal(InMemoryJournal(), before=fail_at("effect_started"))
     log: list[str] = []
     provider = ScriptedProvider([[("probe", {"n": 1})], [("probe", {"n": 1})], "done"])
     agent = robota.Agent(provider=provider, model="m", tools=[_probe_tool(log)], journal=journal)
@@ -487,7 +418,7 @@ async def test_s40_rejected_effect_write_lets_running_siblings_finish_and_starts
         return "late done"
 
     inner = InMemoryJournal()
-    journal = FaultyJournal(inner, kind="effect_started", tool="fragile")
+    journal = HookedJournal(inner, before=fail_at("effect_started", tool="fragile"))
     provider = ScriptedProvider([[("slow", {}), ("fragile", {}), ("late", {})], "never"])
     agent = robota.Agent(
         provider=provider,
@@ -502,8 +433,8 @@ async def test_s40_rejected_effect_write_lets_running_siblings_finish_and_starts
     # failed one never started, and the queued one never started either.
     assert events == ["slow started", "slow finished"]
     records = await _records(inner, "e")
-    started = {r.call_key: r.tool_name for r in _of(records, robota.EffectStarted)}
-    settled = [started[r.call_key] for r in _of(records, robota.EffectSettled)]
+    started = {r.call_key: r.tool_name for r in records_of(records, robota.EffectStarted)}
+    settled = [started[r.call_key] for r in records_of(records, robota.EffectSettled)]
     assert sorted(started.values()) == ["slow"]
     assert settled == ["slow"]
     assert len(provider.requests) == 1
@@ -515,7 +446,7 @@ async def test_s40_rejected_effect_write_lets_running_siblings_finish_and_starts
 
 async def test_s23_persistence_failure_wins_over_a_racing_cancellation() -> None:
     cause = OSError("disk full")
-    journal = FaultyJournal(InMemoryJournal(), kind="model_call_settled", error=cause)
+    journal = HookedJournal(InMemoryJournal(), before=fail_at("model_call_settled", error=cause))
     provider = HeldProvider()
     agent = robota.Agent(provider=provider, model="m", journal=journal)
     controller = robota.AbortController()
@@ -538,7 +469,7 @@ async def test_s23_journaled_run_joins_provider_settlement_and_records_late_usag
     await asyncio.wait_for(provider.streaming.wait(), timeout=5)
     controller.abort()
     result = await asyncio.wait_for(task, timeout=5)
-    (settled,) = _of(await _records(journal, "e"), robota.ModelCallSettled)
+    (settled,) = records_of(await _records(journal, "e"), robota.ModelCallSettled)
     assert settled.message.usage == usage  # the late, chargeable usage is recorded
     assert result.usage.prompt_tokens == 120
 
@@ -575,10 +506,10 @@ async def test_s23_late_tool_intents_after_abort_are_recorded_but_never_dispatch
     controller.abort()
     result = await asyncio.wait_for(task, timeout=5)
     records = await _records(journal, "e")
-    (settled,) = _of(records, robota.ModelCallSettled)
+    (settled,) = records_of(records, robota.ModelCallSettled)
     assert [c.id for c in settled.message.tool_calls] == ["late_0"]  # the intent is recorded
     assert log == []  # and never dispatched
-    assert not _of(records, robota.EffectStarted)
+    assert not records_of(records, robota.EffectStarted)
     assert result.status == "interrupted"
     assert provider.calls == 1
 
@@ -619,7 +550,7 @@ async def test_s39_identical_input_guard_in_a_journaled_run_invents_no_undispatc
     assert len(provider.requests) == 2
     assert _undispatched(agent.history) == []  # S39: the journal keeps recovery authority
     records = await _records(journal, "e")
-    assert len(_of(records, robota.EffectStarted)) == 1
+    assert len(records_of(records, robota.EffectStarted)) == 1
     assert all("not dispatched" not in m.content for m in _history_in(records))
 
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
 import robota
+from journal_hooks import HookedJournal, fail_at, records_of
 from robota.testing import InMemoryJournal, ScriptedProvider
-
-R = TypeVar("R")
 
 # --------------------------------------------------------------------------- helpers
 
@@ -88,41 +87,6 @@ class SwitchGate:
         return None
 
 
-class FailingJournal(robota.ExecutionJournal):
-    """Wraps an :class:`InMemoryJournal`; its first append of ``kind`` raises ``OSError``."""
-
-    def __init__(self, inner: InMemoryJournal, kind: str) -> None:
-        self.inner = inner
-        self.kind = kind
-        self.failed = False
-
-    async def acquire(self, execution_id: str) -> robota.JournalLease:
-        return _FailingLease(self, await self.inner.acquire(execution_id))
-
-    async def read(self, execution_id: str) -> tuple[robota.JournalRecord, ...]:
-        return await self.inner.read(execution_id)
-
-
-class _FailingLease(robota.JournalLease):
-    def __init__(self, journal: FailingJournal, inner: robota.JournalLease) -> None:
-        self._journal = journal
-        self._inner = inner
-
-    @property
-    def execution_id(self) -> str:
-        return self._inner.execution_id
-
-    async def append(self, record: robota.JournalRecord) -> None:
-        journal = self._journal
-        if record.kind == journal.kind and not journal.failed:
-            journal.failed = True
-            raise OSError("disk full")
-        await self._inner.append(record)
-
-    async def release(self) -> None:
-        await self._inner.release()
-
-
 def _agent(
     journal: robota.ExecutionJournal | None,
     turns: Iterable[robota.testing.TurnLike],
@@ -138,10 +102,6 @@ def _agent(
         **options,  # type: ignore[arg-type]
     )
     return agent, provider
-
-
-def _of(records: Iterable[object], kind: type[R]) -> list[R]:
-    return [r for r in records if isinstance(r, kind)]
 
 
 DEPLOY = ("deploy", {"target": "prod"})
@@ -175,7 +135,7 @@ async def test_s40_outside_request_suspends_the_run_with_its_pending_request() -
     assert log.effects == []  # the effect waits for the answer
     assert len(provider.requests) == 1
     records = await journal.read("e")
-    (saved,) = _of(records, robota.OutsideRequested)
+    (saved,) = records_of(records, robota.OutsideRequested)
     assert (saved.request_id, saved.request_kind, saved.payload) == (
         request.id,
         "approval",
@@ -199,8 +159,8 @@ async def test_s40_suspension_returns_after_running_siblings_finish_leaving_unst
     # The running sibling finished rather than being interrupted, before run() returned ...
     assert log.events == ["slow started", "slow finished"]
     records = await journal.read("e")
-    started = {r.call_key: r.tool_name for r in _of(records, robota.EffectStarted)}
-    settled = {started[r.call_key]: r for r in _of(records, robota.EffectSettled)}
+    started = {r.call_key: r.tool_name for r in records_of(records, robota.EffectStarted)}
+    settled = {started[r.call_key]: r for r in records_of(records, robota.EffectSettled)}
     assert set(settled) == {"slow"}  # ... and its settlement was durable by then
     assert (settled["slow"].status, settled["slow"].content) == ("completed", "slow done")
     # The call that had not started stays pending: it never ran and has no result.
@@ -245,7 +205,7 @@ async def test_s40_respond_twice_to_one_request_is_a_state_error() -> None:
     await agent.respond("e", request_id, {"by": "ops"})
     with pytest.raises(robota.ExecutionStateError):
         await agent.respond("e", request_id, {"by": "someone else"})
-    responses = _of(await journal.read("e"), robota.OutsideResponded)
+    responses = records_of(await journal.read("e"), robota.OutsideResponded)
     assert [(r.request_id, r.response) for r in responses] == [(request_id, {"by": "ops"})]
 
 
@@ -255,7 +215,7 @@ async def test_s40_a_non_json_response_is_a_configuration_error() -> None:
     agent, _ = _agent(journal, [], Log())
     with pytest.raises(robota.ConfigurationError):
         await agent.respond("e", result.pending_requests[0].id, {"by": object()})
-    assert _of(await journal.read("e"), robota.OutsideResponded) == []
+    assert records_of(await journal.read("e"), robota.OutsideResponded) == []
 
 
 async def test_s40_respond_for_an_unknown_execution_is_a_state_error() -> None:
@@ -280,8 +240,8 @@ async def test_s40_resume_without_a_response_stays_suspended_and_runs_nothing() 
     assert len(log.deploy_bodies) == 1  # the body did not run again
     assert log.effects == []
     new = (await journal.read("e"))[len(records) :]
-    assert not _of(new, robota.EffectStarted)
-    assert not _of(new, robota.ModelCallStarted)
+    assert not records_of(new, robota.EffectStarted)
+    assert not records_of(new, robota.ModelCallStarted)
 
 
 async def test_s40_after_respond_resume_reruns_the_same_call_which_gets_the_response() -> None:
@@ -368,19 +328,20 @@ async def test_s40_outside_request_without_a_journal_fails_the_run() -> None:
 async def test_s40_a_rejected_request_write_fails_the_run_instead_of_suspending() -> None:
     inner = InMemoryJournal()
     log = Log()
-    agent, _ = _agent(FailingJournal(inner, "outside_requested"), [[DEPLOY]], log)
+    agent, _ = _agent(HookedJournal(inner, before=fail_at("outside_requested")), [[DEPLOY]], log)
     with pytest.raises(robota.StorageError):
         await agent.run("ship it", execution_id="e")
-    assert not _of(await inner.read("e"), robota.OutsideRequested)
+    assert not records_of(await inner.read("e"), robota.OutsideRequested)
     assert log.effects == []
 
 
 async def test_s40_a_persistence_failure_takes_precedence_over_a_wait() -> None:
     inner = InMemoryJournal()
     log = Log()
-    journal = FailingJournal(inner, "effect_settled")  # the slow sibling's settlement
+    # The slow sibling's settlement is the write rejected.
+    journal = HookedJournal(inner, before=fail_at("effect_settled"))
     agent, _ = _agent(journal, [[("slow", {}), DEPLOY]], log, tool_concurrency=2)
     with pytest.raises(robota.StorageError):
         await agent.run("ship it", execution_id="e")
     assert log.events == ["slow started", "slow finished"]
-    assert not _of(await inner.read("e"), robota.Checkpoint)
+    assert not records_of(await inner.read("e"), robota.Checkpoint)

@@ -18,7 +18,13 @@ from typing import Literal, TypeAlias, final
 
 from robota.core import ConfigurationError
 from robota.testing._conformance_checks import CHECKS
-from robota.testing._conformance_io import Limits, ScenarioFailed, bounded, describe
+from robota.testing._conformance_io import (
+    Limits,
+    ScenarioFailed,
+    bounded,
+    describe,
+    raise_for_failures,
+)
 from robota.testing._conformance_target import (
     CONFORMANCE_SCENARIOS,
     ConformanceScenario,
@@ -114,13 +120,11 @@ class ConformanceReport:
 
         Scenarios not run are listed in the message too, so a green test never hides them.
         """
-        if not self.failures:
-            return
-        lines = [f"provider conformance failed for {self.provider or 'the provider'}:"]
-        lines.extend(f"  - {failure}" for failure in self.failures)
-        if self.not_run:
-            lines.append(f"  (not run: {', '.join(self.not_run)})")
-        raise AssertionError("\n".join(lines))
+        raise_for_failures(
+            f"provider conformance failed for {self.provider or 'the provider'}",
+            self.failures,
+            self.not_run,
+        )
 
     def __str__(self) -> str:
         return "\n".join(

@@ -48,6 +48,7 @@ __all__ = [
     "open_stream",
     "output_schema",
     "plain_json",
+    "raise_for_failures",
     "raw_next",
 ]
 
@@ -69,6 +70,20 @@ class Limits:
     call_timeout: float
     abort_timeout: float
     settle_delay: float
+
+
+def raise_for_failures(title: str, failures: Sequence[object], not_run: Sequence[str]) -> None:
+    """Raise ``AssertionError`` listing ``failures`` under ``title``; nothing when there are none.
+
+    What was not run is named too, so a green test never hides it (both conformance kits).
+    """
+    if not failures:
+        return
+    lines = [f"{title}:"]
+    lines.extend(f"  - {failure}" for failure in failures)
+    if not_run:
+        lines.append(f"  (not run: {', '.join(not_run)})")
+    raise AssertionError("\n".join(lines))
 
 
 def describe(error: BaseException) -> str:

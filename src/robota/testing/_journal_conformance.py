@@ -29,7 +29,7 @@ from typing import final
 
 from robota.core import ConfigurationError
 from robota.testing._conformance import ScenarioStatus
-from robota.testing._conformance_io import ScenarioFailed, describe
+from robota.testing._conformance_io import ScenarioFailed, describe, raise_for_failures
 from robota.testing._journal_conformance_checks import (
     CHECKS,
     JOURNAL_CONFORMANCE_CHECKS,
@@ -118,13 +118,11 @@ class JournalConformanceReport:
 
         Checks not run are listed in the message too, so a green test never hides them.
         """
-        if not self.failures:
-            return
-        lines = [f"journal conformance failed for {self.journal or 'the journal'}:"]
-        lines.extend(f"  - {failure}" for failure in self.failures)
-        if self.not_run:
-            lines.append(f"  (not run: {', '.join(self.not_run)})")
-        raise AssertionError("\n".join(lines))
+        raise_for_failures(
+            f"journal conformance failed for {self.journal or 'the journal'}",
+            self.failures,
+            self.not_run,
+        )
 
     def __str__(self) -> str:
         return "\n".join(

@@ -508,7 +508,7 @@ class ToolExecutionService:
             # A cancellation the body caught from something of its own, not the run's: it ended
             # by raising, so that is its recorded outcome (never "did not start").
             status, result = "failed", ToolResult(_failure_text(tool, exc), is_error=True)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
             control = _control_in(exc)
             if control is not None:
                 # S39: e.g. raised inside a TaskGroup of the body; its own cause is kept.
