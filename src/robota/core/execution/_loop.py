@@ -250,13 +250,13 @@ class Execution:
             if settings.structured is not None:
                 # S18: asked once, before the first model call.
                 self._transport = choose_output_transport(settings.provider, settings.model)
-            before = self._store.snapshot()
             message = UserMessage(user_input)
             self._store.append(message)
             if self._journal is not None:
-                # S40: the execution's identity, state and starting history, before any call.
+                # S40: the execution's identity, state and starting history (its input last),
+                # before any call. Copied only here: a run without a journal stays O(1).
                 assert settings.runtime_state is not None
-                await self._journal.begin(settings.runtime_state, (*before, message))
+                await self._journal.begin(settings.runtime_state, self._store.snapshot())
             status = await self._settle(self._loop())
         except BaseException as error:
             failure = await self._failed(error)

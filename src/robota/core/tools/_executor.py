@@ -336,6 +336,12 @@ class ToolExecutionService:
         """
         assert len(outcomes) == len(calls)
         todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
+        if len(todo) == 1:
+            # One call runs inline — no task, nothing to halt beside it.
+            index = todo[0]
+            scope = _Scope(signal, emitter, execution_id, round, notify, journal=journal)
+            outcomes[index] = await self._run_one(index, calls[index], None, scope)
+            return
         if not todo:
             return
         batch = _Batch()
@@ -349,22 +355,19 @@ class ToolExecutionService:
             except BaseException as error:  # noqa: BLE001 - re-raised by raise_first
                 batch.halt(error)
 
-        if len(todo) == 1:
-            await one(todo[0], None)  # one call runs inline: no task
-        else:
-            limiter = asyncio.Semaphore(self._concurrency)
-            tasks = [asyncio.ensure_future(one(i, limiter)) for i in todo]
-            try:
-                await asyncio.wait(tasks)
-            except asyncio.CancelledError:
-                # Like gather: the calls are cancelled and waited for, so nothing of the batch
-                # outlives the run (its slot and journal lease are released after this).
-                for task in tasks:
-                    task.cancel()
-                while not all(task.done() for task in tasks):
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await asyncio.wait(tasks)
-                raise
+        limiter = asyncio.Semaphore(self._concurrency)
+        tasks = [asyncio.ensure_future(one(i, limiter)) for i in todo]
+        try:
+            await asyncio.wait(tasks)
+        except asyncio.CancelledError:
+            # Like gather: the calls are cancelled and waited for, so nothing of the batch
+            # outlives the run (its slot and journal lease are released after this).
+            for task in tasks:
+                task.cancel()
+            while not all(task.done() for task in tasks):
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait(tasks)
+            raise
         batch.raise_first()
 
     async def invoke(
