@@ -242,7 +242,7 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> _Backend:
 
 
 def test_s10_two_workers_racing_to_resume_exactly_one_proceeds(
-    backend: _Backend, tmp_path: Path
+    backend: _Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     eid = f"race-{uuid.uuid4().hex}"
     effects = tmp_path / f"{eid}.effects"
@@ -270,6 +270,11 @@ def test_s10_two_workers_racing_to_resume_exactly_one_proceeds(
     assert len(winners) == 1, reports
     assert len(losers) == 1, reports
     # The loser was refused at once, not after waiting for the winner's slow tools (>= 4.5 s).
+    with capsys.disabled():
+        print(
+            f"\nS10 resume race, {backend.spec.partition(':')[0]}: loser refused after "
+            f"{losers[0]['elapsed'] * 1000:.0f} ms"
+        )
     assert losers[0]["elapsed"] < 1.0, losers[0]
     labels = Counter(label for _, label in _effect_lines(effects))
     assert labels == Counter({"a": 1, "b": 1, "c": 1})

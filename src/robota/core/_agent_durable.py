@@ -115,7 +115,10 @@ class DurableAgentMixin:
         execution started with are kept. The restored history stays with this agent (a fresh
         agent receives it; an agent whose history already is a prefix of it is extended). A
         completed execution returns its result again; a suspended one whose requests are not
-        all answered returns ``status="suspended"`` again without running anything.
+        all answered returns ``status="suspended"`` again without running anything. An execution
+        a loop guard stopped (S39: identical tool input, ``tool_choice="none"`` violated) keeps
+        the limits it started with, so resuming it raises the same error again; the journal
+        keeps the refused calls undispatched rather than inventing results for them.
 
         Args:
             execution_id: The execution (``RunResult.execution_id``, or the id the host chose).
