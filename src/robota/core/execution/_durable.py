@@ -150,10 +150,11 @@ async def settle_item(
                 + ("tool's result the model will see" if item.kind == "effect" else "reply")
             )
         if item.kind == "model_call" and happened and item.call_id is not None:
-            # The reply the host vouches for becomes the call's settled response, recorded once
+            # The reply the host vouches for becomes the call's settled response, in one record
             # with its own identity, so every later recovery restores the same message.
             reply = AssistantMessage(text or "", model=recovery.state.model)
             await append_record(lease, ModelCallSettled(item.call_id, reply))
+            return
         await append_record(lease, Reconciled(item_id, happened, text))
 
 

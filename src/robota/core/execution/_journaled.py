@@ -129,6 +129,7 @@ class Recovery:
     rounds: int = 0
     last_call: tuple[ModelCallStarted, ModelCallSettled] | None = None
     resume_calls: tuple[int, ...] = ()
+    unanswered: tuple[int, ...] = ()
     effects: dict[str, _Effect] = field(default_factory=dict)
     requests: dict[str, OutsideRequested] = field(default_factory=dict)
     responses: dict[str, Any] = field(default_factory=dict)
@@ -274,11 +275,13 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
         begun, settled = settled_calls[-1]
         recovery.last_call = (begun, settled)
         message = settled.message
-        if settled.outcome == "success" and message.tool_calls:
+        if message.tool_calls:
             answered = _answered(history, message)
-            recovery.resume_calls = tuple(
+            recovery.unanswered = tuple(
                 i for i in range(len(message.tool_calls)) if i not in answered
             )
+        if settled.outcome == "success" and message.state == "complete" and message.tool_calls:
+            recovery.resume_calls = recovery.unanswered
             for index in recovery.resume_calls:
                 uncertain = recovery.effects.get(call_key_of(begun.call_id, index))
                 if uncertain is not None and uncertain.state == "started" and uncertain.started:
@@ -444,7 +447,7 @@ class JournalBinding:
         self._unsaved: list[Message] = []
         self._model_call = ""
         self.suspended: list[OutsideRequest] = []
-        self._failure: StorageError | None = None
+        self._failure: ExecutionControlError | None = None
         self._waits: dict[str, ExecutionControlError] = {}
 
     async def write(self, record: JournalRecord) -> None:
@@ -463,7 +466,7 @@ class JournalBinding:
             ) from self._failure
         try:
             await self._lease.append(record)
-        except StorageError as rejected:
+        except ExecutionControlError as rejected:  # a StorageError, or the journal's own outcome
             self._failure = rejected
             raise
         except Exception as exc:

@@ -328,7 +328,12 @@ class Execution:
                     self._output_override = self.settings.summary_fallback
                 return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
             if message is None:
-                return await self._turn(guard)  # the next model call follows
+                # The next model call follows; calls of the last response that history does
+                # not answer (it failed or was cut short, then the process died) get theirs.
+                for index in recovery.unanswered:
+                    call = settled.message.tool_calls[index]
+                    self._store.append(_unrun_answer(call, settled.outcome).to_message())
+                return await self._turn(guard)
             assert self._journal is not None
             self._journal.resume_from(begun.call_id)
             return await self._turn(guard, resumed=(message, recovery.resume_calls))
@@ -482,10 +487,6 @@ class Execution:
             if message is None:
                 return self._stopped("context_limit")
             if message.state == "interrupted":
-                # S34/S38: calls of a cut-short response never ran; each gets its answer so no
-                # later request carries a call without its result.
-                for call in message.tool_calls:
-                    self._store.append(interrupted(call).to_message())
                 return self._stopped("interrupted")
             if not message.tool_calls:
                 if message.content.strip():
@@ -642,7 +643,8 @@ class Execution:
             else:
                 # A control outcome (S39), or cancellation of the run's task: commit, then
                 # let it propagate.
-                pending.commit(interrupted=True)
+                cut = pending.commit(interrupted=True)
+                self._answer_unrun(cut, "interrupted")
                 observe("failure" if isinstance(error, Exception) else "interrupted", True)
                 raise
         if failure is not None:
@@ -657,6 +659,8 @@ class Execution:
             # S40/S23: the response — a late one's usage and tool intents included — is durable
             # before it is used; a failed write wins over a cancellation that raced it.
             await journal.model_call_settled(call_id, message, outcome, dispatched)
+        if outcome != "success":
+            self._answer_unrun(message, outcome)
         self._record_effort(dispatched)
         observe(outcome, dispatched)
         if round_emitter.enabled:
@@ -675,6 +679,15 @@ class Execution:
         if failure is not None:
             raise failure
         return message
+
+    def _answer_unrun(self, message: AssistantMessage, outcome: _Outcome) -> None:
+        """Answer the calls of a response that did not complete (S34, S38).
+
+        They never ran; each gets its answer, so no later request carries a call without its
+        result.
+        """
+        for call in message.tool_calls:
+            self._store.append(_unrun_answer(call, outcome).to_message())
 
     def _record_effort(self, dispatched: bool) -> None:
         # S24: the outcome says what went on the wire. A round without dispatch (a cache hit)
@@ -1005,6 +1018,12 @@ class _NativeCapture:
                 "order": order,
             },
         )
+
+
+def _unrun_answer(call: ToolCall, outcome: str) -> ToolCallOutcome:
+    if outcome == "interrupted":
+        return interrupted(call)
+    return not_dispatched(call, "the response it came with did not complete")
 
 
 def _as_provider_error(error: Exception, provider: str, model: str | None) -> RobotaError:

@@ -365,8 +365,11 @@ class ToolExecutionService:
             for task in tasks:
                 task.cancel()
             while not all(task.done() for task in tasks):
-                with contextlib.suppress(asyncio.CancelledError):
+                try:
                     await asyncio.wait(tasks)
+                except asyncio.CancelledError:
+                    for task in tasks:
+                        task.cancel()  # a further cancellation reaches the bodies too
             raise
         batch.raise_first()
 
@@ -411,7 +414,15 @@ class ToolExecutionService:
             if arguments is None:
                 text = f"Invalid arguments for tool {tool.name!r}: {problem}."
                 return scope.finish(self._refused(call, tool, text, emitter))
-            return await self._admit_and_run(tool, call, arguments, scope, index)
+            try:
+                return await self._admit_and_run(tool, call, arguments, scope, index)
+            except asyncio.CancelledError as exc:
+                if _being_cancelled():
+                    raise
+                # A cancellation of the gate's own (an admission or post-hook await), not the
+                # run's: that call failed; it is never reported as not started.
+                result = ToolResult(_failure_text(tool, exc), is_error=True)
+                return scope.finish(ToolCallOutcome(call, "failed", result, source=tool.source))
 
     async def _admit_and_run(
         self,

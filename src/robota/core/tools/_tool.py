@@ -166,7 +166,8 @@ class ToolContext:
         :meth:`~robota.Agent.respond` and called :meth:`~robota.Agent.resume`, the same logical
         call runs again — admission (permissions, hooks) decides again — and this call returns
         the saved response at once. Call it before any side effect: everything the body did
-        before it runs again on resume.
+        before it runs again on resume. Let the suspension propagate: it wins even when the body
+        catches it, and whatever the body did after catching it runs again on resume.
 
         Args:
             kind: What kind of response is wanted, in the tool's own words (``"approval"``).
