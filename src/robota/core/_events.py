@@ -201,6 +201,7 @@ class EventNames:
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
     HISTORY_TRIMMED: Final = "history.trimmed"
     TOOL_REQUESTED: Final = "tool.requested"
+    TOOL_QUEUE_OBSERVED: Final = "tool.queue_observed"
     TOOL_STARTED: Final = "tool.started"
     TOOL_COMPLETED: Final = "tool.completed"
     TOOL_FAILED: Final = "tool.failed"

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
@@ -193,6 +194,7 @@ class _Scope:
     approver: Approver | None = None
     journal: EffectJournal | None = None
     batch: _Batch | None = None
+    submitted_at: float = 0.0
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -336,16 +338,34 @@ class ToolExecutionService:
         """
         assert len(outcomes) == len(calls)
         todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
+        submitted = time.time() if emitter.enabled else 0.0  # S39: tool queue observations
         if len(todo) == 1:
             # One call runs inline — no task, nothing to halt beside it.
             index = todo[0]
-            scope = _Scope(signal, emitter, execution_id, round, notify, journal=journal)
+            scope = _Scope(
+                signal,
+                emitter,
+                execution_id,
+                round,
+                notify,
+                journal=journal,
+                submitted_at=submitted,
+            )
             outcomes[index] = await self._run_one(index, calls[index], None, scope)
             return
         if not todo:
             return
         batch = _Batch()
-        scope = _Scope(signal, emitter, execution_id, round, notify, journal=journal, batch=batch)
+        scope = _Scope(
+            signal,
+            emitter,
+            execution_id,
+            round,
+            notify,
+            journal=journal,
+            batch=batch,
+            submitted_at=submitted,
+        )
 
         async def one(index: int, limiter: asyncio.Semaphore | None) -> None:
             try:
@@ -403,17 +423,22 @@ class ToolExecutionService:
             )
         tool = self.registry.get(call.name)
         if tool is None:
+            _observe_queue(scope, call, "refusal", "unavailable")
             return scope.finish(self._unavailable(call, emitter))
         if scope.signal.aborted:
+            _observe_queue(scope, call, "refusal", "interrupted")
             return scope.finish(interrupted(call))
         async with limiter or contextlib.nullcontext():
             if limiter is not None and _aborted(scope.signal):
                 # Queued behind the limit when the abort landed (S38).
+                _observe_queue(scope, call, "refusal", "interrupted")
                 return scope.finish(interrupted(call))
             arguments, problem = _parse_arguments(call.arguments)
             if arguments is None:
+                _observe_queue(scope, call, "refusal", "invalid_arguments")
                 text = f"Invalid arguments for tool {tool.name!r}: {problem}."
                 return scope.finish(self._refused(call, tool, text, emitter))
+            _observe_queue(scope, call, "admission")
             try:
                 return await self._admit_and_run(tool, call, arguments, scope, index)
             except asyncio.CancelledError as exc:
@@ -590,6 +615,30 @@ class ToolExecutionService:
                 },
             )
         return ToolCallOutcome(call, "refused", ToolResult(text, is_error=True), source=tool.source)
+
+
+def _observe_queue(scope: _Scope, call: ToolCall, selection: str, reason: str = "") -> None:
+    """S39: one tool queue observation — submission until selection for admission or refusal.
+
+    It covers only the wait in the queue: admission, permission and body work come after it,
+    and it never certifies an effect or stands in for a settlement. Built only when someone
+    listens; an observer's failure is contained by the emitter and changes nothing.
+    """
+    emitter = scope.emitter
+    if emitter.enabled:
+        selected = time.time()
+        emitter.emit(
+            EventNames.TOOL_QUEUE_OBSERVED,
+            {
+                "provider_call_id": call.id,
+                "tool_name": call.name,
+                "submitted_at": scope.submitted_at,
+                "selected_at": selected,
+                "waited": max(0.0, selected - scope.submitted_at),
+                "selection": selection,
+                "reason": reason,
+            },
+        )
 
 
 def _being_cancelled() -> bool:
