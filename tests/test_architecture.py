@@ -103,3 +103,16 @@ def test_testing_kit_may_not_import_providers(tmp_path: pathlib.Path) -> None:
     result = _lint(project)
     assert result.returncode != 0
     assert "robota.testing is not allowed to import robota.providers" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "line", ["import robota.core.execution._loop\n", "from robota.core._messages import Message\n"]
+)
+def test_s44_orchestration_contracts_may_import_only_errors_and_usage(
+    tmp_path: pathlib.Path, line: str
+) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "core" / "orchestration" / "_bad.py").write_text(line)
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.core.orchestration is not allowed to import" in result.stdout
