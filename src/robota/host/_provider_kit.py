@@ -17,7 +17,7 @@ from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
 from json import JSONDecodeError
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import httpx2
 
@@ -340,13 +340,25 @@ class SDKProvider(Provider):
     refuses hosted tools this instance does not enable before any transport; the effort is
     resolved by the subclass's :meth:`~robota.Provider.resolve_effort`; an instance told not to
     stream makes a complete call and replays it as events; :meth:`aclose` closes the SDK client
-    unless its ``http_client`` was the caller's. A subclass sets ``_client``, ``_owns_client``
-    and ``_streaming`` and implements :meth:`_send` and :meth:`_open`.
+    unless its ``http_client`` was the caller's. A subclass sets ``_name``, ``_url`` (the base
+    URL it was given, or ``None``), ``_client``, ``_owns_client`` and ``_streaming`` and
+    implements :meth:`_send` and :meth:`_open`.
     """
 
+    _name: str
+    _url: str | None
     _client: Any
     _owns_client: bool
     _streaming: bool
+
+    @property
+    def name(self) -> str:
+        """The provider's name: the one given to the constructor, else the vendor's."""
+        return self._name
+
+    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
+        """``"custom"`` when a base URL was set (here or in the vendor's URL setting), S18."""
+        return "vendor_default" if not self._url else "custom"
 
     @abstractmethod
     async def _send(

@@ -15,7 +15,6 @@ from typing import Final, final
 
 from robota.core._errors import (
     ConfigurationError,
-    ExecutionControlError,
     RobotaError,
     StorageError,
 )
@@ -32,7 +31,13 @@ from robota.core.execution._journal import (
     ReconciliationRequired,
     RuntimeState,
 )
-from robota.core.execution._journaled import Recovery, recover, state_items, state_value
+from robota.core.execution._journaled import (
+    Recovery,
+    append_record,
+    recover,
+    state_items,
+    state_value,
+)
 
 __all__ = [
     "MAX_EXECUTION_ID",
@@ -184,18 +189,6 @@ async def read_records(journal: ExecutionJournal, execution_id: str) -> tuple[Jo
         raise StorageError(
             f"the execution journal failed to read execution {execution_id!r}: {exc!r}",
             cause=exc,
-        ) from exc
-
-
-async def append_record(lease: JournalLease, record: JournalRecord) -> None:
-    """Append through ``lease``; a journal's own failure becomes a StorageError."""
-    try:
-        await lease.append(record)
-    except (StorageError, ExecutionControlError):
-        raise
-    except Exception as exc:
-        raise StorageError(
-            f"the execution journal rejected a {record.kind} record: {exc!r}", cause=exc
         ) from exc
 
 

@@ -55,6 +55,7 @@ from robota.core.tools._tool import ToolResult
 __all__ = [
     "JournalBinding",
     "Recovery",
+    "append_record",
     "catalog_digest",
     "recover",
     "restore_plan",
@@ -465,18 +466,10 @@ class JournalBinding:
                 cause=self._failure,
             ) from self._failure
         try:
-            await self._lease.append(record)
+            await append_record(self._lease, record)
         except ExecutionControlError as rejected:  # a StorageError, or the journal's own outcome
             self._failure = rejected
             raise
-        except Exception as exc:
-            failure = StorageError(
-                f"the execution journal rejected a {record.kind} record of execution "
-                f"{self.execution_id!r}: {exc!r}",
-                cause=exc,
-            )
-            self._failure = failure
-            raise failure from exc
 
     # history -----------------------------------------------------------------------
 
@@ -624,6 +617,20 @@ class _OutsideChannel:
         )
         binding._waits[self._key] = wait  # it wins even if the body catches it
         raise wait
+
+
+async def append_record(lease: JournalLease, record: JournalRecord) -> None:
+    """Append through ``lease``; a journal's own failure becomes a StorageError (cause kept)."""
+    try:
+        await lease.append(record)
+    except ExecutionControlError:
+        raise  # a StorageError, or the journal's own control outcome, as it is
+    except Exception as exc:
+        raise StorageError(
+            f"the execution journal rejected a {record.kind} record of execution "
+            f"{lease.execution_id!r}: {exc!r}",
+            cause=exc,
+        ) from exc
 
 
 def restore_plan(

@@ -875,11 +875,10 @@ class Execution:
         round_emitter = self.emitter.child("round", str(self._rounds))
         for index in answered:
             outcomes[index] = interrupted(calls[index])  # a placeholder: already in history
-        work = outcomes
         try:
             await self._tools.run_batch(
                 calls,
-                work,
+                outcomes,
                 signal=self._signal,
                 emitter=round_emitter,
                 execution_id=self.run_id,
@@ -892,9 +891,9 @@ class Execution:
                 # S40: the journal holds what settled; nothing transcript-only is invented, and
                 # calls that did not start stay pending.
                 raise
-            self._record_results(self._answers(calls, work, answered), round_emitter)
+            self._record_results(self._answers(calls, outcomes, answered), round_emitter)
             raise
-        settled = self._answers(calls, work, answered)
+        settled = self._answers(calls, outcomes, answered)
         self._record_results(settled, round_emitter)
         return [o.call for o in settled if o.status == "unavailable" and o.call is not None]
 

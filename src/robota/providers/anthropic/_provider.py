@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, Final, Literal, final
+from typing import Any, Final, final
 
 from robota.core import (
     AbortSignal,
@@ -143,15 +143,6 @@ class AnthropicProvider(SDKProvider):
         self._url = base_url if base_url is not None else os.environ.get(_BASE_URL_VARIABLE)
         self._projector = ToolProjector(ANTHROPIC_POLICY, name)
         register_anthropic_models(name)
-
-    @property
-    def name(self) -> str:
-        """The provider's name (``"anthropic"`` unless set)."""
-        return self._name
-
-    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
-        """``"custom"`` when a base URL was set (here or in ``ANTHROPIC_BASE_URL``), S18."""
-        return "vendor_default" if not self._url else "custom"
 
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what Anthropic states for its models in general."""

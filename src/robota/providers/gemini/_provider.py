@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
-from typing import Any, Final, Literal, final
+from typing import Any, Final, final
 
 from robota.core import (
     AbortSignal,
@@ -153,15 +153,6 @@ class GeminiProvider(SDKProvider):
         self._url = base_url
         self._projector = ToolProjector(GEMINI_POLICY, name)
         register_gemini_models(name)
-
-    @property
-    def name(self) -> str:
-        """The provider's name (``"gemini"`` unless set)."""
-        return self._name
-
-    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
-        """``"custom"`` when a base URL was set (here or in ``GOOGLE_GEMINI_BASE_URL``), S18."""
-        return "vendor_default" if not self._url else "custom"
 
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what Google states for Gemini models in general."""

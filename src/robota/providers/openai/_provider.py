@@ -128,18 +128,9 @@ class OpenAIProvider(SDKProvider):
         register_openai_models(name)
 
     @property
-    def name(self) -> str:
-        """The provider's name (``"openai"`` unless set)."""
-        return self._name
-
-    @property
     def api(self) -> OpenAIAPI:
         """The API this instance speaks."""
         return self._api_name
-
-    def endpoint_provenance(self) -> Literal["vendor_default", "custom"]:
-        """``"custom"`` when a base URL was set (here or in ``OPENAI_BASE_URL``), S18."""
-        return "vendor_default" if not self._url else "custom"
 
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what OpenAI states for its current models in general.

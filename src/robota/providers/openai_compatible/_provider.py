@@ -168,11 +168,6 @@ class OpenAICompatibleProvider(SDKProvider):
                 replace=True,
             )
 
-    @property
-    def name(self) -> str:
-        """The provider's name (``"openai-compatible"`` unless set)."""
-        return self._name
-
     def endpoint_provenance(self) -> Literal["custom"]:
         """Always ``"custom"``: this is never the vendor's own endpoint (S18)."""
         return "custom"
