@@ -81,6 +81,8 @@ def test_all_is_pinned() -> None:
     # Adding or removing a public name is a deliberate act: update this list with it.
     assert sorted(robota.__all__) == [
         "ANNOTATION_KEYWORDS",
+        "AUTO_DEFERRAL_SCHEMA_SHARE",
+        "AUTO_DEFERRAL_TOOL_COUNT",
         "AbortController",
         "AbortError",
         "AbortSignal",
@@ -251,6 +253,7 @@ def test_all_is_pinned() -> None:
         "StructuredOutputTransport",
         "SystemMessage",
         "TOOL_RESULT_BUDGET",
+        "TOOL_SEARCH_NAME",
         "TextDelta",
         "Tool",
         "ToolCall",
@@ -260,6 +263,7 @@ def test_all_is_pinned() -> None:
         "ToolCallStarted",
         "ToolChoice",
         "ToolContext",
+        "ToolDeferral",
         "ToolExecutionError",
         "ToolGate",
         "ToolInvocation",
@@ -268,6 +272,7 @@ def test_all_is_pinned() -> None:
         "ToolOutcomeStatus",
         "ToolOutput",
         "ToolRegistry",
+        "ToolResidency",
         "ToolResult",
         "ToolSpec",
         "UNAVAILABLE_TOOL_ROUNDS",

@@ -89,6 +89,7 @@ from robota.core.execution._structured import (
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.providers._effort import EffortSelection, check_effort
 from robota.core.providers._resolve import provider_for_model
+from robota.core.tools._deferral import ToolCatalog, ToolDeferral
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._tool import Tool
@@ -239,6 +240,15 @@ class Agent(DurableAgentMixin):
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an
             interrupted, crashed or suspended execution — in this process or another. The agent
             never closes it.
+        tool_deferral: Tool deferral (S19). ``"auto"`` (default) withholds the schemas of tools
+            made with ``defer=True`` (``residency="deferred"``) once there are
+            :data:`~robota.AUTO_DEFERRAL_TOOL_COUNT` of them or their estimated schema tokens
+            reach :data:`~robota.AUTO_DEFERRAL_SCHEMA_SHARE` of the model's context window;
+            ``"on"`` always withholds them, ``"off"`` never does. A withheld tool is offered
+            from the round after the built-in ``tool_search`` found it. Permissions are decided
+            by name only, loaded or not, and :meth:`invoke_tool` reaches deferred tools.
+        tool_search: Provide the built-in ``tool_search`` (default). With ``False``, a
+            configuration that would withhold a schema is refused: nothing could load it.
 
     Raises:
         ConfigurationError: for contradictory or invalid options; the message says what to fix.
@@ -246,6 +256,7 @@ class Agent(DurableAgentMixin):
 
     __slots__ = (
         "_allow_tool_only",
+        "_catalog",
         "_close_errors",
         "_context_limit_message",
         "_current",
@@ -311,6 +322,8 @@ class Agent(DurableAgentMixin):
         output_instruction: str = DEFAULT_OUTPUT_INSTRUCTION,
         output_feedback: str = DEFAULT_OUTPUT_FEEDBACK,
         journal: ExecutionJournal | None = None,
+        tool_deferral: ToolDeferral = "auto",
+        tool_search: bool = True,
     ) -> None:
         if journal is not None and not isinstance(journal, ExecutionJournal):
             raise ConfigurationError(
@@ -355,8 +368,14 @@ class Agent(DurableAgentMixin):
         if event_service is not None:
             for registered in self._tools:
                 registered.event_service = event_service  # S33: the last agent to set one wins
+        self._catalog = ToolCatalog(
+            self._tools,
+            setting=tool_deferral,
+            search=bool(tool_search),
+            window=self._context_window,
+        )
         self._executor = ToolExecutionService(
-            self._tools, concurrency=tool_concurrency, gate=tool_gate
+            self._tools, concurrency=tool_concurrency, gate=tool_gate, catalog=self._catalog
         )
         self._plugins = list(plugins)
         for plugin in self._plugins:
@@ -377,6 +396,8 @@ class Agent(DurableAgentMixin):
             interrupted_annotation=interrupted_annotation,
         )
         self._current: Execution | None = None
+        for message in self._store.messages:
+            self._catalog.note(message)  # S19: a restored conversation keeps what it loaded
         self._store.observer = self._on_history
         self._system_prompt = system_prompt
         if system_prompt:
@@ -404,6 +425,9 @@ class Agent(DurableAgentMixin):
             f"model {spec!r} does not name one of this agent's providers; write "
             f"'provider:model' with a provider among: {names}"
         )
+
+    def _context_window(self) -> int:
+        return get_model_context_window(self._model, provider=self._provider.name)
 
     @property
     def name(self) -> str:
@@ -741,6 +765,8 @@ class Agent(DurableAgentMixin):
     def _on_history(self, mutation: HistoryMutation) -> None:
         execution = self._current
         emitter = execution.emitter if execution is not None else self._emitter
+        if mutation.kind == "append" and mutation.message is not None:
+            self._catalog.note(mutation.message)  # S19: tool_search results load their tools
         if emitter.enabled:
             if mutation.kind == "append":
                 emitter.emit(EventNames.HISTORY_APPENDED, {"message": mutation.message})

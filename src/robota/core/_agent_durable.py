@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from robota.core._history import ConversationStore
     from robota.core._plugins import Plugin
     from robota.core.execution._slot import RunSlot
+    from robota.core.tools._deferral import ToolCatalog
     from robota.core.tools._executor import ToolExecutionService
     from robota.core.tools._registry import ToolRegistry
 
@@ -58,6 +59,7 @@ class DurableAgentMixin:
         _store: ConversationStore
         _tools: ToolRegistry
         _executor: ToolExecutionService
+        _catalog: ToolCatalog
         _plugins: list[Plugin]
         _slot: RunSlot
 
@@ -82,7 +84,7 @@ class DurableAgentMixin:
             model=settings.model,
             system_prompt=self._store.system_prompt,
             tool_catalog_digest=catalog_digest(self._tools.specs()),
-            tool_residency=tuple((tool.name, "resident") for tool in self._tools),
+            tool_residency=self._catalog.residency(),
             max_rounds=settings.max_rounds,
             max_same_tool_inputs=settings.max_same_tool_inputs,
             allow_tool_only_completion=settings.allow_tool_only_completion,

@@ -1,5 +1,14 @@
 """Tools (S41): the base class, ``@tool``, the registry and the execution service."""
 
+from robota.core.tools._deferral import (
+    AUTO_DEFERRAL_SCHEMA_SHARE,
+    AUTO_DEFERRAL_TOOL_COUNT,
+    TOOL_SEARCH_NAME,
+    ToolCatalog,
+    ToolDeferral,
+    ToolSearchTool,
+    estimate_schema_tokens,
+)
 from robota.core.tools._executor import (
     Admission,
     ToolCallOutcome,
@@ -17,11 +26,15 @@ from robota.core.tools._tool import (
     Tool,
     ToolContext,
     ToolOutput,
+    ToolResidency,
     ToolResult,
     to_tool_result,
 )
 
 __all__ = [
+    "AUTO_DEFERRAL_SCHEMA_SHARE",
+    "AUTO_DEFERRAL_TOOL_COUNT",
+    "TOOL_SEARCH_NAME",
     "Admission",
     "ArgumentKind",
     "FunctionTool",
@@ -30,15 +43,20 @@ __all__ = [
     "RiskClass",
     "Tool",
     "ToolCallOutcome",
+    "ToolCatalog",
     "ToolContext",
+    "ToolDeferral",
     "ToolExecutionService",
     "ToolGate",
     "ToolInvocation",
     "ToolLike",
     "ToolOutput",
     "ToolRegistry",
+    "ToolResidency",
     "ToolResult",
+    "ToolSearchTool",
     "as_tool",
+    "estimate_schema_tokens",
     "to_tool_result",
     "tool",
 ]

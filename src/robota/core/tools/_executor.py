@@ -49,6 +49,7 @@ from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
+from robota.core.tools._deferral import ToolCatalog
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import (
     OutsideResponder,
@@ -277,12 +278,18 @@ class ToolExecutionService:
         registry: The agent's tools.
         concurrency: Most bodies of one response running at once (>= 1).
         gate: The admission seam; ``None`` admits every valid call.
+        catalog: Tool deferral over ``registry`` (S19); ``None``: every tool is offered.
     """
 
-    __slots__ = ("_concurrency", "_offered", "gate", "registry")
+    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry")
 
     def __init__(
-        self, registry: ToolRegistry, *, concurrency: int = 8, gate: ToolGate | None = None
+        self,
+        registry: ToolRegistry,
+        *,
+        concurrency: int = 8,
+        gate: ToolGate | None = None,
+        catalog: ToolCatalog | None = None,
     ) -> None:
         limit: object = concurrency  # untyped callers can pass anything
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -292,14 +299,29 @@ class ToolExecutionService:
         self.registry = registry
         self._concurrency = concurrency
         self.gate = gate
+        self.catalog = catalog
+        if catalog is not None:
+            catalog.withheld = self._withheld
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
 
-    def offered_specs(self) -> tuple[ToolSpec, ...]:
-        """The tools offered to the model: the registry's, minus any the gate withholds.
+    def _withheld(self, tool: Tool) -> bool:
+        decide = getattr(self.gate, "offered", None)
+        return decide is not None and not decide(tool)
 
-        S12: a tool denied outright is not offered (rather than offered and refused every call).
+    def resolve(self, name: str) -> Tool | None:
+        """The tool a model's call named ``name`` runs (``tool_search`` while deferral engages)."""
+        if self.catalog is not None:
+            return self.catalog.resolve(name)
+        return self.registry.get(name)
+
+    def offered_specs(self) -> tuple[ToolSpec, ...]:
+        """The tools offered to the model, read fresh every round (S19).
+
+        The registry's — or with deferral engaged, the resident ones, ``tool_search`` and the
+        loaded ones — minus any the gate withholds. S12: a tool denied outright is not offered
+        (rather than offered and refused every call).
         """
-        specs = self.registry.specs()
+        specs = self.catalog.visible() if self.catalog is not None else self.registry.specs()
         cached_for, offered = self._offered
         if cached_for is specs:
             return offered
@@ -309,7 +331,7 @@ class ToolExecutionService:
         else:
             kept: list[ToolSpec] = []
             for spec in specs:
-                tool = self.registry.get(spec.name)
+                tool = self.resolve(spec.name)
                 if tool is not None and decide(tool):
                     kept.append(spec)
             offered = tuple(kept)
@@ -421,7 +443,7 @@ class ToolExecutionService:
                 EventNames.TOOL_REQUESTED,
                 {"provider_call_id": call.id, "tool_name": call.name, "arguments": call.arguments},
             )
-        tool = self.registry.get(call.name)
+        tool = self.resolve(call.name)
         if tool is None:
             _observe_queue(scope, call, "refusal", "unavailable")
             return scope.finish(self._unavailable(call, emitter))
@@ -583,12 +605,20 @@ class ToolExecutionService:
         return outcome
 
     def _unavailable(self, call: ToolCall, emitter: EventEmitter) -> ToolCallOutcome:
-        available = self.registry.names()
+        catalog = self.catalog
+        hidden = catalog.deferred_count() if catalog is not None else 0
+        if hidden:
+            # S19: what is actually available is what is offered; the rest is found by search.
+            available = tuple(spec.name for spec in self.offered_specs())
+        else:
+            available = self.registry.names()
         listing = ", ".join(available) if available else "none"
         text = (
             f"Tool {call.name!r} is not available, so this call was not executed. "
             f"Available tools: {listing}."
         )
+        if hidden:
+            text += f" {hidden} more can be found with tool_search."
         if emitter.enabled:
             emitter.emit(
                 EventNames.TOOL_SKIPPED,

@@ -109,6 +109,7 @@ class FunctionTool(Tool):
         argument: PermissionArgument | None = None,
         thread: bool = True,
         source: str | None = None,
+        defer: bool = False,
         namespace: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
@@ -176,6 +177,7 @@ class FunctionTool(Tool):
             risk=risk,
             permission_argument=argument,
             source=source,
+            defer=defer,
         )
         functools.update_wrapper(self, fn)
 
@@ -216,7 +218,18 @@ class FunctionTool(Tool):
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> FunctionTool: ...
+def tool(
+    fn: Callable[..., Any],
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    risk: RiskClass | None = None,
+    argument: PermissionArgument | None = None,
+    thread: bool = True,
+    source: str | None = None,
+    defer: bool = False,
+) -> FunctionTool: ...
 @overload
 def tool(
     *,
@@ -226,6 +239,7 @@ def tool(
     argument: PermissionArgument | None = None,
     thread: bool = True,
     source: str | None = None,
+    defer: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -237,10 +251,12 @@ def tool(
     argument: PermissionArgument | None = None,
     thread: bool = True,
     source: str | None = None,
+    defer: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function, sync or async.
 
-    Use bare (``@tool``) or with options (``@tool(name="search", risk="inspect")``)::
+    Use bare (``@tool``), with options (``@tool(name="search", risk="inspect")``), or as a call
+    (``robota.tool(fn, defer=True)``)::
 
         @robota.tool
         async def get_weather(city: str, ctx: robota.ToolContext) -> str:
@@ -260,6 +276,8 @@ def tool(
         thread: Run a synchronous function in a worker thread (default) rather than on the
             event loop.
         source: Who provides the tool, as the host declares it (kept on every record, S39).
+        defer: Make the tool deferred (S19): once the agent's ``tool_deferral`` engages, its
+            schema is withheld from requests until the built-in ``tool_search`` loads it.
 
     Raises:
         ConfigurationError: when a parameter cannot be described to a model (no annotation,
@@ -275,6 +293,7 @@ def tool(
             argument=argument,
             thread=thread,
             source=source,
+            defer=defer,
             namespace=namespace,
         )
 

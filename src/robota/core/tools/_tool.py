@@ -31,6 +31,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolOutput",
+    "ToolResidency",
     "ToolResult",
     "to_tool_result",
 ]
@@ -38,6 +39,10 @@ __all__ = [
 RiskClass: TypeAlias = Literal["inspect", "modify", "execute"]
 """What a tool can do (S21): look (``inspect``), change state (``modify``), run code
 (``execute``). A tool that declares none is treated at least as cautiously as a risky one."""
+
+ToolResidency: TypeAlias = Literal["resident", "deferred"]
+"""Whether a tool's schema is always offered (``resident``, the default) or withheld until the
+built-in ``tool_search`` loads it (``deferred``), once the agent's deferral is engaged (S19)."""
 
 ArgumentKind: TypeAlias = Literal["path", "url", "command", "text"]
 """How a permission pattern for a tool's scoped argument is matched (S12)."""
@@ -205,6 +210,16 @@ def _check_name(name: object) -> str:
     return name
 
 
+def _check_residency(name: str, residency: object) -> ToolResidency:
+    if residency == "resident":
+        return "resident"
+    if residency == "deferred":
+        return "deferred"
+    raise ConfigurationError(
+        f"tool {name!r}: residency must be 'resident' or 'deferred', got {residency!r}"
+    )
+
+
 def _check_parameters(name: str, parameters: object) -> Mapping[str, Any]:
     if not isinstance(parameters, Mapping) or parameters.get("type") != "object":
         raise ConfigurationError(
@@ -233,6 +248,9 @@ class Tool(ABC):
             a turn another agent's message started never gets it (S21).
         source: Who provided the tool (a package, an MCP server …), as the host declares it.
             Kept on every record of a call (S39 attribution); it grants no authority.
+        residency: ``"resident"`` (default: always offered) or ``"deferred"`` (S19: withheld
+            from requests until the built-in ``tool_search`` loads it, when the agent's
+            ``tool_deferral`` engages). It decides only what is offered, never what is allowed.
         event_service: The service that receives this tool's spans when a call carries none
             (S33); an agent sets it when the tool is registered — the last agent wins.
     """
@@ -244,6 +262,7 @@ class Tool(ABC):
     permission_argument: PermissionArgument | None = None
     source: str | None = None
     operator_only: bool = False
+    residency: ToolResidency = "resident"
 
     def __init__(
         self,
@@ -254,6 +273,7 @@ class Tool(ABC):
         risk: RiskClass | None = None,
         permission_argument: PermissionArgument | None = None,
         source: str | None = None,
+        defer: bool | None = None,
     ) -> None:
         cls = type(self)
         self.name = _check_name(name if name is not None else getattr(cls, "name", None))
@@ -270,6 +290,9 @@ class Tool(ABC):
             permission_argument if permission_argument is not None else cls.permission_argument
         )
         self.source = source if source is not None else cls.source
+        self.residency = _check_residency(
+            self.name, cls.residency if defer is None else ("deferred" if defer else "resident")
+        )
         self.event_service: EventService | None = None
 
     def spec(self) -> ToolSpec:

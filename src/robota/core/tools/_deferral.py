@@ -1,0 +1,373 @@
+"""Tool deferral (S19): resident and deferred schemas, and the built-in ``tool_search``.
+
+Each tool is resident (always offered, the default) or deferred. Once deferral is *engaged* —
+``tool_deferral="on"``, or ``"auto"`` past a threshold — a deferred tool's schema is withheld from
+the outbound request entirely until the model loads it with ``tool_search``, an ordinary function
+tool over the catalog this module owns. So the bytes sent and the context tokens both fall, the
+same way on every provider, native deferral or not. A tool that search returned is offered from
+the next round on: the offered list is read fresh every round.
+
+Two invariants are refused, never repaired (both raise :class:`~robota.ConfigurationError` when
+the agent is built):
+
+- at least one registered tool stays resident — deferring everything offers the model nothing
+  of its own to call;
+- whenever a schema is withheld, ``tool_search`` is offered — a deferred tool with no loader is
+  unreachable.
+
+Residency never widens authority: the permission gate decides by name only and never reads it,
+a tool denied outright is neither offered nor found by search, and a deferred tool can be invoked
+directly (S43) whether loaded or not.
+
+Which tools are loaded is read from the conversation itself — the ``tool_search`` results in
+history — so a restored or resumed conversation (S40) offers what its model had loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Literal, TypeAlias, final
+
+from robota.core._errors import ConfigurationError
+from robota.core._messages import Message, ToolMessage
+from robota.core.providers._contract import ToolSpec
+from robota.core.tools._registry import ToolRegistry
+from robota.core.tools._tool import Tool, ToolContext, ToolOutput, ToolResidency
+
+__all__ = [
+    "AUTO_DEFERRAL_SCHEMA_SHARE",
+    "AUTO_DEFERRAL_TOOL_COUNT",
+    "TOOL_SEARCH_NAME",
+    "ToolCatalog",
+    "ToolDeferral",
+    "ToolSearchTool",
+    "estimate_schema_tokens",
+]
+
+ToolDeferral: TypeAlias = Literal["auto", "on", "off"]
+"""An agent's deferral setting (S19): ``"on"`` always withholds deferred tools, ``"off"`` never
+does, ``"auto"`` (default) engages past :data:`AUTO_DEFERRAL_TOOL_COUNT` deferred tools or when
+their estimated schema tokens reach :data:`AUTO_DEFERRAL_SCHEMA_SHARE` of the context window."""
+
+TOOL_SEARCH_NAME: Final = "tool_search"
+"""The built-in search tool's name."""
+
+AUTO_DEFERRAL_TOOL_COUNT: Final = 30
+"""``tool_deferral="auto"`` engages once this many tools are deferred."""
+
+AUTO_DEFERRAL_SCHEMA_SHARE: Final = 0.10
+"""…or once the deferred tools' estimated schema tokens reach this share of the model's window."""
+
+_SETTINGS: Final = ("auto", "on", "off")
+_CHARS_PER_TOKEN: Final = 4
+_DEFAULT_RESULTS: Final = 5
+_MAX_RESULTS: Final = 20
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def estimate_schema_tokens(spec: ToolSpec) -> int:
+    """A rough token count of one tool's schema as a request carries it (~4 characters each)."""
+    text = json.dumps(
+        {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    return len(text) // _CHARS_PER_TOKEN + 1
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(_CAMEL.sub(" ", text).lower()))
+
+
+def check_deferral(value: object) -> ToolDeferral:
+    """``value`` as a :data:`ToolDeferral`, or a clear error."""
+    if value == "auto":
+        return "auto"
+    if value == "on":
+        return "on"
+    if value == "off":
+        return "off"
+    raise ConfigurationError(f"tool_deferral must be one of {_SETTINGS}, got {value!r}")
+
+
+@final
+class _Plan:
+    """What deferral does for one catalog and one context window."""
+
+    __slots__ = ("deferred", "engaged", "visible")
+
+    def __init__(
+        self, engaged: bool, deferred: tuple[Tool, ...], visible: tuple[ToolSpec, ...]
+    ) -> None:
+        self.engaged = engaged
+        self.deferred = deferred
+        self.visible = visible
+
+
+@final
+class ToolCatalog:
+    """An agent's tools as deferral sees them: residency, what is loaded, what is offered.
+
+    Args:
+        registry: The agent's registered tools (``tool_search`` is never among them).
+        setting: The agent's :data:`ToolDeferral`.
+        search: Whether the built-in ``tool_search`` exists; without it, engaged deferral that
+            withholds something is refused.
+        window: The current model's context window in tokens (read when ``"auto"`` decides).
+
+    Raises:
+        ConfigurationError: for an invalid setting, or a configuration breaking either
+            invariant (see the module docstring).
+    """
+
+    __slots__ = (
+        "_loaded",
+        "_plan_key",
+        "_plan_value",
+        "_search",
+        "_window",
+        "registry",
+        "setting",
+        "withheld",
+    )
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        setting: ToolDeferral = "auto",
+        search: bool = True,
+        window: Callable[[], int],
+    ) -> None:
+        self.registry = registry
+        self.setting = check_deferral(setting)
+        self._search: ToolSearchTool | None = ToolSearchTool(self) if search else None
+        self._window = window
+        self._loaded: dict[str, None] = {}  # load order; a dict keeps it
+        self._plan_key: tuple[object, ...] = ()
+        self._plan_value: _Plan | None = None
+        #: Whether the permission gate withholds a tool outright (S12); set by the executor.
+        self.withheld: Callable[[Tool], bool] = _never
+        self.plan()  # S19: both invariants are refused when the agent is built
+
+    @property
+    def engaged(self) -> bool:
+        """Whether deferred tools are withheld now."""
+        return self.plan().engaged
+
+    @property
+    def search_tool(self) -> ToolSearchTool | None:
+        """The built-in ``tool_search`` while it is offered (deferral engaged), else ``None``."""
+        return self._search if self.plan().engaged else None
+
+    @property
+    def loaded(self) -> tuple[str, ...]:
+        """Deferred tools the conversation loaded through ``tool_search``, in load order."""
+        return tuple(self._loaded)
+
+    def residency(self) -> tuple[tuple[str, ToolResidency], ...]:
+        """Each registered tool's effective residency: deferred only while deferral is engaged."""
+        engaged = self.plan().engaged
+        return tuple(
+            (tool.name, tool.residency if engaged else "resident") for tool in self.registry
+        )
+
+    def visible(self) -> tuple[ToolSpec, ...]:
+        """The specs a request may carry before the permission filter: resident, search, loaded.
+
+        The same tuple object is returned until the catalog, the window or the loaded set
+        changes, so a caller can cache on its identity.
+        """
+        return self.plan().visible
+
+    def resolve(self, name: str) -> Tool | None:
+        """The tool a call named ``name`` runs: a registered one, or ``tool_search`` if offered."""
+        tool = self.registry.get(name)
+        if tool is not None:
+            return tool
+        if name == TOOL_SEARCH_NAME:
+            return self.search_tool
+        return None
+
+    def deferred_count(self) -> int:
+        """How many schemas are withheld from requests right now."""
+        plan = self.plan()
+        return sum(1 for tool in plan.deferred if tool.name not in self._loaded)
+
+    def plan(self) -> _Plan:
+        """What deferral does now (cached until the catalog, window or loaded set changes)."""
+        specs = self.registry.specs()
+        window = self._window() if self.setting == "auto" else 0
+        key = (specs, window, len(self._loaded))
+        plan = self._plan_value
+        if plan is not None and self._plan_key[0] is specs and self._plan_key[1:] == key[1:]:
+            return plan
+        plan = self._decide(window)
+        self._plan_key, self._plan_value = key, plan
+        return plan
+
+    def _decide(self, window: int) -> _Plan:
+        tools = tuple(self.registry)
+        deferred = tuple(tool for tool in tools if tool.residency == "deferred")
+        if self.setting == "off" or not deferred:
+            return _Plan(False, (), self.registry.specs())
+        if len(deferred) == len(tools):
+            raise ConfigurationError(
+                f"tool_deferral={self.setting!r} would defer every tool ({len(tools)}): at least "
+                "one tool must stay resident (S19); leave one without defer=True, or pass "
+                "tool_deferral='off'"
+            )
+        if self._search is not None and TOOL_SEARCH_NAME in self.registry:
+            raise ConfigurationError(
+                f"a registered tool is named {TOOL_SEARCH_NAME!r}, the name of the built-in tool "
+                "that loads deferred tools (S19); rename it, or pass tool_search=False"
+            )
+        engaged = self.setting == "on" or _past_threshold(deferred, window)
+        if not engaged:
+            return _Plan(False, (), self.registry.specs())
+        if self._search is None:
+            raise ConfigurationError(
+                f"deferral is engaged ({len(deferred)} deferred tools) but tool_search=False: a "
+                "deferred tool with no search tool to load it is unreachable (S19); enable "
+                "tool_search, or pass tool_deferral='off'"
+            )
+        loaded = self._loaded
+        visible = [tool.spec() for tool in tools if tool.residency == "resident"]
+        visible.append(self._search.spec())
+        by_name = {tool.name: tool for tool in deferred}
+        visible.extend(by_name[name].spec() for name in loaded if name in by_name)
+        return _Plan(True, deferred, tuple(visible))
+
+    def search(self, query: str, limit: int) -> list[Tool]:
+        """Deferred tools matching ``query`` by name and description, best first.
+
+        ``select:name1,name2`` picks tools by exact name. A tool the permission gate withholds
+        outright (S12) is never found.
+        """
+        candidates = [tool for tool in self.plan().deferred if not self.withheld(tool)]
+        text = query.strip()
+        if text.lower().startswith("select:"):
+            wanted = [part.strip() for part in text[len("select:") :].split(",") if part.strip()]
+            by_name = {tool.name: tool for tool in candidates}
+            return [by_name[name] for name in dict.fromkeys(wanted) if name in by_name][:limit]
+        terms = _words(text)
+        lowered = text.lower()
+        scored: list[tuple[int, int, Tool]] = []
+        for index, tool in enumerate(candidates):
+            name = tool.name.lower()
+            score = 100 if name == lowered else 0
+            name_words = _words(tool.name)
+            description_words = _words(tool.description)
+            for term in terms:
+                if term in name_words:
+                    score += 10
+                elif term in name:
+                    score += 5
+                if term in description_words:
+                    score += 2
+            if score:
+                scored.append((-score, index, tool))
+        scored.sort(key=lambda item: (item[0], item[1]))
+        return [tool for _, _, tool in scored[:limit]]
+
+    def note(self, message: Message) -> bool:
+        """Load the tools a ``tool_search`` result in history names; whether any was new."""
+        if (
+            self._search is None
+            or not isinstance(message, ToolMessage)
+            or message.tool_name != TOOL_SEARCH_NAME
+            or message.is_error
+            or TOOL_SEARCH_NAME in self.registry
+        ):
+            return False
+        added = False
+        for name in _loaded_names(message.content):
+            tool = self.registry.get(name)
+            if tool is not None and tool.residency == "deferred" and name not in self._loaded:
+                self._loaded[name] = None
+                added = True
+        return added
+
+
+def _never(tool: Tool) -> bool:
+    return False
+
+
+def _past_threshold(deferred: tuple[Tool, ...], window: int) -> bool:
+    if len(deferred) >= AUTO_DEFERRAL_TOOL_COUNT:
+        return True
+    tokens = sum(estimate_schema_tokens(tool.spec()) for tool in deferred)
+    return window > 0 and tokens >= AUTO_DEFERRAL_SCHEMA_SHARE * window
+
+
+def _loaded_names(content: str) -> list[str]:
+    try:
+        value = json.loads(content)
+    except ValueError:
+        return []
+    items = value.get("loaded") if isinstance(value, dict) else None
+    if not isinstance(items, list):
+        return []
+    return [
+        item["name"]
+        for item in items
+        if isinstance(item, dict) and isinstance(item.get("name"), str)
+    ]
+
+
+@final
+class ToolSearchTool(Tool):
+    """The built-in ``tool_search`` (S19): finds deferred tools and loads them for the next round.
+
+    It searches the names and descriptions of the agent's deferred tools; each match is offered
+    with its full schema from the model's next request on. It only reads the catalog
+    (``risk="inspect"``), and goes through the permission gate like any other tool.
+    """
+
+    def __init__(self, catalog: ToolCatalog) -> None:
+        super().__init__(
+            TOOL_SEARCH_NAME,
+            "Find more tools. Some tools are not listed yet; search their names and "
+            "descriptions with keywords, or pick exact names with 'select:name1,name2'. Tools "
+            "found become callable from your next step.",
+            {
+                "type": "object",
+                "properties": {
+                    "query": {
+                        "type": "string",
+                        "description": "Keywords describing the tool needed, or select:<names>.",
+                    },
+                    "max_results": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": _MAX_RESULTS,
+                        "description": f"How many tools to load (default {_DEFAULT_RESULTS}).",
+                    },
+                },
+                "required": ["query"],
+            },
+            risk="inspect",
+            source="robota",
+        )
+        self._catalog = catalog
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        """Search the deferred tools; the result names the ones loaded."""
+        query = str(args.get("query", ""))
+        limit = args.get("max_results", _DEFAULT_RESULTS)
+        found = self._catalog.search(query, limit if isinstance(limit, int) else _DEFAULT_RESULTS)
+        if found:
+            note = "These tools are loaded and can be called from your next step."
+        else:
+            note = "No tool matched; try other keywords."
+        return json.dumps(
+            {
+                "loaded": [{"name": t.name, "description": t.description} for t in found],
+                "note": note,
+            },
+            ensure_ascii=False,
+        )
