@@ -164,6 +164,12 @@ async def test_s39_each_provider_round_emits_one_content_free_observation() -> N
             "forced",
             "model",
             "dispatched",
+            # S27: what the exporter builds a provider-call span from — still no content
+            "provider",
+            "requested_model",
+            "call_id",
+            "finish_reason",
+            "usage",
         }
         assert observation.data["outcome"] == "success"
         assert observation.data["ended_at"] >= observation.data["started_at"]

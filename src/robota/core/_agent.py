@@ -53,6 +53,7 @@ from robota.core._plugins import (
     run_cleanup_step,
 )
 from robota.core._run_events import RunEvent
+from robota.core._tracing import TraceContext, check_trace
 from robota.core.execution._cache import ResponseCache
 from robota.core.execution._durable import (
     acquire_lease,
@@ -164,6 +165,12 @@ class RunOptions(TypedDict, total=False):
             crashed worker never returns a result, so a host that will resume must know it up
             front. With a journal it must be new; without one a fresh id is minted. It is on
             the run's events, on ``ToolContext.execution_id`` and on ``RunResult``.
+        trace: W3C trace context the host supplies (S27), from
+            :meth:`robota.TraceContext.from_traceparent`. Without it the run carries none: no
+            ambient context is ever adopted. With it, every provider call that declares
+            propagation is handed a traceparent naming that call's span (sent only to a listed
+            origin), each tool body gets ``ctx.traceparent`` naming its own span, and granted
+            child processes get ``TRACEPARENT``.
     """
 
     signal: AbortSignal | None
@@ -178,6 +185,7 @@ class RunOptions(TypedDict, total=False):
     event_service: EventService | None
     on_event: Callable[[AgentEvent], None] | None
     execution_id: str | None
+    trace: TraceContext | None
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
@@ -657,6 +665,7 @@ class Agent(DurableAgentMixin):
             effort=self._effort
             if options.get("effort") is None
             else check_effort(options.get("effort")),
+            trace=check_trace(options.get("trace")),
         )
 
     async def _execute(

@@ -15,6 +15,7 @@ from robota.core._abort import AbortSignal, abort_error_from_reason
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
+from robota.core._tracing import TraceContext, check_trace
 from robota.core.execution._durable import (
     acquire_lease,
     check_execution_id,
@@ -109,6 +110,7 @@ class DurableAgentMixin:
         signal: AbortSignal | None = None,
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
+        trace: TraceContext | None = None,
     ) -> RunResult[Any]:
         """Continue a journaled execution from its latest settled model response (S40).
 
@@ -127,6 +129,8 @@ class DurableAgentMixin:
             signal: Cancels the continuation, as for :meth:`run`.
             event_service: Receives its events besides the agent's service.
             on_event: A callable receiving its events.
+            trace: Host-supplied trace context for the continuation (S27), as for :meth:`run`;
+                the continuation is a span of its own under the host's parent.
 
         Raises:
             ReconciliationRequired: the journal cannot prove something — an effect started
@@ -141,6 +145,7 @@ class DurableAgentMixin:
         """
         journal = self._require_journal("resume")
         execution_id = check_execution_id(execution_id)
+        trace = check_trace(trace)
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
             await guard.call(self._slot.acquire)
@@ -151,7 +156,7 @@ class DurableAgentMixin:
             lease = await acquire_lease(journal, execution_id)
             try:
                 recovery = recover(execution_id, await read_records(journal, execution_id))
-                settings = self._resumed_settings(recovery)
+                settings = replace(self._resumed_settings(recovery), trace=trace)
                 require_settled(recovery, self._runtime_state(self._settings(None, {})))
                 self._restore(recovery)
                 emitter = self._scoped_emitter(

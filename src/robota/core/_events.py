@@ -197,6 +197,7 @@ class EventNames:
     ROUND_COMPLETED: Final = "execution.round_completed"
     CONTEXT_BLOCKED: Final = "execution.context_blocked"
     ASSISTANT_COMMITTED: Final = "execution.assistant_committed"
+    TRACE_NOT_PROPAGATED: Final = "execution.trace_not_propagated"
     HISTORY_APPENDED: Final = "history.appended"
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
     HISTORY_TRIMMED: Final = "history.trimmed"

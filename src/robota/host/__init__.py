@@ -70,6 +70,7 @@ from robota.host._lifetime import (
     run_exit_callbacks,
 )
 from robota.host._marker import MarkerReport, MarkerState, OperationLock, ProcessMarker
+from robota.host._otel import OpenTelemetryExporter
 from robota.host._paths import canonical_path, is_path_inside
 from robota.host._permissions import permission_context
 from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command, read_only_reason
@@ -112,6 +113,7 @@ __all__ = [
     "MarkerReport",
     "MarkerState",
     "ModeNotEnforcedError",
+    "OpenTelemetryExporter",
     "OperationLock",
     "OwnerOnlyStore",
     "OwnerRecord",

@@ -3,7 +3,11 @@
 Both decode into core's :class:`~robota.core.hooks.HookOutcome` and never raise for a hook's own
 failure.
 
-Command hooks — the payload is written to the command's stdin as JSON:
+Command hooks — the payload is written to the command's stdin as JSON (a hook entry's ``env``, a
+mapping, adds to its process's environment). In a traced run whose host granted hooks (S27), the
+process gets ``TRACEPARENT`` naming the run's span, in a fresh copy of its environment, with the
+ambient ``TRACESTATE`` dropped; a ``TRACEPARENT`` the executor's ``env=`` or the hook's own ``env``
+sets wins. It is never written into the stdin JSON.
 
 * exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, or —
   for command hooks only — steer a pre-tool call with ``permissionDecision``/``updatedInput``);
@@ -32,7 +36,7 @@ from typing import Any, Final, final
 
 import httpx2
 
-from robota.core import AbortSignal, ConfigurationError
+from robota.core import AbortSignal, ConfigurationError, child_environment
 from robota.core.hooks import HookOutcome, HookSpec, decode_hook_body
 from robota.host._children import spawn
 from robota.host._egress import Rejected
@@ -70,14 +74,38 @@ class CommandHookExecutor:
         self._cwd = cwd
 
     async def execute(
-        self, hook: HookSpec, payload: Mapping[str, Any], *, signal: AbortSignal | None = None
+        self,
+        hook: HookSpec,
+        payload: Mapping[str, Any],
+        *,
+        signal: AbortSignal | None = None,
+        traceparent: str | None = None,
     ) -> HookOutcome:
-        """Run the hook's command with ``payload`` on stdin and decode the result."""
+        """Run the hook's command with ``payload`` on stdin and decode the result.
+
+        ``traceparent`` (S27) becomes the process's ``TRACEPARENT`` unless its configuration
+        sets one; it is never part of ``payload``.
+        """
         if hook.command is None:
             return HookOutcome.error("a command hook needs a 'command'")
+        own = hook.options.get("env")
+        if own is not None and not (
+            isinstance(own, Mapping)
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in own.items())
+        ):
+            return HookOutcome.error("a command hook's 'env' must map names to strings")
         timeout = hook.timeout or self._default_timeout
+        env = self._env
+        if traceparent is not None or own:
+            configured = {
+                k: v for k, v in (self._env or {}).items() if k in ("TRACEPARENT", "TRACESTATE")
+            }
+            configured.update(own or {})
+            env = child_environment(
+                os.environ if self._env is None else self._env, traceparent, configured=configured
+            )
         try:
-            process = await _start(hook.command, env=self._env, cwd=self._cwd)
+            process = await _start(hook.command, env=env, cwd=self._cwd)
         except OSError as exc:
             return HookOutcome.error(f"the hook process never started: {exc}")
         communicate = asyncio.ensure_future(process.communicate(_body_of(payload)))

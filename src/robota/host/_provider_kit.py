@@ -360,6 +360,18 @@ class SDKProvider(Provider):
         """``"custom"`` when a base URL was set (here or in the vendor's URL setting), S18."""
         return "vendor_default" if not self._url else "custom"
 
+    def propagates_trace_context(self) -> bool:
+        """``True`` (S27): every call sends its request's trace headers, to a listed origin only.
+
+        The origin compared is that of the URL the SDK client actually sends to.
+        """
+        return True
+
+    def endpoint_url(self) -> str | None:
+        """Where this adapter's calls go: the SDK client's base URL (S27 compares its origin)."""
+        base = getattr(self._client, "base_url", None)
+        return str(base) if base is not None else self._url
+
     @abstractmethod
     async def _send(
         self,
@@ -420,6 +432,21 @@ class SDKProvider(Provider):
         """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
         if self._owns_client:
             await self._client.close()
+
+
+def trace_headers(request: ChatRequest, url: str | None) -> dict[str, str]:
+    """The trace headers of ``request`` for a call to ``url`` (S27): none unless listed."""
+    trace = request.trace
+    return trace.headers_for(url) if trace is not None else {}
+
+
+def sdk_trace_options(request: ChatRequest, url: str | None) -> dict[str, Any]:
+    """``{"extra_headers": ...}`` for an ``openai``/``anthropic`` SDK call, or ``{}`` (S27).
+
+    Passed to the SDK call only, never into the captured native request (no event holds it).
+    """
+    headers = trace_headers(request, url)
+    return {"extra_headers": headers} if headers else {}
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:

@@ -108,10 +108,13 @@ class ScriptedProvider(Provider):
             so a test can abort mid-stream.
         name: The provider name.
         capabilities: A capability table to publish (default: none).
+        propagates_trace: Declare trace propagation (S27, default ``True``): in a traced run
+            each request it receives carries ``.trace`` (its ``traceparent``). ``False`` makes it
+            a provider that declares none, so it receives nothing.
 
     Attributes:
         requests: Every :class:`~robota.core.providers.ChatRequest` received, in order (each
-            with ``.messages``, ``.tools``, ``.tool_choice``, ``.model``).
+            with ``.messages``, ``.tools``, ``.tool_choice``, ``.model``, ``.trace``).
         aborted_calls: How many calls were cancelled mid-response.
     """
 
@@ -122,8 +125,10 @@ class ScriptedProvider(Provider):
         chunk_delay: float = 0.0,
         name: str = "scripted",
         capabilities: ProviderCapabilities | None = None,
+        propagates_trace: bool = True,
     ) -> None:
         self._turns = [_as_turn(turn) for turn in turns]
+        self._propagates = bool(propagates_trace)
         self._next = 0
         self._chunk_delay = chunk_delay
         self._name = name
@@ -150,6 +155,10 @@ class ScriptedProvider(Provider):
     def capabilities(self) -> ProviderCapabilities | None:
         """The table given at construction, if any."""
         return self._capabilities
+
+    def propagates_trace_context(self) -> bool:
+        """As given at construction (S27); it sends nothing anywhere, it records."""
+        return self._propagates
 
     def assert_complete(self) -> None:
         """Fail unless every scripted turn was used."""

@@ -57,6 +57,7 @@ from robota.core._errors import (
 )
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation, PendingAssistant
+from robota.core._logging import get_logger
 from robota.core._messages import (
     AssistantMessage,
     Message,
@@ -75,6 +76,7 @@ from robota.core._plugins import (
 )
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
+from robota.core._tracing import ProviderTrace, RunTrace, TraceContext
 from robota.core._usage import Usage
 from robota.core.execution._cache import CachedResponse, ResponseCache
 from robota.core.execution._guards import (
@@ -121,6 +123,7 @@ _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
 _UNREPORTED: Final = Usage(partial=True)
+_log = get_logger("robota.execution")
 """Added for a message without usage: the run's total is then partial (S29)."""
 
 
@@ -146,6 +149,7 @@ class ExecutionSettings:
     structured: StructuredSettings | None = None
     effort: EffortSelection = "auto"
     runtime_state: RuntimeState | None = None
+    trace: TraceContext | None = None
 
 
 @final
@@ -158,6 +162,7 @@ class Execution:
         "_effort",
         "_executed",
         "_failures",
+        "_finish_reason",
         "_info",
         "_journal",
         "_notify",
@@ -173,9 +178,11 @@ class Execution:
         "_suspended",
         "_tools",
         "_tools_tokens",
+        "_trace",
         "_transport",
         "_unattested",
         "_unavailable_streak",
+        "_unpropagated",
         "_usage",
         "_window",
         "emitter",
@@ -223,6 +230,10 @@ class Execution:
         self._unattested = False
         self._journal = journal
         self._suspended: tuple[OutsideRequest, ...] = ()
+        # S27: only host-supplied context; the run's span derives from the execution id.
+        self._trace = RunTrace(settings.trace, run_id) if settings.trace is not None else None
+        self._unpropagated: set[str] = set()
+        self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
@@ -241,7 +252,15 @@ class Execution:
         settings = self.settings
         if self.emitter.enabled:
             self.emitter.emit(
-                EventNames.RUN_STARTED, {"input": user_input, "model": settings.model}
+                EventNames.RUN_STARTED,
+                {
+                    "input": user_input,
+                    "model": settings.model,
+                    "agent_name": settings.agent_name,
+                    "provider": settings.provider.name,
+                    "span_key": self.run_id,
+                    "trace": self._trace.event_data() if self._trace is not None else None,
+                },
             )
         await self._each_plugin("before_run", self._info, user_input)
         try:
@@ -272,10 +291,22 @@ class Execution:
         replayed and restored settlements do not re-enter call observers.
         """
         settings = self.settings
+        if self._trace is not None:
+            # S27: a continuation is a span of its own under the host's parent.
+            self._trace = RunTrace(self._trace.context, new_id("resume"))
         if self.emitter.enabled:
+            trace = self._trace
             self.emitter.emit(
                 EventNames.RUN_RESUMED,
-                {"execution_id": self.run_id, "model": settings.model, "rounds": recovery.rounds},
+                {
+                    "execution_id": self.run_id,
+                    "model": settings.model,
+                    "rounds": recovery.rounds,
+                    "agent_name": settings.agent_name,
+                    "provider": settings.provider.name,
+                    "span_key": trace.span_key if trace is not None else new_id("resume"),
+                    "trace": trace.event_data() if trace is not None else None,
+                },
             )
         self._rounds = recovery.rounds
         self._executed = recovery.executed_before
@@ -604,6 +635,8 @@ class Execution:
         if journal is not None:
             # S40: durable before dispatch, with the history committed since the last record.
             call_id = await journal.model_call_started(round_no, forced=forced, reason=reason)
+        elif self._trace is not None or round_emitter.enabled:
+            call_id = new_id("call")  # S27: the provider call's own id, its span's key
         started_at = time.time()
         pending = self._store.begin_assistant(model=settings.model)
 
@@ -621,6 +654,11 @@ class Execution:
                         "forced": forced,
                         "model": pending.model,
                         "dispatched": dispatched,
+                        "provider": settings.provider.name,
+                        "requested_model": settings.model,
+                        "call_id": call_id if dispatched else None,
+                        "finish_reason": self._finish_reason,
+                        "usage": pending.usage,
                     },
                 )
 
@@ -628,8 +666,11 @@ class Execution:
         failure: RobotaError | None = None
         dispatched = True
         self._round_effort = None
+        self._finish_reason = None
         try:
-            dispatched = await self._receive(guard, pending, request, round_emitter, forced=forced)
+            dispatched = await self._receive(
+                guard, pending, request, round_emitter, forced=forced, call_id=call_id
+            )
             if journal is not None and self._aborted():
                 # S23: a journaled run joined settlement; the late response is recorded, but it
                 # never replaces the cancellation that won.
@@ -708,6 +749,7 @@ class Execution:
         round_emitter: EventEmitter,
         *,
         forced: bool,
+        call_id: str = "",
     ) -> bool:
         """Stream the response into ``pending``; returns whether the provider was called."""
         settings = self.settings
@@ -723,13 +765,14 @@ class Execution:
         # S24: resolved before dispatch, so a call that then fails or is aborted still records
         # what went on the wire; a resolution on the response (ResponseDone.effort) refines it.
         self._round_effort = provider.resolve_effort(request)
+        sent = self._traced(request, call_id, round_emitter)
         stream: AsyncIterator[StreamEvent]
         if round_emitter.enabled:
             stream = provider.chat_stream_raw(
-                request, signal=self._signal, capture=_NativeCapture(round_emitter)
+                sent, signal=self._signal, capture=_NativeCapture(round_emitter)
             )
         else:
-            stream = provider.chat_stream(request, signal=self._signal)
+            stream = provider.chat_stream(sent, signal=self._signal)
         recorded: list[StreamEvent] | None = [] if cache is not None else None
         # S23: a journaled run joins provider settlement — the provider observes the signal
         # itself, and what it returned late (usage, tool intents) is recorded, not dropped.
@@ -754,6 +797,34 @@ class Execution:
                 key = request_fingerprint(request, model=answered)
             await cache.put(key, CachedResponse(answered, tuple(recorded)))
         return True
+
+    def _traced(self, request: ChatRequest, call_id: str, emitter: EventEmitter) -> ChatRequest:
+        """The request as handed to the provider, with this call's trace context (S27).
+
+        Resolved here, at invocation — after the request was announced and after a cache miss —
+        so no event contains it. A provider that does not declare propagation gets nothing; when
+        the host listed origins it is told which provider, by name only, once per run.
+        """
+        trace = self._trace
+        if trace is None:
+            return request
+        provider = self.settings.provider
+        if not provider.propagates_trace_context():
+            context = trace.context
+            if context.origins and provider.name not in self._unpropagated:
+                self._unpropagated.add(provider.name)
+                _log.warning("provider does not propagate trace context", provider=provider.name)
+                if emitter.enabled:
+                    emitter.emit(EventNames.TRACE_NOT_PROPAGATED, {"provider": provider.name})
+            return request
+        return replace(
+            request,
+            trace=ProviderTrace(
+                trace.traceparent_for_key(call_id),
+                trace.context.tracestate,
+                trace.context.origins,
+            ),
+        )
 
     def _apply(
         self,
@@ -787,6 +858,7 @@ class Execution:
                 pending.model = event.model  # S30: the model that actually answered
             pending.usage = event.usage
             pending.continuation = event.continuation
+            self._finish_reason = event.finish_reason
             if event.effort is not None:
                 self._round_effort = event.effort
         else:
@@ -885,6 +957,7 @@ class Execution:
                 round=self._rounds,
                 notify=self._notify,
                 journal=journal,
+                trace=self._trace,
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):

@@ -17,6 +17,7 @@ outcome — which, for an enforcing event, blocks.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -213,16 +214,28 @@ class HookRunner:
         *,
         tool_name: str | None = None,
         signal: AbortSignal | None = None,
+        traceparent: str | None = None,
     ) -> HookResult:
-        """Run the hooks of ``event`` for ``tool_name`` concurrently and combine their outcomes."""
+        """Run the hooks of ``event`` for ``tool_name`` concurrently and combine their outcomes.
+
+        ``traceparent`` (S27: the run's span, in a traced run whose host granted hooks) goes to
+        ``command`` hooks only, as the executor's ``traceparent=`` argument — apart from the
+        payload, so it is never in the stdin JSON, an HTTP hook's body or any other hook type.
+        """
         hooks = self.config.hooks_for(event, tool_name)
         if not hooks:
             return HookResult()
-        outcomes = await asyncio.gather(*(self._one(hook, payload, signal) for hook in hooks))
+        outcomes = await asyncio.gather(
+            *(self._one(hook, payload, signal, traceparent) for hook in hooks)
+        )
         return _combine(event, hooks, outcomes)
 
     async def _one(
-        self, hook: HookSpec, payload: Mapping[str, Any], signal: AbortSignal | None
+        self,
+        hook: HookSpec,
+        payload: Mapping[str, Any],
+        signal: AbortSignal | None,
+        traceparent: str | None = None,
     ) -> HookOutcome:
         executor = self.executors.get(hook.type)
         if executor is None:
@@ -231,7 +244,13 @@ class HookRunner:
                 "through the executors its caller passes (S02)"
             )
         try:
-            outcome = await executor.execute(hook, payload, signal=signal)
+            if traceparent is not None and hook.type == "command" and _takes_traceparent(executor):
+                run: Any = executor.execute
+                outcome: HookOutcome = await run(
+                    hook, payload, signal=signal, traceparent=traceparent
+                )
+            else:
+                outcome = await executor.execute(hook, payload, signal=signal)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - an executor bug is the absence of a verdict
@@ -243,6 +262,17 @@ class HookRunner:
             # S22: only a command hook's body may steer a call short of refusing it.
             outcome = HookOutcome(outcome.kind, outcome.reason, outcome.output)
         return outcome
+
+
+def _takes_traceparent(executor: HookExecutor) -> bool:
+    """Whether a command executor accepts the run's traceparent (S27); if not, it gets none."""
+    try:
+        parameters = inspect.signature(executor.execute).parameters
+    except (TypeError, ValueError):
+        return False
+    return "traceparent" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
 
 
 def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutcome]) -> HookResult:

@@ -152,6 +152,7 @@ class PermissionGate:
             },
             tool_name=tool.name,
             signal=invocation.context.signal,
+            traceparent=invocation.context.hook_traceparent,
         )
         if result.blocked:
             return Admission(False, f"Blocked by a hook: {result.reason}")
@@ -179,6 +180,7 @@ class PermissionGate:
             },
             tool_name=invocation.tool.name,
             signal=invocation.context.signal,
+            traceparent=invocation.context.hook_traceparent,
         )
 
     async def _ask(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, f
 
 from robota.core._abort import AbortSignal
 from robota.core._messages import Message, ToolCall
+from robota.core._tracing import ProviderTrace
 from robota.core._usage import Usage
 from robota.core.providers._effort import EffortResolution, EffortSelection
 
@@ -97,6 +98,10 @@ class ChatRequest:
         effort: The run's reasoning-effort selection (S24); the adapter resolves it against its
             own per-model table. ``"auto"`` sends no native control.
         options: Provider-specific options, passed through untouched (core never reads them).
+        trace: This call's trace context (S27), set by the runtime at invocation only for a
+            provider that declares :meth:`Provider.propagates_trace_context`. Send
+            ``trace.headers_for(url)`` with the call: empty unless the host listed the URL's
+            origin. Never part of the fingerprint, and never in an event.
     """
 
     model: str
@@ -109,6 +114,7 @@ class ChatRequest:
     response_format: ResponseFormat | None = None
     effort: EffortSelection = "auto"
     options: Mapping[str, object] = field(default_factory=dict)
+    trace: ProviderTrace | None = field(default=None, repr=False)
 
 
 @final
@@ -246,6 +252,15 @@ class Provider(ABC):
         the vendor's stated guarantees. ``None`` (the default) means not stated.
         """
         return None
+
+    def propagates_trace_context(self) -> bool:
+        """Whether this provider sends W3C trace context with its calls (S27).
+
+        Declare it (return ``True``) only when the adapter sends ``request.trace.headers_for(url)``
+        with every call, ``url`` being where the call actually goes. A provider that does not
+        declare it is handed no trace context at all, and a host that listed origins is told.
+        """
+        return False
 
     def resolve_effort(self, request: ChatRequest) -> EffortResolution | None:
         """How this provider resolves ``request.effort`` for ``request.model`` (S24).

@@ -47,6 +47,7 @@ from robota.core._events import EventNames
 from robota.core._logging import get_logger
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
+from robota.core._tracing import RunTrace
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._deferral import ToolCatalog
@@ -196,6 +197,7 @@ class _Scope:
     journal: EffectJournal | None = None
     batch: _Batch | None = None
     submitted_at: float = 0.0
+    trace: RunTrace | None = None
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -349,6 +351,7 @@ class ToolExecutionService:
         round: int | None,
         notify: Callable[[RunEvent], None] | None = None,
         journal: EffectJournal | None = None,
+        trace: RunTrace | None = None,
     ) -> None:
         """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
 
@@ -372,6 +375,7 @@ class ToolExecutionService:
                 notify,
                 journal=journal,
                 submitted_at=submitted,
+                trace=trace,
             )
             outcomes[index] = await self._run_one(index, calls[index], None, scope)
             return
@@ -387,6 +391,7 @@ class ToolExecutionService:
             journal=journal,
             batch=batch,
             submitted_at=submitted,
+            trace=trace,
         )
 
         async def one(index: int, limiter: asyncio.Semaphore | None) -> None:
@@ -498,6 +503,7 @@ class ToolExecutionService:
             execution_id=scope.execution_id,
             round=scope.round,
             outside=outside,
+            trace=scope.trace,  # S27: the body's traceparent derives from its own minted id
         )
 
         def refuse(text: str) -> ToolCallOutcome:

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeAlias, final
 from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError, ExecutionControlError, SchemaValidationError
 from robota.core._events import EventService
+from robota.core._tracing import RunTrace, child_environment
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
 
@@ -131,16 +132,24 @@ class ToolContext:
         tool_name: The tool's registered name.
         execution_id: The run (execution) that made the call, when there is one.
         round: The model round that asked for it, when there is one.
+        traceparent: In a run with host-supplied trace context (S27), the W3C traceparent naming
+            this body's span (derived from :attr:`call_id`); ``None`` otherwise. Forward it only
+            where the host allows: use :meth:`trace_headers` and :meth:`child_env`.
+        hook_traceparent: What command hooks of this call receive as ``TRACEPARENT`` (the run's
+            span), when the host granted hooks; ``None`` otherwise.
     """
 
     __slots__ = (
         "_outside",
+        "_trace",
         "call_id",
         "execution_id",
+        "hook_traceparent",
         "provider_call_id",
         "round",
         "signal",
         "tool_name",
+        "traceparent",
     )
 
     def __init__(
@@ -153,6 +162,7 @@ class ToolContext:
         execution_id: str | None = None,
         round: int | None = None,
         outside: OutsideResponder | None = None,
+        trace: RunTrace | None = None,
     ) -> None:
         self.signal = signal
         self.call_id = call_id
@@ -161,6 +171,41 @@ class ToolContext:
         self.execution_id = execution_id
         self.round = round
         self._outside = outside
+        self._trace = trace
+        self.traceparent = trace.traceparent_for_key(call_id) if trace is not None else None
+        self.hook_traceparent = trace.hook_traceparent if trace is not None else None
+
+    def trace_headers(self, url: str) -> dict[str, str]:
+        """The trace headers to send with a request to ``url`` (S27).
+
+        ``{"traceparent": …}`` (and ``tracestate`` when the host gave one) only when the run has
+        trace context and ``url``'s origin exactly equals one the host listed; else ``{}``.
+        """
+        trace = self._trace
+        if trace is None or self.traceparent is None or not trace.context.allows(url):
+            return {}
+        headers = {"traceparent": self.traceparent}
+        if trace.context.tracestate:
+            headers["tracestate"] = trace.context.tracestate
+        return headers
+
+    def child_env(
+        self, base: Mapping[str, str], *, configured: Mapping[str, str] | None = None
+    ) -> dict[str, str]:
+        """A fresh environment for a child process this body starts (S27).
+
+        Pass the environment to start from (``os.environ``: core never reads it itself); it is
+        copied, never changed. When the run has trace context and the host granted ``"tools"``,
+        the copy has ``TRACEPARENT`` naming this body's span, and the ambient ``TRACESTATE`` is
+        dropped (the host's own is set when it gave one). What ``configured`` sets wins.
+        Use it as ``env=ctx.child_env(os.environ)``.
+        """
+        trace = self._trace
+        if trace is None or "tools" not in trace.context.children:
+            return child_environment(base, None, configured=configured)
+        return child_environment(
+            base, self.traceparent, trace.context.tracestate, configured=configured
+        )
 
     async def request_outside_response(self, kind: str, payload: object = None) -> Any:
         """Ask for a response from outside the run, before this tool's effect starts (S40).

@@ -26,6 +26,7 @@ from robota.host._provider_kit import (
     drive_stream,
     given,
     map_transport_error,
+    sdk_trace_options,
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
@@ -207,7 +208,7 @@ class AnthropicProvider(SDKProvider):
             prompt_caching=self._caching,
             stream=False,
         )
-        create = self._create(params)
+        create = self._create(params, request)
         message = await drive_call(
             create,
             api=API_NAME,
@@ -235,7 +236,7 @@ class AnthropicProvider(SDKProvider):
             stream=True,
         )
         return drive_stream(
-            self._create(params),
+            self._create(params, request),
             MessagesStreamAssembler(provider=self._name, effort=effort),
             api=API_NAME,
             params=params,
@@ -246,14 +247,18 @@ class AnthropicProvider(SDKProvider):
             map_error=map_error,
         )
 
-    def _create(self, params: dict[str, Any]) -> Callable[[], Awaitable[Any]]:
-        """The SDK call sending ``params`` as the request body, exactly."""
+    def _create(self, params: dict[str, Any], request: ChatRequest) -> Callable[[], Awaitable[Any]]:
+        """The SDK call sending ``params`` as the request body, exactly.
+
+        S27: the trace headers go to the call only (never into the captured ``params``).
+        """
         known = {key: value for key, value in params.items() if key in self._known}
         extra = {key: value for key, value in params.items() if key not in self._known}
+        traced = sdk_trace_options(request, self.endpoint_url())
         create = self._client.messages.create
         if extra:
-            return lambda: create(**known, extra_body=extra)
-        return lambda: create(**known)
+            return lambda: create(**known, extra_body=extra, **traced)
+        return lambda: create(**known, **traced)
 
     def __repr__(self) -> str:
         return f"<AnthropicProvider name={self._name!r}>"

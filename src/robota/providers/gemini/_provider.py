@@ -23,6 +23,7 @@ from robota.host._provider_kit import (
     check_adapter_options,
     drive_call,
     drive_stream,
+    trace_headers,
 )
 from robota.providers.gemini._errors import map_error
 from robota.providers.gemini._models import (
@@ -174,6 +175,12 @@ class GeminiProvider(SDKProvider):
             source=MODELS_SOURCE,
         )
 
+    def endpoint_url(self) -> str | None:
+        """Where calls go: the SDK client's effective base URL (S27 compares its origin)."""
+        options = getattr(getattr(self._client, "_api_client", None), "_http_options", None)
+        base = getattr(options, "base_url", None)
+        return str(base) if base else (self._url or _DEFAULT_ENDPOINT)
+
     def _params(self, request: ChatRequest, effort: EffortResolution | None) -> dict[str, Any]:
         entry = row(request.model)
         return gemini_params(
@@ -193,7 +200,7 @@ class GeminiProvider(SDKProvider):
         params = self._params(request, effort)
         models = self._client.aio.models
         response = await drive_call(
-            lambda: models.generate_content(**params),
+            lambda: models.generate_content(**traced(params, request, self.endpoint_url())),
             api=API_NAME,
             params=params,
             capture=capture,
@@ -215,7 +222,9 @@ class GeminiProvider(SDKProvider):
         models = self._client.aio.models
 
         async def open_stream() -> _Stream:
-            return _Stream(await models.generate_content_stream(**params))
+            return _Stream(
+                await models.generate_content_stream(**traced(params, request, self.endpoint_url()))
+            )
 
         return drive_stream(
             open_stream,
@@ -236,3 +245,19 @@ class GeminiProvider(SDKProvider):
 
     def __repr__(self) -> str:
         return f"<GeminiProvider name={self._name!r}>"
+
+
+_DEFAULT_ENDPOINT = "https://generativelanguage.googleapis.com/"
+
+
+def traced(params: dict[str, Any], request: ChatRequest, url: str | None) -> dict[str, Any]:
+    """``params`` for the SDK call with the trace headers (S27) as per-request HTTP options.
+
+    A copy: the captured native request (``params``) never holds them.
+    """
+    headers = trace_headers(request, url)
+    if not headers:
+        return params
+    config = dict(params.get("config") or {})
+    config["http_options"] = {"headers": headers}
+    return {**params, "config": config}

@@ -67,6 +67,7 @@ from robota.providers.openai._common import (
     no_capture,
     output_schema,
     replayed,
+    sdk_trace_options,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -479,8 +480,9 @@ class ChatCompletionsAPI:
         )
         if extra:
             params.update(extra)
+        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         completion = await drive_call(
-            lambda: client.chat.completions.create(**params),
+            lambda: client.chat.completions.create(**params, **traced),
             api=API_NAME,
             params=params,
             capture=capture,
@@ -507,8 +509,9 @@ class ChatCompletionsAPI:
         )
         if extra:
             params.update(extra)
+        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         return drive_stream(
-            lambda: client.chat.completions.create(**params),
+            lambda: client.chat.completions.create(**params, **traced),
             ChatStreamAssembler(provider=self._provider, requested=request.model, effort=effort),
             api=API_NAME,
             params=params,

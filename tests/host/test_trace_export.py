@@ -1,0 +1,192 @@
+"""S27 on the host: child processes, command hooks, and the OpenTelemetry exporter's one tree.
+
+Real subprocesses and a real OpenTelemetry SDK (its in-memory span exporter). A traced run's
+spans form one tree under the host's span; each provider-call span id equals the span id in the
+traceparent that provider received; a subprocess tool sees ``TRACEPARENT`` naming its body's span
+while ``os.environ`` is unchanged; a command hook gets the run's span apart from its stdin JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import NoOpTracerProvider, SpanKind
+
+import robota
+from robota import HookRunner, PermissionGate, PermissionPolicy, TraceContext, derive_span_id
+from robota.host import CommandHookExecutor, OpenTelemetryExporter, spawn
+from robota.testing import ScriptedProvider, ScriptedTurn
+
+HOST = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+TRACE_ID = int("4bf92f3577b34da6a3ce929d0e0e4736", 16)
+HOST_SPAN = int("00f067aa0ba902b7", 16)
+AMBIENT = "00-11111111111111111111111111111111-2222222222222222-01"
+
+
+@robota.tool(risk="execute")
+async def child_env_probe(ctx: robota.ToolContext) -> str:
+    """Start a child process and report the trace variables it sees."""
+    process = await spawn(
+        "/bin/sh",
+        "-c",
+        'printf "%s|%s" "$TRACEPARENT" "${TRACESTATE-unset}"',
+        env=ctx.child_env(os.environ),
+    )
+    out, _ = await process.communicate()
+    return json.dumps({"seen": out.decode(), "body": ctx.traceparent, "call_id": ctx.call_id})
+
+
+def otel() -> tuple[InMemorySpanExporter, OpenTelemetryExporter]:
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    return memory, OpenTelemetryExporter(tracer_provider=provider)
+
+
+def span_hex(span: ReadableSpan) -> str:
+    assert span.context is not None
+    return f"{span.context.span_id:016x}"
+
+
+def parent_of(span: ReadableSpan) -> int | None:
+    return span.parent.span_id if span.parent is not None else None
+
+
+def by_operation(spans: tuple[ReadableSpan, ...], operation: str) -> list[ReadableSpan]:
+    return [s for s in spans if (s.attributes or {}).get("gen_ai.operation.name") == operation]
+
+
+async def test_s27_exported_spans_form_one_tree_matching_what_the_provider_and_child_saw(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TRACEPARENT", AMBIENT)
+    monkeypatch.setenv("TRACESTATE", "ambient=1")
+    environ_before = dict(os.environ)
+    memory, exporter = otel()
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn(tool_calls=[("child_env_probe", {})], finish_reason="tool_calls"),
+            ScriptedTurn(text="done", finish_reason="stop"),
+        ]
+    )
+    agent = robota.Agent(
+        provider=provider, model="m-1", tools=[child_env_probe], event_service=exporter
+    )
+    trace = TraceContext.from_traceparent(HOST, origins=["https://api.example.com"])
+    result = await agent.run("go", trace=trace, execution_id="exec-otel")
+    assert result.text == "done"
+    assert dict(os.environ) == environ_before  # never the process's own environment
+
+    spans = memory.get_finished_spans()
+    assert {s.context.trace_id for s in spans if s.context is not None} == {TRACE_ID}
+    (run,) = by_operation(spans, "invoke_agent")
+    assert parent_of(run) == HOST_SPAN
+    assert span_hex(run) == derive_span_id("exec-otel")
+    chats = sorted(by_operation(spans, "chat"), key=lambda s: s.start_time or 0)
+    assert len(chats) == 2
+    assert all(parent_of(c) == run.context.span_id for c in chats)  # type: ignore[union-attr]
+    received = [r.trace.traceparent.split("-")[2] for r in provider.requests if r.trace]
+    assert [span_hex(c) for c in chats] == received
+    assert all(c.kind is SpanKind.CLIENT for c in chats)
+    first = chats[0].attributes or {}
+    assert first["gen_ai.request.model"] == "m-1"
+    assert first["gen_ai.provider.name"] == "scripted"
+    assert first["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert isinstance(first["gen_ai.usage.input_tokens"], int)
+    assert isinstance(first["gen_ai.usage.output_tokens"], int)
+
+    (tool,) = by_operation(spans, "execute_tool")
+    assert parent_of(tool) == run.context.span_id  # type: ignore[union-attr]
+    assert (tool.attributes or {})["gen_ai.tool.name"] == "child_env_probe"
+    report = json.loads(next(m for m in agent.history if isinstance(m, robota.ToolMessage)).content)
+    seen_parent, seen_state = report["seen"].split("|")
+    assert seen_parent == report["body"]
+    assert seen_parent.split("-")[2] == span_hex(tool) == derive_span_id(report["call_id"])
+    assert seen_state == "unset"  # the ambient TRACESTATE belongs to another parent
+
+
+async def test_s27_exporter_without_host_context_exports_a_root_tree() -> None:
+    memory, exporter = otel()
+    provider = ScriptedProvider(["hi"])
+    agent = robota.Agent(provider=provider, model="m", event_service=exporter)
+    await agent.run("go", execution_id="exec-root")
+    spans = memory.get_finished_spans()
+    (run,) = by_operation(spans, "invoke_agent")
+    (chat,) = by_operation(spans, "chat")
+    assert run.parent is None
+    assert span_hex(run) == derive_span_id("exec-root")
+    assert parent_of(chat) == run.context.span_id  # type: ignore[union-attr]
+    assert provider.requests[0].trace is None  # nothing handed out without host context
+
+
+def test_s27_exporter_refuses_a_tracer_provider_that_cannot_take_derived_ids() -> None:
+    with pytest.raises(robota.ConfigurationError, match="TracerProvider"):
+        OpenTelemetryExporter(tracer_provider=NoOpTracerProvider())
+
+
+def _hook_gate(tmp_path: Path, extra: dict[str, Any] | None = None) -> PermissionGate:
+    command = f'printf "%s" "${{TRACEPARENT-none}}" > {tmp_path}/env; cat > {tmp_path}/stdin'
+    hook: dict[str, Any] = {"type": "command", "command": command, **(extra or {})}
+    runner = HookRunner(
+        {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]},
+        {"command": CommandHookExecutor()},
+    )
+    return PermissionGate(PermissionPolicy(mode="bypass"), hooks=runner)
+
+
+@robota.tool
+def noop() -> str:
+    """Does nothing."""
+    return "ok"
+
+
+async def test_s27_a_command_hook_gets_the_run_span_apart_from_its_stdin_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACEPARENT", AMBIENT)
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_hook_gate(tmp_path),
+    )
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST), execution_id="exec-hook")
+    expected = f"00-4bf92f3577b34da6a3ce929d0e0e4736-{derive_span_id('exec-hook')}-01"
+    assert (tmp_path / "env").read_text() == expected  # the prompt root, never the ambient one
+    stdin = (tmp_path / "stdin").read_text()
+    assert json.loads(stdin)["tool_name"] == "noop"
+    assert "traceparent" not in stdin.lower()
+    assert derive_span_id("exec-hook") not in stdin
+
+
+async def test_s27_a_traceparent_the_hooks_own_configuration_sets_wins(tmp_path: Path) -> None:
+    own = "00-99999999999999999999999999999999-8888888888888888-01"
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_hook_gate(tmp_path, {"env": {"TRACEPARENT": own}}),
+    )
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST))
+    assert (tmp_path / "env").read_text() == own
+
+
+async def test_s27_hooks_get_nothing_without_their_grant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_hook_gate(tmp_path),
+    )
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST, children=["tools"]))
+    assert (tmp_path / "env").read_text() == "none"
