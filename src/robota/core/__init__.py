@@ -303,6 +303,7 @@ from robota.core.tools import (
     FunctionTool,
     OutsideResponder,
     PermissionArgument,
+    RejectedTool,
     RiskClass,
     Tool,
     ToolCallOutcome,
@@ -315,6 +316,7 @@ from robota.core.tools import (
     ToolRegistry,
     ToolResidency,
     ToolResult,
+    ToolSource,
     tool,
 )
 
@@ -471,6 +473,7 @@ __all__ = [
     "ReconciliationItem",
     "ReconciliationRequired",
     "RecordingEventService",
+    "RejectedTool",
     "ResponseCache",
     "ResponseDone",
     "ResponseFormat",
@@ -516,6 +519,7 @@ __all__ = [
     "ToolRegistry",
     "ToolResidency",
     "ToolResult",
+    "ToolSource",
     "ToolSpec",
     "TraceContext",
     "UnlockListener",

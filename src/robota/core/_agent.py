@@ -93,6 +93,7 @@ from robota.core.providers._resolve import provider_for_model
 from robota.core.tools._deferral import ToolCatalog, ToolDeferral
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
+from robota.core.tools._source import ToolSource
 from robota.core.tools._tool import Tool
 
 if TYPE_CHECKING:
@@ -210,7 +211,11 @@ class Agent(DurableAgentMixin):
         provider: The provider (one-provider form).
         providers: Several providers, by their unique names (multi-provider form).
         system_prompt: The system prompt, kept as the single head of history (S35).
-        tools: Tools, or functions to wrap with :func:`robota.tool`.
+        tools: Tools, functions to wrap with :func:`robota.tool`, and tool sources
+            (:class:`~robota.ToolSource`, e.g. ``robota.mcp.MCPServerStdio``). A source is
+            started before the first run (or on ``async with``), shared by every run, restarted
+            by a later run if it died, and closed by :meth:`aclose`; its tools are registered
+            beside the others and re-read whenever it reports a change.
         plugins: Plugins, hooks awaited in this order (S03).
         modules: Modules, initialised before the first run.
         event_service: Receives every event of this agent (S33); default: none.
@@ -288,8 +293,13 @@ class Agent(DurableAgentMixin):
         "_plugins",
         "_provider",
         "_providers",
+        "_reported",
+        "_reports",
         "_response_cache",
         "_slot",
+        "_source_lock",
+        "_source_names",
+        "_sources",
         "_state",
         "_store",
         "_stream_tasks",
@@ -307,7 +317,7 @@ class Agent(DurableAgentMixin):
         provider: Provider | None = None,
         providers: Sequence[Provider] = (),
         system_prompt: str | None = None,
-        tools: Iterable[ToolLike] = (),
+        tools: Iterable[ToolLike | ToolSource] = (),
         plugins: Iterable[Plugin] = (),
         modules: Iterable[Module] = (),
         event_service: EventService | None = None,
@@ -372,7 +382,23 @@ class Agent(DurableAgentMixin):
         self._emitter = EventEmitter(
             (event_service,) if event_service is not None else (), (OwnerRef("agent", self._id),)
         )
-        self._tools = ToolRegistry(tools)
+        entries: list[ToolLike | ToolSource] = list(tools)
+        self._sources: list[ToolSource] = []
+        plain: list[ToolLike] = []
+        for entry in entries:
+            if not isinstance(entry, ToolSource):
+                plain.append(entry)
+            elif any(other.name == entry.name for other in self._sources):
+                raise ConfigurationError(
+                    f"two tool sources are named {entry.name!r}; names must be unique"
+                )
+            else:
+                self._sources.append(entry)
+        self._tools = ToolRegistry(plain)
+        self._source_names: dict[str, tuple[str, ...]] = {}  # source name → registered names
+        self._reported: set[tuple[str, str, str]] = set()
+        self._reports: list[tuple[str, str, str]] = []  # not yet emitted
+        self._source_lock = asyncio.Lock()
         if event_service is not None:
             for registered in self._tools:
                 registered.event_service = event_service  # S33: the last agent to set one wins
@@ -711,6 +737,7 @@ class Agent(DurableAgentMixin):
                     options.get("event_service"),
                     options.get("on_event"),
                 )
+                self._flush_reports(emitter)
                 execution = Execution(
                     settings,
                     run_id=run_id,
@@ -757,19 +784,65 @@ class Agent(DurableAgentMixin):
 
     async def _ensure_initialized(self) -> None:
         # S20: a failed initialisation is not cached; the next run retries what did not succeed.
-        if self._initialized:
-            return
-        # S03/S20: the call into the extension is made inside invoke_extension, so a plain `def`
-        # override that raises fails this run exactly like an async one (and is retried).
-        for module in self._modules:
-            if id(module) not in self._initialized_parts:
-                await invoke_extension(module, "initialize", self)
-                self._initialized_parts.add(id(module))
-        for plugin in self._plugins:
-            if id(plugin) not in self._initialized_parts:
-                await invoke_extension(plugin, "setup", self)
-                self._initialized_parts.add(id(plugin))
-        self._initialized = True
+        if not self._initialized:
+            # S03/S20: the call into the extension is made inside invoke_extension, so a plain
+            # `def` override that raises fails this run exactly like an async one (and is
+            # retried).
+            for module in self._modules:
+                if id(module) not in self._initialized_parts:
+                    await invoke_extension(module, "initialize", self)
+                    self._initialized_parts.add(id(module))
+            for plugin in self._plugins:
+                if id(plugin) not in self._initialized_parts:
+                    await invoke_extension(plugin, "setup", self)
+                    self._initialized_parts.add(id(plugin))
+            self._initialized = True
+        if self._sources:
+            await self._start_sources()
+
+    async def _start_sources(self) -> None:
+        """Start every tool source (a no-op for running ones) and register its tools (S41)."""
+        async with self._source_lock:  # runs and direct invocations share one start
+            for source in self._sources:
+                await source.start()
+                if source.name not in self._source_names:
+                    source.subscribe(self._sync_source)
+                self._sync_source(source)
+
+    def _sync_source(self, source: ToolSource) -> None:
+        """Replace ``source``'s registered tools with the ones it reports now."""
+        for name in self._source_names.get(source.name, ()):
+            self._tools.unregister(name)
+        registered: list[str] = []
+        rejected = [(item.name, item.reason) for item in source.rejected()]
+        for tool in source.tools():
+            if tool.name in self._tools:
+                rejected.append((tool.name, "another tool of this agent has that name"))
+                continue
+            self._tools.register(tool)
+            if self._event_service is not None:
+                tool.event_service = self._event_service
+            registered.append(tool.name)
+        self._source_names[source.name] = tuple(registered)
+        for name, reason in rejected:
+            key = (source.name, name, reason)
+            if key in self._reported:
+                continue  # reported once, not on every run
+            self._reported.add(key)
+            _log.error("tool left out", source=source.name, tool=name, reason=reason)
+            self._reports.append(key)
+        if self._current is not None:
+            self._flush_reports(self._current.emitter)
+
+    def _flush_reports(self, emitter: EventEmitter) -> None:
+        """Emit the left-out tools not reported yet, to the run (or call) now under way."""
+        reports, self._reports = self._reports, []
+        if emitter.enabled:
+            for source, name, reason in reports:
+                emitter.emit(
+                    EventNames.TOOL_SOURCE_REJECTED,
+                    {"source": source, "tool_name": name, "reason": reason},
+                )
 
     def _on_history(self, mutation: HistoryMutation) -> None:
         execution = self._current
@@ -824,6 +897,8 @@ class Agent(DurableAgentMixin):
             DisposedAgentError: the agent is closed.
         """
         self._check_not_closed()
+        if self._sources:
+            await self._start_sources()  # S43: a source's tools are reachable directly too
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(self._tools.names()) or "none"
@@ -835,6 +910,7 @@ class Agent(DurableAgentMixin):
         emitter = self._scoped_emitter(
             OwnerRef("invocation", new_id("inv")), event_service, on_event
         )
+        self._flush_reports(emitter)
         return await self._executor.invoke(
             tool,
             args,
@@ -921,16 +997,25 @@ class Agent(DurableAgentMixin):
             raise cancelled  # deferred, never swallowed (STYLE.md)
 
     def _cleanup_steps(self) -> Iterator[tuple[object, ExtensionHook]]:
-        """The S20 cleanup steps in order: plugins, modules, then the providers owned."""
+        """The S20 cleanup steps in order: plugins, modules, tool sources, the providers owned."""
         for plugin in self._plugins:
             yield plugin, "dispose"
         for module in self._modules:
             yield module, "dispose"
+        for source in self._sources:
+            yield source, "aclose"
         if self._owns_providers:
             for provider in self._providers.values():
                 yield provider, "aclose"
 
     async def __aenter__(self) -> Agent:
+        if self._sources:
+            try:
+                await self._start_sources()  # S41: sources start on `async with` too
+            except BaseException:
+                await self.aclose()
+                raise
+            self._flush_reports(self._emitter)
         return self
 
     async def __aexit__(

@@ -70,6 +70,7 @@ class DurableAgentMixin:
         async def _run_current(
             self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
         ) -> RunResult[Any]: ...
+        def _flush_reports(self, emitter: EventEmitter) -> None: ...
         def _scoped_emitter(
             self,
             owner: OwnerRef,
@@ -162,6 +163,7 @@ class DurableAgentMixin:
                 emitter = self._scoped_emitter(
                     OwnerRef("execution", execution_id), event_service, on_event
                 )
+                self._flush_reports(emitter)
                 execution = Execution(
                     settings,
                     run_id=execution_id,

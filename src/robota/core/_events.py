@@ -209,6 +209,7 @@ class EventNames:
     TOOL_REFUSED: Final = "tool.refused"
     TOOL_SKIPPED: Final = "tool.skipped"
     TOOL_RESULT_OMITTED: Final = "tool.result_omitted"
+    TOOL_SOURCE_REJECTED: Final = "tool.source_rejected"
 
 
 def rebuild_history(events: Iterable[AgentEvent]) -> tuple[Message, ...]:

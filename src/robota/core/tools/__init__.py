@@ -18,6 +18,7 @@ from robota.core.tools._executor import (
 )
 from robota.core.tools._function import FunctionTool, tool
 from robota.core.tools._registry import ToolLike, ToolRegistry, as_tool
+from robota.core.tools._source import RejectedTool, ToolSource
 from robota.core.tools._tool import (
     ArgumentKind,
     OutsideResponder,
@@ -40,6 +41,7 @@ __all__ = [
     "FunctionTool",
     "OutsideResponder",
     "PermissionArgument",
+    "RejectedTool",
     "RiskClass",
     "Tool",
     "ToolCallOutcome",
@@ -55,6 +57,7 @@ __all__ = [
     "ToolResidency",
     "ToolResult",
     "ToolSearchTool",
+    "ToolSource",
     "as_tool",
     "estimate_schema_tokens",
     "to_tool_result",
