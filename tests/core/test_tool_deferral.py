@@ -382,3 +382,74 @@ async def test_s40_journal_records_effective_residency_and_resume_keeps_loaded_t
     with pytest.raises(robota.ReconciliationRequired) as caught:
         await other.resume("exec-defer")
     assert "state:tool_residency" in [item.id for item in caught.value.items]
+
+
+# Regressions from the review of issue 14.
+
+
+def test_s19_a_deny_rule_on_tool_search_is_refused_when_something_is_withheld() -> None:
+    gate = PermissionGate(PermissionPolicy(mode="bypass", deny=[TOOL_SEARCH_NAME]))
+    with pytest.raises(ConfigurationError, match="withholds 'tool_search'"):
+        robota.Agent(
+            provider=ScriptedProvider([]),
+            model="m",
+            tools=many_tools(),
+            tool_deferral="on",
+            tool_gate=gate,
+        )
+
+
+def test_s19_switching_to_a_model_whose_window_engages_deferral_without_search_is_refused() -> None:
+    robota.register_model_metadata("tiny-switch", context_window=2_000)
+    try:
+        agent = robota.Agent(
+            provider=ScriptedProvider([]), model="m", tools=many_tools(4), tool_search=False
+        )
+        with pytest.raises(ConfigurationError, match="unreachable"):
+            agent.set_model("tiny-switch")
+        assert agent.get_model().model == "m"  # refused: the model did not change
+    finally:
+        robota.unregister_model_metadata("tiny-switch")
+
+
+async def test_s19_a_run_weighs_its_own_models_window_even_if_the_agent_switches_mid_run() -> None:
+    robota.register_model_metadata("tiny-mid", context_window=2_000)
+    try:
+        provider = ScriptedProvider([[("switch", {})], "done"])
+        agent: robota.Agent
+
+        @robota.tool
+        def switch() -> str:
+            """Switches the agent's model for later runs."""
+            agent.set_model("tiny-mid")
+            return "switched"
+
+        agent = robota.Agent(provider=provider, model="m", tools=[switch, *many_tools(4)])
+        await agent.run("go")
+        assert offered(provider.requests[0]) == offered(provider.requests[1])  # same run, same plan
+        assert TOOL_SEARCH_NAME not in offered(provider.requests[1])
+        later = ScriptedProvider(["x"])
+        agent2 = robota.Agent(provider=later, model="tiny-mid", tools=[switch, *many_tools(4)])
+        await agent2.run("go")
+        assert TOOL_SEARCH_NAME in offered(later.requests[0])
+    finally:
+        robota.unregister_model_metadata("tiny-mid")
+
+
+async def test_s19_changing_a_tools_residency_after_registration_changes_nothing() -> None:
+    tools = many_tools(5)
+    provider = ScriptedProvider([[(TOOL_SEARCH_NAME, {"query": "select:invoice_lookup_1"})], "ok"])
+    agent = robota.Agent(provider=provider, model="m", tools=tools, tool_deferral="on")
+    tools[0].residency = "deferred"  # would defer everything: ignored, the catalog keeps its own
+    await agent.run("go")
+    assert offered(provider.requests[1])[:2] == ["weather_lookup_0", TOOL_SEARCH_NAME]
+
+
+def test_s19_non_boolean_switches_are_refused() -> None:
+    def plain(x: int) -> int:
+        return x
+
+    with pytest.raises(ConfigurationError, match="defer must be True or False"):
+        robota.tool(plain, defer="no")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="tool_search must be True or False"):
+        robota.Agent(provider=ScriptedProvider([]), model="m", tool_search="no")  # type: ignore[arg-type]

@@ -222,8 +222,9 @@ def test_s27_a_child_environment_is_a_fresh_copy_and_drops_the_ambient_tracestat
     )
     assert own["TRACEPARENT"] == "mine"
     # Child processes are a grant of their own: without "tools" the body's children get none.
+    # In a traced run the ungranted child gets no trace context at all, not the ambient one.
     no_grant = TraceContext.from_traceparent(HOST, children=["hooks"])
-    assert _context(no_grant).child_env(base) == base
+    assert _context(no_grant).child_env(base) == {"PATH": "/bin"}
     assert _context(None).child_env(base) == base
 
 
@@ -252,6 +253,10 @@ def test_s27_a_malformed_traceparent_is_refused(bad: str) -> None:
         ({"origins": "https://api.example.com"}, "list"),
         ({"children": ["everything"]}, "children"),
         ({"tracestate": "bad\nstate"}, "tracestate"),
+        # Regressions (review of issue 14): these raised TypeError or misreported the value.
+        ({"origins": None}, "origins"),
+        ({"children": None}, "children"),
+        ({"children": "tools"}, "children"),
     ],
 )
 def test_s27_bad_grants_are_refused(options: dict[str, Any], match: str) -> None:
@@ -300,3 +305,20 @@ async def test_s27_a_resumed_execution_is_a_new_span_under_the_host_parent() -> 
     assert span_of(later.requests[0].trace.traceparent) == derive_span_id(
         provider_call_ids(events)[-1]
     )
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"trace_id": "zz\nX", "parent_span_id": "b7ad6b7169203331"},
+        {"trace_id": "0" * 32, "parent_span_id": "b7ad6b7169203331"},
+        {"trace_id": TRACE_ID, "parent_span_id": "short"},
+        {"trace_id": TRACE_ID, "parent_span_id": "b7ad6b7169203331", "trace_flags": 256},
+        {"trace_id": TRACE_ID, "parent_span_id": "b7ad6b7169203331", "origins": ("ftp://x",)},
+        {"trace_id": TRACE_ID, "parent_span_id": "b7ad6b7169203331", "tracestate": "a\nb"},
+    ],
+)
+def test_s27_a_trace_context_built_directly_is_validated_too(fields: dict[str, Any]) -> None:
+    # Regression (review of issue 14): the dataclass skipped every check from_traceparent made.
+    with pytest.raises(ConfigurationError):
+        TraceContext(**fields)

@@ -190,3 +190,82 @@ async def test_s27_hooks_get_nothing_without_their_grant(
     )
     await agent.run("go", trace=TraceContext.from_traceparent(HOST, children=["tools"]))
     assert (tmp_path / "env").read_text() == "none"
+
+
+# Regressions from the review of issue 14.
+
+
+async def test_s27_the_exporter_never_parents_a_run_under_the_ambient_otel_context() -> None:
+    memory, exporter = otel()
+    ambient = TracerProvider().get_tracer("host")
+    agent = robota.Agent(provider=ScriptedProvider(["hi"]), model="m", event_service=exporter)
+    with ambient.start_as_current_span("ambient-request"):
+        await agent.run("go", execution_id="exec-ambient")
+    (run,) = by_operation(memory.get_finished_spans(), "invoke_agent")
+    assert run.parent is None  # a root: no host parent was given to the run
+
+
+async def test_s27_a_resumed_body_is_a_new_span_and_no_span_is_left_open() -> None:
+    from robota.testing import InMemoryJournal
+
+    @robota.tool
+    async def wait_for_go(ctx: robota.ToolContext) -> str:
+        """Waits for the host."""
+        return str(await ctx.request_outside_response("approval")) + f" {ctx.traceparent}"
+
+    journal = InMemoryJournal()
+    memory, exporter = otel()
+    trace = TraceContext.from_traceparent(HOST)
+
+    def agent(turns: list[Any]) -> robota.Agent:
+        return robota.Agent(
+            provider=ScriptedProvider(turns),
+            model="m",
+            tools=[wait_for_go],
+            journal=journal,
+            event_service=exporter,
+        )
+
+    first = await agent([[("wait_for_go", {})]]).run("go", execution_id="e-span", trace=trace)
+    waiting = agent([])
+    again = await waiting.resume("e-span", trace=trace)  # still waiting: nothing runs
+    assert again.status == "suspended"
+    await waiting.respond("e-span", first.pending_requests[0].id, "yes")
+    done = await agent(["done"]).resume("e-span", trace=trace)
+    assert done.text == "done"
+    spans = memory.get_finished_spans()
+    tools = by_operation(spans, "execute_tool")
+    assert len(tools) == 2  # the body ran twice: before the suspension and after the answer
+    assert len({span_hex(t) for t in tools}) == 2
+    runs = by_operation(spans, "invoke_agent")
+    assert len(runs) == 2  # the run and the continuation; the no-op resume opened nothing
+    assert exporter._runs == {}  # nothing left open
+    answers = [m.content for m in done.messages if isinstance(m, robota.ToolMessage)]
+    answer = next(text for text in answers if text.startswith("yes"))
+    assert answer.split()[-1].split("-")[2] in {span_hex(t) for t in tools}
+
+
+async def test_s27_an_executor_env_copied_from_the_process_does_not_override_the_run_span(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACEPARENT", AMBIENT)
+    monkeypatch.setenv("TRACESTATE", "ambient=1")
+    command = f'printf "%s|%s" "$TRACEPARENT" "${{TRACESTATE-unset}}" > {tmp_path}/env'
+    runner = HookRunner(
+        {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]},
+        {"command": CommandHookExecutor(env=dict(os.environ))},
+    )
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass"), hooks=runner),
+    )
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST), execution_id="exec-env")
+    seen = (tmp_path / "env").read_text()
+    assert seen == f"00-4bf92f3577b34da6a3ce929d0e0e4736-{derive_span_id('exec-env')}-01|unset"
+
+
+def test_s27_exporter_refuses_an_object_that_is_no_tracer_provider() -> None:
+    with pytest.raises(robota.ConfigurationError, match="TracerProvider"):
+        OpenTelemetryExporter(tracer_provider=object())

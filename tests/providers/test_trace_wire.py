@@ -155,3 +155,47 @@ def test_s27_origin_listing_compares_the_whole_origin() -> None:
     listed: Any = TraceContext.from_traceparent(HOST, origins=["http://127.0.0.1:1"])
     assert not listed.allows("http://127.0.0.1:2/v1")
     assert listed.allows("http://127.0.0.1:1/v1/chat/completions")
+
+
+REDIRECTING = {
+    "openai-chat": (
+        lambda s: chat_provider(s, streaming=False),
+        "gpt-4o",
+        Exchange.json(200, completion("done")),
+        "/v1/chat/completions",
+    ),
+    "openai-chat-stream": (
+        lambda s: chat_provider(s, streaming=True),
+        "gpt-4o",
+        restreamed(Exchange.json(200, completion("done"))),
+        "/v1/chat/completions",
+    ),
+    "anthropic": (
+        lambda s: AnthropicProvider(
+            api_key="k", base_url=s.base_url, max_retries=0, streaming=False
+        ),
+        "claude-sonnet-4-5",
+        Exchange.json(200, _ANTHROPIC),
+        "/v1/messages",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REDIRECTING))
+async def test_s27_a_redirect_off_the_listed_origin_carries_no_trace_header(case: str) -> None:
+    # Regression (review of issue 14): the SDKs follow redirects and httpx2 strips only
+    # Authorization, so a listed origin answering 307 forwarded traceparent to an unlisted one.
+    make, model, answer, path = REDIRECTING[case]
+    with ReplayServer([answer]) as elsewhere:
+        moved = Exchange.json(307, {}, headers={"location": elsewhere.base_url + path})
+        with ReplayServer([moved]) as listed:
+            provider = make(listed)
+            trace = TraceContext.from_traceparent(HOST, origins=[listed.base_url])
+            result = await robota.Agent(provider=provider, model=model).run("hi", trace=trace)
+            await provider.aclose()
+            first = listed.requests[0].headers
+        landed = elsewhere.requests[0].headers
+    assert result.text == "done"
+    assert "traceparent" in first  # the listed origin got it
+    assert "traceparent" not in landed
+    assert "tracestate" not in landed

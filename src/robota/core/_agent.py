@@ -402,15 +402,19 @@ class Agent(DurableAgentMixin):
         if event_service is not None:
             for registered in self._tools:
                 registered.event_service = event_service  # S33: the last agent to set one wins
+        searching: object = tool_search  # untyped callers can pass anything
+        if not isinstance(searching, bool):
+            raise ConfigurationError(f"tool_search must be True or False, got {tool_search!r}")
         self._catalog = ToolCatalog(
             self._tools,
             setting=tool_deferral,
-            search=bool(tool_search),
+            search=tool_search,
             window=self._context_window,
         )
         self._executor = ToolExecutionService(
             self._tools, concurrency=tool_concurrency, gate=tool_gate, catalog=self._catalog
         )
+        self._catalog.check()  # S19: both invariants are refused when the agent is built
         self._plugins = list(plugins)
         for plugin in self._plugins:
             if not isinstance(plugin, Plugin):
@@ -482,10 +486,14 @@ class Agent(DurableAgentMixin):
         """Address another model (``"model"`` or ``"provider:model"``) from the next run on.
 
         Raises:
-            ConfigurationError: when the model names no provider of this agent.
+            ConfigurationError: when the model names no provider of this agent, or its context
+                window would make deferral withhold schemas nothing could load (S19).
         """
         self._check_not_closed()
-        self._provider, self._model = self._resolve(model)
+        provider, name = self._resolve(model)
+        # S19: deferral may weigh the new model's window; refuse a switch breaking an invariant.
+        self._catalog.check(lambda: get_model_context_window(name, provider=provider.name))
+        self._provider, self._model = provider, name
         return ModelSelection(self._provider.name, self._model)
 
     @property

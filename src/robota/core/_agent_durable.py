@@ -15,6 +15,7 @@ from robota.core._abort import AbortSignal, abort_error_from_reason
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
+from robota.core._models import get_model_context_window
 from robota.core._tracing import TraceContext, check_trace
 from robota.core.execution._durable import (
     acquire_lease,
@@ -86,7 +87,9 @@ class DurableAgentMixin:
             model=settings.model,
             system_prompt=self._store.system_prompt,
             tool_catalog_digest=catalog_digest(self._tools.specs()),
-            tool_residency=self._catalog.residency(),
+            tool_residency=self._catalog.residency(
+                lambda: get_model_context_window(settings.model, provider=settings.provider.name)
+            ),
             max_rounds=settings.max_rounds,
             max_same_tool_inputs=settings.max_same_tool_inputs,
             allow_tool_only_completion=settings.allow_tool_only_completion,

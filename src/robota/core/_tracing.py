@@ -32,6 +32,7 @@ __all__ = [
     "ChildTraceClass",
     "ProviderTrace",
     "TraceContext",
+    "body_span_key",
     "check_trace",
     "child_environment",
     "derive_span_id",
@@ -44,6 +45,8 @@ ChildTraceClass: TypeAlias = Literal["tools", "hooks"]
 _CHILD_CLASSES: Final = ("tools", "hooks")
 _TRACEPARENT = re.compile(r"^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$")
 _TRACESTATE_MAX: Final = 512
+_HEX32 = re.compile(r"^[0-9a-f]{32}$")
+_HEX16 = re.compile(r"^[0-9a-f]{16}$")
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 # Core parses URLs itself (S02: no networking module): scheme, authority, and what follows.
 _URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)([?#].*)?$")
@@ -91,6 +94,20 @@ def origin_of(url: str) -> str | None:
     return parts[0] if parts is not None else None
 
 
+def _check_tracestate(value: object) -> None:
+    if value is None:
+        return
+    if (
+        not isinstance(value, str)
+        or len(value) > _TRACESTATE_MAX
+        or any(not (0x20 <= ord(ch) < 0x7F) for ch in value)
+    ):
+        raise ConfigurationError(
+            f"tracestate must be printable ASCII of at most {_TRACESTATE_MAX} characters, "
+            f"got {value!r}"
+        )
+
+
 def _check_origin(value: object) -> str:
     parts = _split(value) if isinstance(value, str) else None
     if parts is None or parts[1] not in ("", "/") or parts[2]:
@@ -123,6 +140,36 @@ class TraceContext:
     tracestate: str | None = None
     origins: tuple[str, ...] = ()
     children: frozenset[ChildTraceClass] = frozenset(_CHILD_CLASSES)
+
+    def __post_init__(self) -> None:
+        # Built directly or parsed, the same rules: nothing malformed reaches a header.
+        trace_id: object = self.trace_id
+        span_id: object = self.parent_span_id
+        flags: object = self.trace_flags
+        if not (isinstance(trace_id, str) and _HEX32.match(trace_id) and trace_id != "0" * 32):
+            raise ConfigurationError(
+                f"trace_id must be 32 lowercase hex digits, not all zero; got {trace_id!r}"
+            )
+        if not (isinstance(span_id, str) and _HEX16.match(span_id) and span_id != "0" * 16):
+            raise ConfigurationError(
+                f"parent_span_id must be 16 lowercase hex digits, not all zero; got {span_id!r}"
+            )
+        if isinstance(flags, bool) or not isinstance(flags, int) or not 0 <= flags <= 0xFF:
+            raise ConfigurationError(f"trace_flags must be an integer 0-255, got {flags!r}")
+        _check_tracestate(self.tracestate)
+        origins: object = self.origins
+        if not isinstance(origins, tuple):
+            raise ConfigurationError("origins must be a tuple of origins (use from_traceparent)")
+        for origin in origins:
+            if _check_origin(origin) != origin:
+                raise ConfigurationError(
+                    f"origin {origin!r} is not normalised; build the context with from_traceparent"
+                )
+        children: object = self.children
+        if not isinstance(children, frozenset) or not children <= set(_CHILD_CLASSES):
+            raise ConfigurationError(
+                f"children must be a frozenset of {_CHILD_CLASSES}, got {children!r}"
+            )
 
     @classmethod
     def from_traceparent(
@@ -159,21 +206,20 @@ class TraceContext:
             raise ConfigurationError(f"traceparent version {version!r} is not valid here")
         if trace_id == "0" * 32 or span_id == "0" * 16:
             raise ConfigurationError("traceparent has an all-zero trace id or span id (invalid)")
-        if tracestate is not None:
-            state: object = tracestate
-            if (
-                not isinstance(state, str)
-                or len(state) > _TRACESTATE_MAX
-                or any(not (0x20 <= ord(ch) < 0x7F) for ch in state)
-            ):
-                raise ConfigurationError(
-                    f"tracestate must be printable ASCII of at most {_TRACESTATE_MAX} "
-                    f"characters, got {tracestate!r}"
-                )
-        if isinstance(origins, str):
-            raise ConfigurationError("origins must be a list of origins, not one string")
+        _check_tracestate(tracestate)
+        listed: object = origins
+        if isinstance(listed, str) or not isinstance(listed, Iterable):
+            raise ConfigurationError(
+                f"origins must be a list of origins (or empty), got {origins!r}"
+            )
+        granted: object = children
+        if isinstance(granted, str) or not isinstance(granted, Iterable):
+            raise ConfigurationError(
+                f"children must be a list of {' and/or '.join(_CHILD_CLASSES)} (or empty), "
+                f"got {children!r}"
+            )
         grants: set[ChildTraceClass] = set()
-        for item in children:
+        for item in granted:
             if item not in _CHILD_CLASSES:
                 raise ConfigurationError(
                     f"children must name {' or '.join(_CHILD_CLASSES)}, got {item!r}"
@@ -184,7 +230,7 @@ class TraceContext:
             parent_span_id=span_id,
             trace_flags=int(flags, 16),
             tracestate=tracestate,
-            origins=tuple(dict.fromkeys(_check_origin(o) for o in origins)),
+            origins=tuple(dict.fromkeys(_check_origin(o) for o in listed)),
             children=frozenset(grants),
         )
 
@@ -238,6 +284,15 @@ class ProviderTrace:
         return headers
 
 
+def body_span_key(attempt: str | None, call_id: str) -> str:
+    """The id a tool body's span derives from (S27): its own minted ``call_id``.
+
+    In a continuation (``attempt`` set, S40) a body that runs again keeps its logical call id —
+    a tool's idempotency key — yet is a new span, so the key is qualified by the attempt.
+    """
+    return call_id if attempt is None else f"{attempt}/{call_id}"
+
+
 def check_trace(value: object) -> TraceContext | None:
     """``value`` as a run's trace context (``None`` allowed), or a clear error."""
     if value is None or isinstance(value, TraceContext):
@@ -254,13 +309,15 @@ def child_environment(
     tracestate: str | None = None,
     *,
     configured: Mapping[str, str] | None = None,
+    strip: bool = False,
 ) -> dict[str, str]:
     """A fresh environment for a child process (S27), never the object passed in.
 
     With a ``traceparent``: ``base`` without its ambient ``TRACEPARENT`` and ``TRACESTATE`` (they
     belong to another parent), then ``traceparent`` and the host's ``tracestate`` set. Without
-    one: a plain copy of ``base``. Either way, what ``configured`` — the child's own
-    configuration — sets wins.
+    one: a copy of ``base`` — with both removed when ``strip`` (a traced run whose host did not
+    grant this child class). Either way, what ``configured`` — the child's own configuration —
+    sets wins.
     """
     env = dict(base)
     if traceparent is not None:
@@ -268,6 +325,9 @@ def child_environment(
         env["TRACEPARENT"] = traceparent
         if tracestate:
             env["TRACESTATE"] = tracestate
+    elif strip:
+        env.pop("TRACEPARENT", None)
+        env.pop("TRACESTATE", None)
     if configured:
         env.update(configured)
     return env

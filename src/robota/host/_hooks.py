@@ -6,8 +6,9 @@ failure.
 Command hooks — the payload is written to the command's stdin as JSON (a hook entry's ``env``, a
 mapping, adds to its process's environment). In a traced run whose host granted hooks (S27), the
 process gets ``TRACEPARENT`` naming the run's span, in a fresh copy of its environment, with the
-ambient ``TRACESTATE`` dropped; a ``TRACEPARENT`` the executor's ``env=`` or the hook's own ``env``
-sets wins. It is never written into the stdin JSON.
+ambient ``TRACEPARENT``/``TRACESTATE`` dropped (also from the executor's ``env=``, usually a copy of
+this process's); a ``TRACEPARENT`` the hook entry's own ``env`` sets wins. It is never written into
+the stdin JSON.
 
 * exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, or —
   for command hooks only — steer a pre-tool call with ``permissionDecision``/``updatedInput``);
@@ -97,12 +98,11 @@ class CommandHookExecutor:
         timeout = hook.timeout or self._default_timeout
         env = self._env
         if traceparent is not None or own:
-            configured = {
-                k: v for k, v in (self._env or {}).items() if k in ("TRACEPARENT", "TRACESTATE")
-            }
-            configured.update(own or {})
+            # S27: the base (this executor's env=, else this process's) is copied with its
+            # TRACEPARENT/TRACESTATE replaced — they are ambient there — and only the hook's own
+            # entry counts as its configuration, which wins.
             env = child_environment(
-                os.environ if self._env is None else self._env, traceparent, configured=configured
+                os.environ if self._env is None else self._env, traceparent, configured=own
             )
         try:
             process = await _start(hook.command, env=env, cwd=self._cwd)

@@ -57,11 +57,12 @@ class OpenTelemetryExporter:
             not follow the derivation).
     """
 
-    __slots__ = ("_ids", "_lock", "_open", "_otel", "_runs", "_tracer")
+    __slots__ = ("_empty", "_ids", "_lock", "_open", "_otel", "_runs", "_tracer")
 
     def __init__(self, tracer_provider: Any = None) -> None:
         try:
             from opentelemetry import trace  # noqa: PLC0415 - the optional extra, loaded on use
+            from opentelemetry.context import Context  # noqa: PLC0415
             from opentelemetry.sdk.trace.id_generator import (  # noqa: PLC0415
                 IdGenerator,
                 RandomIdGenerator,
@@ -71,7 +72,13 @@ class OpenTelemetryExporter:
                 "OpenTelemetryExporter needs the OpenTelemetry SDK: pip install 'robota[otel]'"
             ) from exc
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-        tracer: Any = provider.get_tracer(_SCOPE)
+        get_tracer = getattr(provider, "get_tracer", None)
+        if not callable(get_tracer):
+            raise ConfigurationError(
+                "OpenTelemetryExporter needs an opentelemetry.sdk.trace.TracerProvider, got "
+                f"{type(provider).__name__}"
+            )
+        tracer: Any = get_tracer(_SCOPE)
         inner = getattr(tracer, "id_generator", None)
         if not isinstance(inner, IdGenerator):
             raise ConfigurationError(
@@ -81,6 +88,7 @@ class OpenTelemetryExporter:
         ids = _derived_ids(IdGenerator, RandomIdGenerator, inner)
         tracer.id_generator = ids  # this tracer only: the provider's other tracers are untouched
         self._otel = trace
+        self._empty = Context
         self._tracer = tracer
         self._ids = ids
         self._lock = threading.Lock()
@@ -122,10 +130,16 @@ class OpenTelemetryExporter:
         kind: Any,
     ) -> Any:
         self._ids.pending = int(derive_span_id(key), 16)
+        # S27: never the ambient context — a run the host gave no parent is a root.
+        context = (
+            self._otel.set_span_in_context(parent, self._empty())
+            if parent is not None
+            else self._empty()
+        )
         try:
             return self._tracer.start_span(
                 name,
-                context=self._otel.set_span_in_context(parent) if parent is not None else None,
+                context=context,
                 kind=kind,
                 attributes=dict(attributes),
                 start_time=start,
@@ -211,8 +225,9 @@ class OpenTelemetryExporter:
     def _start_tool(self, execution: str, event: AgentEvent) -> None:
         data = event.data
         call_id = data.get("call_id")
+        key = data.get("span_key")
         run = self._runs.get(execution)
-        if not isinstance(call_id, str) or run is None:
+        if not isinstance(call_id, str) or not isinstance(key, str) or run is None:
             return
         tool = str(data.get("tool_name") or "")
         attributes: dict[str, Any] = {
@@ -225,7 +240,7 @@ class OpenTelemetryExporter:
             attributes["gen_ai.tool.call.id"] = provider_call
         self._open[(execution, call_id)] = self._start(
             f"execute_tool {tool}",
-            call_id,
+            key,
             run,
             _ns(event.timestamp),
             attributes,

@@ -15,9 +15,10 @@ import email.utils
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from contextvars import ContextVar
 from dataclasses import replace
 from json import JSONDecodeError
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, Protocol, TypeAlias
 
 import httpx2
 
@@ -33,6 +34,7 @@ from robota.core import (
     Usage,
     abort_error_from_reason,
     check_native_tools,
+    origin_of,
     register_model_metadata,
     register_model_pricing,
 )
@@ -367,6 +369,10 @@ class SDKProvider(Provider):
         """
         return True
 
+    def _guard_traces(self) -> None:
+        """S27: strip trace headers from any redirect hop off their origin (SDK client built)."""
+        guard_trace_redirects(getattr(self._client, "_client", None))
+
     def endpoint_url(self) -> str | None:
         """Where this adapter's calls go: the SDK client's base URL (S27 compares its origin)."""
         base = getattr(self._client, "base_url", None)
@@ -440,13 +446,61 @@ def trace_headers(request: ChatRequest, url: str | None) -> dict[str, str]:
     return trace.headers_for(url) if trace is not None else {}
 
 
-def sdk_trace_options(request: ChatRequest, url: str | None) -> dict[str, Any]:
-    """``{"extra_headers": ...}`` for an ``openai``/``anthropic`` SDK call, or ``{}`` (S27).
+_TRACE_ORIGIN: ContextVar[str | None] = ContextVar("robota_trace_origin", default=None)
+_TRACE_HEADERS: Final = ("traceparent", "tracestate")
 
-    Passed to the SDK call only, never into the captured native request (no event holds it).
+
+def traced_call(
+    create: Callable[..., Awaitable[Any]],
+    request: ChatRequest,
+    url: str | None,
+    params: Mapping[str, Any],
+    **extra: Any,
+) -> Callable[[], Awaitable[Any]]:
+    """The SDK call ``create(**params, **extra)``, sending ``request``'s trace headers (S27).
+
+    The headers go to the SDK call only (``extra_headers``), never into the captured native
+    request, and only when ``url``'s origin is listed. While the call runs, the origin they were
+    issued for is known to :func:`guard_trace_redirects`, so a redirect hop to any other origin
+    carries neither header.
     """
     headers = trace_headers(request, url)
-    return {"extra_headers": headers} if headers else {}
+    if not headers:
+        return lambda: create(**params, **extra)
+    issued_for = origin_of(url or "")
+
+    async def call() -> Any:
+        token = _TRACE_ORIGIN.set(issued_for)
+        try:
+            return await create(**params, **extra, extra_headers=headers)
+        finally:
+            _TRACE_ORIGIN.reset(token)
+
+    return call
+
+
+async def _strip_trace_off_origin(request: Any) -> None:
+    # An httpx2 request hook: it runs before every hop, redirects included (S27: the header
+    # discloses trace identifiers, so it goes only to the origin it was issued for).
+    headers = request.headers
+    if not any(name in headers for name in _TRACE_HEADERS):
+        return
+    issued_for = _TRACE_ORIGIN.get()
+    if issued_for is None or origin_of(str(request.url)) != issued_for:
+        for name in _TRACE_HEADERS:
+            if name in headers:
+                del headers[name]
+
+
+def guard_trace_redirects(http_client: Any) -> None:
+    """Install the S27 redirect guard on an SDK's ``httpx2.AsyncClient`` (once)."""
+    hooks = getattr(http_client, "event_hooks", None)
+    if not isinstance(hooks, Mapping):
+        return
+    request_hooks = list(hooks.get("request", ()))
+    if _strip_trace_off_origin not in request_hooks:
+        request_hooks.append(_strip_trace_off_origin)
+        http_client.event_hooks = {**hooks, "request": request_hooks}
 
 
 def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:

@@ -158,6 +158,7 @@ class Execution:
 
     __slots__ = (
         "_added",
+        "_attempt",
         "_attempts",
         "_effort",
         "_executed",
@@ -233,6 +234,7 @@ class Execution:
         # S27: only host-supplied context; the run's span derives from the execution id.
         self._trace = RunTrace(settings.trace, run_id) if settings.trace is not None else None
         self._unpropagated: set[str] = set()
+        self._attempt: str | None = None  # a continuation's own id (S27: its spans are new)
         self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
 
@@ -291,23 +293,10 @@ class Execution:
         replayed and restored settlements do not re-enter call observers.
         """
         settings = self.settings
+        self._attempt = new_id("resume")
         if self._trace is not None:
             # S27: a continuation is a span of its own under the host's parent.
-            self._trace = RunTrace(self._trace.context, new_id("resume"))
-        if self.emitter.enabled:
-            trace = self._trace
-            self.emitter.emit(
-                EventNames.RUN_RESUMED,
-                {
-                    "execution_id": self.run_id,
-                    "model": settings.model,
-                    "rounds": recovery.rounds,
-                    "agent_name": settings.agent_name,
-                    "provider": settings.provider.name,
-                    "span_key": trace.span_key if trace is not None else new_id("resume"),
-                    "trace": trace.event_data() if trace is not None else None,
-                },
-            )
+            self._trace = RunTrace(self._trace.context, self._attempt)
         self._rounds = recovery.rounds
         self._executed = recovery.executed_before
         own = recovery.history[recovery.own_from :]
@@ -328,12 +317,27 @@ class Execution:
             if recovery.complete or pending:
                 # A completed execution returns its result again; one still waiting returns its
                 # requests. Nothing runs, nothing is written, no turn-level hook runs again.
+                # No run starts, so none is announced (and none ends, S27: no span is opened).
                 if pending:
                     self._suspended = pending
                     return self._result("suspended")
                 self._stop = recovery.stop_reason or "end_turn"  # type: ignore[assignment]
                 self._restore_output(recovery)
                 return self._result("complete")
+            if self.emitter.enabled:
+                trace = self._trace
+                self.emitter.emit(
+                    EventNames.RUN_RESUMED,
+                    {
+                        "execution_id": self.run_id,
+                        "model": settings.model,
+                        "rounds": recovery.rounds,
+                        "agent_name": settings.agent_name,
+                        "provider": settings.provider.name,
+                        "span_key": self._attempt,
+                        "trace": trace.event_data() if trace is not None else None,
+                    },
+                )
             status = await self._settle(self._continue(recovery))
         except BaseException as error:
             failure = await self._failed(error)
@@ -341,6 +345,26 @@ class Execution:
                 raise
             raise failure from error
         return await self._finish(status)
+
+    def _ended(self, result: RunResult[Any]) -> RunResult[Any]:
+        """Emit the run's terminal events (every announced run ends with them)."""
+        if self.emitter.enabled:
+            if result.status == "suspended":
+                self.emitter.emit(
+                    EventNames.RUN_SUSPENDED,
+                    {"execution_id": self.run_id, "pending_requests": self._suspended},
+                )
+            self.emitter.emit(
+                EventNames.RUN_COMPLETED,
+                {
+                    "status": result.status,
+                    "stop_reason": result.stop_reason,
+                    "rounds": result.rounds,
+                    "usage": result.usage,
+                    "cost": result.cost,
+                },
+            )
+        return result
 
     def _restore_output(self, recovery: Recovery) -> None:
         last = recovery.last_call
@@ -399,23 +423,7 @@ class Execution:
         return failure
 
     async def _finish(self, status: RunStatus) -> RunResult[Any]:
-        result = self._result(status)
-        if self.emitter.enabled:
-            if status == "suspended":
-                self.emitter.emit(
-                    EventNames.RUN_SUSPENDED,
-                    {"execution_id": self.run_id, "pending_requests": self._suspended},
-                )
-            self.emitter.emit(
-                EventNames.RUN_COMPLETED,
-                {
-                    "status": status,
-                    "stop_reason": result.stop_reason,
-                    "rounds": result.rounds,
-                    "usage": result.usage,
-                    "cost": result.cost,
-                },
-            )
+        result = self._ended(self._result(status))
         await self._each_plugin("after_run", self._info, result)
         if self._failures:
             result = replace(result, plugin_errors=tuple(self._failures))
@@ -508,7 +516,7 @@ class Execution:
                 output_instruction = self._instruction()
                 request = self._request(
                     self._store.provider_snapshot(),
-                    self._tools.offered_specs() if tools_offered else (),
+                    self._tools.offered_specs(self._context_window) if tools_offered else (),
                     settings.tool_choice,
                     output_instruction,
                 )
@@ -958,6 +966,7 @@ class Execution:
                 notify=self._notify,
                 journal=journal,
                 trace=self._trace,
+                attempt=self._attempt,
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):

@@ -117,7 +117,8 @@ class ToolCatalog:
         setting: The agent's :data:`ToolDeferral`.
         search: Whether the built-in ``tool_search`` exists; without it, engaged deferral that
             withholds something is refused.
-        window: The current model's context window in tokens (read when ``"auto"`` decides).
+        window: The agent's model's context window in tokens, read only when ``"auto"`` must
+            decide on the schema-token share; a run passes its own model's instead.
 
     Raises:
         ConfigurationError: for an invalid setting, or a configuration breaking either
@@ -129,6 +130,7 @@ class ToolCatalog:
         "_plan_key",
         "_plan_value",
         "_search",
+        "_snapshot",
         "_window",
         "registry",
         "setting",
@@ -150,9 +152,21 @@ class ToolCatalog:
         self._loaded: dict[str, None] = {}  # load order; a dict keeps it
         self._plan_key: tuple[object, ...] = ()
         self._plan_value: _Plan | None = None
+        # The residency of each registered tool, read once per catalog change (so a later
+        # change of a tool's attribute cannot flip a plan mid-run).
+        self._snapshot: tuple[object, tuple[Tool, ...], tuple[Tool, ...]] = (None, (), ())
         #: Whether the permission gate withholds a tool outright (S12); set by the executor.
         self.withheld: Callable[[Tool], bool] = _never
-        self.plan()  # S19: both invariants are refused when the agent is built
+
+    def check(self, window: Callable[[], int] | None = None) -> None:
+        """Refuse a configuration breaking either invariant (S19), for the window given.
+
+        The agent calls it once built and before switching model; a run re-plans every round.
+
+        Raises:
+            ConfigurationError: naming the invariant and what to change.
+        """
+        self.plan(window)
 
     @property
     def engaged(self) -> bool:
@@ -169,20 +183,25 @@ class ToolCatalog:
         """Deferred tools the conversation loaded through ``tool_search``, in load order."""
         return tuple(self._loaded)
 
-    def residency(self) -> tuple[tuple[str, ToolResidency], ...]:
+    def residency(
+        self, window: Callable[[], int] | None = None
+    ) -> tuple[tuple[str, ToolResidency], ...]:
         """Each registered tool's effective residency: deferred only while deferral is engaged."""
-        engaged = self.plan().engaged
+        plan = self.plan(window)
+        deferred = {tool.name for tool in plan.deferred}
         return tuple(
-            (tool.name, tool.residency if engaged else "resident") for tool in self.registry
+            (tool.name, "deferred" if tool.name in deferred else "resident")
+            for tool in self.registry
         )
 
-    def visible(self) -> tuple[ToolSpec, ...]:
+    def visible(self, window: Callable[[], int] | None = None) -> tuple[ToolSpec, ...]:
         """The specs a request may carry before the permission filter: resident, search, loaded.
 
-        The same tuple object is returned until the catalog, the window or the loaded set
-        changes, so a caller can cache on its identity.
+        ``window`` is the run's model's context window (default: the agent's). The same tuple
+        object is returned until the catalog, the window or the loaded set changes, so a caller
+        can cache on its identity.
         """
-        return self.plan().visible
+        return self.plan(window).visible
 
     def resolve(self, name: str) -> Tool | None:
         """The tool a call named ``name`` runs: a registered one, or ``tool_search`` if offered."""
@@ -198,21 +217,28 @@ class ToolCatalog:
         plan = self.plan()
         return sum(1 for tool in plan.deferred if tool.name not in self._loaded)
 
-    def plan(self) -> _Plan:
-        """What deferral does now (cached until the catalog, window or loaded set changes)."""
+    def plan(self, window: Callable[[], int] | None = None) -> _Plan:
+        """What deferral does now (cached until the catalog, window or loaded set changes).
+
+        ``window`` is read only when ``"auto"`` must weigh the deferred schemas' token share.
+        """
         specs = self.registry.specs()
-        window = self._window() if self.setting == "auto" else 0
-        key = (specs, window, len(self._loaded))
+        if self._snapshot[0] is not specs:
+            tools = tuple(self.registry)
+            deferred = tuple(tool for tool in tools if tool.residency == "deferred")
+            self._snapshot = (specs, tools, deferred)
+        _, tools, deferred = self._snapshot
+        needs_window = self.setting == "auto" and 0 < len(deferred) < AUTO_DEFERRAL_TOOL_COUNT
+        size = (window or self._window)() if needs_window else 0
+        key = (specs, size, len(self._loaded))
         plan = self._plan_value
         if plan is not None and self._plan_key[0] is specs and self._plan_key[1:] == key[1:]:
             return plan
-        plan = self._decide(window)
+        plan = self._decide(tools, deferred, size)
         self._plan_key, self._plan_value = key, plan
         return plan
 
-    def _decide(self, window: int) -> _Plan:
-        tools = tuple(self.registry)
-        deferred = tuple(tool for tool in tools if tool.residency == "deferred")
+    def _decide(self, tools: tuple[Tool, ...], deferred: tuple[Tool, ...], window: int) -> _Plan:
         if self.setting == "off" or not deferred:
             return _Plan(False, (), self.registry.specs())
         if len(deferred) == len(tools):
@@ -235,8 +261,15 @@ class ToolCatalog:
                 "deferred tool with no search tool to load it is unreachable (S19); enable "
                 "tool_search, or pass tool_deferral='off'"
             )
+        if self.withheld(self._search):
+            raise ConfigurationError(
+                f"deferral is engaged ({len(deferred)} deferred tools) but the permission gate "
+                f"withholds {TOOL_SEARCH_NAME!r} (a deny rule names it): nothing could load a "
+                "deferred tool (S19); remove that rule, or pass tool_deferral='off'"
+            )
         loaded = self._loaded
-        visible = [tool.spec() for tool in tools if tool.residency == "resident"]
+        deferred_names = {tool.name for tool in deferred}
+        visible = [tool.spec() for tool in tools if tool.name not in deferred_names]
         visible.append(self._search.spec())
         by_name = {tool.name: tool for tool in deferred}
         visible.extend(by_name[name].spec() for name in loaded if name in by_name)
@@ -287,7 +320,7 @@ class ToolCatalog:
         added = False
         for name in _loaded_names(message.content):
             tool = self.registry.get(name)
-            if tool is not None and tool.residency == "deferred" and name not in self._loaded:
+            if tool is not None and tool in self._snapshot[2] and name not in self._loaded:
                 self._loaded[name] = None
                 added = True
         return added

@@ -47,7 +47,7 @@ from robota.core._events import EventNames
 from robota.core._logging import get_logger
 from robota.core._messages import ToolCall, ToolMessage, new_id
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
-from robota.core._tracing import RunTrace
+from robota.core._tracing import RunTrace, body_span_key
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._deferral import ToolCatalog
@@ -198,6 +198,7 @@ class _Scope:
     batch: _Batch | None = None
     submitted_at: float = 0.0
     trace: RunTrace | None = None
+    attempt: str | None = None
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -316,14 +317,16 @@ class ToolExecutionService:
             return self.catalog.resolve(name)
         return self.registry.get(name)
 
-    def offered_specs(self) -> tuple[ToolSpec, ...]:
+    def offered_specs(self, window: Callable[[], int] | None = None) -> tuple[ToolSpec, ...]:
         """The tools offered to the model, read fresh every round (S19).
 
         The registry's — or with deferral engaged, the resident ones, ``tool_search`` and the
         loaded ones — minus any the gate withholds. S12: a tool denied outright is not offered
-        (rather than offered and refused every call).
+        (rather than offered and refused every call). ``window`` is the run's model's context
+        window, which ``tool_deferral="auto"`` may weigh.
         """
-        specs = self.catalog.visible() if self.catalog is not None else self.registry.specs()
+        catalog = self.catalog
+        specs = catalog.visible(window) if catalog is not None else self.registry.specs()
         cached_for, offered = self._offered
         if cached_for is specs:
             return offered
@@ -352,6 +355,7 @@ class ToolExecutionService:
         notify: Callable[[RunEvent], None] | None = None,
         journal: EffectJournal | None = None,
         trace: RunTrace | None = None,
+        attempt: str | None = None,
     ) -> None:
         """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
 
@@ -376,6 +380,7 @@ class ToolExecutionService:
                 journal=journal,
                 submitted_at=submitted,
                 trace=trace,
+                attempt=attempt,
             )
             outcomes[index] = await self._run_one(index, calls[index], None, scope)
             return
@@ -392,6 +397,7 @@ class ToolExecutionService:
             batch=batch,
             submitted_at=submitted,
             trace=trace,
+            attempt=attempt,
         )
 
         async def one(index: int, limiter: asyncio.Semaphore | None) -> None:
@@ -495,6 +501,7 @@ class ToolExecutionService:
         else:
             call_id = new_id("tool")
         span = scope.emitter.child("tool", call_id)
+        span_key = body_span_key(scope.attempt, call_id)
         ctx = ToolContext(
             signal=scope.signal,
             call_id=call_id,
@@ -504,6 +511,7 @@ class ToolExecutionService:
             round=scope.round,
             outside=outside,
             trace=scope.trace,  # S27: the body's traceparent derives from its own minted id
+            span_key=span_key,
         )
 
         def refuse(text: str) -> ToolCallOutcome:
@@ -527,7 +535,13 @@ class ToolExecutionService:
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; a call not yet started stays pending
         outcome = await self._body(
-            invocation, _tool_span(span, tool), scope.notify, journal, call_key, scope.batch
+            invocation,
+            _tool_span(span, tool),
+            scope.notify,
+            journal,
+            call_key,
+            scope.batch,
+            span_key,
         )
         return scope.finish(outcome) if outcome is not None else None
 
@@ -539,6 +553,7 @@ class ToolExecutionService:
         journal: EffectJournal | None = None,
         call_key: str = "",
         batch: _Batch | None = None,
+        span_key: str = "",
     ) -> ToolCallOutcome | None:
         tool, call, ctx = invocation.tool, invocation.call, invocation.context
         if journal is not None:
@@ -559,6 +574,7 @@ class ToolExecutionService:
                     "call_id": ctx.call_id,
                     "provider_call_id": ctx.provider_call_id,
                     "source": tool.source,
+                    "span_key": span_key or ctx.call_id,  # S27: what the body's span derives from
                 },
             )
         if notify is not None and call is not None:

@@ -163,6 +163,7 @@ class ToolContext:
         round: int | None = None,
         outside: OutsideResponder | None = None,
         trace: RunTrace | None = None,
+        span_key: str | None = None,
     ) -> None:
         self.signal = signal
         self.call_id = call_id
@@ -172,7 +173,8 @@ class ToolContext:
         self.round = round
         self._outside = outside
         self._trace = trace
-        self.traceparent = trace.traceparent_for_key(call_id) if trace is not None else None
+        key = span_key if span_key is not None else call_id
+        self.traceparent = trace.traceparent_for_key(key) if trace is not None else None
         self.hook_traceparent = trace.hook_traceparent if trace is not None else None
 
     def trace_headers(self, url: str) -> dict[str, str]:
@@ -197,12 +199,16 @@ class ToolContext:
         Pass the environment to start from (``os.environ``: core never reads it itself); it is
         copied, never changed. When the run has trace context and the host granted ``"tools"``,
         the copy has ``TRACEPARENT`` naming this body's span, and the ambient ``TRACESTATE`` is
-        dropped (the host's own is set when it gave one). What ``configured`` sets wins.
+        dropped (the host's own is set when it gave one); without that grant a traced run's copy
+        has neither. What ``configured`` sets wins.
         Use it as ``env=ctx.child_env(os.environ)``.
         """
         trace = self._trace
-        if trace is None or "tools" not in trace.context.children:
+        if trace is None:
             return child_environment(base, None, configured=configured)
+        if "tools" not in trace.context.children:
+            # S27: a traced run's ungranted child gets no trace context, not the ambient one.
+            return child_environment(base, None, configured=configured, strip=True)
         return child_environment(
             base, self.traceparent, trace.context.tracestate, configured=configured
         )
@@ -335,6 +341,11 @@ class Tool(ABC):
             permission_argument if permission_argument is not None else cls.permission_argument
         )
         self.source = source if source is not None else cls.source
+        chosen: object = defer  # untyped callers can pass anything
+        if chosen is not None and not isinstance(chosen, bool):
+            raise ConfigurationError(
+                f"tool {self.name!r}: defer must be True or False, got {defer!r}"
+            )
         self.residency = _check_residency(
             self.name, cls.residency if defer is None else ("deferred" if defer else "resident")
         )

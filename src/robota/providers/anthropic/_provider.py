@@ -26,7 +26,7 @@ from robota.host._provider_kit import (
     drive_stream,
     given,
     map_transport_error,
-    sdk_trace_options,
+    traced_call,
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
@@ -137,6 +137,7 @@ class AnthropicProvider(SDKProvider):
         # newer SDKs no longer type, or a caller's vendor option) goes through ``extra_body``.
         self._known = frozenset(inspect.signature(self._client.messages.create).parameters)
         self._owns_client = http_client is None
+        self._guard_traces()
         self._name = name
         self._native = native
         self._caching = bool(prompt_caching)
@@ -254,11 +255,10 @@ class AnthropicProvider(SDKProvider):
         """
         known = {key: value for key, value in params.items() if key in self._known}
         extra = {key: value for key, value in params.items() if key not in self._known}
-        traced = sdk_trace_options(request, self.endpoint_url())
         create = self._client.messages.create
         if extra:
-            return lambda: create(**known, extra_body=extra, **traced)
-        return lambda: create(**known, **traced)
+            return traced_call(create, request, self.endpoint_url(), known, extra_body=extra)
+        return traced_call(create, request, self.endpoint_url(), known)
 
     def __repr__(self) -> str:
         return f"<AnthropicProvider name={self._name!r}>"

@@ -259,5 +259,11 @@ def traced(params: dict[str, Any], request: ChatRequest, url: str | None) -> dic
     if not headers:
         return params
     config = dict(params.get("config") or {})
-    config["http_options"] = {"headers": headers}
+    given: Any = config.get("http_options")  # a caller's own, through ChatRequest.options
+    dump = getattr(given, "model_dump", None)
+    if callable(dump):
+        given = dump(exclude_none=True)
+    options = dict(given) if isinstance(given, Mapping) else {}
+    options["headers"] = {**dict(options.get("headers") or {}), **headers}
+    config["http_options"] = options
     return {**params, "config": config}

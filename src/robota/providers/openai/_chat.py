@@ -67,7 +67,7 @@ from robota.providers.openai._common import (
     no_capture,
     output_schema,
     replayed,
-    sdk_trace_options,
+    traced_call,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -480,9 +480,10 @@ class ChatCompletionsAPI:
         )
         if extra:
             params.update(extra)
-        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         completion = await drive_call(
-            lambda: client.chat.completions.create(**params, **traced),
+            traced_call(
+                client.chat.completions.create, request, str(client.base_url), params
+            ),  # S27
             api=API_NAME,
             params=params,
             capture=capture,
@@ -509,9 +510,10 @@ class ChatCompletionsAPI:
         )
         if extra:
             params.update(extra)
-        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         return drive_stream(
-            lambda: client.chat.completions.create(**params, **traced),
+            traced_call(
+                client.chat.completions.create, request, str(client.base_url), params
+            ),  # S27
             ChatStreamAssembler(provider=self._provider, requested=request.model, effort=effort),
             api=API_NAME,
             params=params,

@@ -28,7 +28,7 @@ from robota.host._provider_kit import (
     member,
     no_capture,
     replayed,
-    sdk_trace_options,
+    traced_call,
 )
 from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
@@ -50,7 +50,7 @@ __all__ = [
     "no_capture",
     "output_schema",
     "replayed",
-    "sdk_trace_options",
+    "traced_call",
 ]
 
 

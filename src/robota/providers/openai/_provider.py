@@ -115,6 +115,7 @@ class OpenAIProvider(SDKProvider):
             )
         )
         self._owns_client = http_client is None
+        self._guard_traces()  # S27: no trace header on a redirect hop off its origin
         self._name = name
         self._api_name: OpenAIAPI = api
         self._native = native

@@ -54,7 +54,7 @@ from robota.providers.openai._common import (
     member,
     no_capture,
     output_schema,
-    sdk_trace_options,
+    traced_call,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -439,9 +439,8 @@ class ResponsesAPI:
             reasoning_model=reasoning_model,
             stream=False,
         )
-        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         response = await drive_call(
-            lambda: client.responses.create(**params, **traced),
+            traced_call(client.responses.create, request, str(client.base_url), params),
             api=API_NAME,
             params=params,
             capture=capture,
@@ -470,9 +469,8 @@ class ResponsesAPI:
             reasoning_model=reasoning_model,
             stream=True,
         )
-        traced = sdk_trace_options(request, str(client.base_url))  # S27: not in the capture
         return drive_stream(
-            lambda: client.responses.create(**params, **traced),
+            traced_call(client.responses.create, request, str(client.base_url), params),
             ResponsesStreamAssembler(provider=self._provider, effort=effort),
             api=API_NAME,
             params=params,

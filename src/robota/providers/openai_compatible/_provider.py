@@ -138,6 +138,7 @@ class OpenAICompatibleProvider(SDKProvider):
         client._custom_headers = dict(headers or {})
         self._client = client
         self._owns_client = http_client is None
+        self._guard_traces()  # S27: no trace header on a redirect hop off its origin
         self._name = name
         self._capabilities = capabilities
         self._streaming = bool(streaming)
