@@ -6,6 +6,7 @@ import inspect
 
 import robota
 import robota.host
+import robota.mcp
 import robota.testing
 
 EXPECTED_PUBLIC = {
@@ -344,7 +345,7 @@ def test_all_is_pinned() -> None:
 def _public_objects() -> list[tuple[str, object]]:
     return [
         (name, getattr(module, name))
-        for module in (robota, robota.host, robota.testing)
+        for module in (robota, robota.host, robota.testing, robota.mcp)
         for name in module.__all__
     ]
 
@@ -380,6 +381,11 @@ def test_public_classes_report_the_public_module() -> None:
         if inspect.isclass(obj) and obj.__module__ != "robota"
     ]
     assert wrong == []
+
+
+def test_mcp_public_names_are_exported() -> None:
+    # Issue 15: names acceptance tests outside this repository use.
+    assert {"MCPServerStdio", "MCPServerHTTP"} <= set(robota.mcp.__all__)
 
 
 def test_version_is_a_string() -> None:

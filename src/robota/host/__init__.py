@@ -4,7 +4,8 @@ Implementations of core's ports that need the OS live here and are passed to cor
 core never reaches for them on its own.
 
 * Paths (S05): :func:`canonical_path`, :func:`is_path_inside` — the one containment check.
-* Egress (S06): :func:`check_url`, :class:`EgressClient` (pinned transport, checked redirects).
+* Egress (S06): :func:`check_url`, :class:`EgressClient` (pinned transport, checked redirects),
+  :class:`EgressTransport` (the same policy under a library's own ``httpx2`` client).
 * Owner-only store (S07): :class:`OwnerOnlyStore`.
 * Process lifetime (S08): :class:`ProcessScopedDirectory`, :func:`owner_state`, the exit
   registry (:func:`register_at_exit`).
@@ -39,7 +40,13 @@ from robota.host._egress import (
     classify_address,
     parse_ip_literal,
 )
-from robota.host._egress_client import EgressClient, EgressResult, Fetched
+from robota.host._egress_client import (
+    EgressClient,
+    EgressRefused,
+    EgressResult,
+    EgressTransport,
+    Fetched,
+)
 from robota.host._env import ProcessEnvResolver
 from robota.host._errors import (
     EntryExistsError,
@@ -95,7 +102,9 @@ __all__ = [
     "CorruptError",
     "EgressClient",
     "EgressDecision",
+    "EgressRefused",
     "EgressResult",
+    "EgressTransport",
     "EntryExistsError",
     "ExitRegistration",
     "Fetched",

@@ -42,6 +42,7 @@ from typing import Final, Literal, TypeAlias, final
 
 from robota.host._egress_address import classify_address, format_address, is_loopback
 from robota.host._egress_host import HostError, normalise_host
+from robota.host._egress_table import most_specific
 from robota.host._egress_url import DEFAULT_PORTS, URLError, split_url
 
 __all__ = [
@@ -229,11 +230,36 @@ def _answer(text: object) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
         return None
 
 
+# Kinds of refused address an explicit private-network allowance admits (S06): a server on the
+# caller's own network. Never link-local (169.254.0.0/16 and fe80::/10 hold the metadata
+# services) and never the metadata addresses below, whatever their row.
+_PRIVATE_KINDS: Final = frozenset({"private", "loopback", "CGNAT shared", "unique-local (private)"})
+_METADATA_ADDRESSES: Final = frozenset(
+    {
+        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack …
+        ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
+        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
+        ipaddress.ip_address("192.0.0.192"),  # Oracle Cloud
+        ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
+    }
+)
+
+
+def _private_admits(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether an explicit private-network allowance admits ``address`` (never metadata)."""
+    if address in _METADATA_ADDRESSES:
+        return False
+    version: Literal[4, 6] = 4 if isinstance(address, ipaddress.IPv4Address) else 6
+    block = most_specific(version, int(address))
+    return block is not None and block.kind in _PRIVATE_KINDS
+
+
 async def check_url(
     url: str,
     *,
     resolver: Resolver | None = None,
     allowance: LoopbackAllowance | None = None,
+    private_network: bool = False,
 ) -> EgressDecision:
     """Decide whether ``url`` may be requested (S06); a policy outcome is never raised.
 
@@ -242,6 +268,10 @@ async def check_url(
         resolver: Resolves host names (default: the system resolver via ``getaddrinfo``). It is
             given the normalised A-label host.
         allowance: Test-only loopback allowance (see :class:`LoopbackAllowance`).
+        private_network: An explicit allowance for one trusted destination on the caller's own
+            network: private, loopback, shared (CGNAT) and unique-local addresses are admitted,
+            literal or resolved. Link-local addresses, the cloud metadata addresses and the
+            blocklisted names stay refused.
 
     Returns:
         :class:`Allowed` with the normalised components and the validated addresses, or
@@ -262,7 +292,7 @@ async def check_url(
 
     if host.address is not None:
         reason = classify_address(host.address)
-        if reason is not None:
+        if reason is not None and not (private_network and _private_admits(host.address)):
             return Rejected(url, f"refused address: {reason}")
         return allowed((host.text,))
     name = host.text
@@ -285,7 +315,10 @@ async def check_url(
         if address is None:
             return Rejected(url, f"host {name!r} resolved to something that is not an address")
         reason = classify_address(address)
-        if reason is not None and not (allowance is not None and allowance.admits(name, address)):
+        admitted = (allowance is not None and allowance.admits(name, address)) or (
+            private_network and _private_admits(address)
+        )
+        if reason is not None and not admitted:
             # S06: refused if ANY answer is refused — a mixed answer is a rebinding vector.
             return Rejected(url, f"host {name!r} resolves to a refused address: {reason}")
         validated.append(format_address(address))

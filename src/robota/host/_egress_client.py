@@ -45,7 +45,7 @@ from robota.host._egress_url import unsafe_character
 from robota.host._errors import ResponseTooLargeError
 from robota.host._race import cancel_and_wait, settle
 
-__all__ = ["EgressClient", "EgressResult", "Fetched"]
+__all__ = ["EgressClient", "EgressRefused", "EgressResult", "EgressTransport", "Fetched"]
 
 _REDIRECTS: Final = frozenset({301, 302, 303, 307, 308})
 _AMBIGUOUS_LOCATION: Final = re.compile(
@@ -441,3 +441,79 @@ class EgressClient:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+class EgressRefused(httpx2.ConnectError):
+    """The egress policy refused a request an :class:`EgressTransport` was given (S06).
+
+    A transport error (a :class:`httpx2.ConnectError`), so a library using the client treats it
+    as a connection that could not be made; ``reason`` says why.
+    """
+
+    def __init__(self, reason: str, *, request: httpx2.Request) -> None:
+        super().__init__(f"refused by the egress policy: {reason}", request=request)
+        self.reason = reason
+
+
+@final
+class EgressTransport(httpx2.AsyncBaseTransport):
+    """An ``httpx2`` transport that applies the egress policy to every request it sends (S06).
+
+    For a library that takes an ``httpx2.AsyncClient`` (an SDK with its own redirect handling):
+    build the client as ``httpx2.AsyncClient(transport=EgressTransport(...), trust_env=False)``.
+    Every request — each redirect hop the library follows included — is checked by
+    :func:`check_url`, built from the checked components and sent on the pinned connection to
+    the validated addresses; a refusal raises :class:`EgressRefused`.
+
+    Args:
+        resolver: ``async (host) -> [ip, ...]``; default: the system resolver.
+        allowance: Test-only loopback allowance (:func:`robota.testing.loopback_allowance`).
+        private_network: Admit this one destination on the caller's own network (see
+            :func:`check_url`); metadata addresses stay refused.
+        verify: TLS verification, as for :class:`EgressClient`.
+    """
+
+    def __init__(
+        self,
+        *,
+        resolver: Resolver | None = None,
+        allowance: LoopbackAllowance | None = None,
+        private_network: bool = False,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
+        if isinstance(verify, ssl.SSLContext):
+            context = verify
+        else:
+            context = ssl.create_default_context()
+            if not verify:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+        self._resolver = resolver
+        self._allowance = allowance
+        self._private = bool(private_network)
+        self._backend = _PinnedBackend()
+        self._inner = _PinnedTransport(context, self._backend)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Check, pin and send one request."""
+        decision = await check_url(
+            str(request.url),
+            resolver=self._resolver,
+            allowance=self._allowance,
+            private_network=self._private,
+        )
+        if isinstance(decision, Rejected):
+            raise EgressRefused(decision.reason, request=request)
+        self._backend.pins[decision.host] = decision.addresses
+        checked = httpx2.Request(
+            request.method,
+            _request_url(decision),
+            headers=request.headers,
+            stream=request.stream,
+            extensions=request.extensions,
+        )
+        return await self._inner.handle_async_request(checked)
+
+    async def aclose(self) -> None:
+        """Close the pinned connections."""
+        await self._inner.aclose()
