@@ -98,6 +98,17 @@ EgressResult = Fetched | Rejected
 """What :meth:`EgressClient.request` returns: check ``.ok``."""
 
 
+def _ssl_context(verify: ssl.SSLContext | bool) -> ssl.SSLContext:
+    """The TLS context for ``verify``: the caller's, the system trust store, or none (tests)."""
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    context = ssl.create_default_context()
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 @final
 class _PinnedBackend(httpcore2.AsyncNetworkBackend):
     """Connects to the validated addresses of a host, never to a fresh resolution of it."""
@@ -304,13 +315,7 @@ class EgressClient:
         self._max_redirects = max_redirects
         self._max_bytes = max_bytes
         self._user_agent = user_agent
-        if isinstance(verify, ssl.SSLContext):
-            context = verify
-        else:
-            context = ssl.create_default_context()
-            if not verify:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
+        context = _ssl_context(verify)
         self._backend = _PinnedBackend()
         self._client = httpx2.AsyncClient(
             transport=_PinnedTransport(context, self._backend),
@@ -481,13 +486,7 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         private_network: bool = False,
         verify: ssl.SSLContext | bool = True,
     ) -> None:
-        if isinstance(verify, ssl.SSLContext):
-            context = verify
-        else:
-            context = ssl.create_default_context()
-            if not verify:
-                context.check_hostname = False
-                context.verify_mode = ssl.CERT_NONE
+        context = _ssl_context(verify)
         self._resolver = resolver
         self._allowance = allowance
         self._private = bool(private_network)

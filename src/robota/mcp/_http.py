@@ -14,7 +14,7 @@ from typing import Any, final
 
 from robota.core import ConfigurationError, origin_of
 from robota.host import EgressTransport, LoopbackAllowance, Resolver
-from robota.mcp._results import default_server_name
+from robota.mcp._results import check_string_map, default_server_name
 from robota.mcp._server import DEFAULT_START_TIMEOUT, MCPServerBase
 
 __all__ = ["MCPServerHTTP"]
@@ -64,20 +64,15 @@ class MCPServerHTTP(MCPServerBase):
         origin = origin_of(url) if isinstance(given, str) else None
         if origin is None:
             raise ConfigurationError(f"url must be an http(s) URL, got {url!r}")
-        given_headers: object = headers
-        if given_headers is not None and not (
-            isinstance(given_headers, Mapping)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in given_headers.items())
-        ):
-            raise ConfigurationError("headers must map header names to strings")
-        reserved = sorted(k for k in (headers or {}) if k.lower() in _RESERVED)
+        checked = check_string_map(headers, "headers")
+        reserved = sorted(k for k in checked if k.lower() in _RESERVED)
         if reserved:
             raise ConfigurationError(f"headers may not set {', '.join(reserved)}")
         flag: object = allow_private_network
         if not isinstance(flag, bool):
             raise ConfigurationError("allow_private_network must be True or False")
         self._url = url
-        self._headers = dict(headers or {})
+        self._headers = checked
         self._private = allow_private_network
         self._allowance = allowance
         self._resolver = resolver

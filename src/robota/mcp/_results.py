@@ -54,6 +54,20 @@ class MCPProtocolError(RobotaError):
     default_recoverable = True
 
 
+def check_string_map(value: object, what: str) -> dict[str, str]:
+    """``value`` (``None`` or a mapping of strings to strings) as a dict, or a clear error."""
+    from robota.core import ConfigurationError  # noqa: PLC0415 - one use
+
+    if value is None:
+        return {}
+    if not (
+        isinstance(value, Mapping)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())
+    ):
+        raise ConfigurationError(f"{what} must map names to strings, got {value!r}")
+    return dict(value)
+
+
 def check_server_name(name: object) -> str:
     """An MCP server's name as tool names carry it (``mcp__<name>__<tool>``), or a clear error."""
     from robota.core import ConfigurationError  # noqa: PLC0415 - one use

@@ -19,7 +19,7 @@ from typing import Any, Final, final
 
 from robota.core import ConfigurationError
 from robota.host import register_at_exit, spawn
-from robota.mcp._results import default_server_name
+from robota.mcp._results import check_string_map, default_server_name
 from robota.mcp._server import DEFAULT_START_TIMEOUT, MCPServerBase
 
 __all__ = ["MCPServerStdio"]
@@ -70,15 +70,9 @@ class MCPServerStdio(MCPServerBase):
         arguments: object = args
         if isinstance(arguments, str) or not all(isinstance(a, str) for a in args):
             raise ConfigurationError(f"args must be a sequence of strings, got {args!r}")
-        given_env: object = env
-        if given_env is not None and not (
-            isinstance(given_env, Mapping)
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in given_env.items())
-        ):
-            raise ConfigurationError("env must map variable names to strings")
         self._command = command
         self._args = tuple(args)
-        self._env = dict(env or {})
+        self._env = check_string_map(env, "env")
         self._cwd = os.fspath(cwd) if cwd is not None else None
         self._stderr = bytearray()
         self.pid: int | None = None
