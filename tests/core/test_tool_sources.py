@@ -134,14 +134,17 @@ async def test_s41_async_with_starts_sources_and_aclose_stops_them() -> None:
     assert source.closes == 1
 
 
-async def test_s41_a_failed_start_on_async_with_leaves_nothing_open() -> None:
+async def test_s41_a_failed_start_on_async_with_leaves_nothing_open_and_can_be_retried() -> None:
     source = CountingSource(fail_starts=1)
     agent = robota.Agent(provider=ScriptedProvider([]), model="m", tools=[source])
     with pytest.raises(robota.RobotaError):
         async with agent:
             pass
+    assert source.closes == 1  # nothing left running
+    assert not agent.closed  # S20: a failed start is not cached; the agent stays usable
+    async with agent:
+        assert source.starts == 2
     assert agent.closed
-    assert source.closes == 1
 
 
 async def test_s43_direct_invocation_starts_the_source_and_reaches_its_tools() -> None:

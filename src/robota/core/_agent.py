@@ -412,7 +412,11 @@ class Agent(DurableAgentMixin):
             window=self._context_window,
         )
         self._executor = ToolExecutionService(
-            self._tools, concurrency=tool_concurrency, gate=tool_gate, catalog=self._catalog
+            self._tools,
+            concurrency=tool_concurrency,
+            gate=tool_gate,
+            catalog=self._catalog,
+            settle=self._settle_sources if self._sources else None,
         )
         self._catalog.check()  # S19: both invariants are refused when the agent is built
         self._plugins = list(plugins)
@@ -720,7 +724,9 @@ class Agent(DurableAgentMixin):
             if run_signal.aborted:  # S38: its turn came after the abort — touch nothing
                 raise abort_error_from_reason(run_signal.reason)
             # A run queued before aclose() began still runs: close waits for the queue (S20).
-            await self._ensure_initialized()
+            # S23: an abort while tool sources start ends the run before it touched anything.
+            with AbortGuard(run_signal) as guard:
+                await guard.call(self._ensure_initialized)
             chosen = options.get("execution_id")
             run_id = new_id("run") if chosen is None else check_execution_id(chosen)
             lease: JournalLease | None = None
@@ -817,6 +823,20 @@ class Agent(DurableAgentMixin):
                     source.subscribe(self._sync_source)
                 self._sync_source(source)
 
+    def _is_own_tool(self, name: str) -> bool:
+        """Whether ``name`` is a tool the agent was given itself (not a source's)."""
+        if name not in self._tools:
+            return False
+        return not any(name in names for names in self._source_names.values())
+
+    async def _settle_sources(self) -> None:
+        """After a tool round: let the sources finish a change it caused (S19: next round)."""
+        for source in self._sources:
+            try:
+                await source.settle()
+            except Exception as exc:  # noqa: BLE001 - a source's failure never fails the run
+                _log.error("tool source settle failed", source=source.name, error=repr(exc))
+
     def _sync_source(self, source: ToolSource) -> None:
         """Replace ``source``'s registered tools with the ones it reports now."""
         for name in self._source_names.get(source.name, ()):
@@ -905,8 +925,10 @@ class Agent(DurableAgentMixin):
             DisposedAgentError: the agent is closed.
         """
         self._check_not_closed()
-        if self._sources:
-            await self._start_sources()  # S43: a source's tools are reachable directly too
+        if self._sources and not self._is_own_tool(name):
+            # S43: a source's tools are reachable directly too; a local tool needs none started.
+            with AbortGuard(signal or AbortSignal()) as guard:
+                await guard.call(self._start_sources)
         tool = self._tools.get(name)
         if tool is None:
             available = ", ".join(self._tools.names()) or "none"
@@ -1021,7 +1043,10 @@ class Agent(DurableAgentMixin):
             try:
                 await self._start_sources()  # S41: sources start on `async with` too
             except BaseException:
-                await self.aclose()
+                # Nothing may be left running; the agent itself stays usable (S20: a failed
+                # start is not cached — a later run starts the sources again).
+                for source in self._sources:
+                    await run_cleanup_step(source, "aclose", [])
                 raise
             self._flush_reports(self._emitter)
         return self

@@ -156,7 +156,8 @@ class DurableAgentMixin:
         try:
             if run_signal.aborted:  # S38, as for run()
                 raise abort_error_from_reason(run_signal.reason)
-            await self._ensure_initialized()
+            with AbortGuard(run_signal) as guard:
+                await guard.call(self._ensure_initialized)
             lease = await acquire_lease(journal, execution_id)
             try:
                 recovery = recover(execution_id, await read_records(journal, execution_id))
@@ -254,6 +255,7 @@ class DurableAgentMixin:
             ExecutionLockedError: the execution is running elsewhere.
         """
         journal = self._require_journal("reconcile")
+        await self._ensure_initialized()  # tool sources started: their tools are in the state
         current = self._runtime_state(self._settings(None, {}))
         await settle_item(
             journal, check_execution_id(execution_id), item_id, happened, result, current

@@ -241,6 +241,9 @@ _METADATA_ADDRESSES: Final = frozenset(
         ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
         ipaddress.ip_address("192.0.0.192"),  # Oracle Cloud
         ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
+        ipaddress.ip_address("fd00:ec2::23"),  # AWS EKS Pod Identity
+        ipaddress.ip_address("fd20:ce::254"),  # Google Cloud over IPv6
+        ipaddress.ip_address("fd00:42::42"),  # Scaleway
     }
 )
 

@@ -504,10 +504,18 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         if isinstance(decision, Rejected):
             raise EgressRefused(decision.reason, request=request)
         self._backend.pins[decision.host] = decision.addresses
+        # S06: the caller's Host never reaches a pinned connection (it would route it to another
+        # virtual host than the one checked): Host is made from the checked URL. The body's
+        # framing headers are the ones httpx2 computed for this very request.
+        url = _request_url(decision)
+        headers = [("host", url.netloc.decode("ascii"))]
+        headers += [
+            (name, value) for name, value in request.headers.multi_items() if name.lower() != "host"
+        ]
         checked = httpx2.Request(
             request.method,
-            _request_url(decision),
-            headers=request.headers,
+            url,
+            headers=headers,
             stream=request.stream,
             extensions=request.extensions,
         )

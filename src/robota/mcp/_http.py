@@ -40,7 +40,8 @@ class MCPServerHTTP(MCPServerBase):
         resolver: ``async (host) -> [ip, ...]``; default: the system resolver.
         timeout: Seconds for connecting and writing; reads wait up to ten times as long.
         verify: TLS verification (``True``, an ``ssl.SSLContext``, or ``False``).
-        start_timeout: Seconds to wait for the server to answer its handshake.
+        start_timeout: Seconds the whole start may take: handshake and tool listing.
+        defer: Make the server's tools deferred (S19), as for ``MCPServerStdio``.
 
     Raises:
         ConfigurationError: for a URL that is not http(s), bad headers, or the ``mcp`` SDK not
@@ -59,6 +60,7 @@ class MCPServerHTTP(MCPServerBase):
         timeout: float = 30.0,
         verify: Any = True,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        defer: bool = False,
     ) -> None:
         given: object = url
         origin = origin_of(url) if isinstance(given, str) else None
@@ -71,6 +73,9 @@ class MCPServerHTTP(MCPServerBase):
         flag: object = allow_private_network
         if not isinstance(flag, bool):
             raise ConfigurationError("allow_private_network must be True or False")
+        seconds: object = timeout
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+            raise ConfigurationError(f"timeout must be a positive number, got {timeout!r}")
         self._url = url
         self._headers = checked
         self._private = allow_private_network
@@ -80,7 +85,9 @@ class MCPServerHTTP(MCPServerBase):
         self._verify = verify
         host = origin.split("://", 1)[1].split(":")[0].strip("[]")
         super().__init__(
-            name if name is not None else default_server_name(host), start_timeout=start_timeout
+            name if name is not None else default_server_name(host),
+            start_timeout=start_timeout,
+            defer=defer,
         )
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:

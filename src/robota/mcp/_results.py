@@ -31,8 +31,10 @@ __all__ = [
 ]
 
 _NAME_PART: Final = re.compile(r"[^A-Za-z0-9_-]")
-_SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-_MAX_TOOL_NAME: Final = 128
+_SERVER_NAME: Final = re.compile(r"^[A-Za-z0-9-](?:[A-Za-z0-9_-]{0,30}[A-Za-z0-9-])?$")
+# What OpenAI and Gemini accept for a function name (^[a-zA-Z0-9_-]{1,64}$): a longer one
+# would make every request of the agent fail there, so such a tool is left out.
+_MAX_TOOL_NAME: Final = 64
 
 
 class MCPConnectionError(RobotaError):
@@ -73,17 +75,20 @@ def check_server_name(name: object) -> str:
     from robota.core import ConfigurationError  # noqa: PLC0415 - one use
 
     if not isinstance(name, str) or not _SERVER_NAME.match(name) or "__" in name:
+        # No '_' at either end either: 'hr_' would make mcp__hr___x, which a rule for the
+        # server 'hr' (mcp__hr__*) matches — an allow rule would reach another server's tools.
         raise ConfigurationError(
-            "an MCP server name must be 1-64 letters, digits, '_' or '-' without '__' (it is "
-            f"the <server> of mcp__<server>__<tool>, which permission rules match); got {name!r}"
+            "an MCP server name must be 1-32 letters, digits, '_' or '-', without '__' and "
+            "without '_' at either end (it is the <server> of mcp__<server>__<tool>, which "
+            f"permission rules match); got {name!r}"
         )
     return name
 
 
 def default_server_name(text: str) -> str:
     """A server name made from a command or host: its safe characters, ``__`` collapsed."""
-    cleaned = re.sub(r"_{2,}", "_", _NAME_PART.sub("_", text)).strip("_-")
-    return (cleaned or "server")[:64]
+    cleaned = re.sub(r"_{2,}", "_", _NAME_PART.sub("_", text)).strip("_-")[:32].strip("_-")
+    return cleaned or "server"
 
 
 def tool_name(server: str, tool: str) -> str:
@@ -115,12 +120,14 @@ class MCPTool(Tool):
         description: str,
         parameters: Mapping[str, Any],
         call: Caller,
+        defer: bool = False,
     ) -> None:
         super().__init__(
             tool_name(server, remote_name),
             description,
             parameters,
             source=f"mcp:{server}",
+            defer=defer,
         )
         self.server = server
         self.remote_name = remote_name
@@ -131,8 +138,51 @@ class MCPTool(Tool):
         return map_result(await self._call(self.remote_name, args, ctx.signal))
 
 
+def normalise_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A server's input schema in the subset's spelling, meaning unchanged.
+
+    Annotation-only keywords (``$schema``, ``$id``, ``$comment``) are dropped — the TypeScript
+    SDK writes ``$schema`` on every schema — and ``const: v`` becomes ``enum: [v]`` with the
+    value's JSON type, which is what it means.
+    """
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, list):
+            return [walk(item) for item in node]
+        if not isinstance(node, Mapping):
+            return node
+        out = {k: walk(v) for k, v in node.items() if k not in _ANNOTATION_ONLY}
+        if "const" in out and "enum" not in out:
+            value = out.pop("const")
+            out["enum"] = [value]
+            kind = _json_type(value)
+            if kind is not None and "type" not in out:
+                out["type"] = kind
+        return out
+
+    result: dict[str, Any] = walk(schema)
+    return result
+
+
+_ANNOTATION_ONLY: Final = frozenset({"$schema", "$id", "$comment"})
+
+
+def _json_type(value: object) -> str | None:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    return None
+
+
 def build_tools(
-    server: str, listed: Sequence[Any], call: Caller
+    server: str, listed: Sequence[Any], call: Caller, *, defer: bool = False
 ) -> tuple[list[MCPTool], list[RejectedTool]]:
     """The server's tools as :class:`MCPTool`, and the ones left out with why (never a crash)."""
     tools: list[MCPTool] = []
@@ -152,18 +202,17 @@ def build_tools(
             )
             continue
         if len(name) > _MAX_TOOL_NAME:
-            rejected.append(RejectedTool(name, f"the name is longer than {_MAX_TOOL_NAME}"))
+            rejected.append(
+                RejectedTool(name, f"the name is longer than {_MAX_TOOL_NAME} characters")
+            )
             continue
         schema = getattr(item, "input_schema", None)
-        issues = (
-            check_parameter_schema(schema) if isinstance(schema, Mapping) else ["not an object"]
-        )
+        if isinstance(schema, Mapping):
+            schema = normalise_schema(schema)
+        issues = check_parameter_schema(schema) if isinstance(schema, Mapping) else ["no schema"]
         if issues:
-            rejected.append(
-                RejectedTool(
-                    name, "its input schema is outside the schema subset: " + "; ".join(issues)
-                )
-            )
+            reason = "its input schema is outside the schema subset (S16): " + "; ".join(issues)
+            rejected.append(RejectedTool(name, reason[:1000]))
             continue
         description = getattr(item, "description", None) or getattr(item, "title", None) or ""
         try:
@@ -173,6 +222,7 @@ def build_tools(
                 description=str(description),
                 parameters=dict(schema),  # type: ignore[arg-type]
                 call=call,
+                defer=defer,
             )
         except RobotaError as exc:
             rejected.append(RejectedTool(name, exc.message))

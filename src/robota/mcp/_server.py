@@ -38,6 +38,8 @@ _log = get_logger("robota.mcp")
 
 DEFAULT_START_TIMEOUT: Final = 30.0
 _STOP_TIMEOUT: Final = 10.0
+_SETTLE_TIMEOUT: Final = 5.0
+_MAX_TOOLS: Final = 1000
 _CONNECTION_CLOSED: Final = -32000
 _MODERN: Final = "2026-07-28"
 
@@ -50,6 +52,22 @@ def _load_mcp(what: str) -> Any:
             f"{what} needs the Model Context Protocol SDK: pip install 'robota[mcp]'"
         ) from exc
     return mcp
+
+
+def _has_tools(client: Any) -> bool:
+    """Whether the server offers tools (a server may offer only prompts or resources)."""
+    capabilities = getattr(client, "server_capabilities", None)
+    return capabilities is None or getattr(capabilities, "tools", None) is not None
+
+
+def _is_transport_failure(error: BaseException) -> bool:
+    """A failure of the connection itself, as opposed to a malformed answer."""
+    if isinstance(error, (OSError, EOFError, ConnectionError)):
+        return True
+    names = {cls.__name__ for cls in type(error).__mro__}
+    return bool(
+        names & {"TransportError", "ClosedResourceError", "BrokenResourceError", "EndOfStream"}
+    )
 
 
 def _leaf(error: BaseException) -> BaseException:
@@ -91,16 +109,28 @@ class _Connection:
 class MCPServerBase(ToolSource):
     """What :class:`~robota.mcp.MCPServerStdio` and :class:`~robota.mcp.MCPServerHTTP` share."""
 
-    def __init__(self, name: str, *, start_timeout: float = DEFAULT_START_TIMEOUT) -> None:
+    def __init__(
+        self, name: str, *, start_timeout: float = DEFAULT_START_TIMEOUT, defer: bool = False
+    ) -> None:
         super().__init__()
         _load_mcp(type(self).__name__)  # a missing extra is said at construction
         self._name = check_server_name(name)
-        self._start_timeout = start_timeout
+        limit: object = start_timeout
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
+            raise ConfigurationError(f"start_timeout must be a positive number, got {limit!r}")
+        flag: object = defer
+        if not isinstance(flag, bool):
+            raise ConfigurationError(f"defer must be True or False, got {defer!r}")
+        self._start_timeout = float(start_timeout)
+        self._defer = defer
         self._connection: _Connection | None = None
         self._lock: asyncio.Lock | None = None
         self._tools: list[Tool] = []
         self._rejected: list[RejectedTool] = []
         self._refreshing: set[asyncio.Task[None]] = set()
+        self._dirty = False
+        self._attempts = 0
+        self._failure: BaseException | None = None
         self.restarts = 0
 
     @property
@@ -123,8 +153,8 @@ class MCPServerBase(ToolSource):
         if connection is not None:
             connection.lose(MCPConnectionError(why, context={"server": self._name}))
 
-    def _describe(self, error: BaseException | None) -> str:
-        """Why the connection ended, for messages (a subclass adds what it knows)."""
+    def _describe(self, error: BaseException | None, *, for_log: bool = False) -> str:
+        """Why the connection ended, for messages (a subclass adds more for the log)."""
         if error is None:
             return "it stopped"
         leaf = _leaf(error)
@@ -141,40 +171,84 @@ class MCPServerBase(ToolSource):
         return tuple(self._rejected)
 
     async def start(self) -> None:
-        """Connect (starting the server), or return at once while connected.
+        """Connect (starting the server) and list its tools, or return at once while connected.
 
-        A connection that died is replaced — reported through the diagnostic sink, never silent.
+        The whole start — handshake and listing — is bounded by ``start_timeout``. Callers that
+        waited for a start already under way share its failure instead of each trying again. A
+        connection that died is replaced, reported through the diagnostic sink, never silently.
 
         Raises:
-            MCPConnectionError: the server could not be started or connected to.
+            MCPConnectionError: the server could not be started, connected to or listed.
+            MCPProtocolError: the server answered the listing with an error.
         """
         connection = self._connection
         if connection is not None and connection.alive:
             return
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
+        lock = self._start_lock()
+        attempt = self._attempts
+        async with lock:
             connection = self._connection
             if connection is not None and connection.alive:
                 return
+            if self._attempts != attempt and self._failure is not None:
+                raise self._failure  # the start this caller waited for failed just now
+            self._attempts += 1
             if connection is not None:
                 self.restarts += 1
                 _log.warning(
                     "MCP server connection ended; starting it again",
                     server=self._name,
-                    reason=self._describe(connection.error),
+                    reason=self._describe(connection.error, for_log=True),
                 )
+                self._connection = None
                 await self._finish(connection)
-            self._connection = await self._connect()
-            await self._list()
+            try:
+                await asyncio.wait_for(self._open(), self._start_timeout)
+            except TimeoutError:
+                self._failure = MCPConnectionError(
+                    f"MCP server {self._name!r} did not answer within {self._start_timeout:g} s",
+                    context={"server": self._name},
+                )
+                raise self._failure from None
+            except (MCPConnectionError, MCPProtocolError) as exc:
+                self._failure = exc
+                raise
+            self._failure = None
+
+    async def _open(self) -> None:
+        connection = await self._connect()
+        try:
+            await self._list(connection)
+        except BaseException:
+            await self._finish(connection)  # never a "healthy" connection without its tools
+            raise
+        self._connection = connection
+
+    def _start_lock(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
 
     async def aclose(self) -> None:
-        """Stop the server (its process group, for stdio) and drop the connection. Never raises."""
-        connection, self._connection = self._connection, None
-        for task in list(self._refreshing):
-            task.cancel()
-        if connection is not None:
-            await self._finish(connection)
+        """Stop the server (its process group, for stdio) and drop the connection. Never raises.
+
+        A start under way finishes first (it holds the same lock), so nothing it started is left
+        running.
+        """
+        async with self._start_lock():
+            connection, self._connection = self._connection, None
+            refreshing = list(self._refreshing)
+            for task in refreshing:
+                task.cancel()
+            await asyncio.gather(*refreshing, return_exceptions=True)
+            if connection is not None:
+                await self._finish(connection)
+
+    async def settle(self) -> None:
+        """Wait (a bounded time) for a tool-list refresh under way, so the next round has it."""
+        refreshing = list(self._refreshing)
+        if refreshing:
+            await asyncio.wait(refreshing, timeout=_SETTLE_TIMEOUT)
 
     # ------------------------------------------------------------------ the connection
 
@@ -185,20 +259,16 @@ class MCPServerBase(ToolSource):
             self._hold(mcp, connection), name=f"robota-mcp-{self._name}"
         )
         try:
-            await asyncio.wait_for(asyncio.shield(connection.ready), self._start_timeout)
-        except TimeoutError:
-            await self._finish(connection)
-            raise MCPConnectionError(
-                f"MCP server {self._name!r} did not answer within {self._start_timeout:g} s",
-                context={"server": self._name},
-            ) from None
+            await asyncio.shield(connection.ready)
         except asyncio.CancelledError:
-            await self._finish(connection)
+            await self._finish(connection, at_once=True)  # a timeout or the caller's cancel
             raise
         except BaseException as exc:  # noqa: BLE001 - any start failure is the typed error
-            await self._finish(connection)
+            await self._finish(connection, at_once=True)
             raise MCPConnectionError(
-                f"MCP server {self._name!r} could not be started: {self._describe(exc)}",
+                # Raised to the host (never shown to a model): the server's stderr helps.
+                f"MCP server {self._name!r} could not be started: "
+                f"{self._describe(exc, for_log=True)}",
                 context={"server": self._name},
                 cause=_leaf(exc),
             ) from None
@@ -221,7 +291,9 @@ class MCPServerBase(ToolSource):
                     if not connection.ready.done():
                         connection.ready.set_result(None)
                     await connection.stop.wait()
-        except BaseException as exc:  # noqa: BLE001 - recorded; the connection's end is its result
+        except BaseException as exc:
+            if isinstance(_leaf(exc), (KeyboardInterrupt, SystemExit)):
+                raise
             connection.error = exc
             if not connection.ready.done():
                 connection.ready.set_exception(exc)
@@ -232,15 +304,18 @@ class MCPServerBase(ToolSource):
                 connection.ready.exception()
             connection.closed.set()
 
-    async def _finish(self, connection: _Connection) -> None:
+    async def _finish(self, connection: _Connection, *, at_once: bool = False) -> None:
+        """End a connection: let its task leave the SDK client, or cancel it (a handshake)."""
         connection.stop.set()
         task = connection.task
         if task is None or task.done():
             return
-        done, _ = await asyncio.wait((task,), timeout=_STOP_TIMEOUT)
-        if not done:
-            task.cancel()
-            await asyncio.wait((task,), timeout=_STOP_TIMEOUT)
+        if not at_once:
+            done, _ = await asyncio.wait((task,), timeout=_STOP_TIMEOUT)
+            if done:
+                return
+        task.cancel()  # the transport's own cleanup is shielded: the process still stops
+        await asyncio.wait((task,), timeout=_STOP_TIMEOUT)
 
     def _listen(self, client: Any) -> Any:
         """A ``tools/list_changed`` subscription on a modern connection that offers one."""
@@ -265,30 +340,51 @@ class MCPServerBase(ToolSource):
             self._schedule_refresh()
 
     def _schedule_refresh(self) -> None:
-        # Never listed from inside the SDK's receive loop: the answer arrives through it.
+        # Never listed from inside the SDK's receive loop: the answer arrives through it. One
+        # refresh at a time; a change announced during it makes it list once more, so the
+        # newest list always wins and a storm of notifications costs two listings.
+        self._dirty = True
+        if self._refreshing:
+            return
         task = asyncio.get_running_loop().create_task(self._refresh())
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
     async def _refresh(self) -> None:
-        try:
-            await self._list()
-        except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last list
-            _log.error("MCP tool list refresh failed", server=self._name, error=repr(exc))
+        while self._dirty:
+            self._dirty = False
+            connection = self._connection
+            if connection is None or not connection.alive:
+                return
+            try:
+                await asyncio.wait_for(self._list(connection), self._start_timeout)
+            except Exception as exc:  # noqa: BLE001 - a failed refresh keeps the last list
+                _log.error("MCP tool list refresh failed", server=self._name, error=repr(exc))
+                return
 
-    async def _list(self) -> None:
-        connection = self._connection
-        if connection is None or not connection.alive:
+    async def _list(self, connection: _Connection) -> None:
+        if not _has_tools(connection.client):
+            self._tools, self._rejected = [], []  # a server of prompts or resources only
+            self.changed()
             return
         listed: list[Any] = []
         cursor: str | None = None
         while True:
             page = await self._request(connection, connection.client.list_tools(cursor=cursor))
+            if len(listed) > _MAX_TOOLS:
+                break
             listed.extend(getattr(page, "tools", None) or ())
             cursor = getattr(page, "next_cursor", None)
             if not cursor:
                 break
-        self._tools, self._rejected = build_tools(self._name, listed, self._call)  # type: ignore[assignment]
+        tools, rejected = build_tools(
+            self._name, listed[:_MAX_TOOLS], self._call, defer=self._defer
+        )
+        if len(listed) > _MAX_TOOLS:
+            rejected.append(
+                RejectedTool(f"mcp__{self._name}__*", f"only the first {_MAX_TOOLS} tools are used")
+            )
+        self._tools, self._rejected = list(tools), rejected
         self.changed()
 
     async def _request(
@@ -338,13 +434,18 @@ class MCPServerBase(ToolSource):
                     f"{getattr(error, 'message', error)}",
                     context={"server": self._name, "code": code},
                 ) from None
-            if isinstance(error, RuntimeError) and code is None:
+            if code is None and not _is_transport_failure(error):
                 raise MCPProtocolError(
-                    f"MCP server {self._name!r} sent an invalid result: {error}",
-                    context={"server": self._name},
+                    f"MCP server {self._name!r} sent an invalid result: {type(error).__name__}",
+                    context={"server": self._name, "detail": str(error)[:500]},
                 ) from None
             if code == _CONNECTION_CLOSED:
                 connection.lose(error)
+                _log.warning(
+                    "MCP server connection closed during a call",
+                    server=self._name,
+                    reason=self._describe(connection.error or error, for_log=True),
+                )
                 raise MCPConnectionError(
                     f"MCP server {self._name!r} died during the call "
                     f"({self._describe(connection.error or error)}); it is started again on the "

@@ -47,7 +47,9 @@ class MCPServerStdio(MCPServerBase):
         cwd: Its working directory (default: this process's).
         name: The ``<server>`` of its tool names (letters, digits, ``_``, ``-``); default: made
             from the command (the module after ``-m``, else the program's file name).
-        start_timeout: Seconds to wait for the server to answer its handshake.
+        start_timeout: Seconds the whole start may take: process, handshake, tool listing.
+        defer: Make the server's tools deferred (S19): with the agent's ``tool_deferral``
+            engaged, their schemas are withheld until ``tool_search`` loads them.
 
     Raises:
         ConfigurationError: for a bad argument, or the ``mcp`` SDK not installed
@@ -63,6 +65,7 @@ class MCPServerStdio(MCPServerBase):
         cwd: str | os.PathLike[str] | None = None,
         name: str | None = None,
         start_timeout: float = DEFAULT_START_TIMEOUT,
+        defer: bool = False,
     ) -> None:
         given: object = command
         if not isinstance(given, str) or not given:
@@ -79,6 +82,7 @@ class MCPServerStdio(MCPServerBase):
         super().__init__(
             name if name is not None else _name_for(command, self._args),
             start_timeout=start_timeout,
+            defer=defer,
         )
 
     def _environment(self) -> dict[str, str]:
@@ -86,8 +90,10 @@ class MCPServerStdio(MCPServerBase):
         env.update(self._env)
         return env
 
-    def _describe(self, error: BaseException | None) -> str:
+    def _describe(self, error: BaseException | None, *, for_log: bool = False) -> str:
         text = super()._describe(error)
+        if not for_log:
+            return text  # the model may read it: the server's stderr stays out of it
         tail = bytes(self._stderr).decode(errors="replace").strip()
         return f"{text}; its stderr ends: {tail[-500:]}" if tail else text
 
@@ -158,7 +164,9 @@ class MCPServerStdio(MCPServerBase):
         try:
             yield read_recv, write_send
         finally:
-            await _stop(process, pgid)
+            # Shielded: a cancelled start or a cancelled connection still stops the process.
+            with anyio.CancelScope(shield=True):
+                await _stop(process, pgid)
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)

@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -282,9 +282,11 @@ class ToolExecutionService:
         concurrency: Most bodies of one response running at once (>= 1).
         gate: The admission seam; ``None`` admits every valid call.
         catalog: Tool deferral over ``registry`` (S19); ``None``: every tool is offered.
+        settle: Awaited after every batch, so tool-set changes the batch caused (a tool source's
+            refresh) are in place for the next round.
     """
 
-    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry")
+    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry", "settle")
 
     def __init__(
         self,
@@ -293,6 +295,7 @@ class ToolExecutionService:
         concurrency: int = 8,
         gate: ToolGate | None = None,
         catalog: ToolCatalog | None = None,
+        settle: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         limit: object = concurrency  # untyped callers can pass anything
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -303,6 +306,7 @@ class ToolExecutionService:
         self._concurrency = concurrency
         self.gate = gate
         self.catalog = catalog
+        self.settle = settle
         if catalog is not None:
             catalog.withheld = self._withheld
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
@@ -383,6 +387,8 @@ class ToolExecutionService:
                 attempt=attempt,
             )
             outcomes[index] = await self._run_one(index, calls[index], None, scope)
+            if self.settle is not None:
+                await self.settle()
             return
         if not todo:
             return
@@ -425,6 +431,8 @@ class ToolExecutionService:
                         task.cancel()  # a further cancellation reaches the bodies too
             raise
         batch.raise_first()
+        if self.settle is not None:
+            await self.settle()
 
     async def invoke(
         self,

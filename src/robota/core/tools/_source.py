@@ -67,6 +67,13 @@ class ToolSource(ABC):
     def tools(self) -> Sequence[Tool]:
         """The tools the source offers now (empty before :meth:`start`)."""
 
+    async def settle(self) -> None:  # noqa: B027 - optional hook with a no-op default
+        """Wait (briefly) for a change of :meth:`tools` already under way.
+
+        The agent awaits it after every tool round, so a change the round caused — a server
+        announcing new tools during a call — is offered from the very next request (S19).
+        """
+
     def rejected(self) -> Sequence[RejectedTool]:
         """The tools the source left out, and why (reported by the agent as events)."""
         return ()
