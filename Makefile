@@ -9,13 +9,14 @@ STAMP  := $(VENV)/.robota-installed
 PIP_VERSION := 26.3
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test check lint fmt fmt-check types arch bench mutate clean
+.PHONY: help venv demo test check lint fmt fmt-check types arch bench bench-guard mutate clean
 
 help:
 	@echo "make demo       run the offline demo (creates .venv on first use)"
 	@echo "make test       run the test suite"
 	@echo "make check      lint + format check + mypy --strict + import-linter + tests (what CI runs)"
 	@echo "make bench      run the benchmarks"
+	@echo "make bench-guard  the CI speed guard (per-run cost over the tasks floor vs the baseline)"
 	@echo "make mutate     mutation-test the permission gate (slow, advisory)"
 	@echo "make lint       ruff lint"
 	@echo "make fmt        format the code with ruff"
@@ -56,6 +57,10 @@ check: lint fmt-check types arch test
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+
+# The CI speed guard (issue 16): per-run cost over the tasks floor vs benchmarks/baseline.json.
+bench-guard: $(STAMP)
+	$(BIN)/python benchmarks/guard.py
 
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "mutmut==3.8.1"

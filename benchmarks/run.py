@@ -12,6 +12,9 @@ many samples after a warm-up; the best sample is shown beside it.
   (issue 5; see ``validation.py``).
 * Execution-journal overhead per model call and per tool effect on SQLite and PostgreSQL, beside
   a raw INSERT + commit of the same rows (issue 13; see ``journal_overhead.py``).
+* The loop suite (issue 16; see ``loop_suite.py``): per run against a hand-written asyncio loop,
+  1,000 concurrent runs against 1,000 sequential ones, retained memory against the bare message
+  list, agent and tool construction.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import timeit
 from collections.abc import AsyncIterator, Callable
 
 import journal_overhead
+import loop_suite
 import validation
 
 import robota
@@ -192,6 +196,7 @@ def main() -> int:
     print(f"robota {robota.__version__} on Python {sys.version.split()[0]}")
     _foundation()
     status = asyncio.run(_loop_benchmarks())
+    loop_suite.main()
     validation.main()
     journal_overhead.main()
     return status

@@ -433,3 +433,29 @@ async def test_admission_seam_replacement_arguments_are_validated_again() -> Non
     assert result.tool_calls_executed == 0
     message = next(m for m in agent.history if isinstance(m, robota.ToolMessage))
     assert "expected string" in message.content
+
+
+def test_a_plain_signature_converts_exactly_as_pydantic_would() -> None:
+    # Issue 16: plain str/int/float/bool parameters skip the pydantic copy; the values the body
+    # gets must be the ones the pydantic path gives.
+    def plain(n: int, f: float, flag: bool, s: str = "d", m: int = 7) -> str:
+        return ""
+
+    def typed(
+        n: int, f: float, flag: bool, s: str = "d", m: int = 7, extra: list[int] | None = None
+    ) -> str:
+        return ""
+
+    fast, slow = robota.tool(plain), robota.tool(typed)
+    for arguments in (
+        {"n": 3.0, "f": 2, "flag": True},
+        {"n": 1, "f": 0.5, "flag": False, "s": "x", "m": 2},
+    ):
+        got = dict(fast.validate_arguments(arguments))
+        want = {k: v for k, v in slow.validate_arguments(arguments).items() if k != "extra"}
+        assert got == want
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()]
+    with pytest.raises(robota.SchemaValidationError):
+        fast.validate_arguments({"n": True, "f": 1.0, "flag": True})  # a bool is no integer
+    with pytest.raises(robota.SchemaValidationError):
+        fast.validate_arguments({"n": 1, "f": 1.0})  # flag is required

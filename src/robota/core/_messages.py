@@ -13,6 +13,7 @@ the same value in later turns. Anything needing a unique identity mints its own.
 from __future__ import annotations
 
 import os
+import random
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, TypeAlias, final
@@ -34,9 +35,22 @@ MessageState: TypeAlias = Literal["complete", "interrupted"]
 """``"interrupted"``: the assistant's response was aborted before it completed (assistant only)."""
 
 
+# Identifiers are unique, not secret: a generator seeded from the OS once (and again in every
+# forked child, which would otherwise repeat its parent's ids) costs a fraction of a syscall.
+_ids = random.Random(os.urandom(32))  # noqa: S311 - uniqueness, not secrecy
+
+
+def _reseed() -> None:
+    _ids.seed(os.urandom(32))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reseed)
+
+
 def new_id(prefix: str) -> str:
     """A fresh unique identifier ``<prefix>_<24 hex digits>`` (96 random bits)."""
-    return f"{prefix}_{os.urandom(12).hex()}"
+    return f"{prefix}_{_ids.getrandbits(96):024x}"
 
 
 def _message_id() -> str:

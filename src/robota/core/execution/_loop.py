@@ -624,7 +624,9 @@ class Execution:
         round_no = self._rounds
         observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
         round_emitter = self.emitter.child("round", str(round_no))
-        info = replace(self._info, round=round_no)
+        info = self._info
+        if self._plugins:  # the per-call hooks' view of the round; nobody else reads it
+            info = RunInfo(info.run_id, info.agent_name, info.provider, info.model, round_no)
         if self._notify is not None:
             self._notify(RoundStarted(round_no, observation_id))
         if round_emitter.enabled:

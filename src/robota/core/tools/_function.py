@@ -20,7 +20,7 @@ import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any, final, overload
+from typing import Any, Final, final, overload
 
 import pydantic
 
@@ -36,6 +36,8 @@ from robota.core.tools._tool import (
 )
 
 __all__ = ["FunctionTool", "tool"]
+
+_PLAIN: Final = frozenset({str, int, float, bool})
 
 _SECTION = re.compile(
     r"^\s*(Args|Arguments|Parameters|Returns|Raises|Yields|Examples?|Notes?)\s*:\s*$"
@@ -131,6 +133,7 @@ class FunctionTool(Tool):
         self._context_param: str | None = None
         self._params: list[str] = []
         fields: dict[str, Any] = {}
+        plain: dict[str, tuple[Any, Any]] = {}
         for param in inspect.signature(fn).parameters.values():
             annotation = hints.get(param.name, inspect.Parameter.empty)
             if annotation is not inspect.Parameter.empty and _is_context(annotation):
@@ -152,11 +155,16 @@ class FunctionTool(Tool):
                     "model needs a type to call it (e.g. `{param.name}: str`)"
                 )
             default = ... if param.default is inspect.Parameter.empty else param.default
+            if annotation in _PLAIN:
+                plain[param.name] = (annotation, default)
             fields[param.name] = (
                 annotation,
                 pydantic.Field(default, description=param_docs.get(param.name)),
             )
             self._params.append(param.name)
+        # Every parameter a plain str/int/float/bool: the one validator's verdict (S16) already
+        # fixes each value's type, so pydantic would only copy it; skip it (the hot path).
+        self._plain = plain if len(plain) == len(self._params) else None
         try:
             self._model: type[pydantic.BaseModel] = pydantic.create_model(
                 f"{tool_name}_arguments",
@@ -189,6 +197,20 @@ class FunctionTool(Tool):
     def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
         """Judge with the one validator (S16), then convert to the annotated types."""
         checked = super().validate_arguments(arguments)
+        plain = self._plain
+        if plain is not None:
+            converted: dict[str, Any] = {}
+            for name, (kind, default) in plain.items():
+                if name not in checked:
+                    converted[name] = default
+                    continue
+                value = checked[name]
+                if kind is float and type(value) is int:
+                    value = float(value)  # what pydantic's conversion would give
+                elif kind is int and type(value) is float:
+                    value = int(value)  # the validator accepted it as an integer: 3.0
+                converted[name] = value
+            return converted
         try:
             instance = self._model.model_validate(dict(checked))
         except pydantic.ValidationError as exc:
