@@ -459,3 +459,38 @@ def test_a_plain_signature_converts_exactly_as_pydantic_would() -> None:
         fast.validate_arguments({"n": True, "f": 1.0, "flag": True})  # a bool is no integer
     with pytest.raises(robota.SchemaValidationError):
         fast.validate_arguments({"n": 1, "f": 1.0})  # flag is required
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"n": 1, "f": 2, "flag": True},
+        {"n": 1, "f": 2.5, "flag": False, "s": "x", "m": 9},
+        {"n": 3.0, "f": 1, "flag": True},
+        {"n": True, "f": 1.0, "flag": True},
+        {"n": 1, "f": float("nan"), "flag": True},
+        {"n": 1, "f": 1.0},
+        {"n": 1, "f": 1.0, "flag": True, "other": 1},
+        {"n": "1", "f": 1.0, "flag": True},
+        {"n": 1, "f": "1.0", "flag": 1},
+    ],
+)
+def test_the_plain_fast_path_agrees_with_the_full_path(arguments: dict[str, Any]) -> None:
+    # Issue 16: the fast path accepts only what the full validator accepts, with the same values.
+    def plain(n: int, f: float, flag: bool, s: str = "d", m: int = 7) -> str:
+        return ""
+
+    fast = robota.tool(plain)
+    full = robota.tool(plain)
+    full._plain = None
+    try:
+        want: object = dict(full.validate_arguments(arguments))
+    except robota.SchemaValidationError as exc:
+        want = exc.issues
+    try:
+        got: object = dict(fast.validate_arguments(arguments))
+    except robota.SchemaValidationError as exc:
+        got = exc.issues
+    assert got == want
+    if isinstance(want, dict):
+        assert [type(v) for v in got.values()] == [type(v) for v in want.values()]  # type: ignore[union-attr]

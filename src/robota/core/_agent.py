@@ -398,7 +398,7 @@ class Agent(DurableAgentMixin):
         self._source_names: dict[str, tuple[str, ...]] = {}  # source name → registered names
         self._reported: set[tuple[str, str, str]] = set()
         self._reports: list[tuple[str, str, str]] = []  # not yet emitted
-        self._source_lock = asyncio.Lock()
+        self._source_lock = asyncio.Lock() if self._sources else None
         if event_service is not None:
             for registered in self._tools:
                 registered.event_service = event_service  # S33: the last agent to set one wins
@@ -418,7 +418,8 @@ class Agent(DurableAgentMixin):
             catalog=self._catalog,
             settle=self._settle_sources if self._sources else None,
         )
-        self._catalog.check()  # S19: both invariants are refused when the agent is built
+        if any(entry.residency == "deferred" for entry in self._tools):
+            self._catalog.check()  # S19: both invariants are refused when the agent is built
         self._plugins = list(plugins)
         for plugin in self._plugins:
             if not isinstance(plugin, Plugin):
@@ -816,6 +817,8 @@ class Agent(DurableAgentMixin):
 
     async def _start_sources(self) -> None:
         """Start every tool source (a no-op for running ones) and register its tools (S41)."""
+        if self._source_lock is None:
+            self._source_lock = asyncio.Lock()
         async with self._source_lock:  # runs and direct invocations share one start
             for source in self._sources:
                 await source.start()

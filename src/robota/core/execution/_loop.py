@@ -787,15 +787,21 @@ class Execution:
         # S23: a journaled run joins provider settlement — the provider observes the signal
         # itself, and what it returned late (usage, tool intents) is recorded, not dropped.
         join = self._journal is not None
-        try:
+
+        async def consume() -> None:
             while True:
                 try:
-                    event = await (stream.__anext__() if join else guard.call(stream.__anext__))
+                    event = await stream.__anext__()
                 except StopAsyncIteration:
-                    break
+                    return
                 if recorded is not None:
                     recorded.append(event)
                 self._apply(event, pending, round_emitter, forced=forced)
+
+        try:
+            # One guard for the whole stream, not one per event: an abort lands at the await
+            # it interrupts either way (the events applied so far are kept).
+            await (consume() if join else guard.call(consume))
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:

@@ -23,7 +23,9 @@ class RunSlot:
 
     def __init__(self) -> None:
         self._busy = False
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        # Made on first contention: most agents never queue a run, and an empty deque is
+        # most of a slot's memory (issue 16: retained bytes per finished conversation).
+        self._waiters: deque[asyncio.Future[None]] | None = None
 
     async def acquire(self) -> None:
         """Wait for the slot in arrival order. Cancelling the wait leaves the queue intact."""
@@ -31,6 +33,8 @@ class RunSlot:
             self._busy = True
             return
         waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._waiters is None:
+            self._waiters = deque()
         self._waiters.append(waiter)
         try:
             await waiter

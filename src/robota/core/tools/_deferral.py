@@ -130,6 +130,7 @@ class ToolCatalog:
         "_plan_key",
         "_plan_value",
         "_search",
+        "_searching",
         "_snapshot",
         "_window",
         "registry",
@@ -147,7 +148,8 @@ class ToolCatalog:
     ) -> None:
         self.registry = registry
         self.setting = check_deferral(setting)
-        self._search: ToolSearchTool | None = ToolSearchTool(self) if search else None
+        self._searching = bool(search)
+        self._search: ToolSearchTool | None = None  # built when deferral first engages
         self._window = window
         self._loaded: dict[str, None] = {}  # load order; a dict keeps it
         self._plan_key: tuple[object, ...] = ()
@@ -157,6 +159,11 @@ class ToolCatalog:
         self._snapshot: tuple[object, tuple[Tool, ...], tuple[Tool, ...]] = (None, (), ())
         #: Whether the permission gate withholds a tool outright (S12); set by the executor.
         self.withheld: Callable[[Tool], bool] = _never
+
+    def _search_tool(self) -> ToolSearchTool | None:
+        if self._searching and self._search is None:
+            self._search = ToolSearchTool(self)
+        return self._search
 
     def check(self, window: Callable[[], int] | None = None) -> None:
         """Refuse a configuration breaking either invariant (S19), for the window given.
@@ -176,7 +183,7 @@ class ToolCatalog:
     @property
     def search_tool(self) -> ToolSearchTool | None:
         """The built-in ``tool_search`` while it is offered (deferral engaged), else ``None``."""
-        return self._search if self.plan().engaged else None
+        return self._search_tool() if self.plan().engaged else None
 
     @property
     def loaded(self) -> tuple[str, ...]:
@@ -247,7 +254,7 @@ class ToolCatalog:
                 "one tool must stay resident (S19); leave one without defer=True, or pass "
                 "tool_deferral='off'"
             )
-        if self._search is not None and TOOL_SEARCH_NAME in self.registry:
+        if self._searching and TOOL_SEARCH_NAME in self.registry:
             raise ConfigurationError(
                 f"a registered tool is named {TOOL_SEARCH_NAME!r}, the name of the built-in tool "
                 "that loads deferred tools (S19); rename it, or pass tool_search=False"
@@ -255,13 +262,14 @@ class ToolCatalog:
         engaged = self.setting == "on" or _past_threshold(deferred, window)
         if not engaged:
             return _Plan(False, (), self.registry.specs())
-        if self._search is None:
+        search = self._search_tool()
+        if search is None:
             raise ConfigurationError(
                 f"deferral is engaged ({len(deferred)} deferred tools) but tool_search=False: a "
                 "deferred tool with no search tool to load it is unreachable (S19); enable "
                 "tool_search, or pass tool_deferral='off'"
             )
-        if self.withheld(self._search):
+        if self.withheld(search):
             raise ConfigurationError(
                 f"deferral is engaged ({len(deferred)} deferred tools) but the permission gate "
                 f"withholds {TOOL_SEARCH_NAME!r} (a deny rule names it): nothing could load a "
@@ -270,7 +278,7 @@ class ToolCatalog:
         loaded = self._loaded
         deferred_names = {tool.name for tool in deferred}
         visible = [tool.spec() for tool in tools if tool.name not in deferred_names]
-        visible.append(self._search.spec())
+        visible.append(search.spec())
         by_name = {tool.name: tool for tool in deferred}
         visible.extend(by_name[name].spec() for name in loaded if name in by_name)
         return _Plan(True, deferred, tuple(visible))
@@ -310,7 +318,7 @@ class ToolCatalog:
     def note(self, message: Message) -> bool:
         """Load the tools a ``tool_search`` result in history names; whether any was new."""
         if (
-            self._search is None
+            not self._searching
             or not isinstance(message, ToolMessage)
             or message.tool_name != TOOL_SEARCH_NAME
             or message.is_error

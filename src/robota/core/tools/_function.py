@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import math
 import re
 import sys
 import typing
@@ -196,8 +197,12 @@ class FunctionTool(Tool):
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
         """Judge with the one validator (S16), then convert to the annotated types."""
-        checked = super().validate_arguments(arguments)
         plain = self._plain
+        if plain is not None:
+            fast = _plain_values(plain, arguments)
+            if fast is not None:
+                return fast  # exactly what the one validator (S16) and pydantic would give
+        checked = super().validate_arguments(arguments)
         if plain is not None:
             converted: dict[str, Any] = {}
             for name, (kind, default) in plain.items():
@@ -237,6 +242,42 @@ class FunctionTool(Tool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function directly."""
         return self._fn(*args, **kwargs)
+
+
+def _plain_values(
+    plain: Mapping[str, tuple[Any, Any]], arguments: Mapping[str, Any]
+) -> dict[str, Any] | None:
+    """The body's arguments when they are plainly valid (the hot path), else ``None``.
+
+    Accepts only what the full validator accepts for the schema a plain signature produces —
+    exact ``str``/``bool``/``int``, finite ``float`` (or ``int``) for ``float``, every required
+    parameter present, no other key — so any doubt, and every refusal with its issues, takes
+    the full path.
+    """
+    checked: object = arguments
+    if not isinstance(checked, dict):
+        return None
+    for key in checked:
+        if key not in plain:
+            return None
+    values: dict[str, Any] = {}
+    for name, (kind, default) in plain.items():
+        if name not in checked:
+            if default is ...:
+                return None
+            values[name] = default
+            continue
+        value = checked[name]
+        given = type(value)
+        if kind is float:
+            if given is int:
+                value = float(value)
+            elif given is not float or not math.isfinite(value):
+                return None
+        elif given is not kind:
+            return None
+        values[name] = value
+    return values
 
 
 @overload
