@@ -27,9 +27,11 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from bench_models import ZeroLatency, echo
 
 import robota
 from robota import (
@@ -43,7 +45,6 @@ from robota import (
     Usage,
     encode_journal_record,
 )
-from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 from robota.host import PostgresJournal, SQLiteJournal
 
 SAMPLES = 60
@@ -157,37 +158,6 @@ class _Postgres(_Backend):
         await self._conn.close()
 
 
-class _Model(robota.Provider):
-    """Two tool-call replies, then text; zero latency."""
-
-    name = "bench"
-
-    def __init__(self) -> None:
-        self._turn = 0
-
-    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
-        return await collect_stream(self.chat_stream(request))
-
-    async def chat_stream(
-        self, request: ChatRequest, *, signal: object = None
-    ) -> AsyncIterator[StreamEvent]:
-        turn = self._turn % 3
-        self._turn += 1
-        if turn < 2:
-            yield robota.ToolCallReady(robota.ToolCall(f"c{turn}", "echo", '{"text": "x"}'))
-        else:
-            yield robota.TextDelta("done")
-        yield robota.ResponseDone(
-            model="bench-model", usage=Usage.from_counts(prompt=100, completion=10)
-        )
-
-
-@robota.tool
-async def echo(text: str) -> str:
-    """Echo the text."""
-    return text
-
-
 async def _boundaries(backend: _Backend) -> tuple[float, float, float, float]:
     """Medians (s): model call via journal, via raw; effect via journal, via raw."""
     journal = backend.journal()
@@ -241,7 +211,7 @@ async def _end_to_end(backend: _Backend) -> tuple[float, float]:
     try:
         for n in range(RUN_SAMPLES + 3):
             for target, use in ((plain, None), (journaled, journal)):
-                agent = robota.Agent(provider=_Model(), model="m", tools=[echo], journal=use)
+                agent = robota.Agent(provider=ZeroLatency(), model="m", tools=[echo], journal=use)
                 start = time.perf_counter()
                 await agent.run("go", execution_id=f"run-{os.getpid()}-{n}-{use is not None}")
                 target.append(time.perf_counter() - start)

@@ -25,15 +25,14 @@ import json
 import statistics
 import time
 import tracemalloc
-from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import pydantic
+from bench_models import ZeroLatency, echo
 
 import robota
-from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 
 ROUNDS = 3
 SCRIPT: tuple[tuple[tuple[str, str], ...], ...] = (
@@ -41,41 +40,10 @@ SCRIPT: tuple[tuple[tuple[str, str], ...], ...] = (
     (("c3", '{"text": "c"}'),),
     (),
 )
-USAGE = robota.Usage.from_counts(prompt=100, completion=10)
-
-
-class ZeroLatency(robota.Provider):
-    """The scenario's model: the scripted turns, at once, whatever it is sent."""
-
-    name = "bench"
-
-    def __init__(self) -> None:
-        self._turn = 0
-
-    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
-        return await collect_stream(self.chat_stream(request))
-
-    async def chat_stream(
-        self, request: ChatRequest, *, signal: object = None
-    ) -> AsyncIterator[StreamEvent]:
-        calls = SCRIPT[self._turn % ROUNDS]
-        self._turn += 1
-        if calls:
-            for call_id, arguments in calls:
-                yield robota.ToolCallReady(robota.ToolCall(call_id, "echo", arguments))
-        else:
-            yield robota.TextDelta("done")
-        yield robota.ResponseDone(model="bench-model", usage=USAGE)
-
-
-@robota.tool
-async def echo(text: str) -> str:
-    """Echo the text."""
-    return text
 
 
 def new_agent() -> robota.Agent:
-    return robota.Agent(provider=ZeroLatency(), model="bench-model", tools=[echo])
+    return robota.Agent(provider=ZeroLatency(SCRIPT), model="bench-model", tools=[echo])
 
 
 async def robota_run(agent: robota.Agent) -> None:
@@ -217,7 +185,7 @@ def lookup(city: str, limit: int = 5, where: Point | None = None) -> str:
 
 def building(number: int) -> tuple[float, float]:
     """Median µs to build an agent (tools prebuilt) and to build a tool from ``lookup``."""
-    provider = ZeroLatency()
+    provider = ZeroLatency(SCRIPT)
     agent_samples = []
     for _ in range(7):
         started = time.perf_counter()

@@ -25,47 +25,17 @@ import statistics
 import sys
 import time
 import timeit
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import journal_overhead
 import loop_suite
 import validation
+from bench_models import ZeroLatency, echo
 
 import robota
-from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 
 ROUNDS_PER_RUN = 3
 RATIO_LIMIT = 1.5
-
-
-class ZeroLatencyModel(robota.Provider):
-    """Two tool-call replies, then a text reply; it never looks at the history it is sent."""
-
-    name = "bench"
-    _usage = robota.Usage.from_counts(prompt=100, completion=10)
-
-    def __init__(self) -> None:
-        self._turn = 0
-
-    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
-        return await collect_stream(self.chat_stream(request))
-
-    async def chat_stream(
-        self, request: ChatRequest, *, signal: object = None
-    ) -> AsyncIterator[StreamEvent]:
-        turn = self._turn % ROUNDS_PER_RUN
-        self._turn += 1
-        if turn < ROUNDS_PER_RUN - 1:
-            yield robota.ToolCallReady(robota.ToolCall(f"c{turn}", "echo", '{"text": "x"}'))
-        else:
-            yield robota.TextDelta("done")
-        yield robota.ResponseDone(model="bench-model", usage=self._usage)
-
-
-@robota.tool
-async def echo(text: str) -> str:
-    """Echo the text."""
-    return text
 
 
 def _history(size: int) -> list[robota.Message]:
@@ -85,7 +55,7 @@ async def _time_runs_interleaved(sizes: tuple[int, ...], samples: int) -> dict[i
     agents = {
         size: [
             robota.Agent(
-                provider=ZeroLatencyModel(),
+                provider=ZeroLatency(),
                 model="bench-model",
                 tools=[echo],
                 history=_history(size),

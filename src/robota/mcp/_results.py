@@ -19,6 +19,7 @@ from robota.core import (
     ToolResult,
     check_parameter_schema,
 )
+from robota.core.schema import json_type_of
 
 __all__ = [
     "MCPConnectionError",
@@ -155,9 +156,8 @@ def normalise_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
         if "const" in out and "enum" not in out:
             value = out.pop("const")
             out["enum"] = [value]
-            kind = _json_type(value)
-            if kind is not None and "type" not in out:
-                out["type"] = kind
+            if "type" not in out:
+                out["type"] = json_type_of(value)
         return out
 
     result: dict[str, Any] = walk(schema)
@@ -165,20 +165,6 @@ def normalise_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 _ANNOTATION_ONLY: Final = frozenset({"$schema", "$id", "$comment"})
-
-
-def _json_type(value: object) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return None
 
 
 def build_tools(

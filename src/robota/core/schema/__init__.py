@@ -21,6 +21,7 @@ from robota.core.schema._subset import (
 from robota.core.schema._validate import (
     MAX_VALIDATION_DEPTH,
     MAX_VALIDATION_NODES,
+    json_type_of,
     validate_against_json_schema,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "ProjectionResult",
     "check_parameter_schema",
     "default_projection_note",
+    "json_type_of",
     "project_tool_schema",
     "project_tool_spec",
     "schema_from_type",
