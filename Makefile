@@ -57,6 +57,7 @@ check: lint fmt-check types arch test
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/peers/run_peers.py
 
 # The CI speed guard (issue 16): per-run cost over the tasks floor vs benchmarks/baseline.json.
 bench-guard: $(STAMP)
