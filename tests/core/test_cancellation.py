@@ -232,3 +232,22 @@ async def test_s23_abort_from_another_thread_interrupts_the_run() -> None:
     await _wait_for(lambda: provider.requests)
     await asyncio.to_thread(controller.abort, "from a thread")
     assert (await asyncio.wait_for(task, 2)).status == "interrupted"
+
+
+async def test_s23_an_abort_landing_between_buffered_stream_events_interrupts_the_round() -> None:
+    # Regression (review of issue 16): with one guard per stream, an abort that landed while
+    # the provider yielded without suspending was lost and the round committed as complete.
+    controller = robota.AbortController()
+
+    class Buffered(robota.testing.ScriptedProvider):
+        async def chat_stream(self, request, *, signal=None):  # type: ignore[no-untyped-def,override]
+            self.requests.append(request)
+            yield robota.TextDelta("a")
+            controller.abort()  # as another thread or a synchronous listener would
+            yield robota.TextDelta("b")
+            yield robota.ResponseDone()
+
+    agent = robota.Agent(provider=Buffered([]), model="m")
+    result = await agent.run("go", signal=controller.signal)
+    assert result.status == "interrupted"
+    assert agent.history[-1].state == "interrupted"  # type: ignore[union-attr]

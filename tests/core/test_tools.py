@@ -494,3 +494,26 @@ def test_the_plain_fast_path_agrees_with_the_full_path(arguments: dict[str, Any]
     assert got == want
     if isinstance(want, dict):
         assert [type(v) for v in got.values()] == [type(v) for v in want.values()]  # type: ignore[union-attr]
+
+
+def test_a_float_parameter_given_an_int_beyond_a_float_is_refused_not_crashed() -> None:
+    # Regression (review of issue 16): float(10**400) raised OverflowError out of the run.
+    def f(x: float) -> float:
+        return x
+
+    with pytest.raises(robota.SchemaValidationError):
+        robota.tool(f).validate_arguments({"x": 10**400})
+
+
+def test_plain_arguments_off_the_fast_path_get_pydantics_values() -> None:
+    # Regression (review of issue 16): the slow path skipped pydantic for plain signatures.
+    class Text(str):
+        pass
+
+    def f(s: str, n: int) -> str:
+        return s
+
+    values = robota.tool(f).validate_arguments({"s": Text("x"), "n": 1})
+    assert type(values["s"]) is str  # normalised, as pydantic does
+    with pytest.raises(robota.SchemaValidationError):
+        robota.tool(f).validate_arguments({"s": "x", "n": 1e20})  # pydantic refuses it

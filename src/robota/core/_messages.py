@@ -13,7 +13,6 @@ the same value in later turns. Anything needing a unique identity mints its own.
 from __future__ import annotations
 
 import os
-import random
 import time
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, TypeAlias, final
@@ -35,22 +34,15 @@ MessageState: TypeAlias = Literal["complete", "interrupted"]
 """``"interrupted"``: the assistant's response was aborted before it completed (assistant only)."""
 
 
-# Identifiers are unique, not secret: a generator seeded from the OS once (and again in every
-# forked child, which would otherwise repeat its parent's ids) costs a fraction of a syscall.
-_ids = random.Random(os.urandom(32))  # noqa: S311 - uniqueness, not secrecy
-
-
-def _reseed() -> None:
-    _ids.seed(os.urandom(32))
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reseed)
-
-
 def new_id(prefix: str) -> str:
-    """A fresh unique identifier ``<prefix>_<24 hex digits>`` (96 random bits)."""
-    return f"{prefix}_{_ids.getrandbits(96):024x}"
+    """A fresh unique identifier ``<prefix>_<24 hex digits>`` (96 random bits).
+
+    From the operating system every time: a generator seeded once would repeat its ids in
+    processes that copy its memory without Python's fork hooks (a pre-forking server's workers,
+    a restored snapshot) — and execution and call ids must stay unique across every process
+    sharing a journal (S40).
+    """
+    return f"{prefix}_{os.urandom(12).hex()}"
 
 
 def _message_id() -> str:

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
 
-from robota.core._abort import AbortSignal, is_abort
+from robota.core._abort import AbortSignal, abort_error_from_reason, is_abort
 from robota.core._cancel import AbortGuard
 from robota.core._context import (
     CONTEXT_GUARD_THRESHOLD,
@@ -790,6 +790,10 @@ class Execution:
 
         async def consume() -> None:
             while True:
+                if not join and self._signal.aborted:
+                    # An abort that landed while the stream did not suspend (buffered events,
+                    # another thread): the guard's cancel cannot reach it, so check here.
+                    raise abort_error_from_reason(self._signal.reason)
                 try:
                     event = await stream.__anext__()
                 except StopAsyncIteration:

@@ -203,19 +203,6 @@ class FunctionTool(Tool):
             if fast is not None:
                 return fast  # exactly what the one validator (S16) and pydantic would give
         checked = super().validate_arguments(arguments)
-        if plain is not None:
-            converted: dict[str, Any] = {}
-            for name, (kind, default) in plain.items():
-                if name not in checked:
-                    converted[name] = default
-                    continue
-                value = checked[name]
-                if kind is float and type(value) is int:
-                    value = float(value)  # what pydantic's conversion would give
-                elif kind is int and type(value) is float:
-                    value = int(value)  # the validator accepted it as an integer: 3.0
-                converted[name] = value
-            return converted
         try:
             instance = self._model.model_validate(dict(checked))
         except pydantic.ValidationError as exc:
@@ -271,7 +258,10 @@ def _plain_values(
         given = type(value)
         if kind is float:
             if given is int:
-                value = float(value)
+                try:
+                    value = float(value)
+                except OverflowError:
+                    return None  # beyond a float: the full path refuses it with its issue
             elif given is not float or not math.isfinite(value):
                 return None
         elif given is not kind:
