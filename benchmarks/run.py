@@ -15,6 +15,8 @@ many samples after a warm-up; the best sample is shown beside it.
 * The loop suite (issue 16; see ``loop_suite.py``): per run against a hand-written asyncio loop,
   1,000 concurrent runs against 1,000 sequential ones, retained memory against the bare message
   list, agent and tool construction.
+* Adapter overhead (issue 16; see ``adapters.py``): the OpenAI Chat Completions and Anthropic
+  adapters beside their bare SDKs parsing the same streamed tool call.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import time
 import timeit
 from collections.abc import Callable
 
+import adapters
 import journal_overhead
 import loop_suite
 import validation
@@ -167,6 +170,7 @@ def main() -> int:
     _foundation()
     status = asyncio.run(_loop_benchmarks())
     loop_suite.main()
+    adapters.main()
     validation.main()
     journal_overhead.main()
     return status
