@@ -206,7 +206,6 @@ class TraceContext:
             raise ConfigurationError(f"traceparent version {version!r} is not valid here")
         if trace_id == "0" * 32 or span_id == "0" * 16:
             raise ConfigurationError("traceparent has an all-zero trace id or span id (invalid)")
-        _check_tracestate(tracestate)
         listed: object = origins
         if isinstance(listed, str) or not isinstance(listed, Iterable):
             raise ConfigurationError(
@@ -349,6 +348,11 @@ class RunTrace:
     def traceparent_for_key(self, key: str) -> str:
         """The traceparent naming the span derived from ``key`` (a provider call, a tool body)."""
         return self.context.traceparent_for(derive_span_id(key))
+
+    def handed(self, key: str) -> ProviderTrace:
+        """What a call whose span derives from ``key`` is handed: its traceparent, the grants."""
+        context = self.context
+        return ProviderTrace(self.traceparent_for_key(key), context.tracestate, context.origins)
 
     @property
     def hook_traceparent(self) -> str | None:

@@ -76,7 +76,7 @@ from robota.core._plugins import (
 )
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
-from robota.core._tracing import ProviderTrace, RunTrace, TraceContext
+from robota.core._tracing import RunTrace, TraceContext
 from robota.core._usage import Usage
 from robota.core.execution._cache import CachedResponse, ResponseCache
 from robota.core.execution._guards import (
@@ -837,14 +837,7 @@ class Execution:
                 if emitter.enabled:
                     emitter.emit(EventNames.TRACE_NOT_PROPAGATED, {"provider": provider.name})
             return request
-        return replace(
-            request,
-            trace=ProviderTrace(
-                trace.traceparent_for_key(call_id),
-                trace.context.tracestate,
-                trace.context.origins,
-            ),
-        )
+        return replace(request, trace=trace.handed(call_id))
 
     def _apply(
         self,

@@ -372,27 +372,10 @@ class ToolExecutionService:
         assert len(outcomes) == len(calls)
         todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
         submitted = time.time() if emitter.enabled else 0.0  # S39: tool queue observations
-        if len(todo) == 1:
-            # One call runs inline — no task, nothing to halt beside it.
-            index = todo[0]
-            scope = _Scope(
-                signal,
-                emitter,
-                execution_id,
-                round,
-                notify,
-                journal=journal,
-                submitted_at=submitted,
-                trace=trace,
-                attempt=attempt,
-            )
-            outcomes[index] = await self._run_one(index, calls[index], None, scope)
-            if self.settle is not None:
-                await self.settle()
-            return
         if not todo:
             return
-        batch = _Batch()
+        # One call runs inline — no task, nothing to halt beside it; several share a stop flag.
+        batch = _Batch() if len(todo) > 1 else None
         scope = _Scope(
             signal,
             emitter,
@@ -405,7 +388,22 @@ class ToolExecutionService:
             trace=trace,
             attempt=attempt,
         )
+        if batch is None:
+            index = todo[0]
+            outcomes[index] = await self._run_one(index, calls[index], None, scope)
+        else:
+            await self._run_concurrently(calls, outcomes, todo, scope, batch)
+        if self.settle is not None:
+            await self.settle()
 
+    async def _run_concurrently(
+        self,
+        calls: Sequence[ToolCall],
+        outcomes: list[ToolCallOutcome | None],
+        todo: list[int],
+        scope: _Scope,
+        batch: _Batch,
+    ) -> None:
         async def one(index: int, limiter: asyncio.Semaphore | None) -> None:
             try:
                 outcomes[index] = await self._run_one(index, calls[index], limiter, scope)
@@ -431,8 +429,6 @@ class ToolExecutionService:
                         task.cancel()  # a further cancellation reaches the bodies too
             raise
         batch.raise_first()
-        if self.settle is not None:
-            await self.settle()
 
     async def invoke(
         self,

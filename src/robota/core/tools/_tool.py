@@ -141,6 +141,7 @@ class ToolContext:
 
     __slots__ = (
         "_outside",
+        "_span_key",
         "_trace",
         "call_id",
         "execution_id",
@@ -173,8 +174,8 @@ class ToolContext:
         self.round = round
         self._outside = outside
         self._trace = trace
-        key = span_key if span_key is not None else call_id
-        self.traceparent = trace.traceparent_for_key(key) if trace is not None else None
+        self._span_key = span_key if span_key is not None else call_id
+        self.traceparent = trace.traceparent_for_key(self._span_key) if trace is not None else None
         self.hook_traceparent = trace.hook_traceparent if trace is not None else None
 
     def trace_headers(self, url: str) -> dict[str, str]:
@@ -184,12 +185,9 @@ class ToolContext:
         trace context and ``url``'s origin exactly equals one the host listed; else ``{}``.
         """
         trace = self._trace
-        if trace is None or self.traceparent is None or not trace.context.allows(url):
+        if trace is None:
             return {}
-        headers = {"traceparent": self.traceparent}
-        if trace.context.tracestate:
-            headers["tracestate"] = trace.context.tracestate
-        return headers
+        return trace.handed(self._span_key).headers_for(url)
 
     def child_env(
         self, base: Mapping[str, str], *, configured: Mapping[str, str] | None = None
