@@ -18,6 +18,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pydantic
+
 SCRIPT: tuple[tuple[tuple[str, dict[str, str]], ...], ...] = (
     (("c1", {"text": "a"}), ("c2", {"text": "b"})),
     (("c3", {"text": "c"}),),
@@ -53,13 +55,48 @@ async def floor_run() -> list[dict[str, Any]]:
     return messages
 
 
+class Point(pydantic.BaseModel):
+    """A point; ``lookup``'s pydantic-typed parameter."""
+
+    x: float
+    y: float
+
+
+def lookup(city: str, limit: int = 5, where: Point | None = None) -> str:
+    """Look up a city.
+
+    Args:
+        city: The city name.
+        limit: How many results.
+        where: Near this point.
+    """
+    return city
+
+
+def _tool_build_us(build_tool: Callable[[Callable[..., Any]], object], samples: int) -> float:
+    """Median µs to build a tool from ``lookup`` (a function with a pydantic-typed signature)."""
+    for _ in range(20):
+        build_tool(lookup)
+    times: list[float] = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        build_tool(lookup)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e6
+
+
 def run_scenario(
     name: str,
     version: str,
     build: Callable[[], Any],
     run: Callable[[Any], Awaitable[None]],
+    build_tool: Callable[[Callable[..., Any]], object] | None = None,
 ) -> None:
-    """Time the framework's runs beside the floor and print the JSON line (the process's job)."""
+    """Time the framework's runs beside the floor and print the JSON line (the process's job).
+
+    With ``build_tool`` (how the framework turns a function into a tool), the line also carries
+    ``tool_build_us``: the median cost of building a tool from :func:`lookup`.
+    """
     samples = int(sys.argv[sys.argv.index("--samples") + 1]) if "--samples" in sys.argv else 300
 
     async def main() -> dict[str, Any]:
@@ -81,11 +118,14 @@ def run_scenario(
                     floor.append(ended - middle)
         finally:
             gc.enable()
-        return {
+        figures: dict[str, Any] = {
             "framework": name,
             "version": version,
             "run_us": statistics.median(ours) * 1e6,
             "floor_us": statistics.median(floor) * 1e6,
         }
+        if build_tool is not None:
+            figures["tool_build_us"] = _tool_build_us(build_tool, samples)
+        return figures
 
     print(json.dumps(asyncio.run(main())))

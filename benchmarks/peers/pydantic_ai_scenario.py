@@ -6,7 +6,7 @@ from typing import Any
 
 import pydantic_ai
 from common import SCRIPT, run_scenario
-from pydantic_ai import Agent
+from pydantic_ai import Agent, Tool
 from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
@@ -38,4 +38,4 @@ async def run(agent: Agent[None, str]) -> None:
 
 
 if __name__ == "__main__":
-    run_scenario("pydantic-ai", pydantic_ai.__version__, build, run)
+    run_scenario("pydantic-ai", pydantic_ai.__version__, build, run, build_tool=Tool)

@@ -52,4 +52,4 @@ async def run(agent: robota.Agent) -> None:
 
 if __name__ == "__main__":
     robota.register_model_metadata("bench-model", context_window=10_000_000, provider="bench")
-    run_scenario("robota", robota.__version__, build, run)
+    run_scenario("robota", robota.__version__, build, run, build_tool=robota.tool)

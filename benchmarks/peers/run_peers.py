@@ -35,7 +35,9 @@ def bench_venv() -> Path:
     python = venv / "bin" / "python"
     wanted = sorted(pin for _, pins in PEERS.values() for pin in pins)
     stamp = venv / "robota-bench.json"
-    if python.exists() and stamp.exists() and json.loads(stamp.read_text()) == wanted:
+    # The venv holds an editable install of one checkout: the one measured must be this one.
+    state = {"pins": wanted, "checkout": str(REPO.resolve())}
+    if python.exists() and stamp.exists() and json.loads(stamp.read_text()) == state:
         return python
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
@@ -43,7 +45,7 @@ def bench_venv() -> Path:
     # may move a shared dependency within this venv: robota's scenario does not use them).
     subprocess.run([*pip, "-c", str(REPO / "constraints.txt"), "-e", str(REPO)], check=True)
     subprocess.run([*pip, *wanted], check=True)
-    stamp.write_text(json.dumps(wanted))
+    stamp.write_text(json.dumps(state))
     return python
 
 
@@ -72,6 +74,9 @@ def main(argv: list[str]) -> int:
             "floor_us": statistics.median(r["floor_us"] for r in runs),
             "floor_ratio": statistics.median(ratios),
         }
+        builds = [r["tool_build_us"] for r in runs if "tool_build_us" in r]
+        if builds:
+            table[name]["tool_build_us"] = statistics.median(builds)
     print("\nSide by side (issue 16): 3 rounds, 3 tool calls, each framework's zero-latency model")
     header = ("framework", "version", "per run", "floor", "/ floor", "/ robota")
     print("  {:<14} {:<10} {:>10} {:>9} {:>8} {:>9}".format(*header))
@@ -81,6 +86,11 @@ def main(argv: list[str]) -> int:
             f"  {name:<14} {row['version']:<10} {row['run_us']:>8.1f}µs {row['floor_us']:>7.1f}µs "
             f"{row['floor_ratio']:>8.2f} {row['floor_ratio'] / ours:>9.2f}"
         )
+    built = {name: row["tool_build_us"] for name, row in table.items() if "tool_build_us" in row}
+    if "robota" in built and len(built) > 1:
+        print("\nBuilding a tool from a function with a pydantic-typed signature (common.lookup)")
+        for name, micros in built.items():
+            print(f"  {name:<14} {micros:>8.1f}µs {micros / built['robota']:>6.2f}× robota")
     OUT.parent.mkdir(exist_ok=True)
     OUT.write_text(json.dumps(table, indent=2) + "\n")
     print(f"  written to {OUT}")
