@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -251,3 +252,69 @@ async def test_s23_an_abort_landing_between_buffered_stream_events_interrupts_th
     result = await agent.run("go", signal=controller.signal)
     assert result.status == "interrupted"
     assert agent.history[-1].state == "interrupted"  # type: ignore[union-attr]
+
+
+class _PartialLoop(asyncio.SelectorEventLoop):
+    """An event loop implementing only what tasks need, like Temporal's workflow loop."""
+
+    def is_closed(self) -> bool:
+        if self.is_running():  # the run's code may not ask; asyncio's own teardown may
+            raise NotImplementedError
+        return super().is_closed()
+
+
+class _DeafProvider(robota.Provider):
+    """Never looks at the signal and waits long mid-stream: only the loop's guard can stop it."""
+
+    name = "deaf"
+
+    async def chat(self, request: object, *, signal: object = None) -> robota.ChatResponse:
+        raise NotImplementedError
+
+    async def chat_stream(
+        self, request: object, *, signal: object = None
+    ) -> AsyncIterator[robota.StreamEvent]:
+        yield robota.TextDelta("first ")
+        await asyncio.sleep(10)  # one long await: no event boundary at which to notice the abort
+        yield robota.TextDelta("late ")
+        yield robota.ResponseDone()
+
+
+def test_s23_an_abort_reaches_a_stream_on_a_loop_without_is_closed() -> None:
+    # Regression (issue 17): the guard asked the loop is_closed() before delivering an abort,
+    # which Temporal's workflow loop does not implement — the abort never reached the await.
+    async def scenario() -> robota.RunResult[str]:
+        agent = robota.Agent(provider=_DeafProvider(), model="scripted-model")
+        controller = robota.AbortController()
+        asyncio.get_running_loop().call_later(0.2, controller.abort)
+        started = time.monotonic()
+        result = await agent.run("go", signal=controller.signal)
+        assert time.monotonic() - started < 5
+        return result
+
+    loop = _PartialLoop()
+    try:
+        result = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+    assert result.status == "interrupted"
+    assert result.text == "first "
+
+
+def test_closing_a_suspended_run_awaits_nothing_while_it_closes() -> None:
+    # Regression (issue 17): a Temporal worker evicting a workflow closes the run's coroutine
+    # (GeneratorExit) instead of cancelling it. The loop awaited the stream's aclose() in a
+    # finally — the stream being mid-close itself — and the close failed with RuntimeError.
+    async def scenario() -> None:
+        agent = robota.Agent(provider=_DeafProvider(), model="scripted-model")
+        coroutine = agent.run("go")
+        task = asyncio.ensure_future(coroutine)
+        await asyncio.sleep(0.1)  # the provider waits inside its stream
+        coroutine.close()  # what the evicting engine does; raises if the close awaited
+        task.cancel()
+
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(scenario())
+    finally:
+        loop.close()

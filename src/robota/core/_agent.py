@@ -453,6 +453,41 @@ class Agent(DurableAgentMixin):
         self._initialized_parts: set[int] = set()
         self._stream_tasks: set[asyncio.Task[RunResult]] = set()
 
+    def _route_dispatch(
+        self,
+        provider: Callable[[Provider], Provider],
+        tool: Callable[[Tool], Tool],
+    ) -> None:
+        """Internal (robota.temporal): do every provider call and tool body elsewhere.
+
+        Each provider and each registered tool is replaced by what ``provider``/``tool`` return
+        for it: the same name, schema and declarations, with the work done elsewhere (a
+        Temporal activity). The loop, its guards, the gate and ``tool_search`` stay here. Only
+        a fresh agent qualifies, and not one with tool sources: a source starts by itself.
+
+        Raises:
+            ConfigurationError: for an agent that has run, is closing, or has tool sources.
+        """
+        if self._initialized or self._current is not None or self._state != "open":
+            raise ConfigurationError(
+                f"agent {self._name!r} has already run or is closing; route a fresh agent"
+            )
+        if self._sources:
+            names = ", ".join(source.name for source in self._sources)
+            raise ConfigurationError(
+                f"agent {self._name!r} has tool sources ({names}); a source starts and answers "
+                "inside one process, so it cannot be routed — register its tools directly"
+            )
+        self._providers = {name: provider(item) for name, item in self._providers.items()}
+        self._provider = self._providers[self._provider.name]
+        registered = list(self._tools)
+        for entry in registered:
+            self._tools.unregister(entry.name)
+        for entry in registered:
+            routed = tool(entry)
+            routed.event_service = entry.event_service
+            self._tools.register(routed)
+
     # ------------------------------------------------------------------ configuration
 
     def _resolve(self, spec: object) -> tuple[Provider, str]:

@@ -95,15 +95,17 @@ class AbortGuard:
 
     def _on_abort(self, reason: object) -> None:
         loop = self._loop
-        if loop is None or loop.is_closed():
+        if loop is None:
             return
         try:
             same_loop = asyncio.get_running_loop() is loop
         except RuntimeError:
             same_loop = False
         if same_loop:
+            # On the guard's own loop nothing else is asked of it: an event loop that implements
+            # only what tasks need (Temporal's workflow loop has no is_closed) still delivers.
             loop.call_soon(self._deliver)
-        else:
+        elif not loop.is_closed():
             loop.call_soon_threadsafe(self._deliver)
 
     def _deliver(self) -> None:

@@ -28,7 +28,6 @@ Names emitted by the runtime (see :class:`EventNames`):
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Final, Protocol, final, runtime_checkable
@@ -40,6 +39,7 @@ from robota.core._messages import (
     SystemMessage,
     ToolMessage,
     UserMessage,
+    now,
 )
 
 __all__ = [
@@ -85,7 +85,7 @@ class AgentEvent:
     name: str
     owner_path: tuple[OwnerRef, ...]
     data: Mapping[str, object] = field(default_factory=dict)
-    timestamp: float = field(default_factory=time.time)
+    timestamp: float = field(default_factory=now)
 
     @property
     def owner_type(self) -> str:

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, final, runtime_checkable
+
+from robota.core._messages import now
 
 __all__ = [
     "LogEvent",
@@ -56,7 +57,7 @@ class LogEvent:
     logger: str
     message: str
     fields: Mapping[str, object] = field(default_factory=dict)
-    created: float = field(default_factory=time.time)
+    created: float = field(default_factory=now)
 
 
 @runtime_checkable

@@ -14,6 +14,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, TypeAlias, final
 
@@ -34,15 +37,48 @@ MessageState: TypeAlias = Literal["complete", "interrupted"]
 """``"interrupted"``: the assistant's response was aborted before it completed (assistant only)."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Determinism:
+    token: Callable[[], str]  # 24 hex digits, unique within the replayed execution
+    clock: Callable[[], float]  # wall-clock seconds, the same on every replay
+
+
+_DETERMINISM: ContextVar[_Determinism | None] = ContextVar("robota_determinism", default=None)
+
+
+@contextmanager
+def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Iterator[None]:
+    """Internal (robota.temporal): ids and timestamps from a replayable source in this context.
+
+    Workflow code is replayed after a worker dies, and what it mints must come out the same:
+    inside this context :func:`new_id` takes its 24 hex digits from ``token`` and
+    :func:`now` reads ``clock``. Tasks created inside inherit the context.
+    """
+    reset = _DETERMINISM.set(_Determinism(token, clock))
+    try:
+        yield
+    finally:
+        _DETERMINISM.reset(reset)
+
+
 def new_id(prefix: str) -> str:
     """A fresh unique identifier ``<prefix>_<24 hex digits>`` (96 random bits).
 
     From the operating system every time: a generator seeded once would repeat its ids in
     processes that copy its memory without Python's fork hooks (a pre-forking server's workers,
     a restored snapshot) — and execution and call ids must stay unique across every process
-    sharing a journal (S40).
+    sharing a journal (S40). Inside :func:`deterministic` (workflow code), from its source.
     """
+    source = _DETERMINISM.get()
+    if source is not None:
+        return f"{prefix}_{source.token()}"
     return f"{prefix}_{os.urandom(12).hex()}"
+
+
+def now() -> float:
+    """Wall-clock seconds (``time.time()``); inside :func:`deterministic`, its replayable clock."""
+    source = _DETERMINISM.get()
+    return time.time() if source is None else source.clock()
 
 
 def _message_id() -> str:
@@ -78,7 +114,7 @@ class SystemMessage:
     content: str
     _: KW_ONLY
     id: str = field(default_factory=_message_id)
-    created_at: float = field(default_factory=time.time)
+    created_at: float = field(default_factory=now)
 
 
 @final
@@ -92,7 +128,7 @@ class UserMessage:
     content: str
     _: KW_ONLY
     id: str = field(default_factory=_message_id)
-    created_at: float = field(default_factory=time.time)
+    created_at: float = field(default_factory=now)
 
 
 @final
@@ -121,7 +157,7 @@ class AssistantMessage:
     usage: Usage | None = None
     continuation: str | None = None
     id: str = field(default_factory=_message_id)
-    created_at: float = field(default_factory=time.time)
+    created_at: float = field(default_factory=now)
 
     def __post_init__(self) -> None:
         if self.state not in ("complete", "interrupted"):
@@ -152,7 +188,7 @@ class ToolMessage:
     tool_name: str
     is_error: bool = False
     id: str = field(default_factory=_message_id)
-    created_at: float = field(default_factory=time.time)
+    created_at: float = field(default_factory=now)
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage

@@ -434,6 +434,16 @@ class SDKProvider(Provider):
             return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._open(request, self.resolve_effort(request), signal, capture)
 
+    def disable_sdk_retries(self) -> None:
+        """Turn off the SDK client's own retries (``max_retries=0``); the host retries instead.
+
+        For the OpenAI and Anthropic SDKs; the new client shares the connections. The Gemini SDK
+        retries only under ``retry_options`` its caller passed, so it is left as built.
+        """
+        with_options = getattr(self._client, "with_options", None)
+        if callable(with_options):
+            self._client = with_options(max_retries=0)
+
     async def aclose(self) -> None:
         """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
         if self._owns_client:

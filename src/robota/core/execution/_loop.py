@@ -30,7 +30,6 @@ latest settled response, reusing every durable settlement.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
@@ -65,6 +64,7 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
     new_id,
+    now,
 )
 from robota.core._models import get_model_context_window
 from robota.core._plugins import (
@@ -279,6 +279,8 @@ class Execution:
                 assert settings.runtime_state is not None
                 await self._journal.begin(settings.runtime_state, self._store.snapshot())
             status = await self._settle(self._loop())
+        except GeneratorExit:
+            raise  # the coroutine is being closed (see _receive): nothing may be awaited now
         except BaseException as error:
             failure = await self._failed(error)
             if failure is error:
@@ -339,6 +341,8 @@ class Execution:
                     },
                 )
             status = await self._settle(self._continue(recovery))
+        except GeneratorExit:
+            raise  # the coroutine is being closed (see _receive): nothing may be awaited now
         except BaseException as error:
             failure = await self._failed(error)
             if failure is error:
@@ -647,7 +651,7 @@ class Execution:
             call_id = await journal.model_call_started(round_no, forced=forced, reason=reason)
         elif self._trace is not None or round_emitter.enabled:
             call_id = new_id("call")  # S27: the provider call's own id, its span's key
-        started_at = time.time()
+        started_at = now()
         pending = self._store.begin_assistant(model=settings.model)
 
         def observe(outcome: _Outcome, dispatched: bool) -> None:
@@ -659,7 +663,7 @@ class Execution:
                         "round": round_no,
                         "observation_id": observation_id,
                         "started_at": started_at,
-                        "ended_at": time.time(),
+                        "ended_at": now(),
                         "outcome": outcome,
                         "forced": forced,
                         "model": pending.model,
@@ -802,13 +806,20 @@ class Execution:
                     recorded.append(event)
                 self._apply(event, pending, round_emitter, forced=forced)
 
+        closing = False
         try:
             # One guard for the whole stream, not one per event: an abort lands at the await
             # it interrupts either way (the events applied so far are kept).
             await (consume() if join else guard.call(consume))
+        except GeneratorExit:
+            # The run's coroutine is being closed, not cancelled: its event loop is gone or
+            # will not run it again (a Temporal worker evicting a workflow, a task garbage-
+            # collected). The stream is closed by the same close; awaiting here would fail.
+            closing = True
+            raise
         finally:
             aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
+            if aclose is not None and not closing:
                 await aclose()
         if cache is not None and recorded is not None:
             answered = pending.model or settings.model

@@ -306,6 +306,14 @@ class Provider(ABC):
         """
         return self.chat_stream(request, signal=signal)
 
+    def disable_sdk_retries(self) -> None:  # noqa: B027 - optional hook with a no-op default
+        """Turn off the vendor SDK's own retries: a host that owns retries calls it (DESIGN.md).
+
+        A workflow engine (robota.temporal) or a journal retries a failed call itself, on its
+        own schedule; an SDK retrying underneath would multiply attempts and hide failures from
+        it. Default: nothing (a provider without retries of its own).
+        """
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook with a no-op default
         """Release what the provider owns (connections, clients). Idempotent; default: nothing."""
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
@@ -45,7 +44,7 @@ from robota.core._errors import (
 )
 from robota.core._events import EventNames
 from robota.core._logging import get_logger
-from robota.core._messages import ToolCall, ToolMessage, new_id
+from robota.core._messages import ToolCall, ToolMessage, new_id, now
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
 from robota.core._tracing import RunTrace, body_span_key
 from robota.core.providers._contract import ToolSpec
@@ -371,7 +370,7 @@ class ToolExecutionService:
         """
         assert len(outcomes) == len(calls)
         todo = [i for i, outcome in enumerate(outcomes) if outcome is None]
-        submitted = time.time() if emitter.enabled else 0.0  # S39: tool queue observations
+        submitted = now() if emitter.enabled else 0.0  # S39: tool queue observations
         if not todo:
             return
         # One call runs inline — no task, nothing to halt beside it; several share a stop flag.
@@ -682,7 +681,7 @@ def _observe_queue(scope: _Scope, call: ToolCall, selection: str, reason: str = 
     """
     emitter = scope.emitter
     if emitter.enabled:
-        selected = time.time()
+        selected = now()
         emitter.emit(
             EventNames.TOOL_QUEUE_OBSERVED,
             {

@@ -113,6 +113,7 @@ class FunctionTool(Tool):
         thread: bool = True,
         source: str | None = None,
         defer: bool = False,
+        idempotent: bool = False,
         namespace: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
@@ -187,6 +188,7 @@ class FunctionTool(Tool):
             permission_argument=argument,
             source=source,
             defer=defer,
+            idempotent=idempotent,
         )
         functools.update_wrapper(self, fn)
 
@@ -282,6 +284,7 @@ def tool(
     thread: bool = True,
     source: str | None = None,
     defer: bool = False,
+    idempotent: bool = False,
 ) -> FunctionTool: ...
 @overload
 def tool(
@@ -293,6 +296,7 @@ def tool(
     thread: bool = True,
     source: str | None = None,
     defer: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], FunctionTool]: ...
 def tool(
     fn: Callable[..., Any] | None = None,
@@ -305,6 +309,7 @@ def tool(
     thread: bool = True,
     source: str | None = None,
     defer: bool = False,
+    idempotent: bool = False,
 ) -> FunctionTool | Callable[[Callable[..., Any]], FunctionTool]:
     """Make a tool from a function, sync or async.
 
@@ -331,6 +336,9 @@ def tool(
         source: Who provides the tool, as the host declares it (kept on every record, S39).
         defer: Make the tool deferred (S19): once the agent's ``tool_deferral`` engages, its
             schema is withheld from requests until the built-in ``tool_search`` loads it.
+        idempotent: Running the body twice for one call is harmless (see
+            :attr:`robota.Tool.idempotent`): an engine's retry of an unsettled attempt runs it
+            again instead of asking for reconciliation.
 
     Raises:
         ConfigurationError: when a parameter cannot be described to a model (no annotation,
@@ -347,6 +355,7 @@ def tool(
             thread=thread,
             source=source,
             defer=defer,
+            idempotent=idempotent,
             namespace=namespace,
         )
 

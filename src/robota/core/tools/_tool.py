@@ -302,6 +302,10 @@ class Tool(ABC):
             ``tool_deferral`` engages). It decides only what is offered, never what is allowed.
         event_service: The service that receives this tool's spans when a call carries none
             (S33); an agent sets it when the tool is registered — the last agent wins.
+        idempotent: Running the body twice for one call has the effect of running it once
+            (a lookup, a write keyed by ``ctx.call_id``). Where an engine retries a body whose
+            earlier attempt started but never settled (robota.temporal), an idempotent tool is
+            run again; any other raises reconciliation instead (S40). Default ``False``.
     """
 
     name: str
@@ -312,6 +316,7 @@ class Tool(ABC):
     source: str | None = None
     operator_only: bool = False
     residency: ToolResidency = "resident"
+    idempotent: bool = False
 
     def __init__(
         self,
@@ -323,6 +328,7 @@ class Tool(ABC):
         permission_argument: PermissionArgument | None = None,
         source: str | None = None,
         defer: bool | None = None,
+        idempotent: bool | None = None,
     ) -> None:
         cls = type(self)
         self.name = _check_name(name if name is not None else getattr(cls, "name", None))
@@ -347,6 +353,12 @@ class Tool(ABC):
         self.residency = _check_residency(
             self.name, cls.residency if defer is None else ("deferred" if defer else "resident")
         )
+        once: object = cls.idempotent if idempotent is None else idempotent
+        if not isinstance(once, bool):
+            raise ConfigurationError(
+                f"tool {self.name!r}: idempotent must be True or False, got {once!r}"
+            )
+        self.idempotent = once
         self.event_service: EventService | None = None
 
     def spec(self) -> ToolSpec:
