@@ -23,6 +23,13 @@ EXPECTED = {
     # With no server at its URL (none runs on this port here) it says how to start one; the
     # run against a real llama-server is in tests/providers/llama/test_local_model_example.py.
     "local_model.py": ["no server answers at", "llama-server"],
+    # Issue 17: a worker killed mid-booking on Temporal; reconciled, rerun once: one booking.
+    "temporal_agents.py": [
+        "worker running book_flight killed (-9)",
+        "reconciliation needed for book_flight",
+        "status: complete",
+        "bookings in file: 1",
+    ],
 }
 ENVIRONMENT = {"local_model.py": {"LOCAL_MODEL_URL": "http://127.0.0.1:9/v1"}}
 

@@ -7,6 +7,7 @@ import inspect
 import robota
 import robota.host
 import robota.mcp
+import robota.temporal
 import robota.testing
 
 EXPECTED_PUBLIC = {
@@ -345,7 +346,7 @@ def test_all_is_pinned() -> None:
 def _public_objects() -> list[tuple[str, object]]:
     return [
         (name, getattr(module, name))
-        for module in (robota, robota.host, robota.testing, robota.mcp)
+        for module in (robota, robota.host, robota.testing, robota.mcp, robota.temporal)
         for name in module.__all__
     ]
 
@@ -386,6 +387,11 @@ def test_public_classes_report_the_public_module() -> None:
 def test_mcp_public_names_are_exported() -> None:
     # Issue 15: names acceptance tests outside this repository use.
     assert {"MCPServerStdio", "MCPServerHTTP"} <= set(robota.mcp.__all__)
+
+
+def test_temporal_public_names_are_exported() -> None:
+    # Issue 17: names acceptance tests outside this repository use.
+    assert {"create_worker", "start_agent_run", "get_result"} <= set(robota.temporal.__all__)
 
 
 def test_version_is_a_string() -> None:

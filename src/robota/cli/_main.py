@@ -163,6 +163,50 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument(
         "--no-delay", action="store_true", help="print streamed text without pacing it"
     )
+
+    temporal = commands.add_parser(
+        "temporal",
+        help="run agents as durable Temporal workflows (robota[temporal])",
+        description="Serve agents to Temporal: their loops run as workflows, their provider "
+        "calls and tool bodies as activities.",
+    )
+    temporal_commands = temporal.add_subparsers(dest="action", metavar="ACTION", required=True)
+    worker = temporal_commands.add_parser(
+        "worker",
+        help="run a worker for the agents a module names, until SIGTERM or Ctrl-C",
+        description="Run a Temporal worker. --agents names a mapping of agent name -> factory "
+        "(a callable returning a fresh robota.Agent), e.g. myapp.agents:AGENTS.",
+    )
+    worker.add_argument("--agents", required=True, metavar="MODULE:ATTR")
+    worker.add_argument("--task-queue", required=True, metavar="QUEUE")
+    worker.add_argument(
+        "--address",
+        default="127.0.0.1:7233",
+        help="the Temporal frontend, host:port (default 127.0.0.1:7233)",
+    )
+    worker.add_argument("--namespace", default="default")
+    worker.add_argument(
+        "--journal",
+        default=None,
+        metavar="sqlite:PATH|postgres:DSN",
+        help="the execution journal every worker shares: exactly-once tool effects (S40)",
+    )
+    worker.add_argument(
+        "--graceful-shutdown",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long running activities may finish before they are cancelled "
+        "(default 30)",
+    )
+    worker.add_argument(
+        "--sticky-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a run waits for this worker's cache before any worker takes it "
+        "(default 10; lower it when workers come and go)",
+    )
     return parser
 
 
@@ -180,6 +224,18 @@ def _dispatch(args: argparse.Namespace) -> int:
         if args.action == "delete":
             return _auth.auth_delete(args.provider, out=sys.stdout)
         return _auth.auth_status(out=sys.stdout)
+    if args.command == "temporal":
+        from robota.cli._temporal import worker_command  # noqa: PLC0415
+
+        return worker_command(
+            agents=args.agents,
+            task_queue=args.task_queue,
+            address=args.address,
+            namespace=args.namespace,
+            journal=args.journal,
+            graceful_shutdown=args.graceful_shutdown,
+            sticky_timeout=args.sticky_timeout,
+        )
     from robota.cli._build import AgentFlags  # noqa: PLC0415
 
     flags = AgentFlags(

@@ -1,0 +1,61 @@
+"""Agents as durable Temporal workflows (``robota[temporal]``, the official ``temporalio`` SDK).
+
+The agent's loop runs in workflow code; every provider call is the activity
+``robota.model_call`` and every tool body the activity ``robota.tool_call``. Workers know agents
+by name (:func:`create_worker` with name → factory); a client starts a run by name
+(:func:`start_agent_run`) and reads it back (:func:`get_result`) from any process. A worker that
+dies mid-run is replaced by any other on the same task queue; a deploy (all workers stopped, new
+ones started) continues every run.
+
+Exactly-once effects (S40): with a shared execution journal, a retried tool activity whose earlier
+attempt started but never settled raises :class:`robota.ReconciliationRequired` (through
+:func:`get_result`) instead of running the body again, unless the tool is idempotent; the host
+settles it with :func:`reconcile`. Cancelling the workflow interrupts the run (S23) and returns the
+text so far; a permission ``ask`` waits for :func:`approve`; :func:`run_state` reports the text so
+far, for streaming by polling; a tool's outside-response request (S40) waits for :func:`respond`.
+
+Retries are Temporal's: a provider failure that may succeed later (5xx, 408, 429) is retried on
+Temporal's schedule, honouring ``retry-after``; a refused request (400, 401, 403 …) is not. Build
+providers for Temporal workers with ``max_retries=0`` so the SDK does not retry underneath.
+"""
+
+from robota.temporal._activities import (
+    MODEL_CALL,
+    TOOL_CALL,
+    AgentFactory,
+    AgentRegistry,
+    RobotaActivities,
+)
+from robota.temporal._client import (
+    PendingApproval,
+    RunState,
+    approve,
+    get_result,
+    reconcile,
+    respond,
+    run_state,
+    start_agent_run,
+)
+from robota.temporal._codec import PAYLOAD_VERSION, RunOutput
+from robota.temporal._worker import create_worker
+from robota.temporal._workflow import WORKFLOW_NAME
+
+__all__ = [
+    "MODEL_CALL",
+    "PAYLOAD_VERSION",
+    "TOOL_CALL",
+    "WORKFLOW_NAME",
+    "AgentFactory",
+    "AgentRegistry",
+    "PendingApproval",
+    "RobotaActivities",
+    "RunOutput",
+    "RunState",
+    "approve",
+    "create_worker",
+    "get_result",
+    "reconcile",
+    "respond",
+    "run_state",
+    "start_agent_run",
+]

@@ -1,0 +1,510 @@
+"""The two activities every Robota workflow calls: a model call and a tool body.
+
+Internal. Both run on a worker, outside workflow code, where time, ids and I/O are free. They
+look the agent up by name in the worker's :class:`AgentRegistry` (a workflow cannot carry live
+objects) and use the *real* provider and tool the agent's factory built.
+
+Exactly-once effects on an at-least-once engine (S40): with a journal, a tool activity records
+``EffectStarted`` before the body runs and ``EffectSettled`` when it returns, under the journal's
+one-writer lease for that call. A retried attempt reads the record first: settled ⇒ the recorded
+result is returned and the body is not run again; started but never settled ⇒ the earlier
+attempt may have had its effect, so the activity raises ``robota.ReconciliationRequired`` (a
+non-retryable application error) unless the tool is idempotent or the host chose to run it
+again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import os
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any, Final
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from robota.core import (
+    AbortController,
+    Agent,
+    Message,
+    Provider,
+    Tool,
+    ToolContext,
+    ToolMessage,
+    ToolResult,
+)
+from robota.core._errors import (
+    ConfigurationError,
+    ExecutionSuspendedError,
+    ProviderError,
+    RateLimitError,
+)
+from robota.core.execution._journal import (
+    EffectSettled,
+    EffectStarted,
+    ExecutionJournal,
+    ExecutionLockedError,
+    OutsideRequested,
+)
+from robota.core.providers import ChatRequest, TextDelta, collect_stream
+from robota.core.tools._executor import _failure_text
+from robota.core.tools._tool import to_tool_result
+from robota.temporal._codec import (
+    ToolCallInput,
+    decode_request,
+    encode_response,
+    encode_result,
+)
+
+__all__ = [
+    "MODEL_CALL",
+    "RECONCILIATION_REQUIRED",
+    "TEXT_SIGNAL",
+    "TOOL_CALL",
+    "AgentFactory",
+    "AgentRegistry",
+    "RobotaActivities",
+]
+
+MODEL_CALL: Final = "robota.model_call"
+"""The model-call activity's name."""
+TOOL_CALL: Final = "robota.tool_call"
+"""The tool-body activity's name."""
+TEXT_SIGNAL: Final = "robota.text"
+"""The signal a model-call activity sends its workflow text deltas with, for the caller's view."""
+RECONCILIATION_REQUIRED: Final = "robota.ReconciliationRequired"
+"""The application error type of an unsettled effect (S40)."""
+OUTSIDE_RESPONSE_REQUIRED: Final = "robota.OutsideResponseRequired"
+"""The application error type of a tool body waiting for an outside response (S40)."""
+
+AgentFactory = Callable[[], Agent]
+"""Builds one agent: called once per workflow run (the loop's agent) and once per worker
+process (where the activities find the real provider and tools). It must build the same agent
+every time, with no I/O of its own: workflow code replays it."""
+
+INLINE_RESULT_BYTES: Final = 64 * 1024
+"""A tool result larger than this (UTF-8) travels by reference when a journal holds it."""
+MAX_INLINE_BYTES: Final = 1024 * 1024
+"""Without a journal, the largest result carried inline (Temporal refuses payloads over 2 MiB)."""
+
+_FLUSH_SECONDS: Final = 0.2  # how often live text is sent to the workflow
+_MAX_ID: Final = 200  # the journal's execution-id bound
+
+
+class AgentRegistry:
+    """Agents by name, as a worker knows them.
+
+    Args:
+        agents: Name → :data:`AgentFactory`. Names are what ``start_agent_run`` passes.
+
+    Raises:
+        ConfigurationError: for an empty mapping, a non-string name or a non-callable factory.
+    """
+
+    def __init__(self, agents: Mapping[str, AgentFactory]) -> None:
+        given: object = agents  # untyped callers can pass anything
+        if not isinstance(given, Mapping) or not given:
+            raise ConfigurationError(
+                "agents must be a non-empty mapping of name → factory (a callable returning an "
+                f"Agent), got {agents!r}"
+            )
+        for key, factory in given.items():
+            name: object = key
+            if not isinstance(name, str) or not name:
+                raise ConfigurationError(f"an agent's name must be a non-empty string: {name!r}")
+            if not callable(factory):
+                raise ConfigurationError(
+                    f"agent {name!r}: its factory must be a callable returning an Agent, got "
+                    f"{factory!r}"
+                )
+        self._factories: dict[str, AgentFactory] = dict(agents)
+        self._live: dict[str, Agent] = {}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The registered names."""
+        return tuple(self._factories)
+
+    def build(self, name: str) -> Agent:
+        """A fresh agent from ``name``'s factory.
+
+        Raises:
+            ConfigurationError: for an unknown name or a factory that does not return an Agent.
+        """
+        factory = self._factories.get(name)
+        if factory is None:
+            known = ", ".join(sorted(self._factories))
+            raise ConfigurationError(
+                f"no agent is registered as {name!r} on this worker (registered: {known})"
+            )
+        agent = factory()
+        if not isinstance(agent, Agent):
+            raise ConfigurationError(
+                f"agent {name!r}: its factory returned {type(agent).__name__}, not an Agent"
+            )
+        return agent
+
+    def live(self, name: str) -> Agent:
+        """The worker process's own instance of ``name``: where activities find the real parts."""
+        agent = self._live.get(name)
+        if agent is None:
+            agent = self._live[name] = self.build(name)
+        return agent
+
+    def provider(self, agent: str, provider: str) -> Provider:
+        """The real provider ``provider`` of agent ``agent``."""
+        for item in self.live(agent)._providers.values():
+            if item.name == provider:
+                return item
+        raise ConfigurationError(f"agent {agent!r} has no provider named {provider!r}")
+
+    def tool(self, agent: str, tool: str) -> Tool:
+        """The real tool ``tool`` of agent ``agent``."""
+        found = self.live(agent)._tools.get(tool)
+        if found is None:
+            raise ConfigurationError(f"agent {agent!r} has no tool named {tool!r}")
+        return found
+
+    async def aclose(self) -> None:
+        """Close the worker's own agents (their providers' connections)."""
+        live, self._live = list(self._live.values()), {}
+        for agent in live:
+            with contextlib.suppress(Exception):
+                await agent.aclose()
+
+
+def _effect_key(workflow_id: str, call_id: str) -> str:
+    key = f"temporal:{workflow_id}:{call_id}"
+    if len(key) <= _MAX_ID:
+        return key
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"temporal:sha256:{digest}"
+
+
+def _provider_failure(error: ProviderError) -> ApplicationError:
+    # Temporal owns retries: a failure worth retrying (5xx, 408, 429) is retried on Temporal's
+    # schedule, honouring the vendor's retry-after; a refused request (400, 401, 403 …) is not.
+    delay = None
+    if isinstance(error, RateLimitError) and error.retry_after:
+        delay = timedelta(seconds=error.retry_after)
+    return ApplicationError(
+        error.message,
+        {
+            "status": error.status,
+            "vendor_type": error.vendor_type,
+            "provider": error.provider,
+            "model": error.model,
+            "request_id": error.request_id,
+            "code": error.code,
+            "switchable": error.switchable,
+            "recoverable": error.recoverable,
+        },
+        type=f"robota.{type(error).__name__}",
+        non_retryable=not error.recoverable,
+        next_retry_delay=delay,
+    )
+
+
+class _Heartbeat:
+    """Heartbeats while the activity works, so a dead worker is noticed and a cancel arrives."""
+
+    def __init__(self) -> None:
+        timeout = activity.info().heartbeat_timeout
+        self._every = max(0.2, timeout.total_seconds() / 3) if timeout else 1.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _beat(self) -> None:
+        while True:
+            activity.heartbeat()
+            await asyncio.sleep(self._every)
+
+    async def __aenter__(self) -> _Heartbeat:
+        self._task = asyncio.create_task(self._beat())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+
+class RobotaActivities:
+    """The activities a worker runs for Robota workflows.
+
+    Args:
+        registry: The worker's agents.
+        journal: Where tool effects are recorded (S40). Without one, a retried tool activity
+            runs its body again — Temporal's own at-least-once semantics.
+    """
+
+    def __init__(self, registry: AgentRegistry, journal: ExecutionJournal | None = None) -> None:
+        self._registry = registry
+        self._journal = journal
+
+    def all(self) -> list[Callable[..., Any]]:
+        """The activity callables to register with a worker."""
+        return [self.model_call, self.tool_call]
+
+    @activity.defn(name=MODEL_CALL)
+    async def model_call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Send one request with the agent's real provider; return its response."""
+        agent, provider_name = str(payload["agent"]), str(payload["provider"])
+        request = await self._resolved(decode_request(payload["request"]), payload.get("refs"))
+        provider = self._registry.provider(agent, provider_name)
+        info = activity.info()
+        controller = AbortController()
+        live = _LiveText(info.workflow_id or "", str(payload.get("stream", "")), info.attempt)
+        try:
+            async with _Heartbeat():
+                response = await collect_stream(
+                    live.relay(provider.chat_stream(request, signal=controller.signal))
+                )
+        except asyncio.CancelledError:
+            controller.abort("the Temporal activity was cancelled")
+            raise
+        except ProviderError as error:
+            raise _provider_failure(error) from None
+        finally:
+            await live.flush()
+        return encode_response(response)
+
+    @activity.defn(name=TOOL_CALL)
+    async def tool_call(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one tool body, at most once per call where a journal is configured (S40)."""
+        call = ToolCallInput.decode(payload)
+        tool = self._registry.tool(call.agent, call.tool)
+        workflow_id = activity.info().workflow_id or ""
+        journal = self._journal
+        if journal is None:
+            try:
+                return _inline(tool, await self._body(tool, call, workflow_id))
+            except _Waiting as waiting:
+                raise waiting.failure() from None
+        key = _effect_key(workflow_id, call.call_id)
+        try:
+            lease = await journal.acquire(key)
+        except ExecutionLockedError as error:
+            # An earlier attempt's worker still holds the call (alive but cut off): retry later.
+            raise ApplicationError(
+                f"the call {call.call_id} is held by another attempt: {error.message}",
+                type="robota.ExecutionLocked",
+            ) from None
+        async with lease:
+            started: EffectStarted | None = None
+            for record in await journal.read(key):
+                if isinstance(record, EffectSettled):
+                    # Settled by an earlier attempt whose completion never reached Temporal.
+                    return _by_reference(key, ToolResult(record.content, is_error=record.is_error))
+                if isinstance(record, EffectStarted):
+                    started = record
+                elif isinstance(record, OutsideRequested):
+                    started = None  # it waited, before its effect (S40): running it again is safe
+            if started is not None and not (tool.idempotent or call.rerun):
+                raise ApplicationError(
+                    f"tool {tool.name!r} (call {call.call_id}) started in an earlier attempt "
+                    "that never recorded a result; its effect may have happened, so it is not "
+                    "run again — settle it with robota.temporal.reconcile",
+                    {
+                        "call_id": call.call_id,
+                        "tool_name": tool.name,
+                        "arguments": dict(started.arguments),
+                        "provider_call_id": call.provider_call_id,
+                    },
+                    type=RECONCILIATION_REQUIRED,
+                    non_retryable=True,
+                )
+            await lease.append(
+                EffectStarted(
+                    call_key=call.call_id,
+                    call_id=call.call_id,
+                    provider_call_id=call.provider_call_id,
+                    tool_name=tool.name,
+                    arguments=dict(call.arguments),
+                )
+            )
+            try:
+                result = await self._body(tool, call, workflow_id)
+            except _Waiting as waiting:
+                # S40: durable before the workflow waits; the next attempt knows the body waited.
+                await lease.append(
+                    OutsideRequested(
+                        waiting.request["request_id"],
+                        call.call_id,
+                        waiting.request["kind"],
+                        waiting.request["payload"],
+                    )
+                )
+                raise waiting.failure() from None
+            status = "failed" if result.is_error else "succeeded"
+            await lease.append(
+                EffectSettled(call.call_id, status, result.content, is_error=result.is_error)
+            )
+        return _by_reference(key, result)
+
+    async def _resolved(self, request: ChatRequest, refs: object) -> ChatRequest:
+        # Large tool results travel by reference (the workflow issued each marker); the vendor
+        # is sent the stored content.
+        if not isinstance(refs, Mapping) or not refs:
+            return request
+        journal = self._journal
+        if journal is None:
+            raise ApplicationError(
+                "this request refers to tool results stored in the execution journal, and this "
+                "worker has none: give every worker the same journal",
+                type="robota.ConfigurationError",
+                non_retryable=True,
+            )
+        messages: list[Message] = []
+        for message in request.messages:
+            key = refs.get(message.content) if isinstance(message, ToolMessage) else None
+            if key is not None:
+                settled = [r for r in await journal.read(str(key)) if isinstance(r, EffectSettled)]
+                if not settled:
+                    raise ApplicationError(
+                        f"the stored tool result {key!r} is missing from the journal",
+                        type="robota.StorageError",
+                        non_retryable=True,
+                    )
+                messages.append(dataclasses.replace(message, content=settled[-1].content))
+            else:
+                messages.append(message)
+        return dataclasses.replace(request, messages=tuple(messages))
+
+    async def _body(self, tool: Tool, call: ToolCallInput, workflow_id: str) -> ToolResult:
+        controller = AbortController()
+        outside = _Outside(call, tool.name)
+        ctx = ToolContext(
+            signal=controller.signal,
+            call_id=call.call_id,
+            tool_name=tool.name,
+            provider_call_id=call.provider_call_id,
+            execution_id=workflow_id,
+            round=call.round,
+            outside=outside,
+        )
+        try:
+            arguments = tool.validate_arguments(call.arguments)
+            async with _Heartbeat():
+                output = await tool.execute(arguments, ctx)
+        except asyncio.CancelledError:
+            controller.abort("the Temporal activity was cancelled")
+            raise
+        except Exception as exc:  # noqa: BLE001 - a body's failure is its result (S39)
+            if outside.waiting is not None:
+                raise _Waiting(outside.waiting) from None
+            # The body failed (or its arguments did): the model sees it, as in-process (S39).
+            return ToolResult(_failure_text(tool, exc), is_error=True)
+        if outside.waiting is not None:
+            raise _Waiting(outside.waiting)  # S40: the wait wins even when the body caught it
+        return to_tool_result(output)
+
+
+class _Outside:
+    """A body's outside-response requests (S40): the n-th request of a call has a stable id."""
+
+    def __init__(self, call: ToolCallInput, tool: str) -> None:
+        self._call = call
+        self._tool = tool
+        self._count = 0
+        self.waiting: dict[str, Any] | None = None
+
+    async def __call__(self, kind: str, payload: object) -> Any:
+        self._count += 1
+        request_id = f"req_{self._call.call_id}_{self._count}"
+        if request_id in self._call.responses:
+            return self._call.responses[request_id]  # answered: the call runs on
+        self.waiting = {
+            "request_id": request_id,
+            "kind": kind,
+            "payload": payload,
+            "call_id": self._call.call_id,
+            "tool_name": self._tool,
+        }
+        raise ExecutionSuspendedError(
+            f"tool {self._tool!r} is waiting for an outside response ({kind}); the run waits "
+            f"for robota.temporal.respond (request {request_id})"
+        )
+
+
+class _Waiting(Exception):
+    def __init__(self, request: dict[str, Any]) -> None:
+        super().__init__(request["request_id"])
+        self.request = request
+
+    def failure(self) -> ApplicationError:
+        return ApplicationError(
+            f"tool {self.request['tool_name']!r} waits for an outside response "
+            f"({self.request['kind']})",
+            self.request,
+            type=OUTSIDE_RESPONSE_REQUIRED,
+            non_retryable=True,
+        )
+
+
+def _size(result: ToolResult) -> int:
+    return len(result.content.encode("utf-8", "surrogatepass"))
+
+
+def _inline(tool: Tool, result: ToolResult) -> dict[str, Any]:
+    size = _size(result)
+    if size <= MAX_INLINE_BYTES:
+        return encode_result(result)
+    return encode_result(
+        ToolResult(
+            f"Tool {tool.name!r} returned {size} bytes, more than the {MAX_INLINE_BYTES} a "
+            "Temporal payload carries inline, and no execution journal is configured to hold "
+            "it; the result was not kept. Ask for less (a range, a summary).",
+            is_error=True,
+        )
+    )
+
+
+def _by_reference(key: str, result: ToolResult) -> dict[str, Any]:
+    size = _size(result)
+    if size <= INLINE_RESULT_BYTES:
+        return encode_result(result)
+    # The journal holds the content (EffectSettled); the workflow carries a marker with a
+    # nonce no tool output can guess, and each model call resolves the markers it was issued.
+    marker = f"[robota: a {size}-byte tool result stored aside, ref {os.urandom(8).hex()}]"
+    payload = encode_result(ToolResult(marker, is_error=result.is_error))
+    payload["ref"] = {"marker": marker, "key": key}
+    return payload
+
+
+class _LiveText:
+    """Relays a stream's text to the workflow in batches (signals), for the caller's live view.
+
+    Best effort: the round's response, returned by the activity, is what the run keeps.
+    """
+
+    def __init__(self, workflow_id: str, key: str, attempt: int) -> None:
+        self._workflow_id = workflow_id
+        self._key = key
+        self._attempt = attempt
+        self._pending: list[str] = []
+        self._last = 0.0
+
+    async def relay(self, events: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        async for event in events:
+            if isinstance(event, TextDelta) and event.text:
+                self._pending.append(event.text)
+                if loop.time() - self._last >= _FLUSH_SECONDS:
+                    await self.flush()
+                    self._last = loop.time()
+            yield event
+
+    async def flush(self) -> None:
+        if not self._pending:
+            return
+        text, self._pending = "".join(self._pending), []
+        with contextlib.suppress(Exception):
+            handle = activity.client().get_workflow_handle(self._workflow_id)
+            await handle.signal(
+                TEXT_SIGNAL, {"key": self._key, "attempt": self._attempt, "text": text}
+            )

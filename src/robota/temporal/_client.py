@@ -1,0 +1,314 @@
+"""Starting, watching and steering agent runs on Temporal, from any process with a client.
+
+Internal; re-exported by :mod:`robota.temporal`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import ApplicationError, CancelledError
+
+from robota.core._errors import ConfigurationError, ProviderError, RobotaError
+from robota.core.execution._journal import (
+    OutsideRequest,
+    ReconciliationItem,
+    ReconciliationRequired,
+)
+from robota.temporal._codec import RunInput, RunOutput
+from robota.temporal._workflow import (
+    APPROVE_SIGNAL,
+    RECONCILE_UPDATE,
+    RESPOND_SIGNAL,
+    STATE_QUERY,
+    WORKFLOW_NAME,
+)
+
+__all__ = [
+    "PendingApproval",
+    "RunState",
+    "approve",
+    "get_result",
+    "reconcile",
+    "respond",
+    "run_state",
+    "start_agent_run",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    """A permission ``ask`` waiting for a person (S21).
+
+    Attributes:
+        id: Pass it to :func:`approve`.
+        tool: The tool's name.
+        arguments: The call's arguments.
+        reason: Why approval is needed.
+    """
+
+    id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """What :func:`run_state` reports about a running agent workflow.
+
+    Attributes:
+        status: ``"running"``, ``"awaiting_approval"``, ``"awaiting_reconciliation"`` or
+            ``"done"``.
+        text: The assistant text so far: every finished round's, then the live deltas of the
+            round in flight (poll it to stream).
+        approvals: Asks waiting for :func:`approve`.
+        reconciliation: Effects waiting for :func:`reconcile` (S40).
+        rounds: Model calls made so far.
+        requests: Tool bodies waiting for an outside response (S40), for :func:`respond`.
+    """
+
+    status: str
+    text: str
+    approvals: tuple[PendingApproval, ...]
+    reconciliation: tuple[ReconciliationItem, ...]
+    rounds: int
+    requests: tuple[OutsideRequest, ...] = ()
+
+
+async def start_agent_run(
+    client: Client,
+    agent_name: str,
+    input: str,
+    *,
+    task_queue: str,
+    id: str | None = None,
+    max_rounds: int | None = None,
+    tool_choice: Literal["auto", "none", "required"] | None = None,
+    model_timeout: float = 300.0,
+    tool_timeout: float = 600.0,
+    heartbeat_timeout: float = 10.0,
+) -> WorkflowHandle[Any, Any]:
+    """Start one turn of the registered agent ``agent_name`` as a Temporal workflow.
+
+    Args:
+        client: A connected ``temporalio.client.Client``.
+        agent_name: The name the agent is registered under on the workers.
+        input: The user's message.
+        task_queue: The task queue the workers poll.
+        id: The workflow id (also the run's execution id); default: a fresh one.
+        max_rounds: The run's round budget (default: the agent's).
+        tool_choice: ``"none"`` offers no tools this run; ``"required"`` asks for a call.
+        model_timeout: Seconds one model call may take.
+        tool_timeout: Seconds one tool body may take.
+        heartbeat_timeout: Seconds without a heartbeat before a worker counts as gone and its
+            activity is retried on another.
+
+    Returns:
+        The workflow's handle: pass it to :func:`get_result`, :func:`run_state`,
+        :func:`approve`, :func:`reconcile`; ``handle.cancel()`` interrupts the run (S23).
+
+    Raises:
+        ConfigurationError: for an empty agent name or task queue, or a bad timeout.
+    """
+    checked: tuple[object, object, object] = (agent_name, task_queue, input)  # untyped callers
+    if not isinstance(checked[0], str) or not checked[0]:
+        raise ConfigurationError(f"agent_name must be a non-empty string, got {agent_name!r}")
+    if not isinstance(checked[1], str) or not checked[1]:
+        raise ConfigurationError(f"task_queue must be a non-empty string, got {task_queue!r}")
+    if not isinstance(checked[2], str):
+        raise ConfigurationError(f"input must be a string, got {type(input).__name__}")
+    timeouts: tuple[tuple[str, object], ...] = (
+        ("model_timeout", model_timeout),
+        ("tool_timeout", tool_timeout),
+        ("heartbeat_timeout", heartbeat_timeout),
+    )
+    for label, value in timeouts:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+            raise ConfigurationError(f"{label} must be a positive number of seconds: {value!r}")
+    spec = RunInput(
+        agent=agent_name,
+        input=input,
+        max_rounds=max_rounds,
+        tool_choice=tool_choice,
+        model_timeout=float(model_timeout),
+        tool_timeout=float(tool_timeout),
+        heartbeat_timeout=float(heartbeat_timeout),
+    )
+    workflow_id = id or f"robota-{agent_name}-{uuid.uuid4().hex}"
+    return await client.start_workflow(
+        WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue
+    )
+
+
+async def run_state(handle: WorkflowHandle[Any, Any]) -> RunState:
+    """The run's state, from the workflow's ``robota.state`` query."""
+    data = await handle.query(STATE_QUERY)
+    return RunState(
+        status=str(data["status"]),
+        text=str(data["text"]),
+        approvals=tuple(
+            PendingApproval(str(a["id"]), str(a["tool"]), dict(a["arguments"]), str(a["reason"]))
+            for a in data["approvals"]
+        ),
+        reconciliation=tuple(_item(r) for r in data["reconciliation"]),
+        rounds=int(data["rounds"]),
+        requests=tuple(
+            OutsideRequest(
+                str(r["request_id"]),
+                str(r["kind"]),
+                r.get("payload"),
+                call_id=r.get("call_id"),
+                tool_name=r.get("tool_name"),
+            )
+            for r in data.get("requests", ())
+        ),
+    )
+
+
+def _item(details: Mapping[str, Any]) -> ReconciliationItem:
+    return ReconciliationItem(
+        id=str(details["call_id"]),
+        kind="effect",
+        call_id=str(details["call_id"]),
+        tool_name=details.get("tool_name"),
+        arguments=details.get("arguments"),
+        detail="the tool body started in an attempt that never recorded a result",
+    )
+
+
+async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float = 0.25) -> RunOutput:
+    """Wait for the run's result.
+
+    A run waiting for a person or another system — an ``ask`` (:func:`approve`) or a tool's
+    outside-response request (:func:`respond`) — is still running: this keeps waiting, and
+    :func:`run_state` shows what it waits for. Only an unsettled effect, which needs a decision
+    this call cannot wait for, is raised.
+
+    Returns:
+        The :class:`~robota.temporal.RunOutput`; for a cancelled run, ``status="interrupted"``
+        with the text committed so far (S23).
+
+    Raises:
+        ReconciliationRequired: the run waits for the host to settle an effect that started
+            without a recorded result (S40); each item's ``call_id`` names the call. Settle it
+            with :func:`reconcile`, then call :func:`get_result` again.
+        ProviderError: the run failed at the provider.
+        RobotaError: the run failed otherwise (the error's ``code`` says how).
+    """
+    waiting = asyncio.ensure_future(handle.result())
+    try:
+        while True:
+            done, _ = await asyncio.wait({waiting}, timeout=poll_interval)
+            if done:
+                break
+            state: RunState | None = None
+            with contextlib.suppress(Exception):  # a query can race completion; poll again
+                state = await run_state(handle)
+            if state is not None and state.reconciliation:
+                calls = ", ".join(f"call {i.call_id} ({i.tool_name})" for i in state.reconciliation)
+                raise ReconciliationRequired(
+                    f"the run waits for reconciliation of {calls}",
+                    execution_id=handle.id,
+                    items=state.reconciliation,
+                )
+    finally:
+        if not waiting.done():
+            waiting.cancel()
+            with contextlib.suppress(BaseException):
+                await waiting
+    try:
+        data = waiting.result()
+    except WorkflowFailureError as failure:
+        raise _robota_error(failure) from None
+    return RunOutput.decode(data)
+
+
+def _robota_error(failure: WorkflowFailureError) -> RobotaError:
+    cause = failure.cause
+    if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
+        kind = (cause.type or "").removeprefix("robota.")
+        first = cause.details[0] if cause.details else {}
+        details: Mapping[str, Any] = first if isinstance(first, Mapping) else {}
+        code = details.get("code")
+        if kind.endswith("ProviderError") or kind in {"AuthenticationError", "RateLimitError"}:
+            return ProviderError(
+                cause.message,
+                code=code,
+                status=details.get("status"),
+                provider=details.get("provider"),
+                model=details.get("model"),
+            )
+        return RobotaError(cause.message, code=code)
+    if isinstance(cause, CancelledError):
+        return RobotaError("the run's workflow was cancelled before it started", code="cancelled")
+    return RobotaError(f"the run's workflow failed: {cause}", code="workflow_failed")
+
+
+async def approve(
+    handle: WorkflowHandle[Any, Any],
+    approval_id: str,
+    *,
+    approved: bool,
+    reason: str = "",
+    remember: bool = False,
+) -> None:
+    """Answer a pending ``ask`` (see :attr:`RunState.approvals`) from any process.
+
+    Args:
+        handle: The run's workflow handle.
+        approval_id: The pending approval's id.
+        approved: Whether the call may proceed.
+        reason: Shown to the model when refused.
+        remember: Allow calls like this one for the rest of the run.
+    """
+    await handle.signal(
+        APPROVE_SIGNAL,
+        {"id": approval_id, "approved": bool(approved), "reason": reason, "remember": remember},
+    )
+
+
+async def respond(handle: WorkflowHandle[Any, Any], request_id: str, response: object) -> None:
+    """Answer a tool's outside-response request (see :attr:`RunState.requests`), S40.
+
+    The waiting call then runs again, and its ``ctx.request_outside_response`` returns
+    ``response`` (JSON values). An unknown or already answered request id is ignored.
+    """
+    await handle.signal(RESPOND_SIGNAL, {"request_id": request_id, "response": response})
+
+
+async def reconcile(
+    handle: WorkflowHandle[Any, Any],
+    call_id: str,
+    *,
+    outcome: Literal["settled", "failed", "rerun"],
+    content: str = "",
+    is_error: bool = False,
+) -> None:
+    """Settle an effect that started without a recorded result (S40).
+
+    Args:
+        handle: The run's workflow handle.
+        call_id: The call, as :class:`ReconciliationRequired` names it.
+        outcome: ``"settled"`` — the effect happened; ``content`` is the result the model
+            sees. ``"failed"`` — it did not; the model sees a failure (``content`` or a
+            default text). ``"rerun"`` — run the body again (the host decided it is safe).
+        content: The result text for ``"settled"`` and ``"failed"``.
+        is_error: Whether a settled result reports a failure.
+
+    Raises:
+        ConfigurationError: for an unknown outcome.
+        temporalio.client.WorkflowUpdateFailedError: no such call waits for reconciliation.
+    """
+    if outcome not in ("settled", "failed", "rerun"):
+        raise ConfigurationError(f"outcome must be settled, failed or rerun, got {outcome!r}")
+    await handle.execute_update(
+        RECONCILE_UPDATE,
+        {"call_id": call_id, "outcome": outcome, "content": content, "is_error": is_error},
+    )

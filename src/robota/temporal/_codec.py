@@ -1,0 +1,365 @@
+"""The typed, versioned payloads a Temporal run carries between workflow and activities.
+
+Internal. Everything crossing Temporal is a JSON object of our own shape (never pickle), with
+``"v"``: the payload version. A reader refuses a version it does not know with a clear error, so
+a worker that is older than the workflow history it replays says so instead of misreading it.
+Messages use the execution journal's message encoding (S40), every field kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, cast
+
+from robota.core import AssistantMessage, Message, ToolCall, ToolResult, Usage
+from robota.core._errors import ConfigurationError
+from robota.core.execution._journal import decode_message, encode_message
+from robota.core.providers import ChatRequest, ChatResponse, ResponseFormat, ToolSpec
+from robota.core.providers._effort import EffortResolution
+
+__all__ = [
+    "PAYLOAD_VERSION",
+    "RunInput",
+    "RunOutput",
+    "ToolCallInput",
+    "decode_request",
+    "decode_response",
+    "decode_result",
+    "encode_request",
+    "encode_response",
+    "encode_result",
+]
+
+PAYLOAD_VERSION: Final = 1
+"""The version every payload carries; bumped when a shape changes incompatibly."""
+
+
+class PayloadError(ConfigurationError):
+    """A payload of an unknown version or shape (a worker older than the history, say)."""
+
+
+def check_version(data: object, what: str) -> Mapping[str, Any]:
+    """``data`` as a mapping of a known version, or :class:`PayloadError`."""
+    if not isinstance(data, Mapping):
+        raise PayloadError(f"a {what} payload must be an object, got {type(data).__name__}")
+    version = data.get("v")
+    if version != PAYLOAD_VERSION:
+        raise PayloadError(
+            f"a {what} payload of version {version!r}; this worker reads version "
+            f"{PAYLOAD_VERSION} — upgrade the worker that reads it"
+        )
+    return data
+
+
+# ------------------------------------------------------------------ the run
+
+
+@dataclass(frozen=True, slots=True)
+class RunInput:
+    """What :func:`~robota.temporal.start_agent_run` hands the workflow.
+
+    Attributes:
+        agent: The registered agent's name.
+        input: The user's message.
+        history: A conversation to continue (messages before ``input``).
+        max_rounds: The run's round budget (``None``: the agent's).
+        tool_choice: ``"auto"``, ``"none"`` or ``"required"`` (``None``: the agent's).
+        model_timeout: Seconds one model-call activity may take, start to close.
+        tool_timeout: Seconds one tool activity may take, start to close.
+        heartbeat_timeout: Seconds without a heartbeat before Temporal counts an activity's
+            worker as gone and retries it elsewhere.
+    """
+
+    agent: str
+    input: str
+    history: tuple[Message, ...] = ()
+    max_rounds: int | None = None
+    tool_choice: Literal["auto", "none", "required"] | None = None
+    model_timeout: float = 300.0
+    tool_timeout: float = 600.0
+    heartbeat_timeout: float = 10.0
+
+    def encode(self) -> dict[str, Any]:
+        """The payload."""
+        return {
+            "v": PAYLOAD_VERSION,
+            "agent": self.agent,
+            "input": self.input,
+            "history": [encode_message(m) for m in self.history],
+            "max_rounds": self.max_rounds,
+            "tool_choice": self.tool_choice,
+            "model_timeout": self.model_timeout,
+            "tool_timeout": self.tool_timeout,
+            "heartbeat_timeout": self.heartbeat_timeout,
+        }
+
+    @classmethod
+    def decode(cls, data: object) -> RunInput:
+        """The run input :meth:`encode` wrote."""
+        body = check_version(data, "run input")
+        choice = body.get("tool_choice")
+        if choice not in (None, "auto", "none", "required"):
+            raise PayloadError(f"tool_choice must be auto, none or required, got {choice!r}")
+        return cls(
+            agent=str(body["agent"]),
+            input=str(body["input"]),
+            history=tuple(decode_message(m) for m in body.get("history", ())),
+            max_rounds=body.get("max_rounds"),
+            tool_choice=cast("Literal['auto', 'none', 'required'] | None", choice),
+            model_timeout=float(body.get("model_timeout", 300.0)),
+            tool_timeout=float(body.get("tool_timeout", 600.0)),
+            heartbeat_timeout=float(body.get("heartbeat_timeout", 10.0)),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What the workflow returns: the run's result in plain values.
+
+    Attributes:
+        text: The final assistant text (for an interrupted run, the text committed so far).
+        status: ``"complete"`` or ``"interrupted"``.
+        stop_reason: The run's stop reason (``"end_turn"``, ``"max_rounds"`` …).
+        rounds: Provider calls made.
+        tool_calls_executed: Tool bodies that ran.
+        usage: Usage summed over the run's provider calls.
+        messages: The messages the run added, in order. A tool result over
+            ``INLINE_RESULT_BYTES`` appears as its marker (the journal holds the content).
+        execution_id: The run's execution id (the workflow id).
+        messages_omitted: The messages were left out to fit Temporal's 2 MiB result limit.
+    """
+
+    text: str
+    status: str
+    stop_reason: str | None
+    rounds: int
+    tool_calls_executed: int
+    usage: Usage
+    messages: tuple[Message, ...] = ()
+    execution_id: str = ""
+    messages_omitted: bool = False
+
+    def encode(self) -> dict[str, Any]:
+        """The payload."""
+        return {
+            "v": PAYLOAD_VERSION,
+            "text": self.text,
+            "status": self.status,
+            "stop_reason": self.stop_reason,
+            "rounds": self.rounds,
+            "tool_calls_executed": self.tool_calls_executed,
+            "usage": _encode_usage(self.usage),
+            "messages": [encode_message(m) for m in self.messages],
+            "execution_id": self.execution_id,
+            "messages_omitted": self.messages_omitted,
+        }
+
+    @classmethod
+    def decode(cls, data: object) -> RunOutput:
+        """The output :meth:`encode` wrote."""
+        body = check_version(data, "run output")
+        usage = _decode_usage(body["usage"])
+        return cls(
+            text=str(body["text"]),
+            status=str(body["status"]),
+            stop_reason=body.get("stop_reason"),
+            rounds=int(body["rounds"]),
+            tool_calls_executed=int(body["tool_calls_executed"]),
+            usage=usage if usage is not None else Usage.from_counts(prompt=0, completion=0),
+            messages=tuple(decode_message(m) for m in body.get("messages", ())),
+            execution_id=str(body.get("execution_id", "")),
+            messages_omitted=bool(body.get("messages_omitted", False)),
+        )
+
+
+# ------------------------------------------------------------------ a model call
+
+
+def encode_request(request: ChatRequest) -> dict[str, Any]:
+    """A chat request as a payload (its trace context is never carried)."""
+    fmt = request.response_format
+    return {
+        "v": PAYLOAD_VERSION,
+        "model": request.model,
+        "messages": [encode_message(m) for m in request.messages],
+        "tools": [
+            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+            for t in request.tools
+        ],
+        "tool_choice": request.tool_choice,
+        "native_tools": list(request.native_tools),
+        "max_output_tokens": request.max_output_tokens,
+        "temperature": request.temperature,
+        "response_format": None
+        if fmt is None
+        else {"type": fmt.type, "schema": fmt.schema, "name": fmt.name},
+        "effort": request.effort,
+        "options": dict(request.options),
+    }
+
+
+def decode_request(data: object) -> ChatRequest:
+    """The request :func:`encode_request` wrote."""
+    body = check_version(data, "model call")
+    fmt = body.get("response_format")
+    return ChatRequest(
+        model=str(body["model"]),
+        messages=tuple(decode_message(m) for m in body["messages"]),
+        tools=tuple(ToolSpec(t["name"], t["description"], t["parameters"]) for t in body["tools"]),
+        tool_choice=body["tool_choice"],
+        native_tools=tuple(body.get("native_tools", ())),
+        max_output_tokens=body.get("max_output_tokens"),
+        temperature=body.get("temperature"),
+        response_format=None
+        if fmt is None
+        else ResponseFormat(fmt["type"], fmt.get("schema"), fmt.get("name", "output")),
+        effort=body.get("effort", "auto"),
+        options=dict(body.get("options", {})),
+    )
+
+
+def encode_response(response: ChatResponse) -> dict[str, Any]:
+    """A provider's response as a payload."""
+    effort = response.effort
+    return {
+        "v": PAYLOAD_VERSION,
+        "content": response.content,
+        "tool_calls": [[c.id, c.name, c.arguments] for c in response.tool_calls],
+        "model": response.model,
+        "usage": _encode_usage(response.usage),
+        "finish_reason": response.finish_reason,
+        "continuation": response.continuation,
+        "effort": None
+        if effort is None
+        else {
+            "requested": effort.requested,
+            "disposition": effort.disposition,
+            "level": effort.level,
+            "native_value": effort.native_value,
+            "model": effort.model,
+            "source": effort.source,
+        },
+    }
+
+
+def decode_response(data: object) -> ChatResponse:
+    """The response :func:`encode_response` wrote."""
+    body = check_version(data, "model response")
+    effort = body.get("effort")
+    return ChatResponse(
+        content=str(body["content"]),
+        tool_calls=tuple(ToolCall(str(i), str(n), str(a)) for i, n, a in body["tool_calls"]),
+        model=body.get("model"),
+        usage=_decode_usage(body.get("usage")),
+        finish_reason=body.get("finish_reason"),
+        continuation=body.get("continuation"),
+        effort=None
+        if effort is None
+        else EffortResolution(
+            effort["requested"],
+            effort["disposition"],
+            level=effort.get("level"),
+            native_value=effort.get("native_value"),
+            model=effort.get("model"),
+            source=effort.get("source"),
+        ),
+    )
+
+
+def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    message = encode_message(AssistantMessage("", usage=usage))
+    return {"counts": message["usage"]}
+
+
+def _decode_usage(data: object) -> Usage | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise PayloadError("usage must be an object")
+    carrier = encode_message(AssistantMessage(""))
+    carrier["usage"] = data["counts"]
+    decoded = decode_message(carrier)
+    assert isinstance(decoded, AssistantMessage)
+    return decoded.usage
+
+
+# ------------------------------------------------------------------ a tool call
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallInput:
+    """One tool body to run in an activity.
+
+    Attributes:
+        agent: The registered agent's name.
+        tool: The tool's registered name.
+        arguments: The final arguments as JSON values (after the gate; validated again by the
+            tool in the activity).
+        call_id: The body's id (:attr:`~robota.ToolContext.call_id`), minted in the workflow
+            and the same on every attempt: the journal's key for the effect.
+        provider_call_id: The provider's opaque id of the call.
+        round: The model round that asked for it.
+        rerun: The host chose to run the body again after an unsettled attempt (S40).
+        responses: Outside responses the host supplied (S40), by request id: the body's
+            ``ctx.request_outside_response`` returns them instead of suspending.
+    """
+
+    agent: str
+    tool: str
+    arguments: Mapping[str, Any]
+    call_id: str
+    provider_call_id: str | None = None
+    round: int | None = None
+    rerun: bool = False
+    responses: Mapping[str, Any] = field(default_factory=dict)
+
+    def encode(self) -> dict[str, Any]:
+        """The payload."""
+        return {
+            "v": PAYLOAD_VERSION,
+            "responses": dict(self.responses),
+            "agent": self.agent,
+            "tool": self.tool,
+            "arguments": dict(self.arguments),
+            "call_id": self.call_id,
+            "provider_call_id": self.provider_call_id,
+            "round": self.round,
+            "rerun": self.rerun,
+        }
+
+    @classmethod
+    def decode(cls, data: object) -> ToolCallInput:
+        """The input :meth:`encode` wrote."""
+        body = check_version(data, "tool call")
+        arguments = body["arguments"]
+        if not isinstance(arguments, Mapping):
+            raise PayloadError("a tool call's arguments must be an object")
+        return cls(
+            agent=str(body["agent"]),
+            tool=str(body["tool"]),
+            arguments=dict(arguments),
+            call_id=str(body["call_id"]),
+            provider_call_id=body.get("provider_call_id"),
+            round=body.get("round"),
+            rerun=bool(body.get("rerun", False)),
+            responses=dict(body.get("responses", {})),
+        )
+
+
+def encode_result(result: ToolResult) -> dict[str, Any]:
+    """A tool result as a payload (its display-only ``view`` stays in the activity)."""
+    return {"v": PAYLOAD_VERSION, "content": result.content, "is_error": result.is_error}
+
+
+def decode_result(data: object) -> ToolResult:
+    """The result :func:`encode_result` wrote."""
+    body = check_version(data, "tool result")
+    return ToolResult(str(body["content"]), is_error=bool(body["is_error"]))
+
+
+def messages_of(items: Sequence[object]) -> tuple[Message, ...]:
+    """Decode a list of encoded messages."""
+    return tuple(decode_message(item) for item in items)

@@ -1,0 +1,530 @@
+"""The Robota agent workflow: the loop in workflow code, its calls as activities.
+
+Internal. The workflow builds the registered agent from its factory and routes every provider
+call and every tool body to an activity (:meth:`robota.Agent._route_dispatch`); the loop itself —
+its guards, the permission gate, ``tool_search``, structured output — runs here, unchanged.
+Everything the loop mints (ids, timestamps) comes from Temporal's replayable sources
+(:func:`robota.core._messages.deterministic`), so a replay on another worker mints the same.
+
+Control, from :mod:`robota.temporal._client`:
+
+* a Temporal cancel becomes the run's abort signal (S23): the loop stops, the activity in flight
+  is cancelled, and the workflow *returns* the interrupted result with the text so far;
+* an ``ask`` of the permission gate waits for the ``robota.approve`` signal;
+* an effect that started without a recorded result (S40) waits for the ``robota.reconcile``
+  update, which settles it, fails it or runs it again;
+* the ``robota.state`` query reports status, pending approvals and reconciliations, and the text
+  so far (committed rounds and the live deltas of the round in flight).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
+from datetime import timedelta
+from typing import Any, Final
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+from robota.core import (
+    AbortController,
+    AbortSignal,
+    Provider,
+    Tool,
+    ToolContext,
+    ToolMessage,
+    ToolResult,
+)
+from robota.core._errors import ConfigurationError, ProviderError, RobotaError
+from robota.core._messages import deterministic, new_id
+from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
+from robota.core.providers import (
+    ChatRequest,
+    ChatResponse,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCallReady,
+    collect_stream,
+)
+from robota.core.providers._capabilities import ProviderCapabilities
+from robota.core.providers._effort import EffortResolution
+from robota.core.tools._tool import ToolOutput
+from robota.temporal._activities import (
+    MODEL_CALL,
+    OUTSIDE_RESPONSE_REQUIRED,
+    RECONCILIATION_REQUIRED,
+    TEXT_SIGNAL,
+    TOOL_CALL,
+    AgentRegistry,
+)
+from robota.temporal._codec import (
+    RunInput,
+    RunOutput,
+    ToolCallInput,
+    decode_response,
+    decode_result,
+    encode_request,
+)
+
+__all__ = [
+    "APPROVE_SIGNAL",
+    "RECONCILE_UPDATE",
+    "RESPOND_SIGNAL",
+    "STATE_QUERY",
+    "WORKFLOW_NAME",
+    "RobotaAgentWorkflow",
+    "bind_registry",
+]
+
+WORKFLOW_NAME: Final = "robota.agent"
+"""The workflow type every Robota run starts."""
+APPROVE_SIGNAL: Final = "robota.approve"
+"""The signal that answers a pending approval."""
+RECONCILE_UPDATE: Final = "robota.reconcile"
+"""The update that settles an unsettled effect."""
+RESPOND_SIGNAL: Final = "robota.respond"
+"""The signal that answers a tool's outside-response request (S40)."""
+STATE_QUERY: Final = "robota.state"
+"""The query that reports the run's state."""
+
+_RECONCILE_OUTCOMES: Final = ("settled", "failed", "rerun")
+_CONTROL: Final = (RECONCILIATION_REQUIRED, OUTSIDE_RESPONSE_REQUIRED)  # the workflow waits
+
+
+class _Run:
+    """One workflow run's state, shared by the routed provider and tools and the handlers."""
+
+    def __init__(self) -> None:
+        self.spec: RunInput | None = None
+        self.approvals: dict[str, dict[str, Any]] = {}
+        self.answers: dict[str, Approval] = {}
+        self.pending: dict[str, dict[str, Any]] = {}  # call id → unsettled effect
+        self.decisions: dict[str, Mapping[str, Any]] = {}
+        self.committed: list[str] = []
+        self.done: set[str] = set()  # stream keys whose round has committed
+        self.live: dict[str, tuple[int, list[str]]] = {}  # stream key → (attempt, chunks)
+        self.rounds = 0
+        self.finished = False
+        self.refs: dict[str, str] = {}  # marker of a result stored aside → its journal key
+        self.requests: dict[str, dict[str, Any]] = {}  # outside requests waiting (S40)
+        self.responses: dict[str, Any] = {}
+
+    @property
+    def status(self) -> str:
+        if self.finished:
+            return "done"
+        if self.pending:
+            return "awaiting_reconciliation"
+        if self.approvals:
+            return "awaiting_approval"
+        if self.requests:
+            return "awaiting_response"
+        return "running"
+
+    def text(self) -> str:
+        live = "".join("".join(chunks) for _, chunks in self.live.values())
+        return "".join(self.committed) + live
+
+    def text_of(self, key: str) -> str:
+        live = self.live.get(key)
+        return "".join(live[1]) if live is not None else ""
+
+    def commit(self, key: str, text: str) -> None:
+        self.done.add(key)
+        self.live.pop(key, None)
+        if text:
+            self.committed.append(text)
+
+    def activity_options(self, *, tool: bool) -> dict[str, Any]:
+        spec = self.spec
+        assert spec is not None
+        return {
+            "start_to_close_timeout": timedelta(
+                seconds=spec.tool_timeout if tool else spec.model_timeout
+            ),
+            "heartbeat_timeout": timedelta(seconds=spec.heartbeat_timeout),
+        }
+
+    async def approve(self, request: ApprovalRequest) -> Approval:
+        # S21: an ask waits for a person, who answers through the robota.approve signal.
+        approval_id = new_id("approval")
+        self.approvals[approval_id] = {
+            "id": approval_id,
+            "tool": request.tool.name,
+            "arguments": dict(request.arguments),
+            "reason": request.reason,
+            "always_ask": request.always_ask,
+        }
+        try:
+            await workflow.wait_condition(lambda: approval_id in self.answers)
+            return self.answers.pop(approval_id)
+        finally:
+            self.approvals.pop(approval_id, None)
+
+    async def outside(self, details: Mapping[str, Any]) -> dict[str, Any]:
+        request_id = str(details["request_id"])
+        self.requests[request_id] = dict(details)
+        try:
+            await workflow.wait_condition(lambda: request_id in self.responses)
+            return {request_id: self.responses.pop(request_id)}
+        finally:
+            self.requests.pop(request_id, None)
+
+    async def reconcile(self, details: Mapping[str, Any]) -> Mapping[str, Any]:
+        call_id = str(details["call_id"])
+        self.pending[call_id] = dict(details)
+        try:
+            await workflow.wait_condition(lambda: call_id in self.decisions)
+            return self.decisions.pop(call_id)
+        finally:
+            self.pending.pop(call_id, None)
+
+
+class _ActivityProvider(Provider):
+    """The agent's provider as the loop sees it: its declarations, its calls an activity."""
+
+    def __init__(self, real: Provider, agent: str, run: _Run) -> None:
+        self._real = real
+        self._agent = agent
+        self._run = run
+
+    @property
+    def name(self) -> str:
+        return self._real.name
+
+    def capabilities(self) -> ProviderCapabilities | None:
+        return self._real.capabilities()
+
+    def resolve_effort(self, request: ChatRequest) -> EffortResolution | None:
+        return self._real.resolve_effort(request)
+
+    def endpoint_provenance(self) -> Any:
+        return self._real.endpoint_provenance()
+
+    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
+        return await collect_stream(self.chat_stream(request, signal=signal))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        run = self._run
+        stream = new_id("stream")
+        payload = {
+            "agent": self._agent,
+            "provider": self._real.name,
+            "request": encode_request(request),
+            "stream": stream,
+            "refs": {
+                m.content: run.refs[m.content]
+                for m in request.messages
+                if isinstance(m, ToolMessage) and m.content in run.refs
+            },
+        }
+        run.rounds += 1
+        aborted = isinstance(signal, AbortSignal) and signal
+        handle = workflow.start_activity(
+            MODEL_CALL,
+            payload,
+            retry_policy=RetryPolicy(maximum_attempts=5),
+            **run.activity_options(tool=False),
+        )
+        try:
+            data = await handle
+        except (asyncio.CancelledError, ActivityError) as error:
+            if not (aborted and aborted.aborted):
+                if isinstance(error, ActivityError):
+                    raise _provider_error(error, self._real.name, request.model) from None
+                raise
+            # S23: the run was aborted while the call was in flight. The activity is cancelled;
+            # the reply so far is what reached this workflow live, and it ends the stream (the
+            # loop then commits it as interrupted).
+            handle.cancel()
+            partial = run.text_of(stream)
+            run.commit(stream, partial)
+            if partial:
+                yield TextDelta(partial)
+            return
+        response = decode_response(data)
+        run.commit(stream, response.content)
+        if response.content:
+            yield TextDelta(response.content)
+        for call in response.tool_calls:
+            yield ToolCallReady(call)
+        yield ResponseDone(
+            model=response.model,
+            usage=response.usage,
+            finish_reason=response.finish_reason,
+            continuation=response.continuation,
+            effort=response.effort,
+        )
+
+
+def _provider_error(error: ActivityError, provider: str, model: str) -> ProviderError:
+    cause = error.cause
+    if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
+        details = cause.details[0] if cause.details else {}
+        info = details if isinstance(details, Mapping) else {}
+        return ProviderError(
+            cause.message,
+            status=info.get("status"),
+            vendor_type=info.get("vendor_type"),
+            provider=info.get("provider") or provider,
+            model=info.get("model") or model,
+            request_id=info.get("request_id"),
+            switchable=info.get("switchable"),
+            recoverable=info.get("recoverable"),
+        )
+    message = str(cause) if cause is not None else str(error)
+    return ProviderError(
+        f"the model-call activity failed: {message}", provider=provider, model=model
+    )
+
+
+class _ActivityTool(Tool):
+    """A registered tool as the loop sees it: its schema and declarations, its body an activity.
+
+    Arguments are judged here by the real tool (S16), so a refusal reads the same as in-process;
+    the body receives them converted in the activity, where the real tool validates them again.
+    """
+
+    def __init__(self, real: Tool, agent: str, run: _Run) -> None:
+        super().__init__(
+            real.name,
+            real.description,
+            real.parameters,
+            risk=real.risk,
+            permission_argument=real.permission_argument,
+            source=real.source,
+            defer=real.residency == "deferred",
+            idempotent=real.idempotent,
+        )
+        self.operator_only = real.operator_only
+        self._real = real
+        self._agent = agent
+        self._run = run
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
+        self._real.validate_arguments(arguments)  # the verdict (raises), not the conversion
+        return arguments
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
+        run = self._run
+        call = ToolCallInput(
+            agent=self._agent,
+            tool=self.name,
+            arguments=dict(args),
+            call_id=ctx.call_id,
+            provider_call_id=ctx.provider_call_id,
+            round=ctx.round,
+        )
+        while True:
+            try:
+                data = await workflow.execute_activity(
+                    TOOL_CALL,
+                    call.encode(),
+                    retry_policy=RetryPolicy(non_retryable_error_types=list(_CONTROL)),
+                    **run.activity_options(tool=True),
+                )
+                ref = data.get("ref")
+                if isinstance(ref, Mapping):
+                    run.refs[str(ref["marker"])] = str(ref["key"])  # stored aside (large)
+                return decode_result(data)
+            except ActivityError as error:
+                cause = error.cause
+                if not (isinstance(cause, ApplicationError) and cause.type in _CONTROL):
+                    message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+                    raise RuntimeError(f"the tool activity failed: {message}") from None
+                details = cause.details[0] if cause.details else {"call_id": call.call_id}
+                if cause.type == OUTSIDE_RESPONSE_REQUIRED:
+                    # S40: the body waits for an outside response: so does the run, until the
+                    # robota.respond signal brings it; then the same call runs again.
+                    answer = await run.outside(details)
+                    call = replace(call, responses={**call.responses, **answer})
+                    continue
+                decision = await run.reconcile(details)
+                outcome = decision["outcome"]
+                if outcome == "rerun":
+                    call = replace(call, rerun=True)
+                    continue
+                content = str(decision.get("content", ""))
+                if outcome == "failed":
+                    return ToolResult(content or "The call's effect was settled as failed.", True)
+                return ToolResult(content, is_error=bool(decision.get("is_error", False)))
+
+
+_MAX_OUTPUT_BYTES: Final = 1536 * 1024  # under Temporal's 2 MiB, which would wedge the run
+
+
+def _bounded(output: RunOutput) -> dict[str, Any]:
+    """The output's payload, within Temporal's limit: the messages are left out if they must be."""
+    payload = output.encode()
+    if len(json.dumps(payload)) <= _MAX_OUTPUT_BYTES:
+        return payload
+    payload = replace(output, messages=(), messages_omitted=True).encode()
+    if len(json.dumps(payload)) <= _MAX_OUTPUT_BYTES:
+        return payload
+    raise ApplicationError(
+        f"the run's final text is over {_MAX_OUTPUT_BYTES} bytes, more than a Temporal result "
+        "carries",
+        type="robota.PayloadTooLarge",
+        non_retryable=True,
+    )
+
+
+_REGISTRIES: dict[tuple[str, str], AgentRegistry] = {}
+
+
+def bind_registry(namespace: str, task_queue: str, registry: AgentRegistry) -> None:
+    """Make ``registry`` the agents this process's workflows on ``task_queue`` build.
+
+    A workflow class cannot be made per worker (Temporal refuses local classes), so workers find
+    their agents by namespace and task queue; the latest worker created for a queue wins.
+    """
+    _REGISTRIES[(namespace, task_queue)] = registry
+
+
+def _registry() -> AgentRegistry:
+    info = workflow.info()
+    registry = _REGISTRIES.get((info.namespace, info.task_queue))
+    if registry is None:
+        raise RobotaError(
+            f"no robota.temporal worker in this process serves task queue {info.task_queue!r}; "
+            "create workers with robota.temporal.create_worker"
+        )
+    return registry
+
+
+@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
+class RobotaAgentWorkflow:
+    """Runs one turn of a registered agent (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._run = _Run()
+
+    @workflow.run
+    async def run(self, payload: dict[str, Any]) -> dict[str, Any]:
+        state = self._run
+        spec = state.spec = RunInput.decode(payload)
+        rng = workflow.random()
+        try:
+            with deterministic(lambda: f"{rng.getrandbits(96):024x}", workflow.time):
+                return _bounded(await self._turn(spec))
+        except RobotaError as error:
+            # Never an exception Temporal would retry as a failed workflow task: the run
+            # failed, and the client sees why.
+            raise ApplicationError(
+                error.message,
+                {"code": error.code, "category": error.category},
+                type=f"robota.{type(error).__name__}",
+                non_retryable=True,
+            ) from None
+        finally:
+            state.finished = True
+
+    async def _turn(self, spec: RunInput) -> RunOutput:
+        state = self._run
+        agent = _registry().build(spec.agent)
+        try:
+            agent._route_dispatch(
+                lambda real: _ActivityProvider(real, spec.agent, state),
+                lambda real: _ActivityTool(real, spec.agent, state),
+            )
+        except ConfigurationError as error:
+            raise ConfigurationError(
+                f"the registered agent {spec.agent!r} cannot run on Temporal: {error.message}"
+            ) from None
+        gate = agent._executor.gate
+        if isinstance(gate, PermissionGate):
+            if gate._hooks is not None:
+                raise ConfigurationError(
+                    f"agent {spec.agent!r} has hooks; a hook runs a command or a request, which "
+                    "workflow code cannot do (it is replayed) — hooks cannot run on Temporal yet"
+                )
+            gate._approver = state.approve  # an ask waits for the robota.approve signal
+        controller = AbortController()
+        options: dict[str, Any] = {"signal": controller.signal}
+        if spec.max_rounds is not None:
+            options["max_rounds"] = spec.max_rounds
+        if spec.tool_choice is not None:
+            options["tool_choice"] = spec.tool_choice
+        task = asyncio.ensure_future(agent.run(spec.input, **options))
+        try:
+            result = await asyncio.shield(task)
+        except asyncio.CancelledError:
+            # S23: Temporal's cancel is the run's abort; the run returns interrupted.
+            controller.abort("the Temporal workflow was cancelled")
+            result = await task
+        return RunOutput(
+            text=result.text,
+            status=result.status,
+            stop_reason=result.stop_reason,
+            rounds=result.rounds,
+            tool_calls_executed=result.tool_calls_executed,
+            usage=result.usage,
+            messages=result.messages,
+            execution_id=workflow.info().workflow_id,
+        )
+
+    @workflow.signal(name=APPROVE_SIGNAL)
+    def approve(self, answer: dict[str, Any]) -> None:
+        approval_id = str(answer.get("id", ""))
+        if approval_id in self._run.approvals:
+            self._run.answers[approval_id] = Approval(
+                bool(answer.get("approved", False)),
+                remember=bool(answer.get("remember", False)),
+                reason=str(answer.get("reason", "")),
+            )
+
+    @workflow.signal(name=RESPOND_SIGNAL)
+    def respond(self, answer: dict[str, Any]) -> None:
+        request_id = str(answer.get("request_id", ""))
+        if request_id in self._run.requests:
+            self._run.responses[request_id] = answer.get("response")
+
+    @workflow.signal(name=TEXT_SIGNAL)
+    def text(self, chunk: dict[str, Any]) -> None:
+        key, attempt = str(chunk.get("key", "")), int(chunk.get("attempt", 1))
+        if not key or key in self._run.done:
+            return
+        current = self._run.live.get(key)
+        if current is None or current[0] < attempt:
+            current = self._run.live[key] = (attempt, [])
+        if current[0] == attempt:
+            current[1].append(str(chunk.get("text", "")))
+
+    @workflow.update(name=RECONCILE_UPDATE)
+    def reconcile(self, decision: dict[str, Any]) -> str:
+        call_id = str(decision["call_id"])
+        self._run.decisions[call_id] = decision
+        return call_id
+
+    @reconcile.validator
+    def _check_reconcile(self, decision: dict[str, Any]) -> None:
+        call_id = decision.get("call_id")
+        if call_id not in self._run.pending:
+            pending = ", ".join(sorted(self._run.pending)) or "none"
+            raise ValueError(
+                f"no effect of call {call_id!r} waits for reconciliation (pending: {pending})"
+            )
+        if decision.get("outcome") not in _RECONCILE_OUTCOMES:
+            raise ValueError(
+                f"outcome must be one of {', '.join(_RECONCILE_OUTCOMES)}, got "
+                f"{decision.get('outcome')!r}"
+            )
+
+    @workflow.query(name=STATE_QUERY)
+    def state(self) -> dict[str, Any]:
+        run = self._run
+        return {
+            "status": run.status,
+            "approvals": list(run.approvals.values()),
+            "reconciliation": list(run.pending.values()),
+            "requests": list(run.requests.values()),
+            "text": run.text(),
+            "rounds": run.rounds,
+        }

@@ -1,0 +1,12 @@
+"""The Temporal tests' fixtures live in :mod:`temporal_runs.engine`."""
+
+from temporal_runs.engine import (
+    client,
+    journal_spec,
+    postgres_dsn,
+    queue,
+    temporal_address,
+    workers,
+)
+
+__all__ = ["client", "journal_spec", "postgres_dsn", "queue", "temporal_address", "workers"]
