@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import robota
+import robota.testing
 from robota.core.permissions import PermissionGate, PermissionPolicy
 from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 
@@ -300,3 +301,106 @@ def hooked() -> robota.Agent:
 
 
 AGENTS.update({"sourced": sourced, "hooked": hooked})
+
+
+robota.register_model_metadata("roomy-model", context_window=10_000_000, provider="rules")
+
+
+def roomy() -> robota.Agent:
+    return robota.Agent(provider=RuleProvider("record", calls=0), model="roomy-model", name="roomy")
+
+
+AGENTS["roomy"] = roomy
+
+
+@robota.tool
+async def patient(text: str, ctx: robota.ToolContext) -> str:
+    """Wait up to 30 s for the run to be aborted, then stop without an effect.
+
+    Args:
+        text: A label.
+    """
+    _mark_started(text)
+    try:
+        await asyncio.wait_for(ctx.signal.wait(), 30)
+    except TimeoutError:
+        _effect(f"patient {text}")
+        return "waited it out"
+    return "stopped when the run was aborted"
+
+
+def _mark_started(text: str) -> None:
+    marker = os.environ.get("ROBOTA_TEST_STARTED")
+    if marker:
+        Path(marker).write_text(text)
+
+
+def patient_agent() -> robota.Agent:
+    return robota.Agent(provider=RuleProvider("patient"), model="rule-model", tools=[patient])
+
+
+def broken() -> robota.Agent:
+    return robota.Agent(
+        provider=RuleProvider(os.environ["ROBOTA_TEST_UNSET_VARIABLE"]), model="rule-model"
+    )
+
+
+@robota.tool
+async def emoji(count: int) -> str:
+    """Return ``count`` emoji.
+
+    Args:
+        count: How many.
+    """
+    return "\U0001f600" * count
+
+
+class EmojiModel(MeasuringProvider):
+    """Calls ``emoji`` with the user's number, then reports what it was sent."""
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        results = [m for m in request.messages if m.kind == "tool"]
+        if not results:
+            count = int(next(m.content for m in request.messages if m.kind == "user"))
+            call = robota.ToolCall("c0", "emoji", json.dumps({"count": count}))
+            yield robota.ToolCallReady(call)
+        else:
+            yield robota.TextDelta(f"got {len(results[0].content)} characters")
+        yield robota.ResponseDone(model="rule-model")
+
+
+def emojier() -> robota.Agent:
+    return robota.Agent(provider=EmojiModel(), model="roomy-model", tools=[emoji])
+
+
+def journaled() -> robota.Agent:
+    return robota.Agent(
+        provider=RuleProvider("record"),
+        model="rule-model",
+        tools=[record],
+        journal=robota.testing.InMemoryJournal(),
+    )
+
+
+SHARED_GATE = PermissionGate(PermissionPolicy(ask=["record"]))
+
+
+def sharing() -> robota.Agent:
+    return robota.Agent(
+        provider=RuleProvider("record"), model="rule-model", tools=[record], tool_gate=SHARED_GATE
+    )
+
+
+AGENTS.update(
+    {
+        "patient": patient_agent,
+        "emojier": emojier,
+        "journaled": journaled,
+        "sharing": sharing,
+    }
+)
+
+
+BROKEN = {"broken": broken}  # in-process workers only: the worker command builds each at start

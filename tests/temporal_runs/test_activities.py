@@ -222,3 +222,52 @@ def test_a_tool_declares_itself_idempotent_and_bad_values_are_refused() -> None:
     assert not Lookup(idempotent=False).idempotent
     with pytest.raises(robota.ConfigurationError, match="idempotent must be True or False"):
         Lookup(idempotent="yes")  # type: ignore[arg-type]
+
+
+async def test_s40_a_rerun_covers_the_starts_the_host_saw_and_no_later_one(
+    tmp_path: Path, effects: Path
+) -> None:
+    journal = SQLiteJournal(tmp_path / "j.db")
+    env = ActivityEnvironment()
+    key = _effect_key(env.info.workflow_id or "", "tool_abc")
+    started = EffectStarted("tool_abc", "tool_abc", "c0", "record", {"text": "x"})
+    async with await journal.acquire(key) as lease:
+        await lease.append(started)  # the attempt that died
+    activities = RobotaActivities(AgentRegistry(AGENTS), journal)
+    with pytest.raises(ApplicationError) as caught:
+        await env.run(activities.tool_call, _call().encode())
+    assert caught.value.details[0]["starts"] == 1
+    async with await journal.acquire(key) as lease:
+        await lease.append(started)  # the host's rerun started too, and its worker died
+    with pytest.raises(ApplicationError) as again:
+        await env.run(activities.tool_call, _call(rerun=1).encode())  # Temporal's retry of it
+    assert again.value.type == RECONCILIATION_REQUIRED
+    assert again.value.details[0]["starts"] == 2
+    assert _lines(effects) == []
+    result = decode_result(await env.run(activities.tool_call, _call(rerun=2).encode()))
+    assert result.content == "recorded x"
+    await journal.aclose()
+
+
+async def test_an_unknown_tool_or_a_newer_payload_is_not_retried() -> None:
+    activities = RobotaActivities(AgentRegistry(AGENTS))
+    env = ActivityEnvironment()
+    with pytest.raises(ApplicationError, match="no tool named 'nope'") as caught:
+        await env.run(activities.tool_call, _call(tool="nope").encode())
+    assert caught.value.non_retryable
+    with pytest.raises(ApplicationError, match="version 9") as newer:
+        await env.run(activities.tool_call, {**_call().encode(), "v": 9})
+    assert newer.value.non_retryable
+
+
+def test_the_workers_own_providers_have_their_sdk_retries_turned_off() -> None:
+    disabled: list[str] = []
+
+    class Counting(ScriptedProvider):
+        def disable_sdk_retries(self) -> None:
+            disabled.append(self.name)
+
+    registry = AgentRegistry({"a": lambda: robota.Agent(provider=Counting(["x"]), model="m")})
+    registry.live("a")
+    registry.live("a")
+    assert disabled == ["scripted"]  # once, when the worker builds its instance

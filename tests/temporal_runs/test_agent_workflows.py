@@ -16,19 +16,22 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 import robota
 from robota.host import SQLiteJournal
 from robota.temporal import (
+    AgentFactory,
     RunState,
     approve,
+    create_replayer,
     create_worker,
     get_result,
     reconcile,
@@ -36,14 +39,19 @@ from robota.temporal import (
     run_state,
     start_agent_run,
 )
-from temporal_runs.agents import AGENTS
+from temporal_runs.agents import AGENTS, BROKEN
 from temporal_runs.engine import TESTS, Workers
 
 
 @asynccontextmanager
-async def serving(client: Client, queue: str, journal: Path | None = None) -> AsyncIterator[Worker]:
+async def serving(
+    client: Client,
+    queue: str,
+    journal: Path | None = None,
+    agents: Mapping[str, AgentFactory] = AGENTS,
+) -> AsyncIterator[Worker]:
     store = SQLiteJournal(journal) if journal is not None else None
-    worker = create_worker(client, task_queue=queue, agents=AGENTS, journal=store)
+    worker = create_worker(client, task_queue=queue, agents=agents, journal=store)
     async with worker:
         yield worker
     if store is not None:
@@ -405,3 +413,187 @@ async def test_what_cannot_run_in_workflow_code_is_refused_with_a_clear_error(
         handle = await start_agent_run(client, agent, "x", task_queue=queue)
         with pytest.raises(robota.RobotaError, match=re.escape(says)):
             await get_result(handle)
+
+
+async def test_a_request_over_temporals_payload_limit_fails_the_run_instead_of_wedging_it(
+    client: Client, queue: str
+) -> None:
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "roomy", "x" * 1_600_000, task_queue=queue)
+        with pytest.raises(robota.ProviderError, match="over the 1572864 a Temporal payload"):
+            await get_result(handle)
+
+
+# ------------------------------------------------------------------ review regressions
+
+
+async def test_s23_a_cancel_during_an_ask_interrupts_the_run_and_the_tool_never_runs(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "asker", "c", task_queue=queue)
+        state = await until(handle, lambda s: bool(s.approvals))
+        await handle.cancel()
+        result = await asyncio.wait_for(get_result(handle), 30)
+        with pytest.raises(RPCError):  # too late: the run has ended
+            await approve(handle, state.approvals[0].id, approved=True)
+    assert result.status == "interrupted"
+    assert effects(tmp_path / "effects.txt") == []
+
+
+async def test_s23_a_cancel_reaches_a_running_tool_body_through_its_signal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = tmp_path / "started.txt"
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    monkeypatch.setenv("ROBOTA_TEST_STARTED", str(started))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "patient", "p", task_queue=queue)
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        began = time.monotonic()
+        await handle.cancel()
+        result = await asyncio.wait_for(get_result(handle), 30)
+    assert time.monotonic() - began < 10  # the body stopped on its signal, not after 30 s
+    assert result.status == "interrupted"
+    tool_message = next(m for m in result.messages if isinstance(m, robota.ToolMessage))
+    assert tool_message.content == "stopped when the run was aborted"
+    assert effects(tmp_path / "effects.txt") == []
+
+
+async def test_a_factory_that_raises_fails_the_run_instead_of_wedging_it(
+    client: Client, queue: str
+) -> None:
+    async with serving(client, queue, agents={**AGENTS, **BROKEN}):
+        handle = await start_agent_run(client, "broken", "x", task_queue=queue)
+        with pytest.raises(robota.RobotaError, match="ROBOTA_TEST_UNSET_VARIABLE"):
+            await asyncio.wait_for(get_result(handle), 30)
+
+
+async def test_a_payload_of_an_unknown_version_fails_the_run_with_the_upgrade_message(
+    client: Client, queue: str
+) -> None:
+    async with serving(client, queue):
+        handle = await client.start_workflow(
+            "robota.agent", {"v": 2, "agent": "recorder"}, id=f"v2-{queue}", task_queue=queue
+        )
+        with pytest.raises(robota.RobotaError, match=r"version 2.*upgrade the worker"):
+            await asyncio.wait_for(get_result(handle), 30)
+
+
+async def test_malformed_signals_are_ignored_and_never_wedge_the_run(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "asker", "m", task_queue=queue)
+        state = await until(handle, lambda s: bool(s.approvals))
+        approval = state.approvals[0].id
+        await handle.signal("robota.text", {"key": "k", "attempt": "two", "text": "x"})
+        await handle.signal("robota.text", {"key": "k", "attempt": None})
+        await handle.signal("robota.approve", {"id": approval, "approved": "false"})
+        await handle.signal("robota.respond", ["not", "an", "object"])
+        still = await run_state(handle)  # the query answers: nothing failed
+        assert still.approvals == state.approvals  # "false" is not an answer
+        assert effects(tmp_path / "effects.txt") == []
+        await approve(handle, approval, approved=True)
+        result = await asyncio.wait_for(get_result(handle), 30)
+    assert result.status == "complete"
+
+
+async def test_without_a_journal_escaped_output_is_measured_as_sent(
+    client: Client, queue: str
+) -> None:
+    # 300,000 emoji: 1.2 MB of UTF-8, 3.6 MB as Temporal's JSON escapes it.
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "emojier", "300000", task_queue=queue)
+        result = await asyncio.wait_for(get_result(handle), 60)
+    tool_message = next(m for m in result.messages if isinstance(m, robota.ToolMessage))
+    assert tool_message.is_error
+    assert "no execution journal is configured" in tool_message.content
+
+
+async def test_an_agent_with_its_own_journal_is_refused(client: Client, queue: str) -> None:
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "journaled", "x", task_queue=queue)
+        with pytest.raises(robota.ConfigurationError, match="its own execution journal"):
+            await asyncio.wait_for(get_result(handle), 30)
+
+
+async def test_runs_whose_agents_share_a_gate_each_get_their_own_asks(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue):
+        first = await start_agent_run(client, "sharing", "A", task_queue=queue)
+        second = await start_agent_run(client, "sharing", "B", task_queue=queue)
+        one = await until(first, lambda s: bool(s.approvals))
+        two = await until(second, lambda s: bool(s.approvals))
+        assert [dict(a.arguments) for a in one.approvals] == [{"text": "A-0"}]
+        assert [dict(a.arguments) for a in two.approvals] == [{"text": "B-0"}]
+        await approve(first, one.approvals[0].id, approved=True)
+        await approve(second, two.approvals[0].id, approved=False)
+        assert (await get_result(first)).text.split() == ["done:", "recorded", "A-0"]
+        declined = await get_result(second)
+    refusal = next(m for m in declined.messages if isinstance(m, robota.ToolMessage))
+    assert refusal.is_error
+    assert len(effects(tmp_path / "effects.txt")) == 1  # A's, once
+
+
+async def test_a_provider_failure_keeps_its_class_status_and_switchability(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_ATTEMPTS", str(tmp_path / "attempts.txt"))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "refused", "x", task_queue=queue)
+        with pytest.raises(robota.AuthenticationError) as caught:
+            await get_result(handle)
+    assert caught.value.status == 401
+    assert caught.value.switchable is False
+    assert caught.value.provider == "failing"
+
+
+async def test_a_finished_run_replays_under_the_sdks_replayer(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "recorder", "replay", task_queue=queue)
+        await get_result(handle)
+    history = await handle.fetch_history()
+    replayed = await create_replayer(AGENTS).replay_workflow(history)
+    assert replayed.replay_failure is None
+
+
+def test_the_worker_command_says_a_wrong_namespace_before_it_serves(
+    temporal_address: str,
+) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "robota",
+            "temporal",
+            "worker",
+            "--agents",
+            "temporal_runs.agents:AGENTS",
+            "--task-queue",
+            "q",
+            "--address",
+            temporal_address,
+            "--namespace",
+            "nope",
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: namespace 'nope'")
+    assert "serving" not in done.stderr
+    assert "Traceback" not in done.stderr

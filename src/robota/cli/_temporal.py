@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
-from robota.cli._errors import USAGE, CliError
+from robota.cli._errors import USAGE, CliError, one_line
 from robota.core.execution._journal import ExecutionJournal
 
 __all__ = ["load_agents", "open_journal", "worker_command"]
@@ -84,6 +84,7 @@ def worker_command(
         if not value > 0:
             raise CliError(f"{label} must be a positive number of seconds, got {value}")
     try:
+        from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest  # noqa: PLC0415
         from temporalio.client import Client  # noqa: PLC0415
 
         from robota.temporal import AgentRegistry, create_worker  # noqa: PLC0415
@@ -102,6 +103,17 @@ def worker_command(
             raise CliError(
                 f"cannot reach the Temporal server at {address}: {exc}", exit_code=1
             ) from None
+        try:  # a wrong namespace is said now, not as a worker's traceback after "serving"
+            await client.workflow_service.describe_namespace(
+                DescribeNamespaceRequest(namespace=namespace)
+            )
+        except Exception as exc:  # noqa: BLE001 - the SDK raises RPCError
+            raise CliError(f"namespace {namespace!r} at {address}: {exc}", exit_code=1) from None
+        for name in registry.names:
+            try:  # each factory builds once now: a broken one is said before any run needs it
+                registry.live(name)
+            except Exception as exc:  # noqa: BLE001 - the user's factory may raise anything
+                raise CliError(f"agent {name!r}: its factory failed: {exc!r}") from None
         worker = create_worker(
             client,
             task_queue=task_queue,
@@ -125,10 +137,16 @@ def worker_command(
         if store is not None:
             await store.aclose()
 
-    asyncio.run(serve())
-    # The SDK's own threads can outlive the event loop and crash CPython's finalization
-    # ("PyGILState_Release: thread state … must be current", temporalio/sdk-python#300), which
-    # would turn a clean shutdown into SIGABRT. Everything is closed by now: end here.
+    code = 0
+    try:
+        asyncio.run(serve())
+    except CliError as error:
+        sys.stderr.write(f"error: {one_line(error.message)}\n")
+        code = error.exit_code
+    # Once a client has connected, the SDK's own threads can outlive the event loop and crash
+    # CPython's finalization ("PyGILState_Release: thread state … must be current",
+    # temporalio/sdk-python#300), turning a clean exit into SIGABRT. Everything is closed by
+    # now: end the process here.
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(code)

@@ -15,8 +15,14 @@ text so far; a permission ``ask`` waits for :func:`approve`; :func:`run_state` r
 far, for streaming by polling; a tool's outside-response request (S40) waits for :func:`respond`.
 
 Retries are Temporal's: a provider failure that may succeed later (5xx, 408, 429) is retried on
-Temporal's schedule, honouring ``retry-after``; a refused request (400, 401, 403 …) is not. Build
-providers for Temporal workers with ``max_retries=0`` so the SDK does not retry underneath.
+Temporal's schedule, honouring ``retry-after``; a refused request (400, 401, 403 …) is not; the
+workers turn their providers' SDK retries off (:meth:`robota.Provider.disable_sdk_retries`).
+
+In workflow code (replayed, no I/O): the agent's factory, its permission gate and plugins. Refused
+when a run starts: an agent with its own journal, tool sources or hooks. A tool result over
+``INLINE_RESULT_BYTES`` is stored in the journal and referenced; the loop's S39 tool-result
+budget and context guard then count the reference, not the content (a known limit).
+:func:`create_replayer` replays recorded histories, to check a change before deploying it.
 """
 
 from robota.temporal._activities import (
@@ -37,7 +43,7 @@ from robota.temporal._client import (
     start_agent_run,
 )
 from robota.temporal._codec import PAYLOAD_VERSION, RunOutput
-from robota.temporal._worker import create_worker
+from robota.temporal._worker import create_replayer, create_worker
 from robota.temporal._workflow import WORKFLOW_NAME
 
 __all__ = [
@@ -52,6 +58,7 @@ __all__ = [
     "RunOutput",
     "RunState",
     "approve",
+    "create_replayer",
     "create_worker",
     "get_result",
     "reconcile",

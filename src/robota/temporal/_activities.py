@@ -19,8 +19,9 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import timedelta
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from temporalio.exceptions import ApplicationError
 
 from robota.core import (
     AbortController,
+    AbortSignal,
     Agent,
     Message,
     Provider,
@@ -37,6 +39,7 @@ from robota.core import (
     ToolMessage,
     ToolResult,
 )
+from robota.core._abort import is_abort
 from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
@@ -51,7 +54,7 @@ from robota.core.execution._journal import (
     OutsideRequested,
 )
 from robota.core.providers import ChatRequest, TextDelta, collect_stream
-from robota.core.tools._executor import _failure_text
+from robota.core.tools._executor import INTERRUPTED_WHILE_RUNNING, _failure_text
 from robota.core.tools._tool import to_tool_result
 from robota.temporal._codec import (
     ToolCallInput,
@@ -91,7 +94,7 @@ INLINE_RESULT_BYTES: Final = 64 * 1024
 MAX_INLINE_BYTES: Final = 1024 * 1024
 """Without a journal, the largest result carried inline (Temporal refuses payloads over 2 MiB)."""
 
-_FLUSH_SECONDS: Final = 0.2  # how often live text is sent to the workflow
+_FLUSH_SECONDS: Final = 0.5  # how often live text is signalled (each is a history event)
 _MAX_ID: Final = 200  # the journal's execution-id bound
 
 
@@ -153,6 +156,8 @@ class AgentRegistry:
         agent = self._live.get(name)
         if agent is None:
             agent = self._live[name] = self.build(name)
+            for provider in agent._providers.values():
+                provider.disable_sdk_retries()  # Temporal owns retries (DESIGN.md)
         return agent
 
     def provider(self, agent: str, provider: str) -> Provider:
@@ -253,9 +258,11 @@ class RobotaActivities:
     @activity.defn(name=MODEL_CALL)
     async def model_call(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Send one request with the agent's real provider; return its response."""
-        agent, provider_name = str(payload["agent"]), str(payload["provider"])
-        request = await self._resolved(decode_request(payload["request"]), payload.get("refs"))
-        provider = self._registry.provider(agent, provider_name)
+        with _setup():
+            agent, provider_name = str(payload["agent"]), str(payload["provider"])
+            request = decode_request(payload["request"])
+            provider = self._registry.provider(agent, provider_name)
+        request = await self._resolved(request, payload.get("refs"))
         info = activity.info()
         controller = AbortController()
         live = _LiveText(info.workflow_id or "", str(payload.get("stream", "")), info.attempt)
@@ -276,8 +283,9 @@ class RobotaActivities:
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one tool body, at most once per call where a journal is configured (S40)."""
-        call = ToolCallInput.decode(payload)
-        tool = self._registry.tool(call.agent, call.tool)
+        with _setup():
+            call = ToolCallInput.decode(payload)
+            tool = self._registry.tool(call.agent, call.tool)
         workflow_id = activity.info().workflow_id or ""
         journal = self._journal
         if journal is None:
@@ -296,15 +304,18 @@ class RobotaActivities:
             ) from None
         async with lease:
             started: EffectStarted | None = None
+            unsettled = 0  # starts since the body last waited (S40) — each may have had effect
             for record in await journal.read(key):
                 if isinstance(record, EffectSettled):
                     # Settled by an earlier attempt whose completion never reached Temporal.
                     return _by_reference(key, ToolResult(record.content, is_error=record.is_error))
                 if isinstance(record, EffectStarted):
-                    started = record
+                    started, unsettled = record, unsettled + 1
                 elif isinstance(record, OutsideRequested):
-                    started = None  # it waited, before its effect (S40): running it again is safe
-            if started is not None and not (tool.idempotent or call.rerun):
+                    started, unsettled = None, 0  # it waited before its effect: safe to run
+            # A host's "rerun" covers the unsettled starts it was shown, never a later one: an
+            # attempt of the rerun that dies mid-body is reconciled again.
+            if started is not None and not tool.idempotent and unsettled > call.rerun:
                 raise ApplicationError(
                     f"tool {tool.name!r} (call {call.call_id}) started in an earlier attempt "
                     "that never recorded a result; its effect may have happened, so it is not "
@@ -314,6 +325,7 @@ class RobotaActivities:
                         "tool_name": tool.name,
                         "arguments": dict(started.arguments),
                         "provider_call_id": call.provider_call_id,
+                        "starts": unsettled,
                     },
                     type=RECONCILIATION_REQUIRED,
                     non_retryable=True,
@@ -387,21 +399,47 @@ class RobotaActivities:
             round=call.round,
             outside=outside,
         )
-        try:
-            arguments = tool.validate_arguments(call.arguments)
-            async with _Heartbeat():
-                output = await tool.execute(arguments, ctx)
-        except asyncio.CancelledError:
-            controller.abort("the Temporal activity was cancelled")
-            raise
-        except Exception as exc:  # noqa: BLE001 - a body's failure is its result (S39)
-            if outside.waiting is not None:
-                raise _Waiting(outside.waiting) from None
-            # The body failed (or its arguments did): the model sees it, as in-process (S39).
-            return ToolResult(_failure_text(tool, exc), is_error=True)
+        # The body runs in a task of its own: a cancel of the activity (the run was aborted,
+        # S23) aborts the body's signal instead of cutting it off, and a running body finishes
+        # as in-process (S38) — its result is recorded like any other.
+        body = asyncio.ensure_future(self._call(tool, call, ctx, controller.signal))
+        async with _Heartbeat():
+            try:
+                result = await asyncio.shield(body)
+            except asyncio.CancelledError:
+                controller.abort("the run was interrupted")
+                result = await body
         if outside.waiting is not None:
             raise _Waiting(outside.waiting)  # S40: the wait wins even when the body caught it
+        return result
+
+    @staticmethod
+    async def _call(
+        tool: Tool, call: ToolCallInput, ctx: ToolContext, signal: AbortSignal
+    ) -> ToolResult:
+        try:
+            arguments = tool.validate_arguments(call.arguments)
+            output = await tool.execute(arguments, ctx)
+        except Exception as exc:  # noqa: BLE001 - a body's failure is its result (S39)
+            if is_abort(exc, signal):
+                return ToolResult(INTERRUPTED_WHILE_RUNNING, is_error=True)
+            # The body failed (or its arguments did): the model sees it, as in-process (S39).
+            return ToolResult(_failure_text(tool, exc), is_error=True)
         return to_tool_result(output)
+
+
+@contextlib.contextmanager
+def _setup() -> Iterator[None]:
+    """A bad payload or an unknown agent, tool or provider: retrying cannot help."""
+    try:
+        yield
+    except (ConfigurationError, KeyError, TypeError, ValueError) as error:
+        message = error.message if isinstance(error, ConfigurationError) else repr(error)
+        raise ApplicationError(
+            f"this worker cannot run the activity: {message}",
+            type="robota.ConfigurationError",
+            non_retryable=True,
+        ) from None
 
 
 class _Outside:
@@ -447,7 +485,8 @@ class _Waiting(Exception):
 
 
 def _size(result: ToolResult) -> int:
-    return len(result.content.encode("utf-8", "surrogatepass"))
+    # As Temporal's JSON converter writes it: non-ASCII is escaped (an emoji is 12 bytes).
+    return len(json.dumps(encode_result(result), separators=(",", ":")))
 
 
 def _inline(tool: Tool, result: ToolResult) -> dict[str, Any]:
@@ -470,7 +509,8 @@ def _by_reference(key: str, result: ToolResult) -> dict[str, Any]:
         return encode_result(result)
     # The journal holds the content (EffectSettled); the workflow carries a marker with a
     # nonce no tool output can guess, and each model call resolves the markers it was issued.
-    marker = f"[robota: a {size}-byte tool result stored aside, ref {os.urandom(8).hex()}]"
+    length = len(result.content.encode("utf-8", "surrogatepass"))
+    marker = f"[robota: a {length}-byte tool result stored aside, ref {os.urandom(8).hex()}]"
     payload = encode_result(ToolResult(marker, is_error=result.is_error))
     payload["ref"] = {"marker": marker, "key": key}
     return payload

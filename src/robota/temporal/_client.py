@@ -15,13 +15,13 @@ from typing import Any, Literal
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core._errors import ConfigurationError, ProviderError, RobotaError
+from robota.core._errors import ConfigurationError, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
     ReconciliationItem,
     ReconciliationRequired,
 )
-from robota.temporal._codec import RunInput, RunOutput
+from robota.temporal._codec import PROVIDER_ERRORS, RunInput, RunOutput, provider_error
 from robota.temporal._workflow import (
     APPROVE_SIGNAL,
     RECONCILE_UPDATE,
@@ -115,7 +115,8 @@ async def start_agent_run(
         :func:`approve`, :func:`reconcile`; ``handle.cancel()`` interrupts the run (S23).
 
     Raises:
-        ConfigurationError: for an empty agent name or task queue, or a bad timeout.
+        ConfigurationError: for an empty agent name or task queue, a bad ``tool_choice``,
+            ``max_rounds`` or timeout.
     """
     checked: tuple[object, object, object] = (agent_name, task_queue, input)  # untyped callers
     if not isinstance(checked[0], str) or not checked[0]:
@@ -124,6 +125,14 @@ async def start_agent_run(
         raise ConfigurationError(f"task_queue must be a non-empty string, got {task_queue!r}")
     if not isinstance(checked[2], str):
         raise ConfigurationError(f"input must be a string, got {type(input).__name__}")
+    choice: object = tool_choice
+    if choice not in (None, "auto", "none", "required"):
+        raise ConfigurationError(f"tool_choice must be auto, none or required, got {choice!r}")
+    rounds: object = max_rounds
+    if rounds is not None and (
+        isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1
+    ):
+        raise ConfigurationError(f"max_rounds must be a positive integer, got {max_rounds!r}")
     timeouts: tuple[tuple[str, object], ...] = (
         ("model_timeout", model_timeout),
         ("tool_timeout", tool_timeout),
@@ -183,13 +192,18 @@ def _item(details: Mapping[str, Any]) -> ReconciliationItem:
     )
 
 
-async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float = 0.25) -> RunOutput:
+async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float = 1.0) -> RunOutput:
     """Wait for the run's result.
 
     A run waiting for a person or another system — an ``ask`` (:func:`approve`) or a tool's
     outside-response request (:func:`respond`) — is still running: this keeps waiting, and
     :func:`run_state` shows what it waits for. Only an unsettled effect, which needs a decision
     this call cannot wait for, is raised.
+
+    Args:
+        handle: The run's workflow handle.
+        poll_interval: Seconds between looks at the run's state (a query; on a run no worker
+            has cached, each is a replay).
 
     Returns:
         The :class:`~robota.temporal.RunOutput`; for a cancelled run, ``status="interrupted"``
@@ -237,14 +251,11 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
         first = cause.details[0] if cause.details else {}
         details: Mapping[str, Any] = first if isinstance(first, Mapping) else {}
         code = details.get("code")
-        if kind.endswith("ProviderError") or kind in {"AuthenticationError", "RateLimitError"}:
-            return ProviderError(
-                cause.message,
-                code=code,
-                status=details.get("status"),
-                provider=details.get("provider"),
-                model=details.get("model"),
-            )
+        if kind in PROVIDER_ERRORS:
+            # S42: the vendor's status and type, and whether another model could serve it.
+            return provider_error(kind, cause.message, details, provider=None, model=None)
+        if kind == "ConfigurationError":
+            return ConfigurationError(cause.message, code=code)
         return RobotaError(cause.message, code=code)
     if isinstance(cause, CancelledError):
         return RobotaError("the run's workflow was cancelled before it started", code="cancelled")

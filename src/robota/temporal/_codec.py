@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from robota.core import AssistantMessage, Message, ToolCall, ToolResult, Usage
-from robota.core._errors import ConfigurationError
+from robota.core._errors import (
+    AuthenticationError,
+    ConfigurationError,
+    ProviderError,
+    RateLimitError,
+)
 from robota.core.execution._journal import decode_message, encode_message
 from robota.core.providers import ChatRequest, ChatResponse, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
@@ -62,7 +67,6 @@ class RunInput:
     Attributes:
         agent: The registered agent's name.
         input: The user's message.
-        history: A conversation to continue (messages before ``input``).
         max_rounds: The run's round budget (``None``: the agent's).
         tool_choice: ``"auto"``, ``"none"`` or ``"required"`` (``None``: the agent's).
         model_timeout: Seconds one model-call activity may take, start to close.
@@ -73,7 +77,6 @@ class RunInput:
 
     agent: str
     input: str
-    history: tuple[Message, ...] = ()
     max_rounds: int | None = None
     tool_choice: Literal["auto", "none", "required"] | None = None
     model_timeout: float = 300.0
@@ -86,7 +89,6 @@ class RunInput:
             "v": PAYLOAD_VERSION,
             "agent": self.agent,
             "input": self.input,
-            "history": [encode_message(m) for m in self.history],
             "max_rounds": self.max_rounds,
             "tool_choice": self.tool_choice,
             "model_timeout": self.model_timeout,
@@ -104,7 +106,6 @@ class RunInput:
         return cls(
             agent=str(body["agent"]),
             input=str(body["input"]),
-            history=tuple(decode_message(m) for m in body.get("history", ())),
             max_rounds=body.get("max_rounds"),
             tool_choice=cast("Literal['auto', 'none', 'required'] | None", choice),
             model_timeout=float(body.get("model_timeout", 300.0)),
@@ -302,7 +303,8 @@ class ToolCallInput:
             and the same on every attempt: the journal's key for the effect.
         provider_call_id: The provider's opaque id of the call.
         round: The model round that asked for it.
-        rerun: The host chose to run the body again after an unsettled attempt (S40).
+        rerun: How many unsettled starts of the body the host chose to run it again after
+            (S40): a later one is reconciled again. ``0``: none.
         responses: Outside responses the host supplied (S40), by request id: the body's
             ``ctx.request_outside_response`` returns them instead of suspending.
     """
@@ -313,7 +315,7 @@ class ToolCallInput:
     call_id: str
     provider_call_id: str | None = None
     round: int | None = None
-    rerun: bool = False
+    rerun: int = 0
     responses: Mapping[str, Any] = field(default_factory=dict)
 
     def encode(self) -> dict[str, Any]:
@@ -344,7 +346,7 @@ class ToolCallInput:
             call_id=str(body["call_id"]),
             provider_call_id=body.get("provider_call_id"),
             round=body.get("round"),
-            rerun=bool(body.get("rerun", False)),
+            rerun=int(body.get("rerun", 0)),
             responses=dict(body.get("responses", {})),
         )
 
@@ -363,3 +365,30 @@ def decode_result(data: object) -> ToolResult:
 def messages_of(items: Sequence[object]) -> tuple[Message, ...]:
     """Decode a list of encoded messages."""
     return tuple(decode_message(item) for item in items)
+
+
+PROVIDER_ERRORS: Final[Mapping[str, type[ProviderError]]] = {
+    "ProviderError": ProviderError,
+    "AuthenticationError": AuthenticationError,
+    "RateLimitError": RateLimitError,
+}
+"""Provider failures by class name, as their application error types name them (S42)."""
+
+
+def provider_error(
+    kind: str, message: str, details: object, *, provider: str | None, model: str | None
+) -> ProviderError:
+    """The provider failure an application error of type ``robota.<kind>`` describes (S42)."""
+    info: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
+    cls = PROVIDER_ERRORS.get(kind, ProviderError)
+    return cls(
+        message,
+        code=info.get("code"),
+        status=info.get("status"),
+        vendor_type=info.get("vendor_type"),
+        provider=info.get("provider") or provider,
+        model=info.get("model") or model,
+        request_id=info.get("request_id"),
+        switchable=info.get("switchable"),
+        recoverable=info.get("recoverable"),
+    )

@@ -9,14 +9,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from robota.core._errors import ConfigurationError
 from robota.core.execution._journal import ExecutionJournal
 from robota.temporal._activities import AgentFactory, AgentRegistry, RobotaActivities
 from robota.temporal._workflow import RobotaAgentWorkflow, bind_registry
 
-__all__ = ["create_worker"]
+__all__ = ["create_replayer", "create_worker"]
 
 
 def create_worker(
@@ -66,3 +66,20 @@ def create_worker(
         activities=activities.all(),
         **options,
     )
+
+
+def create_replayer(agents: Mapping[str, AgentFactory] | AgentRegistry, **options: Any) -> Replayer:
+    """A ``temporalio.worker.Replayer`` for Robota workflows: check a history replays cleanly.
+
+    Use it before deploying a change to an agent or to robota: replay recorded histories of
+    real runs (``await replayer.replay_workflow(await handle.fetch_history())``); a change that
+    would make running workflows take different steps fails with a nondeterminism error.
+
+    Args:
+        agents: The same name → factory mapping the workers have.
+        **options: Passed to ``Replayer`` (``namespace``, ``data_converter`` …).
+    """
+    registry = agents if isinstance(agents, AgentRegistry) else AgentRegistry(agents)
+    namespace = str(options.get("namespace", "ReplayNamespace"))
+    bind_registry(namespace, f"replay-{options.get('build_id')}", registry)
+    return Replayer(workflows=[RobotaAgentWorkflow], **options)

@@ -20,6 +20,7 @@ Control, from :mod:`robota.temporal._client`:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
@@ -28,17 +29,20 @@ from typing import Any, Final
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError, FailureError
+from temporalio.workflow import ActivityCancellationType
 
 from robota.core import (
     AbortController,
     AbortSignal,
+    Agent,
     Provider,
     Tool,
     ToolContext,
     ToolMessage,
     ToolResult,
 )
+from robota.core._abort import abort_error_from_reason
 from robota.core._errors import ConfigurationError, ProviderError, RobotaError
 from robota.core._messages import deterministic, new_id
 from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
@@ -69,6 +73,7 @@ from robota.temporal._codec import (
     decode_response,
     decode_result,
     encode_request,
+    provider_error,
 )
 
 __all__ = [
@@ -94,6 +99,7 @@ STATE_QUERY: Final = "robota.state"
 
 _RECONCILE_OUTCOMES: Final = ("settled", "failed", "rerun")
 _CONTROL: Final = (RECONCILIATION_REQUIRED, OUTSIDE_RESPONSE_REQUIRED)  # the workflow waits
+_TOOL_ATTEMPTS: Final = 10  # a body's failure is a result; these retry the worker's failures
 
 
 class _Run:
@@ -110,6 +116,7 @@ class _Run:
         self.live: dict[str, tuple[int, list[str]]] = {}  # stream key → (attempt, chunks)
         self.rounds = 0
         self.finished = False
+        self.controller = AbortController()  # the run's abort: a Temporal cancel (S23)
         self.refs: dict[str, str] = {}  # marker of a result stored aside → its journal key
         self.requests: dict[str, dict[str, Any]] = {}  # outside requests waiting (S40)
         self.responses: dict[str, Any] = {}
@@ -125,6 +132,10 @@ class _Run:
         if self.requests:
             return "awaiting_response"
         return "running"
+
+    @property
+    def signal(self) -> AbortSignal:
+        return self.controller.signal
 
     def text(self) -> str:
         live = "".join("".join(chunks) for _, chunks in self.live.values())
@@ -161,16 +172,25 @@ class _Run:
             "always_ask": request.always_ask,
         }
         try:
-            await workflow.wait_condition(lambda: approval_id in self.answers)
+            await workflow.wait_condition(
+                lambda: approval_id in self.answers or self.signal.aborted
+            )
+            if approval_id not in self.answers:  # S23: the run was aborted; nobody answered
+                return Approval(False, reason="the run was interrupted before anyone answered")
             return self.answers.pop(approval_id)
         finally:
             self.approvals.pop(approval_id, None)
+            self.answers.pop(approval_id, None)
 
     async def outside(self, details: Mapping[str, Any]) -> dict[str, Any]:
         request_id = str(details["request_id"])
         self.requests[request_id] = dict(details)
         try:
-            await workflow.wait_condition(lambda: request_id in self.responses)
+            await workflow.wait_condition(
+                lambda: request_id in self.responses or self.signal.aborted
+            )
+            if request_id not in self.responses:
+                raise abort_error_from_reason(self.signal.reason)  # S23: interrupted
             return {request_id: self.responses.pop(request_id)}
         finally:
             self.requests.pop(request_id, None)
@@ -179,7 +199,9 @@ class _Run:
         call_id = str(details["call_id"])
         self.pending[call_id] = dict(details)
         try:
-            await workflow.wait_condition(lambda: call_id in self.decisions)
+            await workflow.wait_condition(lambda: call_id in self.decisions or self.signal.aborted)
+            if call_id not in self.decisions:
+                raise abort_error_from_reason(self.signal.reason)  # S23: interrupted
             return self.decisions.pop(call_id)
         finally:
             self.pending.pop(call_id, None)
@@ -225,6 +247,19 @@ class _ActivityProvider(Provider):
                 if isinstance(m, ToolMessage) and m.content in run.refs
             },
         }
+        size = len(json.dumps(payload))
+        if size > _MAX_OUTPUT_BYTES:
+            # Scheduling it would fail the workflow task over and over (Temporal refuses
+            # payloads over 2 MiB): fail the round instead, readably.
+            raise ProviderError(
+                f"the request is {size} bytes, over the {_MAX_OUTPUT_BYTES} a Temporal payload "
+                "carries; shorten the conversation (max_history_messages) or return smaller "
+                "tool results",
+                provider=self._real.name,
+                model=request.model,
+                code="payload_too_large",
+                recoverable=False,
+            )
         run.rounds += 1
         aborted = isinstance(signal, AbortSignal) and signal
         handle = workflow.start_activity(
@@ -267,17 +302,12 @@ class _ActivityProvider(Provider):
 def _provider_error(error: ActivityError, provider: str, model: str) -> ProviderError:
     cause = error.cause
     if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
-        details = cause.details[0] if cause.details else {}
-        info = details if isinstance(details, Mapping) else {}
-        return ProviderError(
+        return provider_error(
+            (cause.type or "").removeprefix("robota."),
             cause.message,
-            status=info.get("status"),
-            vendor_type=info.get("vendor_type"),
-            provider=info.get("provider") or provider,
-            model=info.get("model") or model,
-            request_id=info.get("request_id"),
-            switchable=info.get("switchable"),
-            recoverable=info.get("recoverable"),
+            cause.details[0] if cause.details else None,
+            provider=provider,
+            model=model,
         )
     message = str(cause) if cause is not None else str(error)
     return ProviderError(
@@ -312,6 +342,28 @@ class _ActivityTool(Tool):
         self._real.validate_arguments(arguments)  # the verdict (raises), not the conversion
         return arguments
 
+    async def _run_activity(self, call: ToolCallInput, ctx: ToolContext) -> Any:
+        # S23/S38: an abort cancels the activity, which aborts the body's own signal; the body
+        # finishes (a running tool is never cut off) and its result is what the call returns.
+        handle = workflow.start_activity(
+            TOOL_CALL,
+            call.encode(),
+            retry_policy=RetryPolicy(
+                maximum_attempts=_TOOL_ATTEMPTS, non_retryable_error_types=list(_CONTROL)
+            ),
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            **self._run.activity_options(tool=True),
+        )
+        await workflow.wait_condition(lambda: handle.done() or ctx.signal.aborted)
+        if not handle.done():
+            handle.cancel()
+        try:
+            return await handle
+        except ActivityError as error:
+            if ctx.signal.aborted and isinstance(error.cause, CancelledError):
+                raise abort_error_from_reason(ctx.signal.reason) from None
+            raise
+
     async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolOutput:
         run = self._run
         call = ToolCallInput(
@@ -324,12 +376,7 @@ class _ActivityTool(Tool):
         )
         while True:
             try:
-                data = await workflow.execute_activity(
-                    TOOL_CALL,
-                    call.encode(),
-                    retry_policy=RetryPolicy(non_retryable_error_types=list(_CONTROL)),
-                    **run.activity_options(tool=True),
-                )
+                data = await self._run_activity(call, ctx)
                 ref = data.get("ref")
                 if isinstance(ref, Mapping):
                     run.refs[str(ref["marker"])] = str(ref["key"])  # stored aside (large)
@@ -349,7 +396,8 @@ class _ActivityTool(Tool):
                 decision = await run.reconcile(details)
                 outcome = decision["outcome"]
                 if outcome == "rerun":
-                    call = replace(call, rerun=True)
+                    # The host saw these starts; a start after them is reconciled again.
+                    call = replace(call, rerun=int(details.get("starts", 1)))
                     continue
                 content = str(decision.get("content", ""))
                 if outcome == "failed":
@@ -374,6 +422,56 @@ def _bounded(output: RunOutput) -> dict[str, Any]:
         type="robota.PayloadTooLarge",
         non_retryable=True,
     )
+
+
+def _failure(error: Exception) -> ApplicationError:
+    """The run's failure as Temporal records it: non-retryable, typed, with what S42 keeps."""
+    if isinstance(error, RobotaError):
+        details: dict[str, Any] = {
+            "code": error.code,
+            "category": error.category,
+            "recoverable": error.recoverable,
+        }
+        if isinstance(error, ProviderError):
+            details.update(
+                status=error.status,
+                vendor_type=error.vendor_type,
+                provider=error.provider,
+                model=error.model,
+                request_id=error.request_id,
+                switchable=error.switchable,
+            )
+        message = error.message
+    else:
+        details, message = {"code": "internal"}, f"{type(error).__name__}: {error}"
+    return ApplicationError(
+        message, details, type=f"robota.{type(error).__name__}", non_retryable=True
+    )
+
+
+def _check_runnable(agent: Agent, name: str) -> None:
+    """Refuse what cannot run in workflow code (it is replayed, and may do no I/O)."""
+    problem = ""
+    if agent._journal is not None:
+        problem = (
+            "it has its own execution journal; on Temporal the workers' journal records "
+            "effects (create_worker(journal=...)) — build the agent without journal="
+        )
+    elif agent._sources:
+        names = ", ".join(source.name for source in agent._sources)
+        problem = (
+            f"it has tool sources ({names}); a source starts and answers inside one process "
+            "— register its tools directly"
+        )
+    else:
+        gate = agent._executor.gate
+        if isinstance(gate, PermissionGate) and gate._hooks is not None:
+            problem = (
+                "it has hooks; a hook runs a command or a request, which workflow code cannot "
+                "do (it is replayed)"
+            )
+    if problem:
+        raise ConfigurationError(f"the registered agent {name!r} cannot run on Temporal: {problem}")
 
 
 _REGISTRIES: dict[tuple[str, str], AgentRegistry] = {}
@@ -409,44 +507,37 @@ class RobotaAgentWorkflow:
     @workflow.run
     async def run(self, payload: dict[str, Any]) -> dict[str, Any]:
         state = self._run
-        spec = state.spec = RunInput.decode(payload)
         rng = workflow.random()
         try:
+            spec = state.spec = RunInput.decode(payload)
             with deterministic(lambda: f"{rng.getrandbits(96):024x}", workflow.time):
                 return _bounded(await self._turn(spec))
-        except RobotaError as error:
-            # Never an exception Temporal would retry as a failed workflow task: the run
-            # failed, and the client sees why.
-            raise ApplicationError(
-                error.message,
-                {"code": error.code, "category": error.category},
-                type=f"robota.{type(error).__name__}",
-                non_retryable=True,
-            ) from None
+        except FailureError:
+            raise  # already a failure Temporal records (an ApplicationError of ours, say)
+        except Exception as error:  # noqa: BLE001 - every failure must end the run, not wedge it
+            # Anything else would fail the workflow *task*, which Temporal retries for ever: a
+            # bad payload, a factory that raises, a run that failed. End the run; say why.
+            raise _failure(error) from None
         finally:
             state.finished = True
 
     async def _turn(self, spec: RunInput) -> RunOutput:
         state = self._run
         agent = _registry().build(spec.agent)
-        try:
-            agent._route_dispatch(
-                lambda real: _ActivityProvider(real, spec.agent, state),
-                lambda real: _ActivityTool(real, spec.agent, state),
-            )
-        except ConfigurationError as error:
-            raise ConfigurationError(
-                f"the registered agent {spec.agent!r} cannot run on Temporal: {error.message}"
-            ) from None
+        _check_runnable(agent, spec.agent)
+        agent._route_dispatch(
+            lambda real: _ActivityProvider(real, spec.agent, state),
+            lambda real: _ActivityTool(real, spec.agent, state),
+        )
         gate = agent._executor.gate
         if isinstance(gate, PermissionGate):
-            if gate._hooks is not None:
-                raise ConfigurationError(
-                    f"agent {spec.agent!r} has hooks; a hook runs a command or a request, which "
-                    "workflow code cannot do (it is replayed) — hooks cannot run on Temporal yet"
-                )
-            gate._approver = state.approve  # an ask waits for the robota.approve signal
-        controller = AbortController()
+            # This run's own gate: an ask waits for the robota.approve signal to *this* run,
+            # even when the factory hands every agent the same gate object.
+            own = copy.copy(gate)
+            own._approver = state.approve
+            own.remembered = list(gate.remembered)
+            agent._executor.gate = own
+        controller = state.controller
         options: dict[str, Any] = {"signal": controller.signal}
         if spec.max_rounds is not None:
             options["max_rounds"] = spec.max_rounds
@@ -470,42 +561,55 @@ class RobotaAgentWorkflow:
             execution_id=workflow.info().workflow_id,
         )
 
+    # Signal handlers never raise: a signal is in history, so one that fails would fail every
+    # replay of the run. A malformed one is ignored.
+
     @workflow.signal(name=APPROVE_SIGNAL)
-    def approve(self, answer: dict[str, Any]) -> None:
-        approval_id = str(answer.get("id", ""))
-        if approval_id in self._run.approvals:
+    def approve(self, answer: Any) -> None:
+        if not isinstance(answer, dict):
+            return
+        approval_id, approved = answer.get("id"), answer.get("approved")
+        if approval_id in self._run.approvals and isinstance(approved, bool):
+            remember, reason = answer.get("remember", False), answer.get("reason", "")
             self._run.answers[approval_id] = Approval(
-                bool(answer.get("approved", False)),
-                remember=bool(answer.get("remember", False)),
-                reason=str(answer.get("reason", "")),
+                approved,
+                remember=remember is True,
+                reason=reason if isinstance(reason, str) else "",
             )
 
     @workflow.signal(name=RESPOND_SIGNAL)
-    def respond(self, answer: dict[str, Any]) -> None:
-        request_id = str(answer.get("request_id", ""))
-        if request_id in self._run.requests:
-            self._run.responses[request_id] = answer.get("response")
+    def respond(self, answer: Any) -> None:
+        if isinstance(answer, dict) and answer.get("request_id") in self._run.requests:
+            self._run.responses[answer["request_id"]] = answer.get("response")
 
     @workflow.signal(name=TEXT_SIGNAL)
-    def text(self, chunk: dict[str, Any]) -> None:
-        key, attempt = str(chunk.get("key", "")), int(chunk.get("attempt", 1))
+    def text(self, chunk: Any) -> None:
+        if not isinstance(chunk, dict):
+            return
+        key, attempt, text = chunk.get("key"), chunk.get("attempt"), chunk.get("text")
+        if not isinstance(key, str) or not isinstance(text, str) or type(attempt) is not int:
+            return
         if not key or key in self._run.done:
             return
         current = self._run.live.get(key)
         if current is None or current[0] < attempt:
             current = self._run.live[key] = (attempt, [])
         if current[0] == attempt:
-            current[1].append(str(chunk.get("text", "")))
+            current[1].append(text)
 
     @workflow.update(name=RECONCILE_UPDATE)
-    def reconcile(self, decision: dict[str, Any]) -> str:
+    def reconcile(self, decision: Any) -> str:
         call_id = str(decision["call_id"])
         self._run.decisions[call_id] = decision
         return call_id
 
     @reconcile.validator
-    def _check_reconcile(self, decision: dict[str, Any]) -> None:
+    def _check_reconcile(self, decision: Any) -> None:
+        if not isinstance(decision, dict):
+            raise ValueError("a reconciliation decision is an object")
         call_id = decision.get("call_id")
+        if call_id in self._run.decisions:
+            raise ValueError(f"call {call_id!r} was already settled")
         if call_id not in self._run.pending:
             pending = ", ".join(sorted(self._run.pending)) or "none"
             raise ValueError(
