@@ -1,7 +1,9 @@
-"""Shared fixtures: isolate the process-wide registries the spec asks for (S13, S14)."""
+"""Shared fixtures: isolate the process-wide registries the spec asks for (S13, S14); the
+session's PostgreSQL server."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -36,3 +38,20 @@ def _fresh_permission_parse_caches() -> None:
 
     _shell._analyze.cache_clear()
     _evaluate._remembered_rule.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """A libpq DSN of a running PostgreSQL database the tests may create tables in.
+
+    The server ``ROBOTA_TEST_POSTGRES_DSN`` names (``.ci/run`` starts one with ``.ci/postgres``),
+    else a throwaway cluster this session starts and stops.
+    """
+    given = os.environ.get("ROBOTA_TEST_POSTGRES_DSN")
+    if given:
+        yield given
+        return
+    from journal.postgres import PostgresServer
+
+    with PostgresServer() as server:
+        yield server.dsn

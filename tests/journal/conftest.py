@@ -2,33 +2,18 @@
 
 One server serves the whole session: the one ``ROBOTA_TEST_POSTGRES_DSN`` names (``.ci/run``
 starts one with ``.ci/postgres``), else a throwaway cluster this session starts and stops. Each
-test gets a table of its own, so no test sees another's rows or locks.
+test gets a table of its own, so no test sees another's rows or locks. The server is
+``postgres_dsn``, from ``tests/conftest.py`` (the Temporal tests share it).
 """
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
 import psycopg
 import pytest
 from psycopg import sql
-
-from journal.postgres import PostgresServer
-
-DSN_VARIABLE = "ROBOTA_TEST_POSTGRES_DSN"
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """A libpq DSN of a running PostgreSQL database the tests may create tables in."""
-    given = os.environ.get(DSN_VARIABLE)
-    if given:
-        yield given
-        return
-    with PostgresServer() as server:
-        yield server.dsn
 
 
 @pytest.fixture

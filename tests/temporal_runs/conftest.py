@@ -3,10 +3,9 @@
 from temporal_runs.engine import (
     client,
     journal_spec,
-    postgres_dsn,
     queue,
     temporal_address,
     workers,
 )
 
-__all__ = ["client", "journal_spec", "postgres_dsn", "queue", "temporal_address", "workers"]
+__all__ = ["client", "journal_spec", "queue", "temporal_address", "workers"]

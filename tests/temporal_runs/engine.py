@@ -27,10 +27,7 @@ from typing import IO
 import pytest
 from temporalio.client import Client
 
-from journal.postgres import PostgresServer
-
 TESTS = Path(__file__).parent.parent
-DSN_VARIABLE = "ROBOTA_TEST_POSTGRES_DSN"  # as .ci/run sets it (tests/journal reads it too)
 
 
 def temporal_binary() -> str:
@@ -179,17 +176,6 @@ class Workers:
                 process.kill()
                 process.wait()
         self.processes.clear()
-
-
-@pytest.fixture(scope="session")
-def postgres_dsn() -> Iterator[str]:
-    """The PostgreSQL server the journal tests use (``ROBOTA_TEST_POSTGRES_DSN``, or one of ours)."""
-    given = os.environ.get(DSN_VARIABLE)
-    if given:
-        yield given
-        return
-    with PostgresServer() as server:
-        yield server.dsn
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

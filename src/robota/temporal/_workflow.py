@@ -49,11 +49,10 @@ from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
-    ResponseDone,
     StreamEvent,
     TextDelta,
-    ToolCallReady,
     collect_stream,
+    stream_response,
 )
 from robota.core.providers._capabilities import ProviderCapabilities
 from robota.core.providers._effort import EffortResolution
@@ -286,17 +285,8 @@ class _ActivityProvider(Provider):
             return
         response = decode_response(data)
         run.commit(stream, response.content)
-        if response.content:
-            yield TextDelta(response.content)
-        for call in response.tool_calls:
-            yield ToolCallReady(call)
-        yield ResponseDone(
-            model=response.model,
-            usage=response.usage,
-            finish_reason=response.finish_reason,
-            continuation=response.continuation,
-            effort=response.effort,
-        )
+        async for event in stream_response(response):
+            yield event
 
 
 def _provider_error(error: ActivityError, provider: str, model: str) -> ProviderError:
