@@ -25,6 +25,7 @@ from robota.core.permissions import PermissionGate, PermissionPolicy
 from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 
 robota.register_model_metadata("rule-model", context_window=100_000, provider="rules")
+robota.register_model_metadata("roomy-model", context_window=10_000_000, provider="rules")
 
 
 class RuleProvider(robota.Provider):
@@ -198,7 +199,7 @@ class MeasuringProvider(robota.Provider):
 
     @property
     def name(self) -> str:
-        return "measuring"
+        return "rules"  # the models are registered for the "rules" provider
 
     async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
         return await collect_stream(self.chat_stream(request))
@@ -230,7 +231,7 @@ async def bulk(size: int) -> str:
 
 def measurer() -> robota.Agent:
     return robota.Agent(
-        provider=MeasuringProvider(), model="rule-model", tools=[bulk], name="measurer"
+        provider=MeasuringProvider(), model="roomy-model", tools=[bulk], name="measurer"
     )
 
 
@@ -301,9 +302,6 @@ def hooked() -> robota.Agent:
 
 
 AGENTS.update({"sourced": sourced, "hooked": hooked})
-
-
-robota.register_model_metadata("roomy-model", context_window=10_000_000, provider="rules")
 
 
 def roomy() -> robota.Agent:
@@ -404,3 +402,10 @@ AGENTS.update(
 
 
 BROKEN = {"broken": broken}  # in-process workers only: the worker command builds each at start
+
+
+def small_measurer() -> robota.Agent:
+    return robota.Agent(provider=MeasuringProvider(), model="rule-model", tools=[bulk])
+
+
+AGENTS["small-measurer"] = small_measurer  # a 100,000-token window

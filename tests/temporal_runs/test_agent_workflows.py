@@ -597,3 +597,19 @@ def test_the_worker_command_says_a_wrong_namespace_before_it_serves(
     assert done.stderr.startswith("error: namespace 'nope'")
     assert "serving" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+async def test_s39_a_stored_result_past_the_tool_result_budget_reaches_the_model_as_a_notice(
+    client: Client, queue: str, tmp_path: Path
+) -> None:
+    size = 1024 * 1024  # ~262,000 tokens: past 80% of the 100,000-token window
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "small-measurer", str(size), task_queue=queue)
+        result = await get_result(handle)
+    notice = (
+        "[Result omitted: no room left in the context window. The call to 'bulk' completed and "
+        "its effects happened; do not repeat it. Ask for a smaller part of the result if you "
+        "need it.]"
+    )
+    digest = hashlib.sha256(notice.encode()).hexdigest()[:16]
+    assert result.text == f"got {len(notice)} bytes {digest}"  # what the vendor was sent

@@ -20,8 +20,9 @@ workers turn their providers' SDK retries off (:meth:`robota.Provider.disable_sd
 
 In workflow code (replayed, no I/O): the agent's factory, its permission gate and plugins. Refused
 when a run starts: an agent with its own journal, tool sources or hooks. A tool result over
-``INLINE_RESULT_BYTES`` is stored in the journal and referenced; the loop's S39 tool-result
-budget and context guard then count the reference, not the content (a known limit).
+``INLINE_RESULT_BYTES`` is stored in the journal and referenced; the model call resolves it within
+the S39 tool-result budget (past it, the bounded notice), while the workflow's pre-send context
+guard counts the reference (a known limit).
 :func:`create_replayer` replays recorded histories, to check a change before deploying it.
 """
 

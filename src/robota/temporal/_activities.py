@@ -35,17 +35,21 @@ from robota.core import (
     Message,
     Provider,
     Tool,
+    ToolCall,
     ToolContext,
     ToolMessage,
     ToolResult,
 )
 from robota.core._abort import is_abort
+from robota.core._context import estimate_message_tokens, estimate_text_tokens
 from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
     ProviderError,
     RateLimitError,
 )
+from robota.core._models import get_model_context_window
+from robota.core.execution._guards import TOOL_RESULT_BUDGET, omitted_result_notice
 from robota.core.execution._journal import (
     EffectSettled,
     EffectStarted,
@@ -54,7 +58,11 @@ from robota.core.execution._journal import (
     OutsideRequested,
 )
 from robota.core.providers import ChatRequest, TextDelta, collect_stream
-from robota.core.tools._executor import INTERRUPTED_WHILE_RUNNING, _failure_text
+from robota.core.tools._executor import (
+    INTERRUPTED_WHILE_RUNNING,
+    ToolCallOutcome,
+    _failure_text,
+)
 from robota.core.tools._tool import to_tool_result
 from robota.temporal._codec import (
     ToolCallInput,
@@ -262,7 +270,7 @@ class RobotaActivities:
             agent, provider_name = str(payload["agent"]), str(payload["provider"])
             request = decode_request(payload["request"])
             provider = self._registry.provider(agent, provider_name)
-        request = await self._resolved(request, payload.get("refs"))
+        request = await self._resolved(request, payload.get("refs"), provider.name)
         info = activity.info()
         controller = AbortController()
         live = _LiveText(info.workflow_id or "", str(payload.get("stream", "")), info.attempt)
@@ -358,7 +366,7 @@ class RobotaActivities:
             )
         return _by_reference(key, result)
 
-    async def _resolved(self, request: ChatRequest, refs: object) -> ChatRequest:
+    async def _resolved(self, request: ChatRequest, refs: object, provider: str) -> ChatRequest:
         # Large tool results travel by reference (the workflow issued each marker); the vendor
         # is sent the stored content.
         if not isinstance(refs, Mapping) or not refs:
@@ -371,20 +379,38 @@ class RobotaActivities:
                 type="robota.ConfigurationError",
                 non_retryable=True,
             )
+        # S39's tool-result budget, which the loop applied to the markers: a stored result that
+        # would fill the context past it is sent as the bounded notice instead. Earlier results
+        # are resolved first, so a result sent once is sent in every later round too.
+        budget = TOOL_RESULT_BUDGET * get_model_context_window(request.model, provider=provider)
+        used = sum(estimate_message_tokens(m) for m in request.messages)
         messages: list[Message] = []
         for message in request.messages:
             key = refs.get(message.content) if isinstance(message, ToolMessage) else None
-            if key is not None:
-                settled = [r for r in await journal.read(str(key)) if isinstance(r, EffectSettled)]
-                if not settled:
-                    raise ApplicationError(
-                        f"the stored tool result {key!r} is missing from the journal",
-                        type="robota.StorageError",
-                        non_retryable=True,
-                    )
-                messages.append(dataclasses.replace(message, content=settled[-1].content))
-            else:
+            if key is None or not isinstance(message, ToolMessage):
                 messages.append(message)
+                continue
+            settled = [r for r in await journal.read(str(key)) if isinstance(r, EffectSettled)]
+            if not settled:
+                raise ApplicationError(
+                    f"the stored tool result {key!r} is missing from the journal",
+                    type="robota.StorageError",
+                    non_retryable=True,
+                )
+            content = settled[-1].content
+            grown = estimate_text_tokens(content) - estimate_text_tokens(message.content)
+            if used + grown > budget:
+                call = ToolCall(message.tool_call_id, message.tool_name, "{}")
+                outcome = ToolCallOutcome(
+                    call,
+                    "failed" if message.is_error else "completed",
+                    ToolResult(content),
+                    started=True,
+                )
+                content = omitted_result_notice(outcome)
+            else:
+                used += grown
+            messages.append(dataclasses.replace(message, content=content))
         return dataclasses.replace(request, messages=tuple(messages))
 
     async def _body(self, tool: Tool, call: ToolCallInput, workflow_id: str) -> ToolResult:
