@@ -32,6 +32,7 @@ from robota.temporal._codec import (
     decode_result,
     encode_request,
     encode_response,
+    provider_error,
 )
 from robota.testing import ScriptedProvider
 from temporal_runs.agents import AGENTS
@@ -271,3 +272,13 @@ def test_the_workers_own_providers_have_their_sdk_retries_turned_off() -> None:
     registry.live("a")
     registry.live("a")
     assert disabled == ["scripted"]  # once, when the worker builds its instance
+
+
+def test_provider_failures_keep_their_class_and_retry_after() -> None:
+    throttled = provider_error(
+        "RateLimitError", "slow down", {"retry_after": 2.5, "status": 429}, provider="p", model="m"
+    )
+    assert isinstance(throttled, robota.RateLimitError)
+    assert (throttled.retry_after, throttled.status, throttled.provider) == (2.5, 429, "p")
+    unreachable = provider_error("NetworkError", "reset", {}, provider="p", model="m")
+    assert isinstance(unreachable, robota.NetworkError)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, TypeAlias, final
@@ -58,7 +58,10 @@ def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Itera
     try:
         yield
     finally:
-        _DETERMINISM.reset(reset)
+        # Closed from another context (an engine evicting the workflow's coroutine): the
+        # context this value was set in is being discarded with it.
+        with suppress(ValueError):
+            _DETERMINISM.reset(reset)
 
 
 def new_id(prefix: str) -> str:

@@ -47,6 +47,7 @@ from robota.core._errors import (
     ExecutionSuspendedError,
     ProviderError,
     RateLimitError,
+    StorageError,
 )
 from robota.core._models import get_model_context_window
 from robota.core.execution._guards import TOOL_RESULT_BUDGET, omitted_result_notice
@@ -215,6 +216,7 @@ def _provider_failure(error: ProviderError) -> ApplicationError:
             "code": error.code,
             "switchable": error.switchable,
             "recoverable": error.recoverable,
+            "retry_after": error.retry_after if isinstance(error, RateLimitError) else None,
         },
         type=f"robota.{type(error).__name__}",
         non_retryable=not error.recoverable,
@@ -303,6 +305,19 @@ class RobotaActivities:
                 raise waiting.failure() from None
         key = _effect_key(workflow_id, call.call_id)
         try:
+            return await self._journaled(journal, key, tool, call, workflow_id)
+        except StorageError as error:
+            # The journal could not be reached or written: Temporal retries the attempt; if it
+            # never can, the workflow fails the run rather than guess (S40).
+            raise ApplicationError(
+                f"the execution journal failed for call {call.call_id}: {error.message}",
+                type="robota.StorageError",
+            ) from None
+
+    async def _journaled(
+        self, journal: ExecutionJournal, key: str, tool: Tool, call: ToolCallInput, workflow_id: str
+    ) -> dict[str, Any]:
+        try:
             lease = await journal.acquire(key)
         except ExecutionLockedError as error:
             # An earlier attempt's worker still holds the call (alive but cut off): retry later.
@@ -383,11 +398,12 @@ class RobotaActivities:
         # would fill the context past it is sent as the bounded notice instead. Earlier results
         # are resolved first, so a result sent once is sent in every later round too.
         budget = TOOL_RESULT_BUDGET * get_model_context_window(request.model, provider=provider)
-        used = sum(estimate_message_tokens(m) for m in request.messages)
+        used = 0  # the context before this message, as the model will be sent it
         messages: list[Message] = []
         for message in request.messages:
             key = refs.get(message.content) if isinstance(message, ToolMessage) else None
             if key is None or not isinstance(message, ToolMessage):
+                used += estimate_message_tokens(message)
                 messages.append(message)
                 continue
             settled = [r for r in await journal.read(str(key)) if isinstance(r, EffectSettled)]
@@ -398,8 +414,7 @@ class RobotaActivities:
                     non_retryable=True,
                 )
             content = settled[-1].content
-            grown = estimate_text_tokens(content) - estimate_text_tokens(message.content)
-            if used + grown > budget:
+            if used + estimate_text_tokens(content) > budget:
                 call = ToolCall(message.tool_call_id, message.tool_name, "{}")
                 outcome = ToolCallOutcome(
                     call,
@@ -408,9 +423,9 @@ class RobotaActivities:
                     started=True,
                 )
                 content = omitted_result_notice(outcome)
-            else:
-                used += grown
-            messages.append(dataclasses.replace(message, content=content))
+            resolved = dataclasses.replace(message, content=content)
+            used += estimate_message_tokens(resolved)
+            messages.append(resolved)
         return dataclasses.replace(request, messages=tuple(messages))
 
     async def _body(self, tool: Tool, call: ToolCallInput, workflow_id: str) -> ToolResult:
@@ -433,6 +448,15 @@ class RobotaActivities:
             try:
                 result = await asyncio.shield(body)
             except asyncio.CancelledError:
+                details = activity.cancellation_details()
+                if details is None or not details.cancel_requested:
+                    # Not the run's abort: the worker is shutting down, or the attempt timed
+                    # out. The body is cut off with no result recorded, so the next attempt
+                    # (another worker) reconciles it, or reruns it if it is idempotent.
+                    body.cancel()
+                    with contextlib.suppress(BaseException):
+                        await body
+                    raise
                 controller.abort("the run was interrupted")
                 result = await body
         if outside.waiting is not None:

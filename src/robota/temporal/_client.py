@@ -10,12 +10,12 @@ import contextlib
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core._errors import ConfigurationError, RobotaError
+from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
     ReconciliationItem,
@@ -244,6 +244,9 @@ async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float =
     return RunOutput.decode(data)
 
 
+_CATEGORIES: frozenset[object] = frozenset(get_args(ErrorCategory))
+
+
 def _robota_error(failure: WorkflowFailureError) -> RobotaError:
     cause = failure.cause
     if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
@@ -256,7 +259,13 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
             return provider_error(kind, cause.message, details, provider=None, model=None)
         if kind == "ConfigurationError":
             return ConfigurationError(cause.message, code=code)
-        return RobotaError(cause.message, code=code)
+        category, recoverable = details.get("category"), details.get("recoverable")
+        return RobotaError(
+            cause.message,
+            code=code,
+            category=category if category in _CATEGORIES else None,
+            recoverable=recoverable if isinstance(recoverable, bool) else None,
+        )
     if isinstance(cause, CancelledError):
         return RobotaError("the run's workflow was cancelled before it started", code="cancelled")
     return RobotaError(f"the run's workflow failed: {cause}", code="workflow_failed")

@@ -16,6 +16,7 @@ from robota.core import AssistantMessage, Message, ToolCall, ToolResult, Usage
 from robota.core._errors import (
     AuthenticationError,
     ConfigurationError,
+    NetworkError,
     ProviderError,
     RateLimitError,
 )
@@ -371,6 +372,7 @@ PROVIDER_ERRORS: Final[Mapping[str, type[ProviderError]]] = {
     "ProviderError": ProviderError,
     "AuthenticationError": AuthenticationError,
     "RateLimitError": RateLimitError,
+    "NetworkError": NetworkError,
 }
 """Provider failures by class name, as their application error types name them (S42)."""
 
@@ -381,6 +383,18 @@ def provider_error(
     """The provider failure an application error of type ``robota.<kind>`` describes (S42)."""
     info: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     cls = PROVIDER_ERRORS.get(kind, ProviderError)
+    if cls is RateLimitError and info.get("retry_after") is not None:
+        return RateLimitError(
+            message,
+            retry_after=info.get("retry_after"),
+            code=info.get("code"),
+            vendor_type=info.get("vendor_type"),
+            provider=info.get("provider") or provider,
+            model=info.get("model") or model,
+            request_id=info.get("request_id"),
+            switchable=info.get("switchable"),
+            recoverable=info.get("recoverable"),
+        )
     return cls(
         message,
         code=info.get("code"),

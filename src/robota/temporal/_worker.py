@@ -6,6 +6,7 @@ Internal; re-exported by :mod:`robota.temporal`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from temporalio.client import Client
@@ -59,6 +60,10 @@ def create_worker(
     registry = agents if isinstance(agents, AgentRegistry) else AgentRegistry(agents)
     activities = RobotaActivities(registry, journal)
     bind_registry(client.namespace, task_queue, registry)
+    # Heartbeats carry a run's abort to a tool body; the SDK's default throttle (up to 60 s, or
+    # 0.8 × the heartbeat timeout) would delay it. A second is cheap.
+    options.setdefault("max_heartbeat_throttle_interval", timedelta(seconds=1))
+    options.setdefault("default_heartbeat_throttle_interval", timedelta(seconds=1))
     return Worker(
         client,
         task_queue=task_queue,

@@ -43,7 +43,13 @@ from robota.core import (
     ToolResult,
 )
 from robota.core._abort import abort_error_from_reason
-from robota.core._errors import ConfigurationError, ProviderError, RobotaError
+from robota.core._errors import (
+    ConfigurationError,
+    ExecutionControlError,
+    ProviderError,
+    RateLimitError,
+    RobotaError,
+)
 from robota.core._messages import deterministic, new_id
 from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
 from robota.core.providers import (
@@ -99,6 +105,7 @@ STATE_QUERY: Final = "robota.state"
 _RECONCILE_OUTCOMES: Final = ("settled", "failed", "rerun")
 _CONTROL: Final = (RECONCILIATION_REQUIRED, OUTSIDE_RESPONSE_REQUIRED)  # the workflow waits
 _TOOL_ATTEMPTS: Final = 10  # a body's failure is a result; these retry the worker's failures
+_SETUP: Final = "robota.ConfigurationError"  # an activity that could not start its body
 
 
 class _Run:
@@ -335,9 +342,17 @@ class _ActivityTool(Tool):
     async def _run_activity(self, call: ToolCallInput, ctx: ToolContext) -> Any:
         # S23/S38: an abort cancels the activity, which aborts the body's own signal; the body
         # finishes (a running tool is never cut off) and its result is what the call returns.
+        payload = call.encode()
+        size = len(json.dumps(payload))
+        if size > _MAX_OUTPUT_BYTES:
+            # Scheduling it would fail the workflow task for ever; the body has not run.
+            raise RuntimeError(
+                f"the call's input (arguments and outside responses) is {size} bytes, over the "
+                f"{_MAX_OUTPUT_BYTES} a Temporal payload carries"
+            )
         handle = workflow.start_activity(
             TOOL_CALL,
-            call.encode(),
+            payload,
             retry_policy=RetryPolicy(
                 maximum_attempts=_TOOL_ATTEMPTS, non_retryable_error_types=list(_CONTROL)
             ),
@@ -375,13 +390,26 @@ class _ActivityTool(Tool):
                 cause = error.cause
                 if not (isinstance(cause, ApplicationError) and cause.type in _CONTROL):
                     message = cause.message if isinstance(cause, ApplicationError) else str(cause)
-                    raise RuntimeError(f"the tool activity failed: {message}") from None
+                    if isinstance(cause, ApplicationError) and cause.type == _SETUP:
+                        # The worker could not start the body (an unknown tool, a newer
+                        # payload): it never ran, and the model sees the failure.
+                        raise RuntimeError(f"the tool activity failed: {message}") from None
+                    # Out of attempts on the worker's side (journal unreachable, a held lock,
+                    # timeouts): the body may have run. Never a result the model could retry
+                    # (S40): the run fails, naming the call, so nothing runs twice.
+                    raise ExecutionControlError(
+                        f"the tool activity of call {call.call_id} ({self.name}) failed and its "
+                        f"effect is uncertain: {message}",
+                        code="effect_uncertain",
+                    ) from None
                 details = cause.details[0] if cause.details else {"call_id": call.call_id}
                 if cause.type == OUTSIDE_RESPONSE_REQUIRED:
                     # S40: the body waits for an outside response: so does the run, until the
                     # robota.respond signal brings it; then the same call runs again.
                     answer = await run.outside(details)
-                    call = replace(call, responses={**call.responses, **answer})
+                    # The wait is recorded before the effect: no start before it is unsettled
+                    # any more, so no earlier "rerun" carries over.
+                    call = replace(call, responses={**call.responses, **answer}, rerun=0)
                     continue
                 decision = await run.reconcile(details)
                 outcome = decision["outcome"]
@@ -430,6 +458,7 @@ def _failure(error: Exception) -> ApplicationError:
                 model=error.model,
                 request_id=error.request_id,
                 switchable=error.switchable,
+                retry_after=error.retry_after if isinstance(error, RateLimitError) else None,
             )
         message = error.message
     else:
@@ -495,7 +524,7 @@ class RobotaAgentWorkflow:
         self._run = _Run()
 
     @workflow.run
-    async def run(self, payload: dict[str, Any]) -> dict[str, Any]:
+    async def run(self, payload: Any) -> dict[str, Any]:
         state = self._run
         rng = workflow.random()
         try:
@@ -559,7 +588,9 @@ class RobotaAgentWorkflow:
         if not isinstance(answer, dict):
             return
         approval_id, approved = answer.get("id"), answer.get("approved")
-        if approval_id in self._run.approvals and isinstance(approved, bool):
+        if not isinstance(approval_id, str) or not isinstance(approved, bool):
+            return
+        if approval_id in self._run.approvals:
             remember, reason = answer.get("remember", False), answer.get("reason", "")
             self._run.answers[approval_id] = Approval(
                 approved,
@@ -569,8 +600,11 @@ class RobotaAgentWorkflow:
 
     @workflow.signal(name=RESPOND_SIGNAL)
     def respond(self, answer: Any) -> None:
-        if isinstance(answer, dict) and answer.get("request_id") in self._run.requests:
-            self._run.responses[answer["request_id"]] = answer.get("response")
+        if not isinstance(answer, dict):
+            return
+        request_id = answer.get("request_id")
+        if isinstance(request_id, str) and request_id in self._run.requests:
+            self._run.responses[request_id] = answer.get("response")
 
     @workflow.signal(name=TEXT_SIGNAL)
     def text(self, chunk: Any) -> None:
@@ -598,6 +632,8 @@ class RobotaAgentWorkflow:
         if not isinstance(decision, dict):
             raise ValueError("a reconciliation decision is an object")
         call_id = decision.get("call_id")
+        if not isinstance(call_id, str):
+            raise ValueError(f"call_id must be a string, got {call_id!r}")
         if call_id in self._run.decisions:
             raise ValueError(f"call {call_id!r} was already settled")
         if call_id not in self._run.pending:
