@@ -383,26 +383,15 @@ def provider_error(
     """The provider failure an application error of type ``robota.<kind>`` describes (S42)."""
     info: Mapping[str, Any] = details if isinstance(details, Mapping) else {}
     cls = PROVIDER_ERRORS.get(kind, ProviderError)
-    if cls is RateLimitError and info.get("retry_after") is not None:
-        return RateLimitError(
-            message,
-            retry_after=info.get("retry_after"),
-            code=info.get("code"),
-            vendor_type=info.get("vendor_type"),
-            provider=info.get("provider") or provider,
-            model=info.get("model") or model,
-            request_id=info.get("request_id"),
-            switchable=info.get("switchable"),
-            recoverable=info.get("recoverable"),
-        )
-    return cls(
-        message,
-        code=info.get("code"),
-        status=info.get("status"),
-        vendor_type=info.get("vendor_type"),
-        provider=info.get("provider") or provider,
-        model=info.get("model") or model,
-        request_id=info.get("request_id"),
-        switchable=info.get("switchable"),
-        recoverable=info.get("recoverable"),
-    )
+    facts: dict[str, Any] = {
+        "code": info.get("code"),
+        "vendor_type": info.get("vendor_type"),
+        "provider": info.get("provider") or provider,
+        "model": info.get("model") or model,
+        "request_id": info.get("request_id"),
+        "switchable": info.get("switchable"),
+        "recoverable": info.get("recoverable"),
+    }
+    if cls is RateLimitError:
+        return RateLimitError(message, retry_after=info.get("retry_after"), **facts)
+    return cls(message, status=info.get("status"), **facts)
