@@ -92,6 +92,8 @@ RECONCILIATION_REQUIRED: Final = "robota.ReconciliationRequired"
 """The application error type of an unsettled effect (S40)."""
 OUTSIDE_RESPONSE_REQUIRED: Final = "robota.OutsideResponseRequired"
 """The application error type of a tool body waiting for an outside response (S40)."""
+SETUP_FAILED: Final = "robota.ConfigurationError"
+"""The application error type of an activity that could not start (its body never ran)."""
 
 AgentFactory = Callable[[], Agent]
 """Builds one agent: called once per workflow run (the loop's agent) and once per worker
@@ -99,9 +101,10 @@ process (where the activities find the real provider and tools). It must build t
 every time, with no I/O of its own: workflow code replays it."""
 
 INLINE_RESULT_BYTES: Final = 64 * 1024
-"""A tool result larger than this (UTF-8) travels by reference when a journal holds it."""
+"""A tool result larger than this (as Temporal's JSON encodes it) travels by reference when a
+journal holds it."""
 MAX_INLINE_BYTES: Final = 1024 * 1024
-"""Without a journal, the largest result carried inline (Temporal refuses payloads over 2 MiB)."""
+"""Without a journal, the largest result carried inline, encoded (Temporal refuses 2 MiB)."""
 
 _FLUSH_SECONDS: Final = 0.5  # how often live text is signalled (each is a history event)
 _MAX_ID: Final = 200  # the journal's execution-id bound
@@ -391,7 +394,7 @@ class RobotaActivities:
             raise ApplicationError(
                 "this request refers to tool results stored in the execution journal, and this "
                 "worker has none: give every worker the same journal",
-                type="robota.ConfigurationError",
+                type=SETUP_FAILED,
                 non_retryable=True,
             )
         # S39's tool-result budget, which the loop applied to the markers: a stored result that
@@ -487,7 +490,7 @@ def _setup() -> Iterator[None]:
         message = error.message if isinstance(error, ConfigurationError) else repr(error)
         raise ApplicationError(
             f"this worker cannot run the activity: {message}",
-            type="robota.ConfigurationError",
+            type=SETUP_FAILED,
             non_retryable=True,
         ) from None
 

@@ -118,12 +118,10 @@ async def start_agent_run(
         ConfigurationError: for an empty agent name or task queue, a bad ``tool_choice``,
             ``max_rounds`` or timeout.
     """
-    checked: tuple[object, object, object] = (agent_name, task_queue, input)  # untyped callers
-    if not isinstance(checked[0], str) or not checked[0]:
-        raise ConfigurationError(f"agent_name must be a non-empty string, got {agent_name!r}")
-    if not isinstance(checked[1], str) or not checked[1]:
-        raise ConfigurationError(f"task_queue must be a non-empty string, got {task_queue!r}")
-    if not isinstance(checked[2], str):
+    _check_text("agent_name", agent_name)
+    _check_text("task_queue", task_queue)
+    given: object = input  # untyped callers can pass anything
+    if not isinstance(given, str):
         raise ConfigurationError(f"input must be a string, got {type(input).__name__}")
     choice: object = tool_choice
     if choice not in (None, "auto", "none", "required"):
@@ -154,6 +152,11 @@ async def start_agent_run(
     return await client.start_workflow(
         WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue
     )
+
+
+def _check_text(label: str, value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise ConfigurationError(f"{label} must be a non-empty string, got {value!r}")
 
 
 async def run_state(handle: WorkflowHandle[Any, Any]) -> RunState:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from robota.core import AssistantMessage, Message, ToolCall, ToolResult, Usage
+from robota.core import Message, ToolCall, ToolResult, Usage
 from robota.core._errors import (
     AuthenticationError,
     ConfigurationError,
@@ -20,7 +20,12 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
 )
-from robota.core.execution._journal import decode_message, encode_message
+from robota.core.execution._journal import (
+    decode_message,
+    decode_usage,
+    encode_message,
+    encode_usage,
+)
 from robota.core.providers import ChatRequest, ChatResponse, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
 
@@ -151,7 +156,7 @@ class RunOutput:
             "stop_reason": self.stop_reason,
             "rounds": self.rounds,
             "tool_calls_executed": self.tool_calls_executed,
-            "usage": _encode_usage(self.usage),
+            "usage": encode_usage(self.usage),
             "messages": [encode_message(m) for m in self.messages],
             "execution_id": self.execution_id,
             "messages_omitted": self.messages_omitted,
@@ -161,7 +166,7 @@ class RunOutput:
     def decode(cls, data: object) -> RunOutput:
         """The output :meth:`encode` wrote."""
         body = check_version(data, "run output")
-        usage = _decode_usage(body["usage"])
+        usage = decode_usage(body["usage"])
         return cls(
             text=str(body["text"]),
             status=str(body["status"]),
@@ -229,7 +234,7 @@ def encode_response(response: ChatResponse) -> dict[str, Any]:
         "content": response.content,
         "tool_calls": [[c.id, c.name, c.arguments] for c in response.tool_calls],
         "model": response.model,
-        "usage": _encode_usage(response.usage),
+        "usage": encode_usage(response.usage),
         "finish_reason": response.finish_reason,
         "continuation": response.continuation,
         "effort": None
@@ -253,7 +258,7 @@ def decode_response(data: object) -> ChatResponse:
         content=str(body["content"]),
         tool_calls=tuple(ToolCall(str(i), str(n), str(a)) for i, n, a in body["tool_calls"]),
         model=body.get("model"),
-        usage=_decode_usage(body.get("usage")),
+        usage=decode_usage(body.get("usage")),
         finish_reason=body.get("finish_reason"),
         continuation=body.get("continuation"),
         effort=None
@@ -267,25 +272,6 @@ def decode_response(data: object) -> ChatResponse:
             source=effort.get("source"),
         ),
     )
-
-
-def _encode_usage(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    message = encode_message(AssistantMessage("", usage=usage))
-    return {"counts": message["usage"]}
-
-
-def _decode_usage(data: object) -> Usage | None:
-    if data is None:
-        return None
-    if not isinstance(data, Mapping):
-        raise PayloadError("usage must be an object")
-    carrier = encode_message(AssistantMessage(""))
-    carrier["usage"] = data["counts"]
-    decoded = decode_message(carrier)
-    assert isinstance(decoded, AssistantMessage)
-    return decoded.usage
 
 
 # ------------------------------------------------------------------ a tool call

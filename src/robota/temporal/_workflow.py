@@ -67,6 +67,7 @@ from robota.temporal._activities import (
     MODEL_CALL,
     OUTSIDE_RESPONSE_REQUIRED,
     RECONCILIATION_REQUIRED,
+    SETUP_FAILED,
     TEXT_SIGNAL,
     TOOL_CALL,
     AgentRegistry,
@@ -105,7 +106,6 @@ STATE_QUERY: Final = "robota.state"
 _RECONCILE_OUTCOMES: Final = ("settled", "failed", "rerun")
 _CONTROL: Final = (RECONCILIATION_REQUIRED, OUTSIDE_RESPONSE_REQUIRED)  # the workflow waits
 _TOOL_ATTEMPTS: Final = 10  # a body's failure is a result; these retry the worker's failures
-_SETUP: Final = "robota.ConfigurationError"  # an activity that could not start its body
 
 
 class _Run:
@@ -267,7 +267,7 @@ class _ActivityProvider(Provider):
                 recoverable=False,
             )
         run.rounds += 1
-        aborted = isinstance(signal, AbortSignal) and signal
+        run_signal = signal if isinstance(signal, AbortSignal) else None
         handle = workflow.start_activity(
             MODEL_CALL,
             payload,
@@ -277,7 +277,7 @@ class _ActivityProvider(Provider):
         try:
             data = await handle
         except (asyncio.CancelledError, ActivityError) as error:
-            if not (aborted and aborted.aborted):
+            if run_signal is None or not run_signal.aborted:
                 if isinstance(error, ActivityError):
                     raise _provider_error(error, self._real.name, request.model) from None
                 raise
@@ -390,7 +390,7 @@ class _ActivityTool(Tool):
                 cause = error.cause
                 if not (isinstance(cause, ApplicationError) and cause.type in _CONTROL):
                     message = cause.message if isinstance(cause, ApplicationError) else str(cause)
-                    if isinstance(cause, ApplicationError) and cause.type == _SETUP:
+                    if isinstance(cause, ApplicationError) and cause.type == SETUP_FAILED:
                         # The worker could not start the body (an unknown tool, a newer
                         # payload): it never ran, and the model sees the failure.
                         raise RuntimeError(f"the tool activity failed: {message}") from None

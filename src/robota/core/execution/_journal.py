@@ -565,19 +565,7 @@ def encode_message(message: Message) -> dict[str, Any]:
         data["state"] = message.state
         data["model"] = message.model
         data["continuation"] = message.continuation
-        usage = message.usage
-        data["usage"] = (
-            None
-            if usage is None
-            else [
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                usage.total_tokens,
-                usage.cache_read_tokens,
-                usage.partial,
-                usage.reasoning_tokens,
-            ]
-        )
+        data["usage"] = encode_usage(message.usage)
     elif isinstance(message, ToolMessage):
         data["tool_call_id"] = message.tool_call_id
         data["tool_name"] = message.tool_name
@@ -609,20 +597,7 @@ def decode_message(data: Any) -> Message:
             **common,
         )
     if kind == "assistant":
-        raw_usage = data["usage"]
-        usage = None
-        if raw_usage is not None:
-            p, c, t, cache, partial, reasoning = raw_usage
-            usage = Usage(_int(p), _int(c), _int(t), _opt_int(cache), _bool(partial))
-            if reasoning is not None:
-                usage = Usage(
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                    usage.total_tokens,
-                    usage.cache_read_tokens,
-                    usage.partial,
-                    _int(reasoning),
-                )
+        usage = decode_usage(data["usage"])
         state = data["state"]
         if state not in ("complete", "interrupted"):
             raise ValueError(f"unknown assistant state {state!r}")
@@ -636,6 +611,42 @@ def decode_message(data: Any) -> Message:
             **common,
         )
     raise ValueError(f"unknown message kind {kind!r}")
+
+
+def encode_usage(usage: Usage | None) -> list[Any] | None:
+    """A usage as a JSON array (``None`` stays ``None``), every count kept."""
+    if usage is None:
+        return None
+    return [
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.total_tokens,
+        usage.cache_read_tokens,
+        usage.partial,
+        usage.reasoning_tokens,
+    ]
+
+
+def decode_usage(raw: Any) -> Usage | None:
+    """The usage :func:`encode_usage` wrote.
+
+    Raises:
+        TypeError, ValueError: for a damaged array (the record decoder maps them).
+    """
+    if raw is None:
+        return None
+    p, c, t, cache, partial, reasoning = raw
+    usage = Usage(_int(p), _int(c), _int(t), _opt_int(cache), _bool(partial))
+    if reasoning is None:
+        return usage
+    return Usage(
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.total_tokens,
+        usage.cache_read_tokens,
+        usage.partial,
+        _int(reasoning),
+    )
 
 
 def _history(items: Any) -> tuple[Message, ...]:
