@@ -266,8 +266,10 @@ def test_command_matching_details() -> None:
     assert match_command("rm -rf", "rm -r -f -v x", direction="deny") == "unevaluable"
     assert match_command("rm -rf", "rm x -rf", direction="deny") == "no_match"  # x is settled
     assert match_command("rm -rf *", "rm -f x", direction="deny") == "no_match"  # -r missing
-    # `--force` is `-f` spelled long: the rule might apply, so it cannot be "no match" (S12).
-    assert match_command("rm -rf *", "rm --force -r x", direction="deny") == "unevaluable"
+    # `--force` is `-f` spelled long: rm's own option grammar says so, so the rule applies
+    # (issue 24); for a program without a table it might, so it cannot be "no match" (S12).
+    assert match_command("rm -rf *", "rm --force -r x", direction="deny") == "match"
+    assert match_command("frob -rf *", "frob --force -r x", direction="deny") == "unevaluable"
     # `origin` may be the value of the option before it, so the exact rule may apply: ask.
     assert (
         match_command("git push --force", "git push --force origin", direction="deny")

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import posixpath
-from collections.abc import Iterable, Sequence
+import re
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 from robota.core.permissions._globs import Direction, MatchResult
+from robota.core.permissions._options import ParsedArgs, parse_args
+from robota.core.permissions._programs import DATA_PROGRAMS, program_grammar
 from robota.core.permissions._shell import CommandLine, SimpleCommand, analyze_command
 from robota.core.permissions._shell_words import (
     Word,
@@ -16,6 +18,7 @@ from robota.core.permissions._shell_words import (
     glob_has_magic,
     glob_match,
     glob_unescape,
+    literal_word,
 )
 from robota.core.permissions._shell_wrappers import WRAPPERS
 
@@ -77,42 +80,6 @@ def _parse_pattern(pattern: str) -> _Pattern | None:
     return _Pattern(tuple(commands), tuple(operators))
 
 
-def _flags(words: Iterable[str]) -> set[str]:
-    found: set[str] = set()
-    for word in words:
-        if word.startswith("--"):
-            found.add(word.split("=", 1)[0])
-        elif word.startswith("-") and len(word) > 1:
-            found.update(f"-{letter}" for letter in word[1:])
-    return found
-
-
-def _options_and_operands(
-    argv: Sequence[Word],
-) -> tuple[list[Word], list[Word], list[bool]]:
-    """The options, the operands, and for each operand whether it is *settled*.
-
-    Settled: nothing before it can change where it stands — no option in front (an option may
-    take the next word as its value) and no word of unknown length. ``--`` ends the options.
-    """
-    options: list[Word] = []
-    operands: list[Word] = []
-    settled: list[bool] = []
-    steady = True
-    ended = False
-    for word in argv:
-        if not ended and word.literal and word.value == "--":
-            ended = True
-        elif not ended and word.value.startswith("-") and word.value != "-":
-            options.append(word)
-            steady = False
-        else:
-            operands.append(word)
-            settled.append(steady and word.literal)
-            steady = steady and word.literal
-    return options, operands, settled
-
-
 def _fit(want: str, got: Word) -> _Fit:
     """Does command word ``got`` fit pattern word ``want``?"""
     if got.literal:
@@ -128,56 +95,145 @@ def _fit(want: str, got: Word) -> _Fit:
     return "maybe"  # two globs: their overlap cannot be decided here
 
 
-def _deny_fit(want: _PatternCommand, command: SimpleCommand) -> MatchResult:
-    """S12, deny direction: a rule that *might* apply to ``command`` must apply.
+def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool) -> _Fit:
+    """Are the rule's options among the command's, in the program's own reading?"""
+    result: _Fit = "yes"
+    for option in wanted.options:
+        same = [h for h in have.options if h.name == option.name]
+        if same and option.value is None:
+            continue
+        fit: _Fit
+        if same and option.value is not None:
+            fits = [_fit(option.value.value, h.value) if h.value else "no" for h in same]
+            if "yes" in fits:
+                continue
+            fit = "maybe" if "maybe" in fits or unsure else "no"
+        else:
+            # S12: another spelling the reading could not settle may stand for it (an unknown
+            # option, an ambiguous abbreviation, a word only known at run time).
+            fit = "maybe" if option.name in have.maybe or unsure else "no"
+        if fit == "no":
+            return "no"
+        result = "maybe"
+    return result
 
-    When the program matches but the rest cannot be lined up with the rule — options before a
-    subcommand (``git -c x=y push``, ``git -C dir push``, ``kubectl -n ns delete``), an option
-    whose value may shift the operands, an unknown value — the answer is "unevaluable", never
-    "no match".
-    """
-    if not glob_match(posixpath.basename(want.words[0]), command.name):
-        return "no_match"
-    wanted_options, wanted_operands, _ = _options_and_operands(
-        [_pattern_word(w) for w in want.words[1:]]
-    )
-    options, operands, settled = _options_and_operands(command.argv[1:])
-    unknown = command.opaque_arguments or any(not o.literal for o in options)
-    have_flags = _flags(o.value for o in options)
-    wanted_flags = _flags(o.value for o in wanted_options)
-    if not wanted_flags <= have_flags:
-        # Another spelling may stand for a wanted flag: a long option for a short one
-        # (`--recursive` for `-r`), a short one for a long one (`-f` for `--force`).
-        missing = wanted_flags - have_flags
-        extra = have_flags - wanted_flags
-        respelled = (
-            any(f.startswith("--") for f in extra) and any(not f.startswith("--") for f in missing)
-        ) or (
-            any(f.startswith("--") for f in missing) and any(not f.startswith("--") for f in extra)
-        )
-        return "unevaluable" if unknown or respelled else "no_match"
-    fits = [_fit(p.value, got) for p, got in zip(wanted_operands, operands, strict=False)]
+
+def _operands_fit(
+    want: _PatternCommand, wanted: ParsedArgs, have: ParsedArgs, unsure: bool
+) -> MatchResult:
+    fits: list[_Fit] = [
+        "maybe" if index in have.uncertain else _fit(p.value, got)
+        for index, (p, got) in enumerate(zip(wanted.operands, have.operands, strict=False))
+    ]
+    operands = have.operands
+    # An extra operand counts against an exact rule only where no option at all stands before
+    # it (`git push --force origin` for `git push --force`): knowing the program's grammar never
+    # makes a deny rule weaker than not knowing it. A mismatch is judged in the grammar's reading.
+    settled = [a and b for a, b in zip(have.settled, have.plain, strict=True)]
     if all(f == "yes" for f in fits):
         count_ok = (
-            len(operands) >= len(wanted_operands)
+            len(operands) >= len(wanted.operands)
             if want.open_ended
-            else len(operands) == len(wanted_operands)
+            else len(operands) == len(wanted.operands)
         )
         if count_ok:
             return "match"
         # An expansion may stand for any number of words, and an operand an option stands
         # before may be that option's value (`kubectl delete pod x -n prod`).
-        extra_unsettled = not want.open_ended and not all(settled[len(wanted_operands) :])
-        if unknown or extra_unsettled or any(not w.literal for w in operands):
+        extra_unsettled = not want.open_ended and not all(settled[len(wanted.operands) :])
+        if unsure or extra_unsettled or any(not w.literal for w in operands):
             return "unevaluable"
         return "no_match"
     # Conclusive only when a mismatching operand sits where nothing before it can move it: no
-    # option in front (an option may take a value, name a directory or define an alias — S12:
-    # `git -c alias.p=push p`, `git -C dir push`) and no word of unknown length before it.
+    # unknown option in front (it may take a value, name a directory or define an alias — S12:
+    # `git -c alias.p=push p`) and no word of unknown length before it.
     for index, fit in enumerate(fits):
-        if fit == "no" and settled[index] and not command.opaque_arguments:
+        if fit == "no" and have.settled[index]:
             return "no_match"
     return "unevaluable"
+
+
+def _deny_fit(want: _PatternCommand, command: SimpleCommand, depth: int = 0) -> MatchResult:
+    """S12, deny direction: a rule that *might* apply to ``command`` must apply.
+
+    The rule and the command are read through the program's own option grammar
+    (:mod:`._options`): synonyms, clusters, abbreviations and values glued or separate are the
+    same call. What cannot be lined up with the rule — an unknown option next to a missing
+    wanted one, an option whose value may shift the operands, a subcommand that may be an alias,
+    a word only known at run time — is "unevaluable", never "no match". A command that is not
+    the rule's program is looked through when it may run its arguments (S21: runs unless known
+    not to).
+    """
+    if not glob_match(posixpath.basename(want.words[0]), command.name):
+        return _looked_through(want, command, depth)
+    table = program_grammar(command.name)
+    wanted = parse_args(table, [_pattern_word(w) for w in want.words[1:]])
+    wanted_long = frozenset(o.name for o in wanted.options if o.name.startswith("--"))
+    have = parse_args(table, command.argv[1:], wanted=wanted_long)
+    # xargs and find -exec append arguments at run time: they may be anything.
+    unsure = have.unsure or command.via in _APPENDS
+    options = _options_fit(wanted, have, unsure)
+    if options == "no":
+        return "no_match"
+    operands = _operands_fit(want, wanted, have, unsure)
+    if operands == "no_match":
+        return "no_match"
+    return "unevaluable" if options == "maybe" else operands
+
+
+_APPENDS: Final = frozenset({"xargs", "find -exec"})
+_MAX_LOOK_THROUGH: Final = 2
+_TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"=!{}$,]+")
+_SCRIPT_CHARS: Final = re.compile(r"[\s;&|()<>`]")
+
+
+def _mentions(program: str, text: str) -> bool:
+    """Whether a token of ``text`` names ``program`` (a glob), with or without a directory."""
+    return any(
+        token and glob_match(program, posixpath.basename(token))
+        for token in _TOKEN_SPLIT.split(text)
+    )
+
+
+def _looked_through(want: _PatternCommand, command: SimpleCommand, depth: int) -> MatchResult:
+    """S21: a program not known to leave its arguments alone may run one of them.
+
+    ``fakeroot git push``, ``mywrapper --cmd=git push``, ``tool 'git push'``: when the rule's
+    program appears among the arguments of a program that may run them, and what follows it
+    could be the command the rule names, the rule cannot be ruled out: "unevaluable" (it asks).
+    Programs known never to run their arguments (:data:`DATA_PROGRAMS`; the options that do run
+    one are read by the analysis as the commands they are) are not looked through.
+    """
+    if depth >= _MAX_LOOK_THROUGH or command.name in DATA_PROGRAMS:
+        return "no_match"
+    program = posixpath.basename(want.words[0])
+    argv = command.argv
+    for index in range(1, len(argv)):
+        word = argv[index]
+        if not word.literal:
+            continue  # a word known only at run time: its value is not looked into
+        text = word.value
+        heads = [text]
+        if "=" in text:
+            heads.append(text.split("=", 1)[1])  # `--exec=git push`, `key=git`
+        for raw in heads:
+            head = raw.removeprefix("!")  # an alias's shell escape
+            if head and glob_match(program, posixpath.basename(head)):
+                sub = SimpleCommand(
+                    (head, *(w.value for w in argv[index + 1 :])),
+                    command.opaque_arguments,
+                    (literal_word(head), *argv[index + 1 :]),
+                    via=command.via,
+                )
+                if _deny_fit(want, sub, depth + 1) != "no_match":
+                    return "unevaluable"
+            if _SCRIPT_CHARS.search(head) and _mentions(program, head):
+                line = analyze_command(head)
+                if not line.parsed or not line.complete:
+                    return "unevaluable"
+                if any(_deny_fit(want, c, depth + 1) != "no_match" for c in line.commands):
+                    return "unevaluable"
+    return "no_match"
 
 
 def _pattern_word(glob: str) -> Word:

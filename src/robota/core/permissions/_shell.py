@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
+from robota.core.permissions._executing import commands_in_assignment, commands_in_options
 from robota.core.permissions._shell_model import (
     BACKGROUND_REDIRECT,
     CONTROL_FLOW,
@@ -580,6 +581,7 @@ class _Walker:
             self.unsupported.append(f"the builtin {name!r}, which runs text as code")
             return
         self._option_hazards(name, argv)
+        self._executes(name, argv, assignments, index)
         if name in _SHELLS:
             self._shell_dash_c(argv, index)
             return
@@ -591,6 +593,14 @@ class _Walker:
             for script in scan.scripts:
                 self._nested(script, f"{name} -c", index, computed=False)
             inner = argv[1 + scan.start :] if scan.start >= 0 else []
+            if inner and wrapper.script_operands:
+                # The wrapper hands its words to `sh -c` as one line (`sg group 'git push'`).
+                script = _script_text(inner)
+                if script is None:
+                    self.opaque = True
+                else:
+                    self._nested(script, name, index, computed=not all(w.literal for w in inner))
+                return
             if inner:
                 outer, self.moved = self.moved, self.moved or scan.moved
                 try:
@@ -617,6 +627,42 @@ class _Walker:
             return
         if name == "find":
             self._find_exec(argv, index)
+        elif name == "parallel":
+            self._parallel(argv, index)
+
+    def _executes(
+        self, name: str, argv: list[Word], assignments: tuple[str, ...], index: int
+    ) -> None:
+        """Commands this command runs through its options or environment (S21, issue 24)."""
+        found = [commands_in_options(name, argv), *map(commands_in_assignment, assignments)]
+        for item in found:
+            if item.opaque:
+                self.opaque = True
+            for script in item.scripts:
+                self._nested(script, f"{name} option", index, computed=False)
+            for words in item.argvs:
+                self._simple(list(words), (), (), f"{name} option", index)
+
+    def _parallel(self, argv: list[Word], index: int) -> None:
+        # GNU parallel: options, then a command template up to `:::`/`::::`; without a template
+        # each input after `:::` is itself a command line. Either runs through a shell.
+        values = [w.value for w in argv]
+        separators = {":::", "::::", ":::+", "::::+"}
+        end = next((i for i, v in enumerate(values) if v in separators), len(values))
+        template = [w for w in argv[1:end] if not (w.literal and w.value.startswith("-"))]
+        if any(w.literal and w.value.startswith("-") for w in argv[1:end]):
+            self.opaque = True  # its options may take the template's first words as values
+        lines = (
+            [template] if template else [[w] for w in argv[end + 1 :] if w.value not in separators]
+        )
+        for words in lines:
+            script = _script_text(words)
+            if script is None:
+                self.opaque = True
+            else:
+                self._nested(script, "parallel", index, computed=False)
+        if template:
+            self.opaque = True  # the inputs are appended to the template at run time
 
     def _option_hazards(self, name: str, argv: list[Word]) -> None:
         """Options of ordinary builtins that evaluate a word as code (S12)."""

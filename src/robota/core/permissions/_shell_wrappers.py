@@ -42,6 +42,10 @@ class WrapperOptions:
         assignments: ``NAME=value`` words before the command are its environment.
         dash_is_flag: A lone ``-`` is an option (``env -`` is ``env -i``).
         moves: The command always runs elsewhere (``chroot``'s new root).
+        any_long: Every ``--name`` or ``--name=value`` word is one option (``firejail``,
+            ``valgrind``): such a wrapper never takes the next word as a value.
+        script_operands: The words after the options are joined into one shell line that the
+            wrapper hands to ``sh -c`` (``sg group 'cmd'``).
     """
 
     flags: frozenset[str] = frozenset()
@@ -55,6 +59,8 @@ class WrapperOptions:
     assignments: bool = False
     dash_is_flag: bool = False
     moves: bool = False
+    any_long: bool = False
+    script_operands: bool = False
 
 
 @final
@@ -211,6 +217,130 @@ WRAPPERS: Final = {
         hides_command=_names("-p"),
     ),
     "busybox": WrapperOptions(),
+    # Issue 24: wrappers that change how a command runs, from their manuals — fakeroot(1),
+    # faketime(1) (libfaketime 0.9), eatmydata(1), prlimit(1) and setarch(8) (util-linux
+    # 2.38), systemd-run(1) (systemd 252), xvfb-run(1) (Debian), torsocks(1), sg(1) (shadow),
+    # proxychains4, firejail(1), valgrind(1), catchsegv, unbuffer(1) (expect),
+    # dbus-run-session(1), gosu, su-exec, nocache, ssh-agent(1), chpst(8) (runit), numactl(8),
+    # tini, dumb-init, caffeinate(8).
+    "fakeroot": WrapperOptions(
+        flags=_names("-u --unknown-is-real"),
+        valued=_names("-l --lib --faked -i -s -b --fd-base"),
+        hides_command=_names("-h --help -v --version"),
+    ),
+    "faketime": WrapperOptions(
+        flags=_names("-m -f --exclude-monotonic --disable-shm"),
+        valued=_names("-p"),
+        script=_names("--date-prog"),  # the program that reads the timestamp
+        hides_command=_names("-h --help -v --version"),
+        positional=1,  # the timestamp
+    ),
+    "eatmydata": WrapperOptions(hides_command=_names("-h --help --version")),
+    "prlimit": WrapperOptions(
+        flags=_names("--noheadings --raw --verbose"),
+        valued=_names("-o --output"),
+        glued=_names(
+            "-c --core -d --data -e --nice -f --fsize -i --sigpending -l --memlock -m --rss"
+            " -n --nofile -q --msgqueue -r --rtprio -s --stack -t --cpu -u --nproc -v --as"
+            " -x --locks -y --rttime"
+        ),
+        hides_command=_names("-p --pid -h --help -V --version"),
+    ),
+    "setarch": WrapperOptions(
+        flags=_names(
+            "-B --32bit -F --fdpic-funcptrs -I --short-inode -L --addr-compat-layout"
+            " -R --addr-no-randomize -S --whole-seconds -T --sticky-timeouts"
+            " -X --read-implies-exec -Z --mmap-page-zero -3 --3gb --4gb --uname-2.6"
+            " -v --verbose"
+        ),
+        hides_command=_names("--list -h --help -V --version"),
+        positional=1,  # the architecture
+    ),
+    "linux32": WrapperOptions(
+        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v")
+    ),
+    "linux64": WrapperOptions(
+        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v")
+    ),
+    "systemd-run": WrapperOptions(
+        flags=_names(
+            "--no-ask-password --scope --user --system -r --remain-after-exit --send-sighup"
+            " -P --pipe -t --pty -T --pty-late -q --quiet -G --collect --wait -d --same-dir"
+            " --no-block --ignore-failure --background"
+        ),
+        valued=_names(
+            "-u --unit -p --property --description --slice --uid --gid --nice"
+            " --working-directory -E --setenv -H --host -M --machine --on-active --on-boot"
+            " --on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property"
+            " --path-property --socket-property --service-type --expand-environment --json"
+        ),
+        hides_command=_names("-S --shell -h --help --version"),
+        chdir=_names("--working-directory -H --host -M --machine"),
+    ),
+    "xvfb-run": WrapperOptions(
+        flags=_names("-a --auto-servernum -d -l --listen-tcp"),
+        valued=_names(
+            "-e --error-file -f --auth-file -n --server-num -p --xauth-protocol -s"
+            " --server-args -w --wait"
+        ),
+        hides_command=_names("-h --help"),
+    ),
+    "torsocks": WrapperOptions(
+        flags=_names("-i --isolate -d --debug -q --quiet"),
+        valued=_names("-u --user -p --pass -a --address -P --port"),
+        hides_command=_names("--shell -h --help --version"),
+    ),
+    "sg": WrapperOptions(
+        script=_names("-c"),
+        dash_is_flag=True,
+        positional=1,  # the group
+        script_operands=True,
+    ),
+    "proxychains": WrapperOptions(flags=_names("-q"), valued=_names("-f")),
+    "proxychains4": WrapperOptions(flags=_names("-q"), valued=_names("-f")),
+    "firejail": WrapperOptions(any_long=True, hides_command=_names("--help --version")),
+    "valgrind": WrapperOptions(
+        flags=_names("-q -v -s"), any_long=True, hides_command=_names("-h --help --version")
+    ),
+    "catchsegv": WrapperOptions(),
+    "unbuffer": WrapperOptions(flags=_names("-p")),
+    "dbus-run-session": WrapperOptions(
+        valued=_names("--config-file"),
+        script=_names("--dbus-daemon"),
+        hides_command=_names("--help --version"),
+    ),
+    "gosu": WrapperOptions(positional=1, hides_command=_names("-h --help --version")),
+    "su-exec": WrapperOptions(positional=1),
+    "nocache": WrapperOptions(valued=_names("-n")),
+    "ssh-agent": WrapperOptions(
+        flags=_names("-c -s -D -d"),
+        valued=_names("-a -E -O -P -t"),
+        hides_command=_names("-k"),
+    ),
+    "chpst": WrapperOptions(
+        flags=_names("-v -P -0 -1 -2"),
+        valued=_names("-u -U -b -e -/ -C -n -l -L -m -d -o -p -f -c -r -t"),
+        chdir=_names("-/ -C"),
+    ),
+    "numactl": WrapperOptions(
+        flags=_names("-l --localalloc -a --all -b --balancing"),
+        valued=_names(
+            "-i --interleave -N --cpunodebind -C --physcpubind -m --membind -p --preferred"
+            " -P --preferred-many -w --weighted-interleave"
+        ),
+        hides_command=_names("-H --hardware -s --show --length --offset --shm --file"),
+    ),
+    "tini": WrapperOptions(
+        flags=_names("-s -v -vv -vvv -w -g -l"),
+        valued=_names("-p -e"),
+        hides_command=_names("-h --version"),
+    ),
+    "dumb-init": WrapperOptions(
+        flags=_names("-c --single-child -v --verbose"),
+        valued=_names("-r --rewrite"),
+        hides_command=_names("-h --help -V --version"),
+    ),
+    "caffeinate": WrapperOptions(flags=_names("-d -i -m -s -u"), valued=_names("-t -w")),
 }
 """Wrappers whose remaining words (after their options) are the command they run."""
 
@@ -277,7 +407,9 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
                 return WrapperScan(-1, tuple(env), True, moved, tuple(scripts))
             if option in options.valued or option in options.script:
                 consumed = 1 if equals else 2
-            elif option not in options.flags and option not in options.glued:
+            elif (
+                option not in options.flags and option not in options.glued and not options.any_long
+            ):
                 unknown = True
             if option in options.chdir:
                 moved = True
