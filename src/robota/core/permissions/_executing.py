@@ -134,7 +134,7 @@ _GIT_SUBCOMMAND_EXEC: Final = {
 # Subcommands without a table of their own in _programs: enough of one to find those options.
 _GIT_EXTRA: Final = {
     "ls-remote": grammar(
-        "--upload-pack=|--exec= -h|--heads -b|--branches -t|--tags --refs -q|--quiet"
+        "--upload-pack|--exec= -h|--heads -b|--branches -t|--tags --refs -q|--quiet"
         " --get-url --sort= --symref -o|--server-option="
     ),
     "archive": grammar(
@@ -268,7 +268,7 @@ _TAR: Final = grammar(
     " -U|--unlink-first -m|--touch -o -s|--preserve-order|--same-order -S|--sparse"
     " -H|--format= -R|--block-number -B|--read-full-records -i|--ignore-zeros --owner= --group="
     " --mode= --mtime= --numeric-owner --totals=? --wildcards --no-wildcards --anchored"
-    " --transform=|--xform= --remove-files --one-file-system --no-recursion --recursion"
+    " --transform|--xform= --remove-files --one-file-system --no-recursion --recursion"
     " --null --xattrs --no-xattrs --acls --selinux --sort= --warning= -l|--check-links"
 )
 _TAR_EXEC: Final = frozenset(
@@ -291,7 +291,7 @@ _RSYNC: Final = grammar(
 )
 _RSYNC_EXEC: Final = frozenset({"--rsh", "--rsync-path"})
 _SORT_SPLIT_EXEC: Final = {
-    "sort": (grammar("--compress-program= --check=? --key=|-k= -t= -o="), "--compress-program"),
+    "sort": (grammar("--compress-program= --check=? --key|-k= -t= -o="), "--compress-program"),
     "split": (grammar("--filter= -a= -b= -C= -d -l= -n= -t= -x -e -u"), "--filter"),
 }
 

@@ -103,6 +103,8 @@ def grammar(
     long: dict[str, tuple[str, Arity]] = {}
     also: dict[str, tuple[str, ...]] = {}
     for entry in spec.split():
+        if "=|" in entry or entry.startswith("|") or entry.endswith("|"):
+            raise ValueError(f"grammar entry {entry!r}: a value suffix goes after the last synonym")
         if ">" in entry:
             spelling, _, names = entry.partition(">")
             first, *rest = names.split(",")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 
-from robota.core.permissions._globs import MatchResult, PathResolver, segments_cover
+from robota.core.permissions._globs import (
+    GLOB_CHARS,
+    Direction,
+    MatchResult,
+    PathResolver,
+    segments_cover,
+)
 
 __all__ = ["match_path", "match_text"]
 
@@ -36,21 +42,47 @@ def match_path(
     workspace: str,
     home: str | None = None,
     resolve: PathResolver | None = None,
+    direction: Direction = "deny",
 ) -> MatchResult:
-    """Path-segment glob ``pattern`` against the canonical form of ``value``."""
+    """Path-segment glob ``pattern`` against ``value``, both in their canonical form.
+
+    With a resolver (the host's ``canonical_path``), the value is the place the system call will
+    reach (``link/../x`` climbs out of the link's target) and the pattern's literal part — up to
+    its first glob segment — is resolved the same way, so a rule written through a symlink
+    (``conf/**`` with ``conf`` a link to ``real/conf``) matches what it names, whichever
+    spelling reaches it (S05, S12). For a deny or ask rule (``direction="deny"``, the default)
+    the path and the pattern as written count too: a rule that might apply, applies. An allow
+    rule matches the canonical reading only. Without a resolver both are compared lexically.
+    """
     if not isinstance(value, str) or not value or "\x00" in value:
         return "unevaluable"
-    # S05: with a resolver, `..` is left for it to follow physically (`link/../x` climbs out of
-    # the link's target, as the system call will); only without one is the path normalised.
-    target = _absolute(value, workspace, home, normalize=resolve is None)
-    if target is None:
-        return "unevaluable"
-    if resolve is not None:
-        try:
-            target = resolve(target)
-        except (OSError, ValueError):
-            return "unevaluable"
+    written = _absolute(value, workspace, home)
     expanded = _absolute(pattern, workspace, home)
-    if expanded is None:
+    if written is None or expanded is None:
         return "unevaluable"
-    return segments_cover(expanded, target)
+    if resolve is None:
+        return segments_cover(expanded, written)
+    # S05: `..` is left for the resolver to follow physically, as the system call will.
+    raw = _absolute(value, workspace, home, normalize=False)
+    try:
+        target = resolve(raw if raw is not None else written)
+        canonical = _resolved_pattern(expanded, resolve)
+    except (OSError, ValueError):
+        return "unevaluable"
+    physical = segments_cover(canonical, target)
+    if physical == "match" or direction == "allow":
+        return physical
+    readings = ((expanded, written), (expanded, target), (canonical, written))
+    return "match" if any(segments_cover(p, v) == "match" for p, v in readings) else "no_match"
+
+
+def _resolved_pattern(pattern: str, resolve: PathResolver) -> str:
+    """``pattern`` with its literal leading segments resolved (symlinks followed)."""
+    segments = pattern.split("/")
+    literal = next((i for i, seg in enumerate(segments) if GLOB_CHARS.search(seg)), len(segments))
+    prefix = "/".join(segments[:literal]) or "/"
+    resolved = resolve(prefix)
+    rest = "/".join(segments[literal:])
+    if not rest:
+        return resolved
+    return resolved.rstrip("/") + "/" + rest

@@ -62,7 +62,7 @@ _CHOWN = grammar(_OWNERSHIP + " --from=")
 _CHGRP = grammar(_OWNERSHIP)
 _CHMOD = grammar(_OWNERSHIP)
 _SHRED = grammar(
-    "-f|--force -n|--iterations= --random-source= -s|--size= -u --remove=? -v|--verbose"
+    "-f|--force -n|--iterations= --random-source= -s|--size= -u|--remove=? -v|--verbose"
     " -x|--exact -z|--zero --help --version"
 )
 _TRUNCATE = grammar("-c|--no-create -o|--io-blocks -r|--reference= -s|--size= --help --version")
@@ -124,7 +124,7 @@ _GIT_SUBCOMMANDS: Final[Mapping[str, Grammar]] = {
         "--repo= --all --branches --mirror -d|--delete --tags -n|--dry-run --porcelain"
         " -f|--force --force-with-lease=? --no-force-with-lease --force-if-includes"
         " --no-force-if-includes --recurse-submodules= --thin --no-thin"
-        " --receive-pack=|--exec= -u|--set-upstream --prune --no-verify --verify"
+        " --receive-pack|--exec= -u|--set-upstream --prune --no-verify --verify"
         " -o|--push-option= --signed=? --no-signed -4|--ipv4 -6|--ipv6 --atomic --no-atomic"
         " --follow-tags --no-follow-tags" + _QUIET,
         implied=(("+*", "--force"), (":*", "--delete")),

@@ -23,13 +23,16 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from robota.core.permissions._patterns import PathResolver
+from robota.core.permissions._globs import PathResolver
+from robota.core.permissions._options import may_be_option
+from robota.core.permissions._programs import DATA_PROGRAMS
 from robota.core.permissions._shell import CommandLine, SimpleCommand, analyze_command
 from robota.core.permissions._shell_words import (
     Word,
     glob_fixed_prefix,
     glob_has_magic,
     glob_unescape,
+    literal_word,
 )
 
 __all__ = ["catastrophic_reason"]
@@ -40,6 +43,9 @@ _FIND_NAME_TESTS: Final = frozenset(
     {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex"}
 )
 _CWD_CHANGERS: Final = frozenset({"cd", "pushd", "popd"})
+_REMOVERS: Final = frozenset({"rm", "find", "dd"})
+_MAX_LOOK_THROUGH: Final = 2
+_SCRIPT_CHARS: Final = re.compile(r"[\s;&|()<>`]")
 _PROCESS_VIEWS: Final = ("/proc/", "/dev/fd/")
 # Trees whose every direct child is the machine's own (`/lib/x86_64-linux-gnu`, `/boot/efi`,
 # `/usr/lib`, `/etc/ssl`): removing one breaks it.
@@ -107,18 +113,32 @@ class _Judge:
         home: str | None,
         resolve: PathResolver | None,
     ) -> None:
-        self._workspace = _normalize(workspace) if workspace.startswith("/") else "/"
-        self._home = _normalize(home) if home and home.startswith("/") else None
         self._resolve = resolve
+        self._workspace = self._canonical(workspace) if workspace.startswith("/") else "/"
+        self._home = self._canonical(home) if home and home.startswith("/") else None
         self._changes_directory = any(c.name in _CWD_CHANGERS for c in line.commands)
         protected = {"/", *_SYSTEM_DIRECTORIES, *_ancestors(self._workspace)}
         if self._home is not None:
             protected.update(_ancestors(self._home))
         self._protected = frozenset(protected)
 
-    def command(self, simple: SimpleCommand) -> str | None:
+    def _canonical(self, path: str) -> str:
+        # S05: a home or workspace reached through a symlink (`/home` is a link on some systems)
+        # is protected where the system calls will find it, not only where its name is written.
+        if self._resolve is not None:
+            try:
+                return _normalize(self._resolve(path))
+            except (OSError, ValueError):
+                pass
+        return _normalize(path)
+
+    def command(self, simple: SimpleCommand, depth: int = 0) -> str | None:
         name = simple.name
         words = " ".join(simple.words)
+        if name not in _REMOVERS and name not in DATA_PROGRAMS and depth < _MAX_LOOK_THROUGH:
+            reason = self._looked_through(simple, depth)
+            if reason is not None:
+                return reason
         if name == "rm":
             return self._rm(simple, words)
         if name == "find":
@@ -129,6 +149,48 @@ class _Judge:
             not w.literal or w.value.startswith("of=/dev/") for w in simple.argv[1:]
         ):
             return f"catastrophic write: {words!r} writes onto a device"
+        return None
+
+    def _looked_through(self, simple: SimpleCommand, depth: int) -> str | None:
+        """S21: a program not known to leave its arguments alone may run one of them.
+
+        ``mywrapper rm -rf ~`` and ``tool --run='rm -rf ~'`` are judged as the removal they may
+        run (issue 24: runs unless known not to).
+        """
+        argv = simple.argv
+        for index in range(1, len(argv)):
+            word = argv[index]
+            if not word.literal:
+                continue
+            heads = [word.value]
+            if "=" in word.value:
+                heads.append(word.value.split("=", 1)[1])
+            for raw in heads:
+                head = raw.removeprefix("!")
+                if posixpath.basename(head) in _REMOVERS or head.startswith("mkfs"):
+                    inner = SimpleCommand(
+                        (head, *(w.value for w in argv[index + 1 :])),
+                        simple.opaque_arguments,
+                        (literal_word(head), *argv[index + 1 :]),
+                        via=simple.name,
+                        moved=simple.moved,
+                    )
+                    reason = self.command(inner, depth + 1)
+                    if reason is not None:
+                        return reason
+                if _SCRIPT_CHARS.search(head) and any(
+                    r in head for r in ("rm", "find", "mkfs", "dd")
+                ):
+                    line = analyze_command(head)
+                    if not line.parsed or line.hidden:
+                        return (
+                            f"catastrophic removal cannot be ruled out: {simple.name!r} may run "
+                            f"{head!r}, which cannot be read"
+                        )
+                    for inner in line.commands:
+                        reason = self.command(inner, depth + 1)
+                        if reason is not None:
+                            return reason
         return None
 
     def _rm(self, simple: SimpleCommand, words: str) -> str | None:
@@ -143,8 +205,9 @@ class _Judge:
             value = word.value
             if not ended and word.literal and value == "--":
                 ended = True
-            elif not ended and not word.literal and not word.pattern():
-                # Only known at run time: it may be options (`$FLAGS`) or targets, or both.
+            elif not ended and may_be_option(word) and not word.pattern():
+                # Only known at run time: it may be options (`$FLAGS`) or targets, or both. (A
+                # word that starts with `~` is a path whatever the home is: a target.)
                 recursive = True
                 targets.append(word)
             elif not ended and value.startswith("-") and value != "-":

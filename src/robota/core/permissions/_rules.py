@@ -97,7 +97,14 @@ class PermissionRule:
             return "unevaluable"  # a pattern, but the tool declares no argument to judge
         value = arguments.get(argument.key)
         if argument.kind == "path":
-            return match_path(pattern, value, workspace=workspace, home=home, resolve=resolve)
+            return match_path(
+                pattern,
+                value,
+                workspace=workspace,
+                home=home,
+                resolve=resolve,
+                direction=matcher_direction,
+            )
         if argument.kind == "url":
             return match_url(pattern, value)
         if argument.kind == "command":
