@@ -11,7 +11,8 @@ catastrophic-removal check see them; the read-only classifier refuses them), and
 configuration key this table does not know to be data (S21: runs unless known not to).
 
 Sources: git-config(1) (every key whose value git runs or loads, git 2.39–2.47), GNU tar 1.35,
-rsync 3.2, Info-ZIP zip 3.0, GNU coreutils 9 ``sort`` and ``split``, and the variables git(1),
+rsync 3.2, Info-ZIP zip 3.0, GNU coreutils 9 ``sort`` and ``split``, ssh_config(5) and scp(1)
+(OpenSSH 9), and the variables git(1),
 ssh(1), man(1), less(1) and ld.so(8) document.
 """
 
@@ -315,10 +316,50 @@ def _by_options(table: Grammar, argv: Sequence[Word], wanted: frozenset[str]) ->
     return Found(tuple(scripts), (), opaque)
 
 
+_SSH_COMMAND_OPTIONS: Final = frozenset(
+    {"proxycommand", "localcommand", "knownhostscommand", "remotecommand", "permitlocalcommand"}
+)
+
+
+def _ssh(name: str, argv: Sequence[Word]) -> Found:
+    # ssh_config(5): `-o Key=Value` (or `Key Value`); keys are case-insensitive. A named
+    # configuration file (`-F`) may set the same keys: what it runs is not in the line.
+    scripts: list[str] = []
+    opaque = False
+    words = list(argv[1:])
+    for index, word in enumerate(words):
+        text = word.value if word.literal else ""
+        if not word.literal and index > 0 and words[index - 1].value in ("-o", "-F", "-S"):
+            opaque = True
+            continue
+        value: str | None = None
+        if text.startswith("-o") and len(text) > 2:
+            value = text[2:]
+        elif index > 0 and words[index - 1].literal and words[index - 1].value == "-o":
+            value = text
+        elif text.startswith("-F") or (index > 0 and words[index - 1].value == "-F"):
+            opaque = opaque or text != "-F"
+            continue
+        elif name in ("scp", "sftp") and (text.startswith("-S") and len(text) > 2):
+            scripts.append(text[2:])
+        elif name in ("scp", "sftp") and index > 0 and words[index - 1].value == "-S":
+            scripts.append(text)
+        if value is None:
+            continue
+        key, _, setting = value.replace("=", " ", 1).partition(" ")
+        if key.strip().lower() in _SSH_COMMAND_OPTIONS and setting.strip():
+            if key.strip().lower() == "permitlocalcommand":
+                continue  # a switch; LocalCommand itself is read above
+            scripts.append(setting.strip())
+    return Found(tuple(scripts), (), opaque)
+
+
 def commands_in_options(name: str, argv: Sequence[Word]) -> Found:
     """The commands ``argv`` (a command named ``name``) runs through its options."""
     if name == "git":
         return _git(argv)
+    if name in ("ssh", "scp", "sftp"):
+        return _ssh(name, argv)
     if name == "tar":
         first = argv[1] if len(argv) > 1 else None
         bundled = first is not None and first.literal and not first.value.startswith("-")

@@ -205,6 +205,17 @@ WRAPPERS: Final = {
             " --precise -t --no-title -w --no-wrap -x --exec"
         ),
         valued=_names("-n --interval -q --equexit"),
+        script_operands=True,  # run through `sh -c` (with -x, exec'd: the same words)
+    ),
+    # ssh(1), OpenSSH 9: the words after the destination are joined into one line the remote
+    # shell runs; `-o ProxyCommand=…` and the like run locally (see _executing).
+    "ssh": WrapperOptions(
+        flags=_names("-4 -6 -A -a -C -f -G -g -K -k -M -n -q -T -t -V -v -X -x -Y -y"),
+        valued=_names("-B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -w"),
+        hides_command=_names("-N -s -W"),
+        positional=1,  # the destination
+        script_operands=True,
+        moves=True,
     ),
     "strace": WrapperOptions(
         flags=_names("-f -ff -c -C -q -qq -r -t -tt -ttt -T -v -x -xx -y -yy -k -n -w -Z -z"),
