@@ -258,6 +258,9 @@ def test_s12_every_spelling_of_a_hard_reset_is_stopped(
         "tini -- {}",
         "dumb-init {}",
         "catchsegv {}",
+        "ssh host {}",
+        "ssh -p 2222 -i key.pem user@host '{}'",
+        "watch -n 5 '{}'",
     ],
 )
 def test_s21_wrappers_that_run_a_command_do_not_hide_it_from_a_deny_rule(wrapped: str) -> None:
@@ -358,6 +361,9 @@ def test_s21_no_stack_of_wrappers_hides_a_command_from_a_deny_or_ask_rule(
         "sort --compress-program='rm -rf build' f",
         "split --filter='rm -rf build' f",
         "zip -TT 'rm -rf build' a.zip f",
+        "ssh -o ProxyCommand='rm -rf build' host true",
+        "ssh -oLocalCommand='rm -rf build' -oPermitLocalCommand=yes host",
+        "scp -S 'rm -rf build' a.txt host:b.txt",
         "GIT_SSH_COMMAND='rm -rf build' git fetch",
         "GIT_PAGER='rm -rf build' git log",
         "PAGER='rm -rf build' man ls",
