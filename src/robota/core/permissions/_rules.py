@@ -99,7 +99,7 @@ class PermissionRule:
         if argument.kind == "path":
             return match_path(pattern, value, workspace=workspace, home=home, resolve=resolve)
         if argument.kind == "url":
-            return match_url(pattern, value)
+            return match_url(pattern, value, direction=matcher_direction)
         if argument.kind == "command":
             return match_command(pattern, value, direction=matcher_direction)
         return match_text(pattern, value)
