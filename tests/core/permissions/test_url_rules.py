@@ -101,6 +101,11 @@ def test_s12_url_deny_rule_pattern_spelled_oddly_still_names_the_host() -> None:
     assert deny("WebFetch(*.EXAMPLE.com)", "https://api.example.com/") == "deny"
 
 
+def test_s12_url_domain_pattern_may_have_a_space_after_the_colon() -> None:
+    assert deny("WebFetch(domain: example.com)", "https://a.example.com/") == "deny"
+    assert allow("WebFetch(domain: example.com )", "https://example.com/") == "allow"
+
+
 def test_s12_url_allow_rule_admits_every_spelling_of_its_host() -> None:
     for url in _EXAMPLE_SPELLINGS:
         assert allow("WebFetch(domain:example.com)", url) == "allow", url

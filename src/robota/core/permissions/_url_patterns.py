@@ -41,7 +41,6 @@ percent-encoded glob character).
 from __future__ import annotations
 
 import fnmatch
-import functools
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -106,10 +105,11 @@ def _shown(host: Host) -> str:
     return f"[{host.text}]" if ":" in host.text else host.text
 
 
-@functools.lru_cache(maxsize=512)
 def _read_pattern(pattern: str) -> _Pattern:
     """The pattern read by the URL reading's own code; a ``ValueError`` when it cannot be."""
     text = pattern.strip()
+    if text.startswith("domain:"):
+        text = "domain:" + text[len("domain:") :].lstrip()  # `domain: example.com` reads as meant
     if not text:
         raise URLError("an empty URL pattern")
     char = unsafe_character(text)
