@@ -5,12 +5,14 @@ discriminated result — :class:`Allowed` with the validated addresses, or :clas
 reason — and never raises for a policy outcome. One pass, in this order, each step reading the
 previous step's output and nothing else:
 
-1. the strict URL reading (:mod:`robota.host._egress_url`): ``http``/``https`` only, and nothing
-   ``urllib.parse`` and a WHATWG parser could read differently — no backslashes, controls,
-   whitespace, credentials, odd ports or malformed authorities;
-2. the host normalised once (:mod:`robota.host._egress_host`): UTS #46 mapping, the alternative
-   full stops, lower case, no trailing dot, A-labels; a host that ends in a number is an IPv4
-   address in any spelling (``2130706433``, ``0x7f.1``, ``0177.0.0.1``, ``１２７.０.０.１``);
+1. the strict URL reading (:func:`robota.core.urls.split_url`, checked against ``urllib.parse``
+   by :mod:`robota.host._egress_url`): ``http``/``https`` only, and nothing ``urllib.parse`` and a
+   WHATWG parser could read differently — no backslashes, controls, whitespace, credentials, odd
+   ports or malformed authorities;
+2. the host normalised once (:func:`robota.core.urls.normalise_host`): UTS #46 mapping, the
+   alternative full stops, lower case, no trailing dot, A-labels; a host that ends in a number is
+   an IPv4 address in any spelling (``2130706433``, ``0x7f.1``, ``0177.0.0.1``,
+   ``１２７.０.０.１``);
 3. an IP literal is classified from our own special-purpose table
    (:mod:`robota.host._egress_table`, :func:`classify_address`) — loopback, private, link-local,
    CGNAT, multicast, reserved, unspecified, broadcast, documentation, benchmarking, every IANA
@@ -23,7 +25,8 @@ previous step's output and nothing else:
 
 :class:`Allowed` carries the normalised components — scheme, host, port, target — that
 :class:`~robota.host.EgressClient` builds its request from, so the URL that was checked is the URL
-that is connected to.
+that is connected to. Steps 1 and 2 are :func:`robota.core.urls.read_split`, the reading the
+permission rules (S12) make of the same URL, so a rule and the policy never see two hosts.
 
 The resolver is injectable (an async ``(host) -> list[str]``; it is given the normalised A-label
 host) so tests run offline. Loopback test servers need a :class:`LoopbackAllowance` naming the
@@ -40,10 +43,10 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, final
 
-from robota.host._egress_address import classify_address, format_address, is_loopback
-from robota.host._egress_host import HostError, normalise_host
+from robota.core.urls import HostError, URLError, format_address, normalise_host, read_split
+from robota.host._egress_address import classify_address, is_loopback
 from robota.host._egress_table import most_specific
-from robota.host._egress_url import DEFAULT_PORTS, URLError, split_url
+from robota.host._egress_url import DEFAULT_PORTS, split_url
 
 __all__ = [
     "BLOCKED_HOSTNAMES",
@@ -284,14 +287,15 @@ async def check_url(
     if not isinstance(candidate, str):
         return Rejected(str(url), "not a URL")
     try:
-        parts = split_url(url)
-        host = normalise_host(parts.host)
+        reading = read_split(split_url(url))
     except (URLError, HostError) as exc:
         return Rejected(url, str(exc))
-    port = parts.port if parts.port is not None else DEFAULT_PORTS[parts.scheme]
+    host, port = reading.host, reading.port
 
     def allowed(addresses: tuple[str, ...]) -> Allowed:
-        return Allowed(url, host.text, port, addresses, scheme=parts.scheme, target=parts.target)
+        return Allowed(
+            url, host.text, port, addresses, scheme=reading.scheme, target=reading.target
+        )
 
     if host.address is not None:
         reason = classify_address(host.address)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Final, Literal
 
+from robota.core.urls import format_address
 from robota.host._egress_table import Block, Embedding, most_specific
 
 __all__ = ["classify_address", "embedded_ipv4", "format_address", "is_loopback"]
@@ -47,44 +48,14 @@ def embedded_ipv4(embedding: Embedding, value: int) -> tuple[tuple[str, int], ..
     return (("NAT64 /48", (((value >> 64) & 0xFFFF) << 16) | ((value >> 40) & 0xFFFF)),)
 
 
-def _ipv4_text(value: int) -> str:
-    return ".".join(str((value >> shift) & 0xFF) for shift in (24, 16, 8, 0))
-
-
-def _ipv6_text(value: int) -> str:
-    # RFC 5952 §4: lower case, no leading zeros, the first longest run (of two or more) of zero
-    # groups compressed; never the dotted tail some Python versions print for IPv4-mapped forms.
-    groups = [(value >> (112 - 16 * i)) & 0xFFFF for i in range(8)]
-    best_start, best_length, start = -1, 1, -1
-    for i, group in enumerate([*groups, 1]):
-        if group == 0 and start < 0:
-            start = i
-        elif group != 0 and start >= 0:
-            if i - start > best_length:
-                best_start, best_length = start, i - start
-            start = -1
-    text = [f"{group:x}" for group in groups]
-    if best_start < 0:
-        return ":".join(text)
-    head = ":".join(text[:best_start])
-    tail = ":".join(text[best_start + best_length :])
-    return f"{head}::{tail}"
-
-
-def format_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
-    """The canonical text of ``address`` (dotted IPv4; RFC 5952 IPv6), the same on every Python."""
-    if isinstance(address, ipaddress.IPv4Address):
-        return _ipv4_text(int(address))
-    return _ipv6_text(int(address))
-
-
 def _why(block: Block, text: str) -> str:
     rfcs = ", ".join(f"RFC {n}" for n in block.rfcs)
     return f"{text} is in {block.cidr}, {block.name} ({block.kind}; {rfcs})"
 
 
 def _classify(version: Literal[4, 6], value: int) -> str | None:
-    text = _ipv4_text(value) if version == 4 else _ipv6_text(value)
+    address = ipaddress.IPv4Address(value) if version == 4 else ipaddress.IPv6Address(value)
+    text = format_address(address)
     block = most_specific(version, value)
     if block is None:
         return None  # S06: ordinary global unicast

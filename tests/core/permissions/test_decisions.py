@@ -241,11 +241,9 @@ def test_policy_rule_lists() -> None:
 
 
 def test_url_splitting_details() -> None:
-    assert split_url("HTTPS://User:Pw@Example.COM.:8443/a/b?q=1#f") == (
-        "https",
-        "example.com",
-        "/a/b",
-    )
+    assert split_url("HTTPS://Example.COM.:8443/a/b?q=1#f") == ("https", "example.com", "/a/b")
+    # Issue 24: the egress reading refuses credentials, so the rules' reading does too.
+    assert split_url("HTTPS://User:Pw@Example.COM.:8443/a/b?q=1#f") is None
     assert split_url("http://[::1]:8080/x") == ("http", "[::1]", "/x")
     assert split_url("http://[::1/x") is None
     assert split_url("http://host") == ("http", "host", "/")

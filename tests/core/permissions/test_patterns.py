@@ -58,7 +58,9 @@ def test_s12_url_patterns_understand_scheme_host_and_path() -> None:
     assert match_url("https://example.com/docs/**", "http://example.com/docs/a") == "no_match"
     assert match_url("https://*.example.com", "https://api.example.com/x") == "match"
     assert match_url("https://*.example.com", "https://example.com/x") == "no_match"
-    assert match_url("example.com", "ftp://user@EXAMPLE.com:21/file") == "match"
+    assert match_url("example.com", "http://EXAMPLE.com:21/file") == "match"
+    # Issue 24: what the egress reading refuses (ftp, credentials) no rule can judge.
+    assert match_url("example.com", "ftp://user@EXAMPLE.com:21/file") == "unevaluable"
     assert match_url("domain:example.com", "https://a.b.example.com/") == "match"
     assert match_url("domain:example.com", "https://notexample.com/") == "no_match"
 

@@ -10,9 +10,10 @@ Kinds:
 * ``path`` — path-segment globs (``*`` within one segment, ``**`` across segments) against the
   canonical path (symlinks resolved by the host's resolver when one is passed). A pattern without
   a glob covers the path and everything beneath it.
-* ``url`` — scheme, host and path are matched apart, so a wildcard never spans scheme and host by
-  accident: ``https://*.example.com/docs/**``, ``example.com`` (any scheme and path),
-  ``domain:example.com`` (that host and its subdomains).
+* ``url`` — scheme, host, port and path are matched apart, so a wildcard never spans scheme and
+  host by accident: ``https://*.example.com/docs/**``, ``example.com`` (any scheme and path),
+  ``domain:example.com`` (that host and its subdomains). Value and pattern are read by
+  :mod:`robota.core.urls`, the egress policy's own reading (see :mod:`._url_patterns`).
 * ``command`` — shell words, parsed (see :mod:`._shell`): the pattern's first word names the
   command; ``*`` as a last word (or a ``:*`` suffix) matches any further arguments. In the deny
   direction flags match regardless of order and clustering (``rm -rf`` also denies ``rm -f -r``),

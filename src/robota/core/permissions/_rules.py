@@ -106,7 +106,7 @@ class PermissionRule:
                 direction=matcher_direction,
             )
         if argument.kind == "url":
-            return match_url(pattern, value)
+            return match_url(pattern, value, direction=matcher_direction)
         if argument.kind == "command":
             return match_command(pattern, value, direction=matcher_direction)
         return match_text(pattern, value)

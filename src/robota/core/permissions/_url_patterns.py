@@ -1,73 +1,208 @@
-"""URL patterns (S12, S06): scheme, host and path matched apart."""
+"""URL patterns (S12, S06): a URL and a pattern read with the egress policy's own reading.
+
+A rule is only as good as its reading of the URL: if it reads ``ｅｘａｍｐｌｅ。com`` as some other
+host while the client that fetches maps it to ``example.com``, a deny on ``example.com`` is
+passed. So a value is read by :func:`robota.core.urls.read_url` — the strict split, UTS #46 host
+normalisation, IPv4 in every WHATWG spelling, the WHATWG path — exactly as
+:func:`robota.host.check_url` reads it before it connects, and the pattern's scheme, host, port
+and path are read by the same code.
+
+Pattern forms:
+
+* ``domain:HOST`` — that host and every name under it; an address names only itself.
+* ``HOST``, ``HOST:PORT``, ``HOST/path/**`` — any scheme.
+* ``SCHEME://HOST[:PORT][/path]`` — the scheme may be a glob (``*://…``).
+
+``HOST`` is a name in any spelling (``bücher.example`` and ``xn--bcher-kva.example`` are one
+host), an IPv4 address in any spelling, or a bracketed IPv6 address; a label holding ``*`` is a
+glob over one label (``**`` over several), matched against the normalised text (dotted decimal
+for an IPv4 address). Addresses compare by value, and an IPv4-mapped IPv6 address
+(``::ffff:0:0/96``) *is* its IPv4 address. In the deny direction an address in NAT64's
+``64:ff9b::/96`` also counts as the IPv4 address it carries, which the gateway connects to.
+
+A pattern with a port matches that effective port (a URL without one has its scheme's default);
+a pattern without one matches every port (``:*`` says so explicitly). A path in the pattern is a
+path-segment glob (see :mod:`._globs`); without a glob it covers that path and everything under
+it. A pattern does not name a query or fragment, and never matches on them.
+
+Paths are compared in every reading :func:`robota.core.urls.path_readings` models — the WHATWG
+one (dot segments resolved, ``%2e`` spellings included; percent-encoded unreserved characters
+decoded, so ``/%61dmin`` is ``/admin`` for an allow and a deny alike) and those of servers that
+decode ``%2F``/``%5C``, merge slashes, drop ``;`` parameters or ignore case. When the readings
+disagree about a rule, the rule is ``"unevaluable"``: a deny or ask asks, an allow does not
+apply.
+
+``"unevaluable"`` also for a value the reading refuses (not a string, not http(s), controls,
+whitespace, backslashes, credentials, a bad port, a host that cannot be normalised) and for a
+pattern it cannot read (the same faults, a glob in ``domain:``, a query or fragment, a
+percent-encoded glob character).
+"""
 
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import re
+from dataclasses import dataclass
 from typing import Final
 
-from robota.core.permissions._globs import GLOB_CHARS, MatchResult, segments_cover, segments_match
+from robota.core.permissions._globs import (
+    GLOB_CHARS,
+    Direction,
+    MatchResult,
+    segments_cover,
+    segments_match,
+)
+from robota.core.urls import (
+    Host,
+    URLError,
+    format_address,
+    mapped_ipv4,
+    normalise_host,
+    normalise_host_pattern,
+    parse_port,
+    path_readings,
+    read_url,
+    split_authority,
+    unsafe_character,
+)
 
 __all__ = ["match_url", "split_url"]
 
-_URL: Final = re.compile(
-    r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*)://(?P<authority>[^/?#]*)(?P<path>[^?#]*)(?P<rest>[?#].*)?$"
-)
+_PATTERN_SCHEME: Final = re.compile(r"([A-Za-z0-9+.\-*?]*)://", re.ASCII)
+_SCHEME_GLOB: Final = re.compile(r"[A-Za-z*?][A-Za-z0-9+.\-*?]*", re.ASCII)
+_ENCODED_GLOB: Final = re.compile(r"%(?:2a|3f|5b|5d)", re.IGNORECASE)
+_NAT64: Final = int(ipaddress.IPv6Address("64:ff9b::")) >> 32  # RFC 6052 §2.1, a /96
+_LOW32: Final = 0xFFFFFFFF
+
+
+@dataclass(frozen=True, slots=True)
+class _Pattern:
+    scheme: str | None  # a glob over the scheme; None: any
+    host: Host | tuple[str, ...]  # a normalised host, or labels where "*" labels are globs
+    port: int | None  # None: any
+    paths: tuple[str, ...] | None  # the path's readings; None: any path
+    subdomains: bool  # domain:HOST
 
 
 def split_url(value: str) -> tuple[str, str, str] | None:
-    """``(scheme, host, path)`` of an absolute URL, scheme and host lower-cased.
+    """``(scheme, host, path)`` of ``value`` as :func:`robota.core.urls.read_url` reads it.
 
-    ``None`` when it is not one. Core parses URLs itself: it imports no networking module.
+    The host is normalised (an IPv6 address in brackets), the path is the WHATWG path in RFC 3986
+    normal form. ``None`` when the reading refuses ``value``.
     """
-    match = _URL.match(value.strip())
-    if match is None:
+    candidate: object = value  # model output can be anything
+    if not isinstance(candidate, str):
         return None
-    authority = match.group("authority").rsplit("@", 1)[-1]
-    if authority.startswith("["):
-        end = authority.find("]")
-        if end < 0:
-            return None
-        host = authority[: end + 1]
-    else:
-        host = authority.split(":", 1)[0]
-    if not host:
+    try:
+        url = read_url(value)
+    except ValueError:
         return None
-    path = match.group("path") or "/"
-    return match.group("scheme").lower(), host.lower().rstrip("."), path
+    return url.scheme, _shown(url.host), url.path
 
 
-def _host_matches(pattern: str, host: str) -> bool:
-    pattern_labels = pattern.lower().rstrip(".").split(".")
-    host_labels = host.split(".")
-    return segments_match(pattern_labels, host_labels)
+def _shown(host: Host) -> str:
+    return f"[{host.text}]" if ":" in host.text else host.text
 
 
-def match_url(pattern: str, value: object) -> MatchResult:
-    """URL ``pattern`` (see the module docstring) against ``value``."""
+def _read_pattern(pattern: str) -> _Pattern:
+    """The pattern read by the URL reading's own code; a ``ValueError`` when it cannot be."""
+    text = pattern.strip()
+    if text.startswith("domain:"):
+        text = "domain:" + text[len("domain:") :].lstrip()  # `domain: example.com` reads as meant
+    if not text:
+        raise URLError("an empty URL pattern")
+    char = unsafe_character(text)
+    if char is not None:
+        raise URLError(f"the pattern contains {char!r} (control, whitespace or backslash)")
+    if text.startswith("domain:"):
+        domain, extra = split_authority(text[len("domain:") :])
+        if extra is not None or GLOB_CHARS.search(domain.strip("[]")) or set(domain) & set("/#@"):
+            raise URLError("domain: names one host, without a glob, port or path")
+        return _Pattern(None, normalise_host(domain), None, None, subdomains=True)
+    scheme: str | None = None
+    rest = text
+    match = _PATTERN_SCHEME.match(text)
+    if match is not None:
+        scheme, rest = match.group(1).lower(), text[match.end() :]
+        if not _SCHEME_GLOB.fullmatch(scheme):
+            raise URLError(f"the pattern's scheme {scheme!r} is not a scheme")
+    if "?" in rest or "#" in rest:
+        raise URLError("a URL pattern names no query or fragment")
+    slash = rest.find("/")
+    authority, path = (rest, None) if slash < 0 else (rest[:slash], rest[slash:])
+    if "@" in authority:
+        raise URLError("credentials (user@) in a URL pattern are not allowed")
+    named, port_text = split_authority(authority)
+    if not named:
+        raise URLError("the URL pattern has no host")
+    port = None if port_text == "*" else parse_port(port_text)
+    if path is not None and _ENCODED_GLOB.search(path):
+        raise URLError("a percent-encoded glob character in a URL pattern is ambiguous")
+    paths = None if path is None else path_readings(path)
+    return _Pattern(scheme, normalise_host_pattern(named), port, paths, subdomains=False)
+
+
+def _unmapped(host: Host) -> Host:
+    ipv4 = None if host.address is None else mapped_ipv4(host.address)
+    return host if ipv4 is None else Host(format_address(ipv4), ipv4)
+
+
+def _identities(host: Host, direction: Direction) -> tuple[Host, ...]:
+    """The hosts a connection to ``host`` reaches, for matching in ``direction``."""
+    seen = _unmapped(host)
+    address = seen.address
+    if direction == "deny" and isinstance(address, ipaddress.IPv6Address):
+        value = int(address)
+        if value >> 32 == _NAT64:
+            # S06: the NAT64 gateway connects to the IPv4 address in the low 32 bits.
+            embedded = ipaddress.IPv4Address(value & _LOW32)
+            return seen, Host(format_address(embedded), embedded)
+    return (seen,)
+
+
+def _host_matches(pattern: _Pattern, host: Host, direction: Direction) -> bool:
+    wanted = pattern.host
+    for seen in _identities(host, direction):
+        if isinstance(wanted, tuple):
+            if segments_match(wanted, seen.text.split(".")):
+                return True
+        elif wanted.address is not None:
+            if seen.address == _unmapped(wanted).address:
+                return True
+        elif seen.address is None and (
+            seen.text == wanted.text
+            or (pattern.subdomains and seen.text.endswith("." + wanted.text))
+        ):
+            return True
+    return False
+
+
+def match_url(pattern: str, value: object, *, direction: Direction = "deny") -> MatchResult:
+    """URL ``pattern`` (see the module docstring) against ``value``.
+
+    ``direction`` is the rule's: ``"deny"`` (deny and ask rules) also sees the IPv4 address a
+    NAT64 address reaches; ``"allow"`` does not, so an allow never grants more than it names.
+    """
+    try:
+        read = _read_pattern(pattern)
+    except ValueError:
+        return "unevaluable"
     if not isinstance(value, str):
         return "unevaluable"
-    parts = split_url(value)
-    if parts is None:
+    try:
+        url = read_url(value)
+    except ValueError:
         return "unevaluable"
-    scheme, host, path = parts
-    if pattern.startswith("domain:"):
-        domain = pattern[len("domain:") :].strip().lower().rstrip(".")
-        if not domain or GLOB_CHARS.search(domain):
-            return "unevaluable"
-        covered = host == domain or host.endswith("." + domain)
-        return "match" if covered else "no_match"
-    pattern_scheme: str | None = None
-    rest = pattern
-    if "://" in pattern:
-        pattern_scheme, rest = pattern.split("://", 1)
-        if not pattern_scheme or not fnmatch.fnmatchcase(scheme, pattern_scheme.lower()):
-            return "no_match"
-    pattern_host, slash, pattern_path = rest.partition("/")
-    if not pattern_host:
-        return "unevaluable"
-    if not _host_matches(pattern_host, host):
+    if read.scheme is not None and not fnmatch.fnmatchcase(url.scheme, read.scheme):
         return "no_match"
-    if not slash:
-        return "match"  # no path in the pattern: any path on that host
-    return segments_cover(pattern_path, path)
+    if not _host_matches(read, url.host, direction):
+        return "no_match"
+    if read.port is not None and url.port != read.port:
+        return "no_match"
+    if read.paths is None:
+        return "match"
+    seen = path_readings(url.target.split("?", 1)[0])
+    results = {segments_cover(p, v) for p, v in zip(read.paths, seen, strict=True)}
+    # S12: readings that disagree leave the decision to a person (deny/ask) or to no allow.
+    return results.pop() if len(results) == 1 else "unevaluable"

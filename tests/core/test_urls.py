@@ -1,0 +1,129 @@
+"""S06/S12: ``robota.core.urls``, the one reading of a URL, checked against outside readers.
+
+The egress tests (``tests/host/test_egress*.py``) check the split and the host normalisation
+through :func:`robota.host.check_url`; these check the pieces core adds or now writes itself —
+the WHATWG path normaliser (against ada, a WHATWG parser), the target escaping that used to be
+``urllib.parse.quote``, and the path readings — so the rules and the policy can rely on them.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import quote
+
+import ada_url
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from robota.core.urls import (
+    HostError,
+    URLError,
+    escape_target,
+    mapped_ipv4,
+    normalise_host_pattern,
+    normalise_path,
+    path_readings,
+    read_url,
+)
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_PIECES = [
+    *"ab./%2eE;~-_\"<>^`{}|[]!$&'()*+,=:@ü日",
+    "%2F",
+    "%2e",
+    "%2E",
+    "%41",
+    "%7e",
+    "%zz",
+    "%e6%97%a5",
+    "..",
+    "/",
+]
+
+
+def _rfc3986(path: str) -> str:
+    """RFC 3986 §6.2.2 on a WHATWG path: unreserved escapes decoded, other hex upper-cased."""
+
+    def one(match: re.Match[str]) -> str:
+        char = chr(int(match.group(1), 16))
+        return char if char in _UNRESERVED else "%" + match.group(1).upper()
+
+    return re.sub(r"%([0-9A-Fa-f]{2})", one, path)
+
+
+@settings(max_examples=1_500, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+def test_s06_normalise_path_is_the_whatwg_path_in_rfc3986_normal_form(tail: str) -> None:
+    path = "/" + tail
+    whatwg = str(ada_url.parse_url("https://example.com" + path)["pathname"])
+    assert normalise_path(path) == _rfc3986(whatwg), path
+
+
+@pytest.mark.parametrize(
+    ("path", "normal"),
+    [
+        ("/a/../b", "/b"),
+        ("/a/%2E%2e/b", "/b"),
+        ("/a/.%2e", "/"),
+        ("/a/%2e", "/a/"),
+        ("/..", "/"),
+        ("/%61dmin/%7e", "/admin/~"),
+        ("/a%2fb", "/a%2Fb"),
+        ("/日本", "/%E6%97%A5%E6%9C%AC"),
+        ("", "/"),
+    ],
+)
+def test_s06_normalise_path_examples(path: str, normal: str) -> None:
+    assert normalise_path(path) == normal
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.text(st.characters(exclude_categories=["Cs"]), max_size=20))
+def test_s06_escape_target_is_what_urllib_quote_made_of_it(text: str) -> None:
+    printable = "".join(chr(c) for c in range(0x21, 0x7F))
+    assert escape_target(text) == quote(text, safe=printable)
+
+
+def test_s12_path_readings_start_with_the_whatwg_reading_and_model_servers() -> None:
+    readings = path_readings("/a//../B%2Fc/x;p/..;/y")
+    assert len(readings) == 16
+    assert readings[0] == normalise_path("/a//../B%2Fc/x;p/..;/y") == "/a/B%2Fc/x;p/..;/y"
+    assert "/b/c/y" in readings  # decoded, merged, parameters dropped, case folded
+    assert "/a/B%2Fc/y" in readings  # parameters dropped: "..;" is ".."
+    assert set(path_readings("/Docs/a/b")) == {"/Docs/a/b", "/docs/a/b"}  # only case folding
+    assert set(path_readings("/docs/a/b")) == {"/docs/a/b"}
+
+
+def test_s12_normalise_host_pattern_keeps_glob_labels_and_reads_the_rest() -> None:
+    assert normalise_host_pattern("*.ＥＸＡＭＰＬＥ。com.") == ("*", "example", "com")
+    assert normalise_host_pattern("**.bücher.example") == ("**", "xn--bcher-kva", "example")
+    assert normalise_host_pattern("169.254.*.*") == ("169", "254", "*", "*")
+    assert normalise_host_pattern("example.com") == read_url("http://example.com/").host
+    for bad in ("*.0x7f.1", "*.ü*.com", "[*::1]", "*.a%62.com", "*.1.2.3.4"):
+        with pytest.raises(HostError):
+            normalise_host_pattern(bad)
+
+
+def test_s06_mapped_ipv4_is_read_from_the_value() -> None:
+    mapped = ipaddress.IPv6Address("::ffff:169.254.169.254")
+    assert mapped_ipv4(mapped) == ipaddress.IPv4Address("169.254.169.254")
+    assert mapped_ipv4(ipaddress.IPv6Address("64:ff9b::a9fe:a9fe")) is None
+    assert mapped_ipv4(ipaddress.IPv4Address("10.0.0.1")) is None
+
+
+def test_s06_read_url_gives_the_effective_port_and_refuses_what_the_split_refuses() -> None:
+    url = read_url("HTTPS://Ｅxample.com/a/./b?q=1#f")
+    assert (url.scheme, url.host.text, url.port, url.path, url.target) == (
+        "https",
+        "example.com",
+        443,
+        "/a/b",
+        "/a/./b?q=1",
+    )
+    assert read_url("http://[::1]:8080").port == 8080
+    with pytest.raises(URLError):
+        read_url("https://user@example.com/")
+    with pytest.raises(HostError):
+        read_url("https://exa%6dple.com/")
