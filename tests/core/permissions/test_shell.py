@@ -500,6 +500,8 @@ def test_s12_a_redirection_applies_to_the_command_the_shell_gives_it(line: str) 
         # bash and dash refuse a word after a compound command's redirection.
         "{ cat; } >x y",
         "(cat) <<EOF y\nbody\nEOF",
+        # No command before the redirections: bash runs the words after them (`rm -rf /`).
+        "2>/dev/null <<EOF rm -rf /\nbody\nEOF",
     ],
 )
 def test_s12_a_here_document_line_not_read_exactly_is_unparseable(line: str) -> None:

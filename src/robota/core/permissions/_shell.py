@@ -282,6 +282,9 @@ class _Walker:
         elif kind in _WORD_NODES:
             self._substitutions_in(node, via)
         elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            if _hung_words(node):
+                # No command to give them to (`2>x <<EOF rm -rf /` runs `rm`): not read here.
+                raise _Unparseable("words after a redirection that has no command")
             self.redirect(node, via)
         elif not node.is_named:
             if kind == "&":
@@ -348,7 +351,7 @@ class _Walker:
                 return
         if any(_hung_words(child) for child in others):
             # `{ a; } >f b`: bash and dash refuse the line (a word after a compound command).
-            raise _Unparseable("a word after the redirection of a compound command")
+            raise _Unparseable("a word after a redirection that follows no simple command")
         first = len(self.commands)
         self.statement(body, via)
         end = len(self.commands)
