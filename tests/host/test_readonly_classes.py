@@ -582,3 +582,21 @@ def test_s21_git_finds_only_the_repository_the_classifier_checked(tmp_path: path
 
 def test_s21_cd_accepts_its_end_of_options_marker(workspace: pathlib.Path) -> None:
     assert read_only("cd -- sub && ls", workspace)
+
+
+def test_s21_a_quoted_here_document_piped_to_a_reader_is_read_only(workspace: pathlib.Path) -> None:
+    # The grammar hangs `| grep -c rm` under the here-document; the shell pipes `cat` into it.
+    assert (
+        read_only_reason("cat <<'EOF' | grep -c rm\nrm -rf build\nEOF", workspace=str(workspace))
+        is None
+    )
+    assert read_only("cat <<'EOF' | sort | uniq -c && echo done\nb\na\nEOF\n", workspace)
+    assert read_only("cat <<-'EOF' | wc -l\n\tx\n\tEOF", workspace)
+    assert read_only("cat 2>/dev/null <<EOF | head -n 1\nplain\nEOF", workspace)
+    # What follows it is judged like anything else.
+    assert not read_only("cat <<'EOF' | sh\nrm -rf build\nEOF", workspace)
+    assert not read_only("cat <<'EOF' | xargs rm\nbuild\nEOF", workspace)
+    assert not read_only("cat <<'EOF' && cat ../outside/secret\nx\nEOF", workspace)
+    assert not read_only("cat <<'EOF' /etc/passwd\nx\nEOF", workspace)
+    assert not read_only("cat <<'EOF' >out.txt\nx\nEOF", workspace)
+    assert not read_only("cat 2>/dev/null /etc/passwd", workspace)

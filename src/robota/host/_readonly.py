@@ -22,9 +22,10 @@ will read it (:func:`robota.core.permissions.analyze_command`), and judged in th
 * **Globs are expanded first**, against the real directory, with ``sh``'s rules (``.*`` and
   ``.?`` match ``..``), and the program's options are read from the expanded words — so a file
   named ``--output=x`` that a ``*`` expands to is read as the option it becomes.
-* **``cd`` changes where relative paths lead.** Every directory the line may be in by the time a
-  command runs is considered (a failed ``cd`` leaves the old one), and a path must be inside the
-  workspace from each.
+* **``cd`` is followed as the shell runs it** (:mod:`._readonly_cwd`): logically from ``$PWD``
+  unless ``-P``, with ``&&``, ``||``, ``;`` and pipelines deciding where each later command runs.
+  Every directory a command may run in counts, and a path must be inside the workspace from
+  each, as the kernel resolves it from there.
 * **git** reads the repository it finds: that repository must be inside the workspace.
 
 A user's ask or deny rule is checked before this classification and still applies. The
@@ -42,6 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from robota.core.permissions import (
+    CommandLine,
     Redirect,
     SimpleCommand,
     Word,
@@ -51,6 +53,7 @@ from robota.core.permissions import (
     glob_unescape,
 )
 from robota.host._paths import canonical_path, is_path_inside
+from robota.host._readonly_cwd import CdRefused, command_directories
 from robota.host._readonly_programs import FIND, GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only_command", "read_only_reason"]
@@ -114,10 +117,10 @@ def read_only_reason(
         return "it runs no command"
     judge = _Judge(canonical_path(root_text), os.path.expanduser("~") if home is None else home)
     try:
-        judge.directories(line.commands)
-        for redirect in line.redirects:
-            judge.redirect(redirect)
-        for simple in line.commands:
+        judge.directories(line)
+        judge.redirects(line)
+        for index, simple in enumerate(line.commands):
+            judge.at(index)
             judge.command(simple)
     except _Refused as refused:
         return refused.reason
@@ -145,31 +148,44 @@ def is_read_only_command(
 
 
 class _Judge:
-    __slots__ = ("_cwds", "_home", "_root")
+    __slots__ = ("_cwds", "_home", "_root", "_where")
 
     def __init__(self, root: str, home: str | None) -> None:
         self._root = root
         self._home = home
-        self._cwds: list[str] = [root]
+        self._cwds: Sequence[str] = (root,)
+        self._where: tuple[tuple[str, ...], ...] = ()
 
     # -- where the commands run
 
-    def directories(self, commands: Sequence[SimpleCommand]) -> None:
-        """Every directory a command of the line may run in (S21: ``cd sub && ls``)."""
-        for simple in commands:
-            if simple.name != "cd" or simple.words[0] != "cd":
-                continue
-            args = [w for w in simple.argv[1:] if not (w.literal and w.value in ("-L", "-P", "--"))]
-            if len(args) != 1 or (args[0].literal and args[0].value == "-"):
-                raise _Refused("`cd` goes to the home or previous directory, or is ambiguous")
-            targets: list[str] = []
-            for cwd in list(self._cwds):
-                for text in self._expand(args[0], cwd):
-                    target = self._inside(text, cwd, "`cd` target")
-                    if os.path.isdir(target):
-                        targets.append(canonical_path(target))
-            # A `cd` that fails leaves the shell where it was: the old directories stay.
-            self._cwds.extend(t for t in targets if t not in self._cwds)
+    def directories(self, line: CommandLine) -> None:
+        """Where each command of the line may run (S21: ``cd sub && ls``; see ._readonly_cwd)."""
+        try:
+            self._where = command_directories(line, self._root, self._expand)
+        except CdRefused as refused:
+            raise _Refused(refused.reason) from None
+
+    def at(self, index: int | None) -> None:
+        """Judge what follows from where command ``index`` runs (``None``: anywhere at all)."""
+        if index is not None:
+            self._cwds = self._where[index]
+        else:
+            self._cwds = sorted({cwd for where in self._where for cwd in where} | {self._root})
+
+    def redirects(self, line: CommandLine) -> None:
+        """Judge each redirection from where it is opened."""
+        judged: set[int] = set()  # by identity: `< x` on two commands opens two places
+        if line.shape is not None:
+            # A straight line's redirections are each its command's, opened where it runs.
+            for index, simple in enumerate(line.commands):
+                self.at(index)
+                for redirect in simple.redirects:
+                    self.redirect(redirect)
+                    judged.add(id(redirect))
+        self.at(None)
+        for redirect in line.redirects:
+            if id(redirect) not in judged:
+                self.redirect(redirect)
 
     # -- paths
 

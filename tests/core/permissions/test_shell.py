@@ -6,7 +6,8 @@ import shlex
 
 import pytest
 
-from robota.core.permissions import analyze_command
+from robota.core.permissions import analyze_command, match_command
+from robota.core.permissions._removal import catastrophic_reason
 
 
 def names(text: str) -> list[str]:
@@ -388,3 +389,154 @@ def test_s12_a_lone_surrogate_makes_a_line_unparseable() -> None:
     # Model output decoded from JSON can carry one (`"\ud800"`); it is not text a shell reads.
     assert not analyze_command("ls \ud800").parsed
     assert not analyze_command("rm -rf \udcff").parsed
+
+
+# --------------------------------------------------------------------------- here-document lines
+
+
+@pytest.mark.parametrize(
+    ("line", "words", "shape"),
+    [
+        (
+            "cat <<'EOF' | grep -c rm\nrm -rf build\nEOF\n",
+            [("cat",), ("grep", "-c", "rm")],
+            (0, "|", 1),
+        ),
+        ("cat <<EOF |& grep x\nbody\nEOF", [("cat",), ("grep", "x")], (0, "|&", 1)),
+        ("cat <<EOF && rm -rf x\nbody\nEOF", [("cat",), ("rm", "-rf", "x")], (0, "&&", 1)),
+        (
+            "cat <<EOF || echo b && echo c\nbody\nEOF",
+            [("cat",), ("echo", "b"), ("echo", "c")],
+            (0, "||", 1, "&&", 2),
+        ),
+        (
+            "cat <<-EOF | grep a | wc -l\n\tbody\n\tEOF",
+            [("cat",), ("grep", "a"), ("wc", "-l")],
+            (0, "|", 1, "|", 2),
+        ),
+        (
+            "echo a | cat <<EOF | grep b\nbody\nEOF",
+            [("echo", "a"), ("cat",), ("grep", "b")],
+            (0, "|", 1, "|", 2),
+        ),
+        (
+            "echo a && cat <<EOF >/dev/null || echo c\nbody\nEOF\necho d",
+            [("echo", "a"), ("cat",), ("echo", "c"), ("echo", "d")],
+            (0, "&&", 1, "||", 2, ";", 3),
+        ),
+        ("cat <<EOF a b\nbody\nEOF", [("cat", "a", "b")], (0,)),
+    ],
+)
+def test_s12_a_here_document_line_goes_on_as_the_pipeline_or_list_it_is(
+    line: str, words: list[tuple[str, ...]], shape: tuple[int | str, ...]
+) -> None:
+    # tree-sitter-bash hangs the rest of the line under the here-document; the shell reads
+    # `cat <<EOF | grep x` as any `cat | grep x` whose `cat` reads the body.
+    analysis = analyze_command(line)
+    assert analysis.understood, analysis
+    assert [c.words for c in analysis.commands] == words
+    assert analysis.shape == shape
+    (owner,) = [c for c in analysis.commands if any(r.kind == "heredoc" for r in c.redirects)]
+    assert owner.name == "cat"
+
+
+def test_s12_redirections_after_a_here_document_belong_to_its_command() -> None:
+    line = analyze_command("cat <<EOF 2>&1 >out && echo x\nbody\nEOF")
+    cat, echo = line.commands
+    assert [r.operator for r in cat.redirects] == ["<<", ">&", ">"]
+    assert echo.redirects == ()
+    assert [r.operator for r in line.redirects] == ["<<", ">&", ">"]
+    assert line.redirections == ("out",)
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("rm 2>/dev/null -rf /", ("rm", "-rf", "/")),
+        ("rm -r >x -f / >y z", ("rm", "-r", "-f", "/", "z")),
+        ("cat 2>&- /etc/shadow", ("cat", "/etc/shadow")),
+        ("rm <<EOF -rf /\nbody\nEOF", ("rm", "-rf", "/")),
+        ("cat <<EOF >x y\nbody\nEOF", ("cat", "y")),
+        ("echo a | rm >x -rf /", ("rm", "-rf", "/")),
+    ],
+)
+def test_s12_words_the_grammar_hangs_under_a_redirection_are_arguments(
+    line: str, words: tuple[str, ...]
+) -> None:
+    # A redirection takes one word in the shell; the grammar gives it every word that follows.
+    analysis = analyze_command(line)
+    assert analysis.complete
+    assert analysis.commands[-1].words == words
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo a | cat >out",
+        "echo a && cat >out",
+        "! cat >out",
+        "{ cat x; } >out",
+        "(cat x) >out",
+        "echo a | cat <<EOF >out\nbody\nEOF",
+    ],
+)
+def test_s12_a_redirection_applies_to_the_command_the_shell_gives_it(line: str) -> None:
+    # The grammar hangs `>out` on the whole pipeline or list; the shell gives it to the last
+    # command (and a group's to every command in it), so an allow rule for `cat *` does not
+    # cover the write.
+    analysis = analyze_command(line)
+    cat = next(c for c in analysis.commands if c.name == "cat")
+    assert any(r.kind == "write" for r in cat.redirects)
+    assert match_command("cat *", line.replace("echo a", "cat a"), direction="allow") != "match"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # The body starts after the line's newline; the grammar reads body lines as commands.
+        "cat <<EOF |\nbody\nEOF\ngrep x",
+        "cat <<EOF | grep y &&\nx\nEOF\necho z",
+        "cat <<EOF | grep 'a\nb'\nbody\nEOF",
+        # bash and dash refuse a word after a compound command's redirection.
+        "{ cat; } >x y",
+        "(cat) <<EOF y\nbody\nEOF",
+        # No command before the redirections: bash runs the words after them (`rm -rf /`).
+        "2>/dev/null <<EOF rm -rf /\nbody\nEOF",
+    ],
+)
+def test_s12_a_here_document_line_not_read_exactly_is_unparseable(line: str) -> None:
+    assert not analyze_command(line).parsed
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cat <<'EOF' | xargs rm -rf\nbuild\nEOF",
+        "cat <<EOF && rm -rf x\nbody\nEOF",
+        "cat <<'EOF' || rm -rf x\nbody\nEOF",
+        "rm <<EOF -rf x\nbody\nEOF",
+        "rm 2>/dev/null -rf x",
+    ],
+)
+def test_s12_deny_rules_see_a_command_after_a_here_document(line: str) -> None:
+    assert match_command("rm *", line, direction="deny") == "match"
+    assert match_command("rm -rf *", line, direction="deny") == "match"
+    # `;` after a here-document is not read by the grammar: unevaluable, which asks.
+    first, _, rest = line.partition("\n")
+    after = f"{first}; rm x\n{rest}"
+    assert match_command("rm *", after, direction="deny") != "no_match"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "cat <<'EOF' | grep x && rm -rf /\nbody\nEOF",
+        "cat <<EOF && rm -rf /\nbody\nEOF",
+        "rm <<EOF -rf /\nbody\nEOF",
+        "rm 2>/dev/null -rf /",
+        "rm -r >/dev/null -f /",
+    ],
+)
+def test_s21_the_removal_check_sees_rm_after_a_here_document_or_redirection(line: str) -> None:
+    reason = catastrophic_reason(line, workspace="/home/user/project", home="/home/user")
+    assert reason is not None

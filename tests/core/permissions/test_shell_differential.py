@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -20,17 +21,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from robota.core.permissions import analyze_command
+from robota.core.permissions import CommandLine, SimpleCommand, analyze_command
 
 STUBS = ("cmda", "cmdb", "cmdc")
 # Both are on every machine this project runs on (Debian's sh is dash); a missing one fails.
 SHELLS = [shutil.which("bash") or "bash", shutil.which("dash") or "dash"]
 
-# Each run writes its argv to a part file and renames it into place, so a run still going (a
-# background job) is never read half-written.
+# Each run writes its argv, then the first line of its standard input, to a part file and
+# renames it into place, so a run still going (a background job) is never read half-written.
 _STUB = """#!/bin/sh
 part=$(mktemp "$STUB_LOG/part.XXXXXX")
+IFS= read -r first || true
 printf '%s\\0' "$(basename "$0")" "$@" > "$part"
+printf '%s' "$first" > "$part.in"
+mv "$part.in" "$STUB_LOG/in.${part##*.}"
 mv "$part" "$STUB_LOG/run.${part##*.}"
 """
 
@@ -53,6 +57,11 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 
 
 def run_in(shell: str, line: str, sandbox: pathlib.Path) -> set[tuple[str, ...]]:
+    return {argv for argv, _ in runs_in(shell, line, sandbox)}
+
+
+def runs_in(shell: str, line: str, sandbox: pathlib.Path) -> list[tuple[tuple[str, ...], str]]:
+    """Each command the shell ran: its argv and the first line of its standard input."""
     # A fresh log per run: a background job of an earlier line may still be writing.
     log = pathlib.Path(tempfile.mkdtemp(dir=sandbox, prefix="log-"))
     env = {"PATH": str(sandbox / "bin"), "STUB_LOG": str(log), "HOME": str(sandbox / "work")}
@@ -66,10 +75,16 @@ def run_in(shell: str, line: str, sandbox: pathlib.Path) -> set[tuple[str, ...]]
             timeout=10,
             check=False,
         )
-    runs: set[tuple[str, ...]] = set()
+    runs: list[tuple[tuple[str, ...], str]] = []
     for entry in log.glob("run.*"):
         fields = entry.read_bytes().split(b"\0")[:-1]
-        runs.add(tuple(f.decode("utf-8", "replace") for f in fields))
+        stdin = log / ("in." + entry.name.removeprefix("run."))
+        runs.append(
+            (
+                tuple(f.decode("utf-8", "replace") for f in fields),
+                stdin.read_text("utf-8", "replace") if stdin.exists() else "",
+            )
+        )
     return runs
 
 
@@ -108,6 +123,37 @@ def _command(draw: st.DrawFn) -> str:
     return text
 
 
+# S12: a here-document whose line goes on — a pipeline, a list, redirections, more words —
+# quoted or not, `<<` or `<<-`. Its body's first line names it (`hd0` …), so the command that
+# reads it shows which one the shell gave it to.
+_DELIMITERS = st.sampled_from(["EOF", "'EOF'", '"EOF"', "\\EOF", "E'O'F"])
+_CONTINUATIONS = st.sampled_from(
+    [" | ", " |& ", " && ", " || ", " ; ", " >/dev/null | ", " 2>&1 && ", " </dev/null || ",
+     " >/dev/null 2>&1 ; ", " w1 'w 2' ", " >/dev/null w3 "]
+)  # fmt: skip
+
+
+@st.composite
+def _heredoc_line(draw: st.DrawFn) -> str:
+    count = draw(st.sampled_from([1, 1, 1, 2]))  # two on one line: the grammar cannot read it
+    text = ""
+    bodies: list[str] = []
+    for index in range(count):
+        operator = draw(st.sampled_from(["<<", "<<-"]))
+        delimiter = draw(_DELIMITERS)
+        head = draw(_command().filter(lambda c: "\n" not in c))
+        tail = draw(_CONTINUATIONS)
+        text += f"{head} {operator}{delimiter}{tail}"
+        indent = "\t" if operator == "<<-" else ""
+        lines = [f"hd{index}", "cmdc body $(cmdb here) `cmda q`", "$X ${X:-y}"]
+        end = delimiter.replace("'", "").replace('"', "").replace("\\", "")
+        bodies.append("".join(f"{indent}{body}\n" for body in lines) + f"{indent}{end}\n")
+    last = draw(_command().filter(lambda c: "\n" not in c))
+    if text.rstrip().endswith((";", "|", "&&", "||")) or text.endswith(" "):
+        text += last
+    return text + "\n" + "".join(bodies)
+
+
 @st.composite
 def _line(draw: st.DrawFn) -> str:
     commands = draw(st.lists(_command(), min_size=1, max_size=3))
@@ -133,11 +179,41 @@ def test_s12_every_command_a_real_shell_runs_is_one_the_analysis_listed(
     analysis = analyze_command(line)
     if not analysis.parsed:
         return  # unevaluable: every deny or ask rule asks
-    ran = run_in(shell, line, sandbox)
+    assert_listed(shell, line, analysis, run_in(shell, line, sandbox))
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(line=_heredoc_line())
+def test_s12_a_here_document_line_runs_what_the_analysis_lists(
+    shell: str, sandbox: pathlib.Path, line: str
+) -> None:
+    analysis = analyze_command(line)
+    if not analysis.parsed:
+        return  # unevaluable: every deny or ask rule asks
+    runs = runs_in(shell, line, sandbox)
+    assert_listed(shell, line, analysis, {argv for argv, _ in runs})
+    if not analysis.complete:
+        return
+    for argv, first in runs:
+        if re.fullmatch(r"hd\d", first):
+            # The command the shell gave the here-document to is the one it is attached to.
+            owners = [
+                c
+                for c in analysis.commands
+                if _exact(c) == argv or (c.name == argv[0] and c.opaque_arguments)
+            ]
+            assert any(_reads(analysis, c, first) for c in owners), (shell, line, argv, first)
+
+
+def assert_listed(shell: str, line: str, analysis: CommandLine, ran: set[tuple[str, ...]]) -> None:
+    """Every command ``shell`` ran is one ``analysis`` listed, with the same words."""
     listed = {c.name for c in analysis.commands}
-    exact = {
-        c.words[:1] and (os.path.basename(c.words[0]), *c.words[1:]) for c in analysis.commands
-    }
+    exact = {_exact(c) for c in analysis.commands}
     for argv in ran:
         # A command the analysis did not list is only allowed where the line says it hides
         # something (so deny rules ask and a removal asks).
@@ -150,6 +226,22 @@ def test_s12_every_command_a_real_shell_runs_is_one_the_analysis_listed(
         if any(c.opaque_arguments for c in same_name):
             continue  # its words are only known at run time; the name is what rules see
         assert argv in exact, (shell, line, argv, exact)
+
+
+def _exact(command: SimpleCommand) -> tuple[str, ...]:
+    return command.words[:1] and (os.path.basename(command.words[0]), *command.words[1:])
+
+
+def _reads(analysis: CommandLine, command: SimpleCommand, marker: str) -> bool:
+    """``command`` (or a wrapper that runs it) has the here-document whose body starts so."""
+    while True:
+        for redirect in command.redirects:
+            heredoc = redirect.heredoc
+            if heredoc is not None and heredoc.body.split("\n")[0].lstrip("\t") == marker:
+                return True
+        if command.parent is None:
+            return False
+        command = analysis.commands[command.parent]
 
 
 @pytest.mark.parametrize(

@@ -114,6 +114,17 @@ _REDIRECTS: Final = frozenset({"file_redirect", "heredoc_redirect", "herestring_
 _STRUCTURE: Final = frozenset(
     {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
 )
+# What a here-document node holds besides the rest of its line (see `_Walker._heredoc_tail`).
+_HEREDOC_PARTS: Final = frozenset(
+    {"heredoc_start", "heredoc_body", "heredoc_end", "file_redirect", "herestring_redirect",
+     "comment", "file_descriptor", *_WORD_NODES}
+)  # fmt: skip
+# Statements that can continue a line after a here-document's `&&` or `||`.
+_STATEMENTS: Final = frozenset(
+    {"command", "test_command", "list", "pipeline", "redirected_statement", "subshell",
+     "compound_statement", "negated_command", "declaration_command", "unset_command",
+     "variable_assignment", "variable_assignments", "function_definition", *CONTROL_FLOW}
+)  # fmt: skip
 
 
 def analyze_command(text: str) -> CommandLine:
@@ -272,6 +283,9 @@ class _Walker:
         elif kind in _WORD_NODES:
             self._substitutions_in(node, via)
         elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            if _hung_words(node):
+                # No command to give them to (`2>x <<EOF rm -rf /` runs `rm`): not read here.
+                raise _Unparseable("words after a redirection that has no command")
             self.redirect(node, via)
         elif not node.is_named:
             if kind == "&":
@@ -304,18 +318,63 @@ class _Walker:
     def redirected(self, node: Node, via: str | None) -> None:
         body = node.child_by_field_name("body")
         others = [c for c in node.children if body is None or c.id != body.id]
-        if body is not None and body.type == "command":
+        if body is None:
+            for child in others:
+                self.statement(child, via)
+            return
+        self._redirected_body(body, via, others)
+
+    def _redirected_body(self, body: Node, via: str | None, others: Sequence[Node]) -> None:
+        """Walk ``body`` with the redirections ``others`` the grammar wrote after it.
+
+        S12: the grammar hangs the redirections after ``a | b`` or ``a && b`` (a here-document's
+        especially) on the whole pipeline or list, but the shell attaches a redirection to the
+        command it follows: the last one. A group's or subshell's redirections apply to every
+        command in it, so they are attached to each.
+        """
+        if body.type == "command":
             self.command(body, via, outer=others)
             return
-        if body is not None:
-            self.statement(body, via)
+        named = [c for c in body.children if c.is_named and c.type != "comment"]
+        if body.type in ("pipeline", "list", "negated_command") and named:
+            last = named[-1]
+            for child in body.children:
+                if child.id == last.id:
+                    self._redirected_body(child, via, others)
+                else:
+                    self.statement(child, via)
+            return
+        if body.type == "redirected_statement":
+            inner = body.child_by_field_name("body")
+            if inner is not None:
+                own = [c for c in body.children if c.id != inner.id]
+                self._redirected_body(inner, via, [*own, *others])
+                return
+        if any(_hung_words(child) for child in others):
+            # `{ a; } >f b`: bash and dash refuse the line (a word after a compound command).
+            raise _Unparseable("a word after a redirection that follows no simple command")
+        first = len(self.commands)
+        self.statement(body, via)
+        end = len(self.commands)
+        redirects: list[Redirect] = []
         for child in others:
             if child.type in _REDIRECTS:
-                self.redirect(child, via)
+                redirects.extend(self.redirect(child, via))
             else:
                 self.statement(child, via)
+        for index in range(first, end):
+            command = self.commands[index]
+            self.commands[index] = dataclasses.replace(
+                command, redirects=(*redirects, *command.redirects)
+            )
 
-    def redirect(self, node: Node, via: str | None) -> Redirect:
+    def redirect(self, node: Node, via: str | None) -> list[Redirect]:
+        """Read one redirection; the redirections that apply to the command it is written on.
+
+        A here-document brings the redirections the grammar hangs under it (``cat <<EOF >f``).
+        Words hung under a redirection (:func:`_hung_words`) are the command's arguments and
+        are read by :meth:`command`, not here.
+        """
         kind = node.type
         fd_node = node.child_by_field_name("descriptor")
         fd = (
@@ -324,50 +383,39 @@ class _Walker:
             else None
         )
         if kind == "heredoc_redirect":
-            redirect = self.heredoc(node, via, fd)
-        else:
-            operator = next((c.type for c in node.children if not c.is_named), "")
-            target_node = node.child_by_field_name("destination")
-            if target_node is None:
-                target_node = next(
-                    (c for c in node.children if c.is_named and c.type in _WORD_NODES), None
-                )
-            target: Word | None = None
-            if target_node is not None:
-                target, inner = read_word(target_node, self.source)
-                for sub in inner:
-                    self.substitution(sub, via)
-                if target.unsupported is not None:
-                    self.unsupported.append(target.unsupported)
-            if operator in ("&>", "&>>"):
-                self.unsupported.append(BACKGROUND_REDIRECT)
-            redirect = Redirect(operator, fd, target)
+            return self.heredoc(node, via, fd)
+        operator = next((c.type for c in node.children if not c.is_named), "")
+        target: Word | None = None
+        target_node = _redirect_target(node)
+        if target_node is not None:
+            target, inner = read_word(target_node, self.source)
+            for sub in inner:
+                self.substitution(sub, via)
+            if target.unsupported is not None:
+                self.unsupported.append(target.unsupported)
+        if operator in ("&>", "&>>"):
+            self.unsupported.append(BACKGROUND_REDIRECT)
+        redirect = Redirect(operator, fd, target)
         self.redirects.append(redirect)
-        return redirect
+        return [redirect]
 
-    def heredoc(self, node: Node, via: str | None, fd: int | None) -> Redirect:
+    def heredoc(self, node: Node, via: str | None, fd: int | None) -> list[Redirect]:
         operator = "<<"
         start: Node | None = None
         body: Node | None = None
         end: Node | None = None
+        tail: list[Node] = []  # what the grammar hangs under it: the rest of the command line
         for child in node.children:
-            if not child.is_named:
-                if child.type in ("<<", "<<-"):
-                    operator = child.type
-                continue
-            if child.type == "heredoc_start":
+            if not child.is_named and child.type in ("<<", "<<-"):
+                operator = child.type
+            elif child.type == "heredoc_start":
                 start = child
             elif child.type == "heredoc_body":
                 body = child
             elif child.type == "heredoc_end":
                 end = child
-            elif child.type in ("file_redirect", "herestring_redirect"):
-                self.redirect(child, via)
-            else:
-                # The grammar hangs the rest of the line (`cat <<EOF | grep x`) under the
-                # here-document; its commands run like any others.
-                self.unsupported.append(HEREDOC_LINE)
-                self.statement(child, via)
+            elif start is not None and body is None and end is None:
+                tail.append(child)
         if start is None or end is None:
             raise _Unparseable("a here-document without its terminator")
         raw = self.text(start)
@@ -402,7 +450,50 @@ class _Walker:
             if _substitution_openers(text) > grammar_count:
                 # A substitution (often a backquoted one) the grammar left as body text.
                 self.unsupported.append("a here-document body the parser did not read")
-        return Redirect(operator, fd, None, Heredoc(delimiter, quoted, text, expands))
+        heredoc = Redirect(operator, fd, None, Heredoc(delimiter, quoted, text, expands))
+        self.redirects.append(heredoc)
+        return [heredoc, *self._heredoc_tail(start, tail, via)]
+
+    def _heredoc_tail(self, start: Node, tail: Sequence[Node], via: str | None) -> list[Redirect]:
+        """Read the rest of a here-document's command line, which the grammar hangs under it.
+
+        S12: in the shell the line goes on as if the here-document were any redirection —
+        ``cat <<EOF | grep x``, ``cat <<EOF >f && rm x``, ``cat <<EOF a b`` — and its body
+        starts on the next line. The pipeline or list that follows is walked like any other
+        (:meth:`_shape` reads its operators); the redirections belong to the command, and the
+        words are its arguments (:meth:`command` reads them). The redirections are returned.
+        """
+        if not tail:
+            return []
+        # The body starts after the first newline of the command line; a grammar that read the
+        # line on into the next (`cat <<EOF |` + newline + `grep x`) took body text for commands.
+        line = self.source[start.end_byte : tail[-1].end_byte].replace(b"\\\n", b"")
+        if b"\n" in line:
+            raise _Unparseable("a here-document whose command line goes on past the line end")
+        redirects: list[Redirect] = []
+        for child in tail:
+            if child.type in ("file_redirect", "herestring_redirect"):
+                redirects.extend(self.redirect(child, via))
+            elif (
+                child.type == "pipeline"
+                and child.children
+                and child.children[0].type
+                in (
+                    "|",
+                    "|&",
+                )
+            ):
+                self._children(child, via)  # `| grep x`: a pipeline's next command
+            elif not child.is_named and child.type in ("&&", "||"):
+                continue  # the list's operator; its right side follows
+            elif child.type in _WORD_NODES or child.type == "comment":
+                continue  # the command's arguments (read by `command`), or a comment
+            elif child.is_named:
+                self.statement(child, via)  # the right side of `&&` / `||`
+            else:
+                # A token this reading does not know: the line is not read exactly.
+                self.unsupported.append(HEREDOC_LINE)
+        return redirects
 
     def _assignment_hazards(self, text: str) -> None:
         if _CODE_VARIABLES.match(text):
@@ -482,6 +573,16 @@ class _Walker:
                 self.unsupported.append(kind.replace("_", " "))
                 self._substitutions_in(child, via)
         self._adjacency(node.children)
+        words_end = max((c.end_byte for c in node.children if c.type not in _REDIRECTS), default=0)
+        for child in [*pending, *outer]:
+            # S12: words the grammar hangs under a redirection (`rm 2>/dev/null -rf /`,
+            # `cat <<EOF a b`) are this command's arguments, after the ones before it.
+            for hung in _hung_words(child):
+                if hung.start_byte < words_end:
+                    raise _Unparseable("a redirection's words the grammar placed out of order")
+                if hung.prev_sibling is not None:
+                    self._adjacency([hung.prev_sibling, hung])
+                argv.append(self._word(hung, via))
         index = len(self.commands)
         self.command_index[node.id] = index
         self._simple(argv, tuple(assignments), (), via)
@@ -498,7 +599,7 @@ class _Walker:
         redirects: list[Redirect] = []
         for child in [*pending, *outer]:
             if child.type in _REDIRECTS:
-                redirects.append(self.redirect(child, via))
+                redirects.extend(self.redirect(child, via))
             else:
                 self.statement(child, via)
         if redirects and index < len(self.commands):
@@ -788,26 +889,47 @@ class _Walker:
                 out.extend(inner)
             return out
         if kind == "redirected_statement":
+            # The redirections belong to the last command (see `_redirected_body`); what the
+            # grammar hangs under a here-document continues the line.
             body = node.child_by_field_name("body")
-            if (
-                body is None
-                or body.type != "command"
-                or any(
-                    c.type == "heredoc_redirect"
-                    and any(
-                        g.is_named
-                        and g.type not in ("heredoc_start", "heredoc_body", "heredoc_end")
-                        for g in c.children
-                    )
-                    for c in node.children
-                )
-            ):
+            line = self._shape(body) if body is not None else None
+            if line is None:
                 return None
-            return self._shape(body)
+            for child in node.children:
+                if child.type == "heredoc_redirect":
+                    tail = self._heredoc_shape(child)
+                    if tail is None:
+                        return None
+                    line.extend(tail)
+            return line
         if kind in ("command", "test_command"):
             index = self.command_index.get(node.id)
             return None if index is None else [index]
         return None
+
+    def _heredoc_shape(self, node: Node) -> list[int | str] | None:
+        """The operators and commands that continue a line after a here-document."""
+        out: list[int | str] = []
+        for child in node.children:
+            if child.type == "pipeline" and child.children[0].type in ("|", "|&"):
+                out.append(child.children[0].type)
+                rest = [c for c in child.children[1:] if c.is_named]
+                if len(rest) != 1:
+                    return None
+                inner = self._shape(rest[0])
+                if inner is None:
+                    return None
+                out.extend(inner)
+            elif not child.is_named and child.type in ("&&", "||"):
+                out.append(child.type)
+            elif child.is_named and child.type in _STATEMENTS:
+                inner = self._shape(child)
+                if inner is None:
+                    return None
+                out.extend(inner)
+            elif child.is_named and child.type not in _HEREDOC_PARTS:
+                return None
+        return out
 
 
 _MAX_REPARSES: Final = 32
@@ -912,6 +1034,49 @@ def _script_text(words: Sequence[Word]) -> str | None:
                 return None
         pieces.append("".join(text))
     return " ".join(pieces)
+
+
+_CLOSE_OPERATORS: Final = frozenset({">&-", "<&-"})
+
+
+def _redirect_target(node: Node) -> Node | None:
+    """The word a file redirection or here-string opens (``None`` for a close: ``2>&-``)."""
+    if node.type == "file_redirect":
+        if any(c.type in _CLOSE_OPERATORS for c in node.children):
+            return None
+        destinations = node.children_by_field_name("destination")
+        if destinations:
+            return destinations[0]
+    return next((c for c in node.children if c.is_named and c.type in _WORD_NODES), None)
+
+
+def _hung_words(node: Node) -> list[Node]:
+    """Words the grammar hangs under a redirection that are the command's own arguments.
+
+    A redirection takes one word in the shell, but the grammar gives a file redirection every
+    word that follows it (``rm 2>/dev/null -rf /`` reads as ``rm`` with a redirection to three
+    files), gives a close (``2>&- x``) the word after it, and hangs the words after a
+    here-document's delimiter (``cat <<EOF a b``) and the redirections after it (whose own
+    words count too) under the here-document.
+    """
+    if node.type == "file_redirect":
+        if any(c.type in _CLOSE_OPERATORS for c in node.children):
+            return [c for c in node.children if c.is_named and c.type in _WORD_NODES]
+        return node.children_by_field_name("destination")[1:]
+    if node.type != "heredoc_redirect":
+        return []
+    hung: list[Node] = []
+    started = False
+    for child in node.children:
+        if child.type == "heredoc_start":
+            started = True
+        elif child.type in ("heredoc_body", "heredoc_end"):
+            break
+        elif started and child.is_named and child.type in _WORD_NODES:
+            hung.append(child)
+        elif started and child.type in ("file_redirect", "herestring_redirect"):
+            hung.extend(_hung_words(child))
+    return hung
 
 
 def _leaves(nodes: list[Node]) -> list[Node]:

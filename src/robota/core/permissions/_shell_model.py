@@ -46,13 +46,13 @@ CONTROL_FLOW: Final = {
 
 
 BACKGROUND_REDIRECT: Final = "'&>' (a background operator in POSIX sh)"
+# Something the grammar hangs under a here-document that the analysis does not know how to
+# read (the pipeline, list, redirections and words that continue its line are read exactly).
 HEREDOC_LINE: Final = "a command line continued after a here-document"
 JOINED_LINE: Final = "a line continuation inside a word"
 # Unsupported constructs that still list every command with its words.
 _ELSEWHERE: Final = frozenset({"a function definition", "brace expansion"})
-_LISTING_SAFE: Final = frozenset(
-    {*CONTROL_FLOW.values(), "'[[ ]]'", BACKGROUND_REDIRECT, HEREDOC_LINE}
-)
+_LISTING_SAFE: Final = frozenset({*CONTROL_FLOW.values(), "'[[ ]]'", BACKGROUND_REDIRECT})
 
 
 @final
@@ -131,7 +131,8 @@ class SimpleCommand:
         via: How it was reached when it is not written directly in the line: the wrapper
             (``"env"``, ``"sudo"``, ``"xargs"``, ``"find -exec"``), ``"bash -c"``, ``"$(…)"``
             or ``"heredoc"``. ``None`` for a command written as itself.
-        redirects: The redirections written on this command.
+        redirects: The redirections that apply to this command: those of a group or subshell
+            around it, then those written on it (a here-document's included).
         parent: The index (in :attr:`CommandLine.commands`) of the command that runs this one
             with its own words — a wrapper, a shell's ``-c``, ``xargs`` or ``find -exec`` — or
             ``None``. A command inside a substitution has no parent: it runs on its own.
