@@ -18,6 +18,7 @@ ssh(1), man(1), less(1) and ld.so(8) document.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,11 +54,9 @@ def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-def _keys(text: str) -> tuple[re.Pattern[str], ...]:
-    # git configuration keys, lower-case; `*` stands for one subsection name.
-    return tuple(
-        re.compile("^" + re.escape(key).replace(r"\*", r"[^\n]*") + "$") for key in text.split()
-    )
+def _keys(text: str) -> tuple[str, ...]:
+    # git configuration keys, lower-case; `*` stands for a subsection name (fnmatch syntax).
+    return tuple(text.split())
 
 
 # --------------------------------------------------------------------------- git configuration
@@ -161,8 +160,8 @@ def _git_key(assignment: str) -> tuple[str, str | None]:
     return key.strip().lower(), (value if equals else None)
 
 
-def _any(patterns: Sequence[re.Pattern[str]], key: str) -> bool:
-    return any(p.match(key) for p in patterns)
+def _any(patterns: Sequence[str], key: str) -> bool:
+    return any(fnmatch.fnmatchcase(key, p) for p in patterns)
 
 
 def git_config_found(assignment: Word) -> Found:
