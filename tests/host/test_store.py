@@ -25,6 +25,7 @@ from robota.host import (
     UnconfirmedWriteError,
     _store,
 )
+from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 
 def mode_of(path: str | pathlib.Path) -> int:
@@ -251,6 +252,57 @@ def test_s07_read_reports_absent_as_none_and_refuses_to_follow_a_link(
     (pathlib.Path(store.root) / "link.json").symlink_to(target)
     with pytest.raises(StoreError, match="cannot read"):
         store.read("link.json")
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+def test_s07_a_special_file_at_a_store_name_is_refused_without_hanging(
+    store: OwnerOnlyStore, kind: str
+) -> None:
+    # S07: a FIFO planted at a record's path made read() wait for a writer for ever.
+    path = pathlib.Path(store.root) / "record.json"
+    plant(path, kind)
+    with pytest.raises(StoreError, match="not a regular file") as info:
+        finishes(lambda: store.read("record.json"), fifos=planted_fifos(path, kind))
+    assert info.value.path == str(path)
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+def test_s07_read_regular_file_refuses_every_special_file_without_hanging(
+    tmp_path: pathlib.Path, kind: str
+) -> None:
+    path = tmp_path / "planted"
+    plant(path, kind)
+    with pytest.raises(OSError, match="not a regular file"):
+        finishes(lambda: _store.read_regular_file(str(path)), fifos=planted_fifos(path, kind))
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_s07_read_regular_file_refuses_a_device_without_reading_it(device: str) -> None:
+    # /dev/zero never ends: reading it would fill memory. Refused from the descriptor's type.
+    with pytest.raises(OSError, match="not a regular file"):
+        finishes(lambda: _store.read_regular_file(device))
+
+
+def test_s07_read_regular_file_reads_a_file_whole_or_up_to_a_limit(
+    tmp_path: pathlib.Path,
+) -> None:
+    path = tmp_path / "record"
+    path.write_bytes(b"x" * 200_000)
+    assert _store.read_regular_file(str(path)) == b"x" * 200_000
+    assert _store.read_regular_file(str(path), limit=10) == b"x" * 10
+    assert _store.read_regular_file(str(tmp_path / "absent")) is None
+    flags = []
+    real_read = os.read
+
+    def watching_read(fd: int, size: int) -> bytes:
+        flags.append(os.get_blocking(fd))
+        return real_read(fd, size)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "read", watching_read)
+        _store.read_regular_file(str(path))
+    assert flags
+    assert all(flags)  # O_NONBLOCK is only for the open, never for the reads
 
 
 def test_s07_a_durable_replace_killed_midway_leaves_the_old_or_the_new_content(
