@@ -476,33 +476,21 @@ class NotRegularFileError(OSError):
         return str(self.strerror)
 
 
-def read_regular_file(
-    path: str,
-    *,
-    limit: int | None = None,
-    check: Callable[[os.stat_result], None] | None = None,
-) -> bytes | None:
-    """The content of the regular file at ``path``, or ``None`` when nothing is there.
+def open_regular_file(path: str) -> tuple[int, os.stat_result] | None:
+    """Open the regular file at ``path`` for reading: its descriptor and ``fstat``, or ``None``.
 
-    The one way the host reads a store, key or record file (S07, S11). Opening never follows a
-    final symbolic link, never leaks the descriptor into a child, and never waits: a FIFO opened
-    for reading waits for a writer that may never come, so the file is opened non-blocking, its
-    type is judged on the open descriptor (never on the path, which could be swapped in between)
-    and anything but a regular file is refused before a byte is read. Only then is the
-    descriptor made blocking again for the reads.
-
-    Args:
-        path: The file. A symbolic link there is refused (``ELOOP``), not followed.
-        limit: Read at most this many bytes (a record with a known bound); the whole file when
-            ``None``.
-        check: Called with the descriptor's ``fstat`` before anything is read, to refuse the
-            file for the caller's own reasons (its owner, its mode) by raising.
+    The one way the host opens a store, key, record or database file it did not just create
+    (S07, S11). Opening never follows a final symbolic link, never leaks the descriptor into a
+    child, and never waits: a FIFO opened for reading waits for a writer that may never come, so
+    the file is opened non-blocking, its type is judged on the open descriptor (never on the
+    path, which could be swapped in between) and anything but a regular file is refused before a
+    byte is read. The descriptor returned is blocking again; the caller closes it.
 
     Raises:
         NotRegularFileError: a FIFO, socket, device or directory is at ``path``. An
             :class:`OSError`, so a caller's translation of I/O errors covers it.
-        OSError: the path cannot be opened or read. A missing file (or a missing directory on
-            the way to it) is ``None``, not an error.
+        OSError: the path cannot be opened (a symbolic link there is ``ELOOP``). A missing file
+            (or a missing directory on the way to it) is ``None``, not an error.
     """
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _CLOEXEC)
@@ -518,10 +506,44 @@ def read_regular_file(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise NotRegularFileError(errno.EINVAL, _not_regular(info.st_mode), path)
-        if check is not None:
-            check(info)
         if _NONBLOCK:
             os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
+
+
+def read_regular_file(
+    path: str,
+    *,
+    limit: int | None = None,
+    check: Callable[[os.stat_result], None] | None = None,
+) -> bytes | None:
+    """The content of the regular file at ``path``, or ``None`` when nothing is there.
+
+    The one way the host reads a store, key or record file (S07, S11): opened by
+    :func:`open_regular_file`, so a FIFO, socket, device or directory at the path is refused at
+    once instead of being waited on or read without end.
+
+    Args:
+        path: The file. A symbolic link there is refused (``ELOOP``), not followed.
+        limit: Read at most this many bytes (a record with a known bound); the whole file when
+            ``None``.
+        check: Called with the descriptor's ``fstat`` before anything is read, to refuse the
+            file for the caller's own reasons (its owner, its mode) by raising.
+
+    Raises:
+        NotRegularFileError: a FIFO, socket, device or directory is at ``path``.
+        OSError: the path cannot be opened or read.
+    """
+    opened = open_regular_file(path)
+    if opened is None:
+        return None
+    fd, info = opened
+    try:
+        if check is not None:
+            check(info)
         chunks: list[bytes] = []
         left = limit
         while left is None or left > 0:
@@ -582,7 +604,7 @@ def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
     except OSError as exc:
         raise StoreError(f"cannot create {temp}: {exc}", path=target, cause=exc) from exc
     try:
-        _verify_new_file(fd, temp)
+        verify_new_file(fd, temp)
         write_all(fd, data)
         if flush:
             os.fsync(fd)
@@ -596,10 +618,13 @@ def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
     return temp
 
 
-def _verify_new_file(fd: int, path: str) -> None:
-    # S07: create, set the mode, then verify — before any content goes in. A mode wider than
-    # asked (the filesystem ignored it) is an error, never masked by a chmod. Only owner bits a
-    # narrowing umask removed are completed, on the still-empty file.
+def verify_new_file(fd: int, path: str) -> None:
+    """Check that the file just created at ``fd`` has mode ``0600`` (S07); raise if not.
+
+    Create, set the mode, then verify — before any content goes in. A mode wider than asked (the
+    filesystem ignored it) is :class:`ModeNotEnforcedError`, never masked by a chmod. Only owner
+    bits a narrowing umask removed are completed, on the still-empty file.
+    """
     if not _POSIX:
         return
     mode = stat.S_IMODE(os.fstat(fd).st_mode)
