@@ -266,45 +266,6 @@ def test_s07_a_special_file_at_a_store_name_is_refused_without_hanging(
     assert info.value.path == str(path)
 
 
-@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
-def test_s07_read_regular_file_refuses_every_special_file_without_hanging(
-    tmp_path: pathlib.Path, kind: str
-) -> None:
-    path = tmp_path / "planted"
-    plant(path, kind)
-    with pytest.raises(OSError, match="not a regular file"):
-        finishes(lambda: _store.read_regular_file(str(path)), fifos=planted_fifos(path, kind))
-
-
-@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
-def test_s07_read_regular_file_refuses_a_device_without_reading_it(device: str) -> None:
-    # /dev/zero never ends: reading it would fill memory. Refused from the descriptor's type.
-    with pytest.raises(OSError, match="not a regular file"):
-        finishes(lambda: _store.read_regular_file(device))
-
-
-def test_s07_read_regular_file_reads_a_file_whole_or_up_to_a_limit(
-    tmp_path: pathlib.Path,
-) -> None:
-    path = tmp_path / "record"
-    path.write_bytes(b"x" * 200_000)
-    assert _store.read_regular_file(str(path)) == b"x" * 200_000
-    assert _store.read_regular_file(str(path), limit=10) == b"x" * 10
-    assert _store.read_regular_file(str(tmp_path / "absent")) is None
-    flags = []
-    real_read = os.read
-
-    def watching_read(fd: int, size: int) -> bytes:
-        flags.append(os.get_blocking(fd))
-        return real_read(fd, size)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(os, "read", watching_read)
-        _store.read_regular_file(str(path))
-    assert flags
-    assert all(flags)  # O_NONBLOCK is only for the open, never for the reads
-
-
 def test_s07_a_durable_replace_killed_midway_leaves_the_old_or_the_new_content(
     tmp_path: pathlib.Path,
 ) -> None:

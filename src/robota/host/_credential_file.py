@@ -28,14 +28,8 @@ from robota.core import (
     CredentialStoreError,
     check_credential_key,
 )
-from robota.host._store import (
-    FILE_MODE,
-    fsync_directory,
-    open_new_file,
-    read_regular_file,
-    temp_path_for,
-    write_all,
-)
+from robota.host._regular_file import read_regular_file
+from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend
@@ -71,7 +65,7 @@ def _check_owner_only(info: os.stat_result, path: str) -> None:
 def read_owner_only_file(path: str) -> bytes | None:
     """The content of the owner-only file at ``path``, or ``None`` when nothing is there.
 
-    Read through the host's one reader (:func:`._store.read_regular_file`): a FIFO, socket,
+    Read through the host's one reader (:func:`._regular_file.read_regular_file`): a FIFO, socket,
     device or directory there is refused at once, never waited on (S07, S11).
 
     Raises:

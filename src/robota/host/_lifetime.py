@@ -54,7 +54,8 @@ from typing import Final, Literal, Protocol, TypeAlias, cast, final
 
 from robota.core import ConfigurationError, get_logger
 from robota.host._errors import EntryExistsError, OwnerRecordError, StoreError
-from robota.host._store import OwnerOnlyStore, read_regular_file
+from robota.host._regular_file import read_regular_file
+from robota.host._store import OwnerOnlyStore
 
 _log = get_logger("robota.host.lifetime")
 

@@ -53,12 +53,8 @@ from robota.core.execution._journal import (
     encode_journal_record,
 )
 from robota.host._errors import InsecureModeError, ModeNotEnforcedError
-from robota.host._store import (
-    OwnerOnlyStore,
-    open_new_file,
-    open_regular_file,
-    verify_new_file,
-)
+from robota.host._regular_file import open_regular_file
+from robota.host._store import OwnerOnlyStore, open_new_file, verify_new_file
 
 __all__ = ["SQLiteJournal"]
 
