@@ -208,24 +208,45 @@ def test_s27_a_child_environment_is_a_fresh_copy_and_drops_the_ambient_tracestat
     }
     before = dict(base)
     environ_before = dict(os.environ)
-    env = _context(TraceContext.from_traceparent(HOST)).child_env(base)
+    granted = TraceContext.from_traceparent(HOST, children=["tools"])
+    env = _context(granted).child_env(base)
     assert env is not base
     assert base == before
     assert dict(os.environ) == environ_before
     assert env["TRACEPARENT"] == f"00-{TRACE_ID}-{derive_span_id('tool_1')}-01"
     assert "TRACESTATE" not in env
     assert env["PATH"] == "/bin"
-    host_state = TraceContext.from_traceparent(HOST, tracestate="host=2")
+    host_state = TraceContext.from_traceparent(HOST, tracestate="host=2", children=["tools"])
     assert _context(host_state).child_env(base)["TRACESTATE"] == "host=2"
-    own = _context(TraceContext.from_traceparent(HOST)).child_env(
-        base, configured={"TRACEPARENT": "mine"}
-    )
+    own = _context(granted).child_env(base, configured={"TRACEPARENT": "mine"})
     assert own["TRACEPARENT"] == "mine"
     # Child processes are a grant of their own: without "tools" the body's children get none.
     # In a traced run the ungranted child gets no trace context at all, not the ambient one.
     no_grant = TraceContext.from_traceparent(HOST, children=["hooks"])
     assert _context(no_grant).child_env(base) == {"PATH": "/bin"}
     assert _context(None).child_env(base) == base
+
+
+def test_s27_child_processes_are_a_separate_grant_given_to_none_by_default() -> None:
+    # S27: "Child processes are a separate grant". Listing origins for a provider used to hand
+    # TRACEPARENT to every command hook and tool subprocess too (`children` defaulted to both).
+    base = {"PATH": "/bin", "TRACEPARENT": "00-" + "1" * 32 + "-" + "2" * 16 + "-01"}
+    from robota.core._tracing import RunTrace
+
+    for trace in (
+        TraceContext.from_traceparent(HOST, origins=["https://api.example.com"]),
+        TraceContext.from_traceparent(HOST),
+        TraceContext(trace_id=TRACE_ID, parent_span_id="b7ad6b7169203331"),
+    ):
+        assert trace.children == frozenset()
+        assert _context(trace).child_env(base) == {"PATH": "/bin"}  # none, not the ambient one
+        assert RunTrace(trace, "exec").hook_traceparent is None
+    both = TraceContext.from_traceparent(HOST, children=["tools", "hooks"])
+    assert both.children == frozenset({"tools", "hooks"})
+    assert _context(both).child_env(base)["TRACEPARENT"] == (
+        f"00-{TRACE_ID}-{derive_span_id('tool_1')}-01"
+    )
+    assert RunTrace(both, "exec").hook_traceparent == f"00-{TRACE_ID}-{derive_span_id('exec')}-01"
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from keyring.errors import KeyringLocked, PasswordDeleteError
 
 from robota.core import ConfigurationError, CredentialStore, CredentialStoreError, RobotaError
 from robota.host import FileCredentialStore, KeyringCredentialStore
+from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 SECRET = "sk-live-TOP-SECRET-0123456789"  # noqa: S105 — a made-up secret to look for in output
 
@@ -306,6 +307,32 @@ def test_s11_a_directory_in_place_of_the_file_raises(tmp_path: pathlib.Path) -> 
     path.mkdir()
     with pytest.raises(CredentialStoreError):
         FileCredentialStore(path).get("svc", "acct")
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+def test_s11_a_special_file_at_the_credential_path_raises_without_hanging(
+    tmp_path: pathlib.Path, kind: str
+) -> None:
+    # S07, S11: a FIFO made open() wait for a writer for ever; every non-regular file is refused
+    # at once, and every operation raises rather than reporting the secret absent.
+    path = tmp_path / "credentials.json"
+    plant(path, kind)
+    store = FileCredentialStore(path)
+    fifos = planted_fifos(path, kind)
+    for operation in (
+        lambda: store.get("svc", "acct"),
+        lambda: store.set("svc", "acct", SECRET),
+        lambda: store.delete("svc", "acct"),
+    ):
+        with pytest.raises(CredentialStoreError, match="not a regular file"):
+            finishes(operation, fifos=fifos)
+
+
+@pytest.mark.parametrize("device", ["/dev/null", "/dev/zero"])
+def test_s11_a_device_as_the_credential_file_raises_without_reading_it(device: str) -> None:
+    # /dev/zero never ends: reading it would fill memory. Refused from the open descriptor's type.
+    with pytest.raises(CredentialStoreError, match="not a regular file"):
+        finishes(lambda: FileCredentialStore(device).get("svc", "acct"))
 
 
 def test_s11_a_missing_directory_raises_on_write_and_creates_nothing(

@@ -52,6 +52,29 @@ class Row:
         return self.network | ((1 << (self.bits - self.prefix)) - 1)
 
 
+@dataclass(frozen=True)
+class Endpoint:
+    address: str
+    service: str
+
+
+_ENDPOINT = re.compile(r"^\s{4}(?P<address>[0-9a-fA-F:.]+)\s{2,}(?P<service>\S.*?)\s*$")
+
+
+def docstring_endpoints() -> list[Endpoint]:
+    """The cloud metadata endpoints ``_egress_table``'s docstring lists after the registries."""
+    doc = table_module.__doc__ or ""
+    listing = doc.split("Cloud metadata endpoints", 1)[1].split("::", 1)[1]
+    endpoints = []
+    for line in listing.splitlines():
+        if line.strip() and not line.startswith("    "):
+            break  # the listing ends at the first unindented line
+        match = _ENDPOINT.match(line)
+        if match is not None and match["address"] != "Address":
+            endpoints.append(Endpoint(match["address"], match["service"]))
+    return endpoints
+
+
 def docstring_rows() -> list[Row]:
     """Every row listed in ``_egress_table``'s docstring, with the section it is listed under."""
     doc = table_module.__doc__ or ""
@@ -86,6 +109,11 @@ def docstring_rows() -> list[Row]:
 
 
 ROWS = docstring_rows()
+ENDPOINTS = docstring_endpoints()
+_ENDPOINT_VALUES = {
+    (ipaddress.ip_address(e.address).version, int(ipaddress.ip_address(e.address)))
+    for e in ENDPOINTS
+}
 _MASK32 = 0xFFFFFFFF
 # Where the IPv4 address sits in each row whose verdict is the embedded address's.
 _EMBEDDED_AT = {
@@ -97,6 +125,8 @@ _EMBEDDED_AT = {
 
 def reference_allows(version: int, value: int) -> bool:
     """Whether the address may be requested, by the docstring's table and rule alone."""
+    if (version, value) in _ENDPOINT_VALUES:
+        return False  # a cloud metadata endpoint, wherever it sits
     matching = [row for row in ROWS if row.contains(version, value)]
     if not matching:
         return True
@@ -116,3 +146,10 @@ def test_s06_the_docstring_listing_parses_into_every_section() -> None:
     assert sum(row.section == "ipv4-registry" for row in ROWS) == 26  # 25 records, one has 2 blocks
     assert sum(row.section == "ipv6-registry" for row in ROWS) == 25
     assert set(_EMBEDDED_AT) == {row.cidr for row in ROWS if row.verdict == "embedded"}
+
+
+def test_s06_the_metadata_endpoint_listing_parses() -> None:
+    addresses = {e.address for e in ENDPOINTS}
+    assert {"169.254.169.254", "168.63.129.16", "100.100.100.200", "192.0.0.192"} <= addresses
+    assert len(addresses) == len(ENDPOINTS)
+    assert all(e.service for e in ENDPOINTS)

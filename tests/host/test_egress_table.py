@@ -26,10 +26,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from host.test_egress_reference import ROWS, Row, reference_allows, reference_allows_address
+from host.test_egress_reference import (
+    ENDPOINTS,
+    ROWS,
+    Endpoint,
+    Row,
+    reference_allows,
+    reference_allows_address,
+)
 from robota.host import check_url, classify_address
 from robota.host._egress_address import embedded_ipv4, format_address, is_loopback
-from robota.host._egress_table import BLOCKS, most_specific
+from robota.host._egress_table import BLOCKS, METADATA_ENDPOINTS, metadata_service, most_specific
 from robota.testing import loopback_allowance
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -221,6 +228,82 @@ def test_s06_addresses_are_printed_the_same_on_every_python() -> None:
     assert format_address(ipaddress.IPv6Address("1:0:2:3:4:5:6:7")) == "1:0:2:3:4:5:6:7"
 
 
+# --------------------------------------------------------------------------- cloud metadata endpoints
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://168.63.129.16/machine?comp=goalstate",  # Azure WireServer, a public address
+        "http://168.63.129.16:32526/",
+        "http://2822734096/",
+        "http://0xa83f8110/",
+        "http://0xa8.0x3f.0x81.0x10/",
+        "http://0250.077.0201.020/",
+        "http://168.63.33040/",
+        "http://168.4161808/",
+        "http://１６８．６３．１２９．１６/",
+        "http://168.63.129.16./",
+        "http://[::ffff:168.63.129.16]/",
+        "http://[::ffff:a83f:8110]/",
+        "http://[0:0:0:0:0:ffff:a83f:8110]/",
+        "http://[64:ff9b::168.63.129.16]/",
+        "http://[64:ff9b::a83f:8110]/",
+        "http://[2002:a83f:8110::1]/",
+        "http://[::168.63.129.16]/",
+    ],
+)
+async def test_s06_azure_wireserver_is_refused_in_every_spelling(url: str) -> None:
+    decision = await check_url(url, resolver=_no_names)
+    assert decision.ok is False, url
+    assert "168.63.129.16" in decision.reason
+    refused = await check_url(url, resolver=_no_names, private_network=True)
+    assert refused.ok is False, url
+
+
+async def test_s06_a_name_resolving_to_a_metadata_endpoint_is_refused() -> None:
+    async def resolve(host: str) -> list[str]:
+        return {
+            "wire.example": ["93.184.215.14", "168.63.129.16"],
+            "nat64.example": ["64:ff9b::a83f:8110"],
+        }[host]
+
+    for url in ("http://wire.example/", "http://nat64.example/"):
+        for private_network in (False, True):
+            decision = await check_url(url, resolver=resolve, private_network=private_network)
+            assert decision.ok is False, (url, private_network)
+            assert "cloud metadata endpoint" in decision.reason
+
+
+def test_s06_the_code_carries_exactly_the_metadata_endpoints_the_docstring_lists() -> None:
+    listed = {
+        (ipaddress.ip_address(e.address).version, int(ipaddress.ip_address(e.address))): e.service
+        for e in ENDPOINTS
+    }
+    assert dict(METADATA_ENDPOINTS) == listed
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=lambda e: e.address)
+def test_s06_every_metadata_endpoint_is_refused_as_itself_and_in_every_embedded_form(
+    endpoint: Endpoint,
+) -> None:
+    address = ipaddress.ip_address(endpoint.address)
+    reason = classify_address(address)
+    assert reason is not None
+    assert endpoint.address in reason
+    if address.version == 4:
+        for form, embedded in _embeddings(int(address)):
+            assert classify_address(embedded) is not None, (form, embedded)
+
+
+@pytest.mark.parametrize("neighbour", ["168.63.129.15", "168.63.129.17", "168.63.128.16"])
+async def test_s06_the_addresses_beside_a_public_metadata_endpoint_stay_allowed(
+    neighbour: str,
+) -> None:
+    assert classify_address(ipaddress.ip_address(neighbour)) is None
+    assert (await check_url(f"http://{neighbour}/", resolver=_no_names)).ok
+
+
 # --------------------------------------------------------------------------- the same verdict everywhere
 
 
@@ -242,6 +325,14 @@ _addresses = st.one_of(
     st.integers(0, 2**128 - 1).map(ipaddress.IPv6Address),
     st.sampled_from([_address(version, value) for version, value in _boundaries()]),
     st.builds(lambda v4, pick: list(_embeddings(v4))[pick][1], _ipv4_values, st.integers(0, 6)),
+    st.sampled_from([ipaddress.ip_address(e.address) for e in ENDPOINTS]),
+    st.builds(
+        lambda endpoint, pick: list(_embeddings(int(ipaddress.IPv4Address(endpoint.address))))[
+            pick
+        ][1],
+        st.sampled_from([e for e in ENDPOINTS if ":" not in e.address]),
+        st.integers(0, 6),
+    ),
     # A random address inside a random row: exercises every row, not just its edges.
     st.builds(
         lambda row, offset: _address(row.version, row.first + offset % (row.last - row.first + 1)),
@@ -265,7 +356,9 @@ def test_s06_the_verdict_is_integer_lookup_by_version_and_value(address: IPAddre
     twin = _address(address.version, int(address))
     assert (classify_address(twin) is None) is (classify_address(address) is None)
     if block is None:
-        assert reference_allows(address.version, int(address))
+        # No row: ordinary global unicast, unless a cloud platform serves metadata there.
+        listed = metadata_service(4 if address.version == 4 else 6, int(address)) is not None
+        assert reference_allows(address.version, int(address)) is not listed
 
 
 @pytest.fixture

@@ -30,6 +30,7 @@ from robota.host import (
     owner_state,
     register_at_exit,
 )
+from special_files import PLANTABLE_KINDS, finishes, plant
 
 LIFETIME_SOURCE = pathlib.Path(__file__).resolve().parents[2] / "src/robota/host/_lifetime.py"
 
@@ -487,3 +488,23 @@ def test_s08_a_registration_released_in_process_never_runs() -> None:
     active.append(registration.active)
     assert active == [True, False]
     assert ran == []
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+def test_s08_a_special_file_as_the_owner_record_is_unknown_without_hanging(
+    tmp_path: pathlib.Path, kind: str
+) -> None:
+    # S07, S08: a FIFO planted as a directory's owner record made every sweep wait for ever.
+    root = tmp_path / "state"
+    root.mkdir(mode=0o700)
+    directory = write_scoped(root, scoped_name("scratch", 4246), None)
+    record = directory / OWNER_RECORD_NAME
+    plant(record, kind)
+    fifos = (record,) if kind == "fifo" else ()
+    reports = finishes(lambda: ProcessScopedDirectory.inspect(root, "scratch"), fifos=fifos)
+    assert [(pathlib.Path(r.path), r.record, r.state) for r in reports] == [
+        (directory, None, "unknown")
+    ]
+    result = finishes(lambda: ProcessScopedDirectory.sweep(root, "scratch"), fifos=fifos)
+    assert result.removed == ()
+    assert directory.is_dir()

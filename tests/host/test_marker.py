@@ -14,6 +14,7 @@ import threading
 
 import pytest
 
+import special_files
 from childproc import first_line, spawn
 from robota.core import ConfigurationError
 from robota.host import (
@@ -26,6 +27,7 @@ from robota.host import (
     OperationLock,
     OwnerRecord,
     ProcessMarker,
+    StoreError,
 )
 
 
@@ -473,3 +475,22 @@ def test_s10_a_lent_marker_is_broken_only_when_its_lender_is_gone_too(
     lender.end_lease()
     assert lender.holds()
     lender.release()
+
+
+@pytest.mark.parametrize("kind", special_files.PLANTABLE_KINDS)
+def test_s10_a_special_file_planted_as_a_marker_is_refused_without_hanging(
+    markers: pathlib.Path, kind: str
+) -> None:
+    # S07, S10: a planted marker is a denial of service, but one that answers: a FIFO made every
+    # read of the marker wait for a writer for ever.
+    markers.mkdir(mode=0o700)
+    path = markers / "session.marker"
+    special_files.plant(path, kind)
+    fifos = special_files.planted_fifos(path, kind)
+    for operation in (
+        lambda: ProcessMarker.publish(markers, "session"),
+        lambda: ProcessMarker.inspect(markers, "session"),
+        lambda: ProcessMarker.break_stale(markers, "session"),
+    ):
+        with pytest.raises(StoreError, match="not a regular file"):
+            special_files.finishes(operation, fifos=fifos)

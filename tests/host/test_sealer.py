@@ -27,6 +27,7 @@ from robota.core import (
     sealed_framing_version,
 )
 from robota.host import Sealer, create_key_files, load_sealer
+from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 PLAINTEXT = b'{"record": "TOP-SECRET-PLAINTEXT"}'
 OWNER = "user/alice/session-1"
@@ -526,3 +527,31 @@ def test_s11_a_key_file_of_another_pair_does_not_unlock(tmp_path: pathlib.Path) 
     create_key_files(private_key_path=tmp_path / "b", public_key_path=tmp_path / "b.pub")
     with pytest.raises(ConfigurationError, match="does not belong"):
         load_sealer(tmp_path / "a.pub", private_key_path=tmp_path / "b")
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+@pytest.mark.parametrize("which", ["public", "private"])
+def test_s11_a_special_file_at_a_key_path_raises_without_hanging(
+    tmp_path: pathlib.Path, kind: str, which: str
+) -> None:
+    # S07, S11: a FIFO at a key path made load_sealer wait for a writer for ever.
+    create_key_files(private_key_path=tmp_path / "key", public_key_path=tmp_path / "key.pub")
+    planted = tmp_path / f"planted-{which}"
+    plant(planted, kind)
+    public, private = tmp_path / "key.pub", tmp_path / "key"
+    if which == "public":
+        public = planted
+    else:
+        private = planted
+    fifos = planted_fifos(planted, kind)
+    with pytest.raises(CredentialStoreError, match="not a regular file"):
+        finishes(lambda: load_sealer(public, private_key_path=private), fifos=fifos)
+    if which == "private":
+        locked = load_sealer(public)
+        with pytest.raises(CredentialStoreError, match="not a regular file"):
+            finishes(lambda: locked.unlock_from_key_file(planted), fifos=fifos)
+
+
+def test_s11_a_device_as_a_key_file_raises_without_reading_it(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(CredentialStoreError, match="not a regular file"):
+        finishes(lambda: load_sealer("/dev/zero"))

@@ -25,6 +25,7 @@ from robota.host import (
     UnconfirmedWriteError,
     _store,
 )
+from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 
 def mode_of(path: str | pathlib.Path) -> int:
@@ -251,6 +252,18 @@ def test_s07_read_reports_absent_as_none_and_refuses_to_follow_a_link(
     (pathlib.Path(store.root) / "link.json").symlink_to(target)
     with pytest.raises(StoreError, match="cannot read"):
         store.read("link.json")
+
+
+@pytest.mark.parametrize("kind", PLANTABLE_KINDS)
+def test_s07_a_special_file_at_a_store_name_is_refused_without_hanging(
+    store: OwnerOnlyStore, kind: str
+) -> None:
+    # S07: a FIFO planted at a record's path made read() wait for a writer for ever.
+    path = pathlib.Path(store.root) / "record.json"
+    plant(path, kind)
+    with pytest.raises(StoreError, match="not a regular file") as info:
+        finishes(lambda: store.read("record.json"), fifos=planted_fifos(path, kind))
+    assert info.value.path == str(path)
 
 
 def test_s07_a_durable_replace_killed_midway_leaves_the_old_or_the_new_content(

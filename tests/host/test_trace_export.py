@@ -79,7 +79,9 @@ async def test_s27_exported_spans_form_one_tree_matching_what_the_provider_and_c
     agent = robota.Agent(
         provider=provider, model="m-1", tools=[child_env_probe], event_service=exporter
     )
-    trace = TraceContext.from_traceparent(HOST, origins=["https://api.example.com"])
+    trace = TraceContext.from_traceparent(
+        HOST, origins=["https://api.example.com"], children=["tools"]
+    )
     result = await agent.run("go", trace=trace, execution_id="exec-otel")
     assert result.text == "done"
     assert dict(os.environ) == environ_before  # never the process's own environment
@@ -157,7 +159,8 @@ async def test_s27_a_command_hook_gets_the_run_span_apart_from_its_stdin_json(
         tools=[noop],
         tool_gate=_hook_gate(tmp_path),
     )
-    await agent.run("go", trace=TraceContext.from_traceparent(HOST), execution_id="exec-hook")
+    trace = TraceContext.from_traceparent(HOST, children=["hooks"])
+    await agent.run("go", trace=trace, execution_id="exec-hook")
     expected = f"00-4bf92f3577b34da6a3ce929d0e0e4736-{derive_span_id('exec-hook')}-01"
     assert (tmp_path / "env").read_text() == expected  # the prompt root, never the ambient one
     stdin = (tmp_path / "stdin").read_text()
@@ -174,7 +177,7 @@ async def test_s27_a_traceparent_the_hooks_own_configuration_sets_wins(tmp_path:
         tools=[noop],
         tool_gate=_hook_gate(tmp_path, {"env": {"TRACEPARENT": own}}),
     )
-    await agent.run("go", trace=TraceContext.from_traceparent(HOST))
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST, children=["hooks"]))
     assert (tmp_path / "env").read_text() == own
 
 
@@ -189,6 +192,22 @@ async def test_s27_hooks_get_nothing_without_their_grant(
         tool_gate=_hook_gate(tmp_path),
     )
     await agent.run("go", trace=TraceContext.from_traceparent(HOST, children=["tools"]))
+    assert (tmp_path / "env").read_text() == "none"
+
+
+async def test_s27_hooks_get_nothing_by_default_even_when_origins_are_granted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # S27: child processes are a grant of their own; listing origins grants them nothing.
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_hook_gate(tmp_path),
+    )
+    trace = TraceContext.from_traceparent(HOST, origins=["https://api.example.com"])
+    await agent.run("go", trace=trace)
     assert (tmp_path / "env").read_text() == "none"
 
 
@@ -261,7 +280,8 @@ async def test_s27_an_executor_env_copied_from_the_process_does_not_override_the
         tools=[noop],
         tool_gate=PermissionGate(PermissionPolicy(mode="bypass"), hooks=runner),
     )
-    await agent.run("go", trace=TraceContext.from_traceparent(HOST), execution_id="exec-env")
+    trace = TraceContext.from_traceparent(HOST, children=["hooks"])
+    await agent.run("go", trace=trace, execution_id="exec-env")
     seen = (tmp_path / "env").read_text()
     assert seen == f"00-4bf92f3577b34da6a3ce929d0e0e4736-{derive_span_id('exec-env')}-01|unset"
 

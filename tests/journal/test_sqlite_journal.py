@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
+import special_files
 from childproc import first_line, spawn
 from robota.core import ConfigurationError, StorageError
 from robota.core.execution._journal import (
@@ -24,7 +25,7 @@ from robota.core.execution._journal import (
     OutsideRequested,
     Reconciled,
 )
-from robota.host import SQLiteJournal
+from robota.host import InsecureModeError, SQLiteJournal
 
 AT_ONCE = 0.5  # seconds: a refusal or a crash-released lock is answered well within this
 
@@ -93,7 +94,20 @@ def mode(path: pathlib.Path) -> int:
 
 
 def garble(path: pathlib.Path) -> None:
-    path.write_bytes(b"this is not a database file at all" * 100)
+    # Owner-only, as the journal's own file would be: a wider one is refused before it is read.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as stream:
+        stream.write(b"this is not a database file at all" * 100)
+
+
+@pytest.fixture
+def umask_zero() -> Iterator[None]:
+    """Run with umask 0 so a mode that is right must come from creation, not from the umask."""
+    previous = os.umask(0)
+    try:
+        yield
+    finally:
+        os.umask(previous)
 
 
 # ------------------------------------------------------------------------ durability
@@ -243,6 +257,146 @@ async def test_s10_lock_files_are_owner_only_named_by_digest_and_never_removed(
     assert mode(locks) == 0o700
     assert mode(locks / digest) == 0o600
     assert mode(path) == 0o600  # the journal holds conversations
+
+
+# ------------------------------------------------------------------------ owner-only (S07)
+
+SIDE_SUFFIXES = ("-wal", "-shm", "-journal")
+WIDE_MODES = (0o644, 0o640, 0o604, 0o660, 0o606, 0o666)
+
+
+async def make_journal(path: pathlib.Path) -> None:
+    """A journal with one record in it, closed again."""
+    async with SQLiteJournal(path) as journal, await journal.acquire("run-1") as lease:
+        await lease.append(EffectSettled("call#0", "ok", "TOP-SECRET conversation"))
+
+
+@pytest.mark.usefixtures("umask_zero")
+async def test_s07_the_database_and_its_side_files_are_created_0600_from_the_start(
+    path: pathlib.Path,
+) -> None:
+    # S07: created with the final mode, never wide and tightened. Under umask 0 a mode that is
+    # right comes from creation; SQLite gives its side files the database's mode.
+    async with SQLiteJournal(path) as journal, await journal.acquire("run-1") as lease:
+        await lease.append(EffectSettled("call#0", "ok", "result"))
+        assert mode(path) == 0o600
+        assert wal_exists(path)
+        for suffix in ("-wal", "-shm"):
+            assert mode(pathlib.Path(f"{path}{suffix}")) == 0o600
+        assert mode(pathlib.Path(f"{path}.locks")) == 0o700
+
+
+@pytest.mark.parametrize("wide", WIDE_MODES)
+async def test_s07_an_existing_database_readable_by_others_is_refused(
+    path: pathlib.Path, wide: int
+) -> None:
+    await make_journal(path)
+    os.chmod(path, wide)
+    async with SQLiteJournal(path) as journal:
+        with pytest.raises(InsecureModeError, match=f"{wide:#o}") as caught:
+            await journal.read("run-1")
+        assert caught.value.mode == wide
+        assert "TOP-SECRET" not in str(caught.value)
+        with pytest.raises(StorageError):
+            await journal.acquire("run-1")
+    assert mode(path) == wide  # refused, never tightened behind the caller's back
+
+
+async def test_s07_a_database_another_program_created_with_the_umask_is_refused(
+    path: pathlib.Path,
+) -> None:
+    # The reported case: a database SQLite itself created (0644 under the usual umask 022) was
+    # adopted as it was, so every account could read the conversations in it.
+    previous = os.umask(0o022)
+    try:
+        outside = sqlite3.connect(path)
+        outside.execute("CREATE TABLE t (x)")
+        outside.close()
+    finally:
+        os.umask(previous)
+    assert mode(path) == 0o644
+    async with SQLiteJournal(path) as journal:
+        with pytest.raises(InsecureModeError, match="repair=True"):
+            await journal.read("run-1")
+
+
+@pytest.mark.parametrize("suffix", SIDE_SUFFIXES)
+async def test_s07_an_existing_side_file_readable_by_others_is_refused(
+    path: pathlib.Path, suffix: str
+) -> None:
+    # A -wal or -journal left beside the database is read into it; a -shm is mapped. One another
+    # account can read or write is refused like the database itself.
+    await make_journal(path)
+    side = pathlib.Path(f"{path}{suffix}")
+    os.close(os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    os.chmod(side, 0o644)
+    async with SQLiteJournal(path) as journal:
+        with pytest.raises(InsecureModeError, match=suffix):
+            await journal.read("run-1")
+    assert mode(side) == 0o644
+
+
+async def test_s07_a_lock_directory_open_to_others_is_refused(path: pathlib.Path) -> None:
+    await make_journal(path)
+    locks = pathlib.Path(f"{path}.locks")
+    os.chmod(locks, 0o777)  # noqa: S103 - the wide mode under test
+    async with SQLiteJournal(path) as journal:
+        assert len(await journal.read("run-1")) == 1  # reading takes no lock
+        with pytest.raises(InsecureModeError, match="0o777"):
+            await journal.acquire("run-1")
+    assert mode(locks) == 0o777
+
+
+async def test_s07_repair_tightens_what_is_wider_and_the_journal_then_works(
+    path: pathlib.Path,
+) -> None:
+    await make_journal(path)
+    locks = pathlib.Path(f"{path}.locks")
+    side = pathlib.Path(f"{path}-journal")
+    os.close(os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for entry, wide in ((path, 0o644), (side, 0o666), (locks, 0o755)):
+        os.chmod(entry, wide)
+    async with SQLiteJournal(path, repair=True) as journal:
+        assert len(await journal.read("run-1")) == 1
+        async with await journal.acquire("run-1") as lease:
+            await lease.append(EffectSettled("call#1", "ok", "result"))
+    assert mode(path) == 0o600
+    assert mode(locks) == 0o700
+    assert mode(side) == 0o600
+
+
+@pytest.mark.parametrize("repair", [False, True])
+async def test_s07_a_database_owned_by_another_account_is_refused_even_with_repair(
+    path: pathlib.Path, repair: bool
+) -> None:
+    # Needs root to give a file away; the test environment runs as root.
+    await make_journal(path)
+    os.chown(path, os.geteuid() + 4242, -1)
+    async with SQLiteJournal(path, repair=repair) as journal:
+        with pytest.raises(InsecureModeError, match="another account") as caught:
+            await journal.read("run-1")
+        assert caught.value.uid == os.geteuid() + 4242
+    assert os.stat(path).st_uid == os.geteuid() + 4242
+
+
+@pytest.mark.parametrize("kind", ["fifo", "socket"])  # a directory: see the ConfigurationError
+async def test_s07_a_special_file_at_the_database_path_is_refused_without_hanging(
+    path: pathlib.Path, kind: str
+) -> None:
+    # A FIFO at the database's path made SQLite's first read wait for ever.
+    special_files.plant(path, kind)
+    journal = SQLiteJournal(path)
+
+    def first_use() -> object:
+        return asyncio.run(journal.read("run-1"))
+
+    try:
+        with pytest.raises(StorageError, match="not a regular file"):
+            await asyncio.to_thread(
+                special_files.finishes, first_use, fifos=special_files.planted_fifos(path, kind)
+            )
+    finally:
+        await journal.aclose()
 
 
 async def test_s40_aclose_releases_the_leases_it_holds_and_refuses_later_calls(

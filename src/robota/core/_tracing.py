@@ -16,6 +16,11 @@ Disclosure is granted twice, separately:
   subprocesses, through :meth:`robota.ToolContext.child_env`, naming the body's span) and
   ``"hooks"`` (command hooks, naming the run's span). Each gets it in a fresh copy of the
   environment, never by changing this process's own, with the ambient ``TRACESTATE`` dropped.
+
+Both default to nothing (S27: "child processes are a separate grant"): listing origins for a
+provider does not also hand the trace to every command hook and tool subprocess, which would
+disclose the trace identifiers to whatever those programs report to. A host that wants its
+children traced says so: ``children=["tools", "hooks"]``.
 """
 
 from __future__ import annotations
@@ -131,7 +136,8 @@ class TraceContext:
         trace_flags: The W3C flags byte (``1``: sampled).
         tracestate: The host's ``tracestate``, sent beside each traceparent, or ``None``.
         origins: Origins the ``traceparent`` header may be sent to, exactly compared.
-        children: Classes of child process given ``TRACEPARENT`` (see the module docstring).
+        children: Classes of child process given ``TRACEPARENT`` (see the module docstring);
+            none unless granted.
     """
 
     trace_id: str
@@ -139,7 +145,7 @@ class TraceContext:
     trace_flags: int = 1
     tracestate: str | None = None
     origins: tuple[str, ...] = ()
-    children: frozenset[ChildTraceClass] = frozenset(_CHILD_CLASSES)
+    children: frozenset[ChildTraceClass] = frozenset()
 
     def __post_init__(self) -> None:
         # Built directly or parsed, the same rules: nothing malformed reaches a header.
@@ -178,7 +184,7 @@ class TraceContext:
         *,
         origins: Iterable[str] = (),
         tracestate: str | None = None,
-        children: Iterable[ChildTraceClass] = _CHILD_CLASSES,
+        children: Iterable[ChildTraceClass] = (),
     ) -> TraceContext:
         """Parse a W3C ``traceparent`` (``00-<trace id>-<span id>-<flags>``).
 
@@ -187,8 +193,9 @@ class TraceContext:
             origins: Where the header may go, as ``scheme://host[:port]``; an adapter or tool
                 sends it only to a URL whose origin equals one exactly. Default: nowhere.
             tracestate: The host's ``tracestate`` to send with it.
-            children: Which child processes get ``TRACEPARENT``: ``"tools"``, ``"hooks"`` (default:
-                both); ``()`` for none. A separate grant from ``origins``.
+            children: Which child processes get ``TRACEPARENT``: ``"tools"`` (a tool body's
+                subprocesses), ``"hooks"`` (command hooks), both, or none (the default). A
+                separate grant from ``origins`` (S27): granting origins gives children nothing.
 
         Raises:
             ConfigurationError: a malformed traceparent (wrong shape, version ``ff``, an all-zero

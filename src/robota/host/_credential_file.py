@@ -28,6 +28,7 @@ from robota.core import (
     CredentialStoreError,
     check_credential_key,
 )
+from robota.host._regular_file import read_regular_file
 from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
 
 if TYPE_CHECKING:
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["FileCredentialStore", "KeyringCredentialStore"]
 
 _FILE_FORMAT_VERSION: Final = 1
-_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -45,9 +44,8 @@ _CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
 # --------------------------------------------------------------------------------------------
 
 
-def _check_owner_only(fd: int, path: str) -> None:
+def _check_owner_only(info: os.stat_result, path: str) -> None:
     """Refuse a file that is not a regular file owned by us with no group or other bits."""
-    info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise CredentialStoreError(f"{path} is not a regular file; refusing to use it")
     if info.st_uid != os.geteuid():
@@ -67,26 +65,18 @@ def _check_owner_only(fd: int, path: str) -> None:
 def read_owner_only_file(path: str) -> bytes | None:
     """The content of the owner-only file at ``path``, or ``None`` when nothing is there.
 
+    Read through the host's one reader (:func:`._regular_file.read_regular_file`): a FIFO, socket,
+    device or directory there is refused at once, never waited on (S07, S11).
+
     Raises:
         CredentialStoreError: the path is a link, not a regular file, not ours, wider than 0600,
             or cannot be read.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-    except FileNotFoundError:
-        return None
+        return read_regular_file(path, check=lambda info: _check_owner_only(info, path))
     except OSError as exc:
-        raise CredentialStoreError(f"{path} cannot be opened: {exc.strerror}") from exc
-    try:
-        _check_owner_only(fd, path)
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as exc:
+        # S11: a store that cannot be read raises; it never reports the secret absent.
         raise CredentialStoreError(f"{path} cannot be read: {exc.strerror}") from exc
-    finally:
-        os.close(fd)
 
 
 def _write_new(path: str, data: bytes) -> None:
@@ -95,8 +85,9 @@ def _write_new(path: str, data: bytes) -> None:
     try:
         # S07: verify, don't assume — a filesystem may accept a mode and ignore it. Never chmod
         # afterwards: a mode that did not take is reported, not masked.
-        _check_owner_only(fd, path)
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        info = os.fstat(fd)
+        _check_owner_only(info, path)
+        mode = stat.S_IMODE(info.st_mode)
         if mode != FILE_MODE:
             raise CredentialStoreError(
                 f"{path} was created with mode {mode:04o}, not 0600; the process umask removes "

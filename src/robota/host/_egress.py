@@ -45,7 +45,7 @@ from typing import Final, Literal, TypeAlias, final
 
 from robota.core.urls import HostError, URLError, format_address, normalise_host, read_split
 from robota.host._egress_address import classify_address, is_loopback
-from robota.host._egress_table import most_specific
+from robota.host._egress_table import metadata_service, most_specific
 from robota.host._egress_url import DEFAULT_PORTS, split_url
 
 __all__ = [
@@ -76,6 +76,7 @@ BLOCKED_HOSTNAMES: Final = frozenset(
         "instance-data.ec2.internal",
         "metadata.azure.com",
         "metadata.packet.net",
+        "metadata.platformequinix.com",  # Equinix Metal's metadata service, at a public address
         "kubernetes.default",
         "kubernetes.default.svc",
     }
@@ -235,27 +236,16 @@ def _answer(text: object) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
 
 # Kinds of refused address an explicit private-network allowance admits (S06): a server on the
 # caller's own network. Never link-local (169.254.0.0/16 and fe80::/10 hold the metadata
-# services) and never the metadata addresses below, whatever their row.
+# services) and never a cloud metadata endpoint (``_egress_table.METADATA_ENDPOINTS``),
+# whatever its row.
 _PRIVATE_KINDS: Final = frozenset({"private", "loopback", "CGNAT shared", "unique-local (private)"})
-_METADATA_ADDRESSES: Final = frozenset(
-    {
-        ipaddress.ip_address("169.254.169.254"),  # AWS, GCP, Azure, OpenStack …
-        ipaddress.ip_address("169.254.170.2"),  # AWS ECS task metadata
-        ipaddress.ip_address("100.100.100.200"),  # Alibaba Cloud
-        ipaddress.ip_address("192.0.0.192"),  # Oracle Cloud
-        ipaddress.ip_address("fd00:ec2::254"),  # AWS over IPv6
-        ipaddress.ip_address("fd00:ec2::23"),  # AWS EKS Pod Identity
-        ipaddress.ip_address("fd20:ce::254"),  # Google Cloud over IPv6
-        ipaddress.ip_address("fd00:42::42"),  # Scaleway
-    }
-)
 
 
 def _private_admits(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
     """Whether an explicit private-network allowance admits ``address`` (never metadata)."""
-    if address in _METADATA_ADDRESSES:
-        return False
     version: Literal[4, 6] = 4 if isinstance(address, ipaddress.IPv4Address) else 6
+    if metadata_service(version, int(address)) is not None:
+        return False
     block = most_specific(version, int(address))
     return block is not None and block.kind in _PRIVATE_KINDS
 

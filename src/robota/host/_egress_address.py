@@ -6,6 +6,10 @@ version and its integer value, so the verdict is the same on every Python versio
 interpreter's ``ipaddress`` classification properties are never consulted (a test walks the source
 tree to keep it that way).
 
+The cloud metadata endpoints the table module lists apart from the registries are refused too,
+wherever they sit — Azure's WireServer (``168.63.129.16``) is at a public address — and, through
+the embedded positions below, in every IPv6 form that carries them.
+
 Embedded IPv4 positions, each checked whichever spelling the URL or the resolver used (the hex
 form a URL renders and the dotted one are the same integer):
 
@@ -26,7 +30,7 @@ import ipaddress
 from typing import Final, Literal
 
 from robota.core.urls import format_address
-from robota.host._egress_table import Block, Embedding, most_specific
+from robota.host._egress_table import Block, Embedding, metadata_service, most_specific
 
 __all__ = ["classify_address", "embedded_ipv4", "format_address", "is_loopback"]
 
@@ -58,7 +62,9 @@ def _classify(version: Literal[4, 6], value: int) -> str | None:
     text = format_address(address)
     block = most_specific(version, value)
     if block is None:
-        return None  # S06: ordinary global unicast
+        # S06: ordinary global unicast, unless a cloud platform serves its metadata there.
+        service = metadata_service(version, value)
+        return None if service is None else f"{text} is a cloud metadata endpoint ({service})"
     inner = [
         f"its {role} IPv4 address {reason}"
         for embedding in block.embeds

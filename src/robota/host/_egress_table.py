@@ -104,6 +104,31 @@ host (from the IANA IPv4 and IPv6 Address Space registries)::
 
 The last three tile everything outside ``2000::/3``, so every IPv6 address IANA has not made
 global unicast is refused unless a more specific ``embedded`` row says otherwise.
+
+Cloud metadata endpoints — not from any IANA registry, so kept apart from the rows above. Each is
+a platform service that answers a machine (or a pod) with its credentials, its configuration or
+its secrets, and each is refused as itself and inside every IPv6 embedding, whatever the rows say
+about the block around it. Most already sit in a refused block (link-local, CGNAT, ``192.0.0.0/24``,
+unique-local) and are listed so the private-network allowance can never admit them; Azure's
+WireServer sits at a public address, where only this listing refuses it. Each from its
+operator's documentation::
+
+    Address            Service
+    169.254.169.254    Instance metadata: AWS, Azure, Google Cloud, Oracle Cloud, OpenStack ...
+    169.254.170.2      AWS ECS task metadata and credentials
+    169.254.170.23     AWS EKS Pod Identity Agent
+    100.100.100.200    Alibaba Cloud instance metadata
+    192.0.0.192        Oracle Cloud instance metadata (legacy address)
+    168.63.129.16      Azure WireServer: VM agent goal state, extension settings, certificates
+    fd00:ec2::254      AWS instance metadata over IPv6
+    fd00:ec2::23       AWS EKS Pod Identity Agent over IPv6
+    fd20:ce::254       Google Cloud metadata over IPv6
+    fd00:42::42        Scaleway instance metadata over IPv6
+
+Sources: Microsoft, "What is IP address 168.63.129.16?" (Azure Virtual Network documentation: a
+virtual public IP of the host node, used by every region and national cloud, reachable only from
+inside Azure); AWS EC2, ECS and EKS user guides; Google Compute Engine, Oracle Cloud
+Infrastructure, Alibaba Cloud ECS and Scaleway instance documentation.
 """
 
 from __future__ import annotations
@@ -111,7 +136,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, final
 
-__all__ = ["BLOCKS", "Block", "Embedding", "Verdict", "most_specific"]
+__all__ = [
+    "BLOCKS",
+    "METADATA_ENDPOINTS",
+    "Block",
+    "Embedding",
+    "Verdict",
+    "metadata_service",
+    "most_specific",
+]
 
 Verdict: TypeAlias = Literal["refuse", "embedded"]
 Embedding: TypeAlias = Literal["low32", "6to4", "teredo", "rfc6052-48"]
@@ -317,3 +350,29 @@ def most_specific(version: Literal[4, 6], value: int) -> Block | None:
         if block.first <= value <= block.last:
             return block
     return None
+
+
+# S06: cloud metadata endpoints, from each operator's documentation (see the module docstring) —
+# not IANA rows. (version, integer value) -> the service there.
+METADATA_ENDPOINTS: Final[dict[tuple[Literal[4, 6], int], str]] = {
+    (4, _ipv4("169.254.169.254")): (
+        "Instance metadata: AWS, Azure, Google Cloud, Oracle Cloud, OpenStack ..."
+    ),
+    (4, _ipv4("169.254.170.2")): "AWS ECS task metadata and credentials",
+    (4, _ipv4("169.254.170.23")): "AWS EKS Pod Identity Agent",
+    (4, _ipv4("100.100.100.200")): "Alibaba Cloud instance metadata",
+    (4, _ipv4("192.0.0.192")): "Oracle Cloud instance metadata (legacy address)",
+    # A public address (Microsoft's, in every region and national cloud): no IANA row covers it.
+    (4, _ipv4("168.63.129.16")): (
+        "Azure WireServer: VM agent goal state, extension settings, certificates"
+    ),
+    (6, _ipv6("fd00:ec2::254")): "AWS instance metadata over IPv6",
+    (6, _ipv6("fd00:ec2::23")): "AWS EKS Pod Identity Agent over IPv6",
+    (6, _ipv6("fd20:ce::254")): "Google Cloud metadata over IPv6",
+    (6, _ipv6("fd00:42::42")): "Scaleway instance metadata over IPv6",
+}
+
+
+def metadata_service(version: Literal[4, 6], value: int) -> str | None:
+    """The cloud metadata service at the address ``value``, or ``None`` when there is none."""
+    return METADATA_ENDPOINTS.get((version, value))

@@ -4,7 +4,7 @@
 
     robota.StorageError
     └── StoreError                          an owner-only store operation failed (S07)
-        ├── InsecureModeError               an existing directory is open to others (S07)
+        ├── InsecureModeError               an existing directory or file is open to others (S07)
         ├── ModeNotEnforcedError            the filesystem did not keep the requested mode (S07)
         ├── EntryExistsError (FileExistsError)  create-only lost to an existing entry (S07)
         └── UnconfirmedWriteError           the new content is in place but not confirmed (S07)
@@ -63,12 +63,13 @@ class StoreError(StorageError):
 
 
 class InsecureModeError(StoreError):
-    """An existing directory is open to someone other than its owner, or not ours (S07).
+    """An existing directory or file is open to someone other than its owner, or not ours (S07).
 
-    Its mode lets another account read, write or enter it, or another account owns it.
+    Its mode lets another account read, write or enter it, or another account owns it: a store's
+    directory, or a :class:`~robota.host.SQLiteJournal`'s database, side file or lock directory.
 
     The store refuses to adopt it rather than silently keep the wider mode. Check that nothing
-    was planted in it, then open the store with ``repair=True`` to tighten it.
+    was planted in it, then open the store (or journal) with ``repair=True`` to tighten it.
 
     Attributes:
         mode: The permission bits found (``0o777`` …).

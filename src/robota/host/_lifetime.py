@@ -54,6 +54,7 @@ from typing import Final, Literal, Protocol, TypeAlias, cast, final
 
 from robota.core import ConfigurationError, get_logger
 from robota.host._errors import EntryExistsError, OwnerRecordError, StoreError
+from robota.host._regular_file import read_regular_file
 from robota.host._store import OwnerOnlyStore
 
 _log = get_logger("robota.host.lifetime")
@@ -82,6 +83,7 @@ _MACHINE_ID_FILES: Final = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _BOOT_ID_FILE: Final = "/proc/sys/kernel/random/boot_id"
 _PLAIN_WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TOKEN_HEX: Final = 16
+_RECORD_LIMIT: Final = 64 * 1024  # an owner record is a few hundred bytes; more is not one
 _REGISTRY_ATTRIBUTE: Final = "_robota_process_exit_registry"
 _EXIT_SIGNALS: Final = tuple(
     getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGTERM") if hasattr(signal, name)
@@ -728,13 +730,11 @@ def _is_scoped_directory(path: str) -> bool:
 def _read_record(directory: str) -> OwnerRecord | None:
     path = os.path.join(directory, OWNER_RECORD_NAME)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # S07: through the host's one reader, so a FIFO planted here cannot stall every sweep.
+        data = read_regular_file(path, limit=_RECORD_LIMIT)
     except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as stream:
-            data = stream.read(64 * 1024)
-    except OSError:
+        return None  # unreadable: the owner is unknown, so the directory is kept
+    if data is None:
         return None
     try:
         return OwnerRecord.from_json(data)

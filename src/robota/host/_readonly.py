@@ -27,6 +27,9 @@ will read it (:func:`robota.core.permissions.analyze_command`), and judged in th
   Every directory a command may run in counts, and a path must be inside the workspace from
   each, as the kernel resolves it from there.
 * **git** reads the repository it finds: that repository must be inside the workspace.
+* **Values that are languages** (:mod:`._readonly_languages`): a jq filter that reads the
+  environment or a module, a git format that runs gpg (``%G?``, ``%(signature)``), a ``date``
+  string naming a time-zone file are refused.
 
 A user's ask or deny rule is checked before this classification and still applies. The
 classifier assumes the command runs non-interactively with the workspace as its working
@@ -38,7 +41,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -54,6 +56,7 @@ from robota.core.permissions import (
 )
 from robota.host._paths import canonical_path, is_path_inside
 from robota.host._readonly_cwd import CdRefused, command_directories
+from robota.host._readonly_languages import date_string_refusal, value_refusal
 from robota.host._readonly_programs import FIND, GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only_command", "read_only_reason"]
@@ -62,7 +65,6 @@ READ_ONLY_COMMANDS: Final = frozenset({*PROGRAMS, "git", "find", "cd"})
 """Programs that only read, given the option checks of :mod:`._readonly_programs`."""
 
 _MAX_GLOB_MATCHES: Final = 10_000
-_JQ_MODULES: Final = re.compile(r"(?<![.$\w])(?:import|include|modulemeta|get_search_list)\b")
 _TEST_OPERATORS: Final = frozenset(
     {
         *("-b", "-c", "-d", "-e", "-f", "-g", "-G", "-h", "-k", "-L", "-N", "-O", "-p", "-r"),
@@ -292,14 +294,17 @@ class _Judge:
         self, name: str, program: Program, args: list[str], cwd: str
     ) -> tuple[list[str], set[str]]:
         """Judge ``args`` by ``program``'s table; the operands and the options seen."""
-        operands, paths, seen = _parse_options(name, program, args)
+        operands, paths, seen, values = _parse_options(name, program, args)
         if name == "diff" and any(
             os.path.isdir(o if o.startswith("/") else posixpath.join(cwd, o)) for o in operands
         ):
             # Comparing directories reads the files in them, following their symlinks.
             raise _Refused("`diff` of a directory reads every file in it, links followed")
-        if name == "jq" and operands and _JQ_MODULES.search(operands[0]):
-            raise _Refused("the jq program imports a module, which reads a file")
+        # S21: a value that is a small language (a jq filter, a git format) only reads when
+        # every construct in it does.
+        refusal = value_refusal(name, values, operands)
+        if refusal is not None:
+            raise _Refused(refusal)
         if program.max_operands is not None and len(operands) > program.max_operands:
             raise _Refused(f"{name!r} with {len(operands)} operand(s) does more than read")
         self._read(paths, f"file {name!r} reads")
@@ -385,6 +390,8 @@ class _Judge:
             elif token.startswith("-newer") and len(token) == 8:
                 if token[-1] != "t":
                     self._read(args[index + 1 : index + 2], "file find compares with")
+                elif refusal := date_string_refusal("".join(args[index + 1 : index + 2])):
+                    raise _Refused(refusal)
                 index += 2
             else:
                 raise _Refused(f"find expression {token!r} is not known to be read-only")
@@ -392,8 +399,8 @@ class _Judge:
 
 def _parse_options(
     name: str, program: Program, args: list[str]
-) -> tuple[list[str], list[str], set[str]]:
-    """Split ``args`` into operands, path-valued option values and the options seen.
+) -> tuple[list[str], list[str], set[str], list[tuple[str, str]]]:
+    """Split ``args`` into operands, path values, the options seen and each (option, value).
 
     Options may follow operands (GNU argument permutation); ``--`` ends them.
 
@@ -403,6 +410,7 @@ def _parse_options(
     operands: list[str] = []
     paths: list[str] = []
     seen: set[str] = set()
+    given: list[tuple[str, str]] = []
     index = 0
     ended = not program.parses_options
     while index < len(args):
@@ -428,8 +436,11 @@ def _parse_options(
                     index += 1
                 if kind == "path":
                     paths.append(value)
+                given.append((option, value))
                 index += 1
             elif option in program.optional or (option in program.flags and not equals):
+                if equals:
+                    given.append((option, value))
                 index += 1
             else:
                 raise _Refused(f"{name} option {option!r} is not known to be read-only")
@@ -453,13 +464,16 @@ def _parse_options(
                     consumed = 2
                 if kind == "path":
                     paths.append(value)
+                given.append((option, value))
                 break  # the rest of the cluster was the value
             if option in program.optional:
+                if letters[position + 1 :]:
+                    given.append((option, letters[position + 1 :]))
                 break  # its value, if any, is the rest of the cluster (`-uno`, `-M50`)
             if option not in program.flags:
                 raise _Refused(f"{name} option {option!r} is not known to be read-only")
         index += consumed
-    return operands, paths, seen
+    return operands, paths, seen, given
 
 
 def _glob(pattern: str, cwd: str, inside: Callable[[str], bool]) -> list[str] | None:

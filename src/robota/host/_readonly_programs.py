@@ -21,6 +21,11 @@ run a program, follow symlinks out of a tree, read file names from a file, or ne
 
 Long options are matched exactly: GNU's unambiguous abbreviations (``sort --out=f``) are not
 recognised, and so are refused.
+
+An option listed here is only as read-only as the values it accepts. Values that are small
+languages — a jq filter, git's ``--format``/``--pretty`` placeholders (``%G?`` runs gpg), ref-filter
+atoms (``%(signature)``), a ``date -d`` string — are judged by :mod:`._readonly_languages`, whose
+docstring records every format- or expression-valued option audited and the verdict for each.
 """
 
 from __future__ import annotations

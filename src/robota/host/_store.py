@@ -22,6 +22,9 @@ content or the new, never an empty file. :meth:`OwnerOnlyStore.stage` replaces m
 flushed beside its target before any is renamed. :meth:`OwnerOnlyStore.create_only` commits by
 ``link``, which fails when anything is at the path, so two creators cannot both succeed.
 
+Reads go through :func:`._regular_file.read_regular_file`, the host's one reader of store, key
+and record files, so a FIFO planted at a name is refused at once instead of waited on.
+
 Errors: :class:`StoreError` and its kinds, and :class:`StagingStateError` (see :mod:`._errors`).
 """
 
@@ -44,6 +47,7 @@ from robota.host._errors import (
     UnconfirmedWriteError,
 )
 from robota.host._paths import canonical_path, is_path_inside
+from robota.host._regular_file import read_regular_file
 
 __all__ = ["DIRECTORY_MODE", "FILE_MODE", "OwnerOnlyStore", "StagedReplace", "StoreGuarantee"]
 
@@ -155,22 +159,14 @@ class OwnerOnlyStore:
 
         Raises:
             StoreError: the entry exists but cannot be read (a symlink is refused rather than
-                followed) — never reported as absent.
+                followed, and a FIFO, socket, device or directory is refused without waiting on
+                it) — never reported as absent.
         """
         path = self.path_of(name)
         try:
-            fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-        except FileNotFoundError:
-            return None
+            return read_regular_file(path)
         except OSError as exc:
             raise StoreError(f"cannot read {path}: {exc}", path=path, cause=exc) from exc
-        try:
-            with os.fdopen(fd, "rb", closefd=False) as stream:
-                return stream.read()
-        except OSError as exc:
-            raise StoreError(f"cannot read {path}: {exc}", path=path, cause=exc) from exc
-        finally:
-            os.close(fd)
 
     def write(self, name: str, data: bytes, *, durable: bool = False) -> None:
         """Replace ``name`` with ``data`` atomically (a temp file renamed over it).
@@ -490,7 +486,7 @@ def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
     except OSError as exc:
         raise StoreError(f"cannot create {temp}: {exc}", path=target, cause=exc) from exc
     try:
-        _verify_new_file(fd, temp)
+        verify_new_file(fd, temp)
         write_all(fd, data)
         if flush:
             os.fsync(fd)
@@ -504,10 +500,13 @@ def _write_temp(target: str, data: bytes, *, flush: bool) -> str:
     return temp
 
 
-def _verify_new_file(fd: int, path: str) -> None:
-    # S07: create, set the mode, then verify — before any content goes in. A mode wider than
-    # asked (the filesystem ignored it) is an error, never masked by a chmod. Only owner bits a
-    # narrowing umask removed are completed, on the still-empty file.
+def verify_new_file(fd: int, path: str) -> None:
+    """Check that the file just created at ``fd`` has mode ``0600`` (S07); raise if not.
+
+    Create, set the mode, then verify — before any content goes in. A mode wider than asked (the
+    filesystem ignored it) is :class:`ModeNotEnforcedError`, never masked by a chmod. Only owner
+    bits a narrowing umask removed are completed, on the still-empty file.
+    """
     if not _POSIX:
         return
     mode = stat.S_IMODE(os.fstat(fd).st_mode)

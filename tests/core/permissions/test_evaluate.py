@@ -142,6 +142,116 @@ def test_s21_a_trust_widening_write_asks_in_every_mode(write: robota.Tool) -> No
     )
 
 
+# One example write for every default trust location (a test below keeps the two in step).
+TRUST_LOCATION_EXAMPLES = {
+    "**/.robota/**": "/work/.robota/hooks.json",
+    "**/.claude/**": "/work/.claude/settings.json",
+    "**/.mcp.json": "/work/.mcp.json",
+    "**/.git/**": "/work/.git/hooks/pre-commit",
+    "**/.gitmodules": "/work/.gitmodules",
+    "**/.husky/**": "/work/.husky/pre-commit",
+    "**/.pre-commit-config.yaml": "/work/.pre-commit-config.yaml",
+    "**/.envrc": "/work/.envrc",
+    "**/.env": "/work/.env",
+    "**/.vscode/settings.json": "/work/.vscode/settings.json",
+    "**/.vscode/tasks.json": "/work/.vscode/tasks.json",
+    "**/.vscode/launch.json": "/work/.vscode/launch.json",
+    "**/*.code-workspace": "/work/project.code-workspace",
+    "**/.idea/**": "/work/.idea/watcherTasks.xml",
+    "**/.devcontainer/**": "/work/.devcontainer/devcontainer.json",
+    "**/.cargo/config.toml": "/work/.cargo/config.toml",
+    "**/.cargo/config": "/work/.cargo/config",
+    "**/.npmrc": "/work/.npmrc",
+    "**/.yarnrc": "/work/.yarnrc",
+    "**/.yarnrc.yml": "/work/.yarnrc.yml",
+    "**/.pypirc": "/work/.pypirc",
+    "**/.netrc": "/work/.netrc",
+    "**/.github/workflows/**": "/work/.github/workflows/ci.yml",
+    "**/.github/actions/**": "/work/.github/actions/setup/action.yml",
+    "**/.gitlab-ci.yml": "/work/.gitlab-ci.yml",
+    "**/.circleci/**": "/work/.circleci/config.yml",
+    "**/azure-pipelines.yml": "/work/azure-pipelines.yml",
+    "**/bitbucket-pipelines.yml": "/work/bitbucket-pipelines.yml",
+    "**/Jenkinsfile": "/work/Jenkinsfile",
+    "~/.bashrc": "~/.bashrc",
+    "~/.bash_profile": "~/.bash_profile",
+    "~/.bash_login": "~/.bash_login",
+    "~/.bash_logout": "~/.bash_logout",
+    "~/.bash_aliases": "~/.bash_aliases",
+    "~/.profile": "~/.profile",
+    "~/.zshrc": "~/.zshrc",
+    "~/.zshenv": "/home/u/.zshenv",
+    "~/.zprofile": "~/.zprofile",
+    "~/.zlogin": "~/.zlogin",
+    "~/.zlogout": "~/.zlogout",
+    "~/.gitconfig": "~/.gitconfig",
+    "~/.git-credentials": "~/.git-credentials",
+    "~/.npmrc": "/home/u/.npmrc",
+    "~/.yarnrc": "~/.yarnrc",
+    "~/.yarnrc.yml": "~/.yarnrc.yml",
+    "~/.pypirc": "~/.pypirc",
+    "~/.netrc": "~/.netrc",
+    "~/.pip/**": "~/.pip/pip.conf",
+    "~/.cargo/**": "~/.cargo/bin/cargo",
+    "~/.local/bin/**": "~/.local/bin/git",
+    "~/bin/**": "~/bin/ls",
+    "~/.vscode/**": "~/.vscode/extensions/x/extension.js",
+    "~/.gnupg/**": "~/.gnupg/gpg-agent.conf",
+    "~/.ssh/**": "~/.ssh/authorized_keys",
+    "~/.config/**": "~/.config/git/config",
+    "~/.aws/**": "~/.aws/credentials",
+    "~/.docker/config.json": "~/.docker/config.json",
+    "~/.kube/**": "~/.kube/config",
+}
+
+
+def test_s21_every_default_trust_location_has_an_example_write() -> None:
+    assert set(TRUST_LOCATION_EXAMPLES) == set(robota.DEFAULT_TRUST_LOCATIONS)
+    assert len(robota.DEFAULT_TRUST_LOCATIONS) == len(set(robota.DEFAULT_TRUST_LOCATIONS))
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path"), sorted(TRUST_LOCATION_EXAMPLES.items()), ids=lambda value: value
+)
+def test_s21_a_write_into_each_default_trust_location_asks_in_every_mode(
+    write: robota.Tool, pattern: str, path: str
+) -> None:
+    # S21: configuration that widens what later runs asks in every mode, bypass included, and an
+    # allow rule does not answer it; plan mode, which asks about no change, refuses it.
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    for mode in ("default", "accept_edits", "bypass"):
+        decision = decide(write, {"path": path, "content": "x"}, ctx, mode=mode, allow=["Write"])
+        assert (decision.behavior, decision.always_ask) == ("ask", True), (mode, path)
+        assert pattern in decision.reason
+    planned = decide(write, {"path": path, "content": "x"}, ctx, mode="plan", allow=["Write"])
+    assert planned.behavior == "deny", path
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/work/src/app.py",
+        "/work/.github/CODEOWNERS",
+        "/work/.github/ISSUE_TEMPLATE/bug.md",
+        "/work/docs/devcontainer.md",
+        "/work/.vscode/extensions.json",
+        "/work/mcp.json",
+        "/work/src/husky.ts",
+        "/work/Jenkinsfile.md",
+        "/work/.cargo-cache/x",
+        "/home/u/notes/.bashrc.txt",
+        "/home/u/project/bin/tool",
+    ],
+)
+def test_s21_a_write_beside_the_trust_locations_is_an_ordinary_change(
+    write: robota.Tool, path: str
+) -> None:
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    assert decide(write, {"path": path, "content": "x"}, ctx, mode="accept_edits").behavior == (
+        "allow"
+    )
+
+
 def test_s21_remembered_consent_does_not_answer_a_trust_widening_write(write: robota.Tool) -> None:
     ctx = PermissionContext(
         workspace="/work", remembered=("Write", "Write(/work/.git/hooks/pre-commit)")

@@ -54,31 +54,75 @@ ReadOnlyCommandClassifier: TypeAlias = Callable[[str], bool]
 nothing outside the workspace (symlinks followed). ``robota.host.is_read_only_command`` is one."""
 
 DEFAULT_TRUST_LOCATIONS: Final = (
+    # What later sessions and child sessions of an agent obey.
     "**/.robota/**",
     "**/.claude/**",
+    "**/.mcp.json",  # the MCP servers it names are started as commands by later sessions
+    # What git and its hook managers run.
     "**/.git/**",  # hooks, config, commondir, modules: all of it is what git obeys
     "**/.gitmodules",
+    "**/.husky/**",  # git hooks (husky points core.hooksPath here): run on commit, push …
+    "**/.pre-commit-config.yaml",  # hooks pre-commit fetches and runs on every commit
+    # What the user's shell, editors and build tools run on their own.
     "**/.envrc",
     "**/.env",
-    "**/.npmrc",
-    "**/.pypirc",
-    "**/.netrc",
     "**/.vscode/settings.json",
     "**/.vscode/tasks.json",
+    "**/.vscode/launch.json",  # programs and pre-launch tasks the debugger starts
+    "**/*.code-workspace",  # a workspace file carries settings, tasks and launch configurations
+    "**/.idea/**",  # JetBrains run configurations, external tools, file watchers run on save
+    "**/.devcontainer/**",  # the image and lifecycle commands run when the container is built
+    "**/.cargo/config.toml",  # build wrappers, runners and linkers cargo runs
+    "**/.cargo/config",  # the same, under its older name
+    # Where package managers fetch from and what they run (and their credentials).
+    "**/.npmrc",
+    "**/.yarnrc",  # yarn 1: yarn-path (the script yarn runs) and the registry
+    "**/.yarnrc.yml",  # yarn 2+: yarnPath, plugins and the registry
+    "**/.pypirc",
+    "**/.netrc",
+    # CI: jobs that run with the repository's secrets.
+    "**/.github/workflows/**",
+    "**/.github/actions/**",  # local actions those workflows run
+    "**/.gitlab-ci.yml",
+    "**/.circleci/**",
+    "**/azure-pipelines.yml",
+    "**/bitbucket-pipelines.yml",
+    "**/Jenkinsfile",
+    # The user's own account: shell start-up files, PATH, tool configuration, credentials.
     "~/.bashrc",
     "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.bash_aliases",  # sourced by the usual .bashrc
     "~/.profile",
     "~/.zshrc",
+    "~/.zshenv",  # read by every zsh, interactive or not
     "~/.zprofile",
+    "~/.zlogin",
+    "~/.zlogout",
     "~/.gitconfig",
+    "~/.git-credentials",
+    "~/.npmrc",
+    "~/.yarnrc",
+    "~/.yarnrc.yml",
+    "~/.pypirc",
+    "~/.netrc",
+    "~/.pip/**",  # pip's older user configuration: the index every install fetches from
+    "~/.cargo/**",  # cargo's configuration, and its bin directory on PATH
+    "~/.local/bin/**",  # on PATH: a program here shadows the system's
+    "~/bin/**",  # on PATH in the usual .profile
+    "~/.vscode/**",  # the editor's extensions: code it runs
+    "~/.gnupg/**",  # keys git trusts when it verifies signatures, and the agent's programs
     "~/.ssh/**",
     "~/.config/**",
     "~/.aws/**",
     "~/.docker/config.json",
     "~/.kube/**",
 )
-"""Locations whose contents later turns, child sessions or the user's shell trust: configuration,
-hooks and credentials. A write into one always asks (S21)."""
+"""Locations whose contents later turns, child sessions or the user's shell and tools trust or
+run: configuration, hooks, CI, start-up files and credentials. A write into one always asks, in
+every mode (S21). A ``**/`` pattern is placed in the workspace, a ``~/`` one in the home
+directory, so a file that matters in both (``.npmrc``) is listed twice."""
 
 
 @final

@@ -7,14 +7,19 @@ On disk, beside each other:
   ``robota_journal`` holds one row per record — the execution id, its sequence number counted
   from 1, and the record's versioned JSON text from
   :func:`~robota.core.execution._journal.encode_journal_record`; ``robota_journal_meta`` holds
-  the schema version. Created ``0600`` on first use; SQLite gives its ``-wal`` and ``-shm``
-  files the same mode.
-* ``<path>.locks/`` — an owner-only directory of lock files, one per execution ever acquired,
-  named by the SHA-256 of the execution id. A lease is an exclusive non-blocking ``flock`` on its
-  file (S10): a second writer — another handle in this process or another process — is refused
-  at once with :class:`~robota.ExecutionLockedError`, the kernel drops the lock when the holding
-  process dies, and no amount of elapsed time takes it from a live holder. Lock files are never
-  removed: replacing a file someone may hold would split the lock.
+  the schema version. Created ``0600`` from the start on first use (S07: never created wide and
+  tightened, and verified); SQLite gives its ``-wal``, ``-shm`` and ``-journal`` files the same
+  mode. An existing database or side file that is not a regular file, belongs to another
+  account, or that another account could read or write is refused
+  (:class:`~robota.host.InsecureModeError`) rather than adopted, and tightened only when the
+  caller passes ``repair=True``.
+* ``<path>.locks/`` — an owner-only directory (checked as an owner-only store checks its own) of
+  lock files, one per execution ever acquired, named by the SHA-256 of the execution id. A lease
+  is an exclusive non-blocking ``flock`` on its file (S10): a second writer — another handle in
+  this process or another process — is refused at once with
+  :class:`~robota.ExecutionLockedError`, the kernel drops the lock when the holding process
+  dies, and no amount of elapsed time takes it from a live holder. Lock files are never removed:
+  replacing a file someone may hold would split the lock.
 
 Threading: every SQLite call and every lock-file operation runs on the journal's one worker
 thread, in submission order, so the event loop never blocks on the disk and one connection is
@@ -47,6 +52,9 @@ from robota.core.execution._journal import (
     decode_journal_record,
     encode_journal_record,
 )
+from robota.host._errors import InsecureModeError, ModeNotEnforcedError
+from robota.host._regular_file import open_regular_file
+from robota.host._store import OwnerOnlyStore, open_new_file, verify_new_file
 
 __all__ = ["SQLiteJournal"]
 
@@ -54,8 +62,11 @@ T = TypeVar("T")
 
 _SCHEMA_VERSION: Final = "1"
 _LOCKS_SUFFIX: Final = ".locks"
-_DIRECTORY_MODE: Final = 0o700
 _FILE_MODE: Final = 0o600
+_OTHERS: Final = 0o077  # the group's and other accounts' permission bits
+#: What SQLite keeps beside the database: the write-ahead log, its shared-memory index, and the
+#: rollback journal (of a database not yet in WAL mode).
+_SIDE_SUFFIXES: Final = ("-wal", "-shm", "-journal")
 #: Seconds SQLite waits for another process's write transaction (appends are one short
 #: transaction each). This is never a wait for an execution's lease, which is refused at once.
 _BUSY_TIMEOUT: Final = 10.0
@@ -86,20 +97,41 @@ class SQLiteJournal(ExecutionJournal):
     machines cannot keep one writer per execution: use
     :class:`~robota.host.PostgresJournal` for workers on several machines.
 
+    The journal holds conversations and tool results, so it is owner-only (S07): a new
+    database is created ``0600`` and its lock directory ``0700``. An existing database, side
+    file (``-wal``, ``-shm``, ``-journal``) or lock directory that another account could read
+    or write, or that belongs to another account, is refused at first use with
+    :class:`~robota.host.InsecureModeError` (a :class:`~robota.StorageError`): its records may
+    have been read or changed.
+
     Args:
         path: The database file (``str`` or :class:`os.PathLike`). Its directory must exist.
             ``":memory:"`` is refused — use :class:`robota.testing.InMemoryJournal` for a
             journal that need not outlive the process.
+        repair: Tighten an existing database, side file or lock directory found wider than
+            owner-only instead of refusing it. Only pass it after making sure nobody read or
+            changed the records while it was open, because the journal then trusts them.
+            Another account's file is refused all the same.
 
     Raises:
         ConfigurationError: for ``":memory:"``, an empty path, a path that is not text, a
             directory, or a path whose parent directory does not exist.
     """
 
-    __slots__ = ("_close_job", "_connection", "_executor", "_held", "_locks", "_path", "_state")
+    __slots__ = (
+        "_close_job",
+        "_connection",
+        "_executor",
+        "_held",
+        "_locks",
+        "_path",
+        "_repair",
+        "_state",
+    )
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, repair: bool = False) -> None:
         self._path = _database_path(path)
+        self._repair = repair
         self._locks = self._path + _LOCKS_SUFFIX
         self._executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="robota-sqlite-journal"
@@ -193,7 +225,7 @@ class SQLiteJournal(ExecutionJournal):
         if self._connection is not None:
             return self._connection
         with _translated(f"open the SQLite journal {self._path}"):
-            _create_owner_only(self._path)
+            _prepare_owner_only(self._path, repair=self._repair)
             connection = sqlite3.connect(
                 self._path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=True
             )
@@ -248,15 +280,16 @@ class SQLiteJournal(ExecutionJournal):
             os.close(held[1])  # closing the descriptor drops the flock; the file stays (S10)
 
     def _lock_directory(self) -> str:
-        with _translated(f"create the lock directory {self._locks}"):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(self._locks, _DIRECTORY_MODE)
-            mode = os.lstat(self._locks).st_mode
-        if not stat.S_ISDIR(mode):
+        with _translated(f"inspect the lock directory {self._locks}"):
+            found = _mode_at(self._locks)
+        if found is not None and not stat.S_ISDIR(found):
             raise StorageError(
                 f"the journal's lock directory {self._locks} is not a directory; move it away",
                 context={"path": self._path},
             )
+        # S07: created 0700 and verified, or an existing one checked (tightened on repair=True).
+        with _translated(f"create the lock directory {self._locks}"):
+            OwnerOnlyStore(self._locks, repair=self._repair)
         return self._locks
 
     def _write(self, execution_id: str, token: object, text: str) -> None:
@@ -410,10 +443,75 @@ def _lock_name(execution_id: str) -> str:
     return hashlib.sha256(execution_id.encode()).hexdigest()
 
 
-def _create_owner_only(path: str) -> None:
-    # SQLite creates a missing file with the umask's mode; the journal holds conversations.
-    with contextlib.suppress(FileExistsError):
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, _FILE_MODE))
+def _prepare_owner_only(path: str, *, repair: bool) -> None:
+    """S07: create the database ``0600`` from the start, or check the one already there.
+
+    SQLite would create a missing file with the umask's mode, and adopts an existing one
+    whatever its mode; the journal holds conversations. A side file left beside the database is
+    read into it (``-wal``, ``-journal``) or shared with it (``-shm``), so each one present is
+    checked like the database — even beside a new one, where a stale log would be replayed.
+    """
+    try:
+        fd = open_new_file(path)
+    except FileExistsError:
+        _check_owner_only(path, repair=repair)
+    else:
+        try:
+            verify_new_file(fd, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # ours and still empty: leave nothing unprotected behind
+            raise
+        finally:
+            os.close(fd)
+    for suffix in _SIDE_SUFFIXES:
+        _check_owner_only(path + suffix, repair=repair)
+
+
+def _check_owner_only(path: str, *, repair: bool) -> None:
+    # Opened without following a link and without waiting (a FIFO), judged on the descriptor.
+    opened = open_regular_file(path)
+    if opened is None:
+        return
+    fd, info = opened
+    try:
+        mode = stat.S_IMODE(info.st_mode)
+        if info.st_uid != os.geteuid():
+            raise InsecureModeError(
+                f"{path} belongs to account {info.st_uid}, not to this one ({os.geteuid()}); "
+                "the journal cannot trust records another account could have written",
+                path=path,
+                mode=mode,
+                uid=info.st_uid,
+            )
+        if mode & _OTHERS == 0:
+            return  # owner-only (a narrower mode is not a leak; SQLite's own errors say so)
+        if not repair:
+            raise InsecureModeError(
+                f"{path} has mode {mode:#o}, but the journal needs {_FILE_MODE:#o}: another "
+                "account could read its conversations or change its records. Check that "
+                "nobody did, then open the journal with repair=True to tighten it",
+                path=path,
+                mode=mode,
+                uid=info.st_uid,
+            )
+        os.fchmod(fd, mode & ~_OTHERS)
+        repaired = stat.S_IMODE(os.fstat(fd).st_mode)
+        if repaired & _OTHERS:
+            raise ModeNotEnforcedError(
+                f"{path} had mode {mode:#o}; setting {mode & ~_OTHERS:#o} left {repaired:#o}",
+                path=path,
+                mode=repaired,
+            )
+    finally:
+        os.close(fd)
+
+
+def _mode_at(path: str) -> int | None:
+    try:
+        return os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
 
 
 def _configure(connection: sqlite3.Connection, path: str) -> None:
