@@ -183,3 +183,36 @@ def test_s12_a_deny_rule_follows_every_path_to_what_it_names(
         assert result == "match", value
     else:
         assert result != "match", value
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf link/../../me",
+        "rm -rf link/../..",
+        "rm -rf link/../../me/",
+        "find link/../../me -delete",
+        "rm -rf link/../../../home/me",
+    ],
+)
+def test_s21_a_removal_through_a_link_and_dot_dot_is_judged_where_the_kernel_lands(
+    tmp_path: pathlib.Path, command: str
+) -> None:
+    # Review finding (issue 24): the target was normalised as text before the resolver saw it,
+    # so `link/../../me` read as a harmless sibling of the workspace while the kernel climbs out
+    # of the link's target into the home directory.
+    home = tmp_path / "home" / "me"
+    (home / "a").mkdir(parents=True)
+    ws = tmp_path / "work" / "project"
+    ws.mkdir(parents=True)
+    (ws / "link").symlink_to(home / "a")
+    ctx = PermissionContext(workspace=str(ws), home=str(home), resolve_path=canonical_path)
+    bash = _File(
+        "Bash",
+        "Runs a command.",
+        {"type": "object", "properties": {"command": {"type": "string"}}},
+        risk="execute",
+        permission_argument=robota.PermissionArgument("command", "command"),
+    )
+    decision = evaluate_permission(bash, {"command": command}, PermissionPolicy(mode="bypass"), ctx)
+    assert (decision.behavior, decision.always_ask) == ("ask", True), (command, decision)

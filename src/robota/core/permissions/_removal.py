@@ -274,12 +274,16 @@ class _Judge:
         follows = path.endswith(("/", "/."))
         normalized = _normalize(path)
         if self._resolve is not None:
+            # S05: never lexical first — `link/../x` climbs out of the link's *target*, as the
+            # system call will. What rm unlinks is the last name of the path as written, in the
+            # directory its parent resolves to; a trailing `/`, `.` or `..` is followed.
+            stripped = _SLASHES.sub("/", path).rstrip("/") or "/"
+            parent, leaf = posixpath.split(stripped)
             try:
-                if follows or glob:
-                    normalized = _normalize(self._resolve(normalized))
-                elif normalized != "/":
-                    parent, leaf = posixpath.split(normalized)
-                    normalized = _normalize(posixpath.join(self._resolve(parent), leaf))
+                if follows or glob or leaf in ("", ".", ".."):
+                    normalized = _normalize(self._resolve(stripped))
+                else:
+                    normalized = _normalize(posixpath.join(self._resolve(parent or "/"), leaf))
             except (OSError, ValueError):
                 return f"where {source!r} leads cannot be resolved"
         if normalized in self._protected or posixpath.dirname(normalized) in _SYSTEM_TREES:
