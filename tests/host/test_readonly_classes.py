@@ -551,6 +551,33 @@ def test_s21_diff_of_directories_is_not_read_only(workspace: pathlib.Path) -> No
     assert read_only("diff a.txt sub/b.txt", workspace)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "diff --from-file=dir key",
+        "diff --to-file=dir key",
+        "diff --from-file dir key",
+        "diff dir key",
+        "diff key dir",
+    ],
+)
+def test_s21_diff_of_a_directory_beside_a_file_is_not_read_only(
+    tmp_path: pathlib.Path, command: str
+) -> None:
+    # Review finding (issue 24): diff reads DIR/basename(FILE), a path no argument names; the
+    # operands alone were checked, so `--from-file=dir key` read a link out of the workspace.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "key").write_text("PRIVATE\n")
+    ws = tmp_path / "ws"
+    (ws / "dir").mkdir(parents=True)
+    (ws / "dir" / "key").symlink_to(outside / "key")
+    (ws / "key").write_text("public\n")
+    (ws / "other").write_text("public too\n")
+    assert not read_only(command, ws)
+    assert read_only("diff key other", ws)  # two files: what they name is what is read
+
+
 def test_s21_a_jq_program_that_imports_a_module_is_not_read_only(workspace: pathlib.Path) -> None:
     assert not read_only("jq -n 'import \"../outside/x\" as $x; $x'", workspace)
     assert not read_only("jq -n 'include \"../outside/x\"; .'", workspace)

@@ -296,10 +296,13 @@ class _Judge:
         """Judge ``args`` by ``program``'s table; the operands and the options seen."""
         operands, paths, seen, values = _parse_options(name, program, args)
         if name == "diff" and any(
-            os.path.isdir(o if o.startswith("/") else posixpath.join(cwd, o)) for o in operands
+            os.path.isdir(o if o.startswith("/") else posixpath.join(cwd, o))
+            for o in (*operands, *paths)
         ):
-            # Comparing directories reads the files in them, following their symlinks.
-            raise _Refused("`diff` of a directory reads every file in it, links followed")
+            # Comparing directories reads the files in them, following their symlinks; a
+            # directory beside a file (an operand, `--from-file`, `--to-file`) reads
+            # DIR/basename(FILE), a path no argument names (review finding, issue 24).
+            raise _Refused("`diff` of a directory reads files in it, links followed")
         # S21: a value that is a small language (a jq filter, a git format) only reads when
         # every construct in it does.
         refusal = value_refusal(name, values, operands)
