@@ -216,3 +216,31 @@ def test_s21_a_removal_through_a_link_and_dot_dot_is_judged_where_the_kernel_lan
     )
     decision = evaluate_permission(bash, {"command": command}, PermissionPolicy(mode="bypass"), ctx)
     assert (decision.behavior, decision.always_ask) == ("ask", True), (command, decision)
+
+
+def test_s12_a_rule_path_with_dot_dot_is_read_the_way_the_kernel_reads_it(
+    tmp_path: pathlib.Path,
+) -> None:
+    # Review finding (issue 24): the pattern was normalised as text, so `a/l/../secret` named
+    # `a/secret`; with `l` a link to `other/deep` the kernel reads it as `other/secret`.
+    ws = tmp_path / "ws"
+    (ws / "a").mkdir(parents=True)
+    (ws / "other" / "deep").mkdir(parents=True)
+    (ws / "other" / "secret").write_text("s")
+    (ws / "a" / "secret").write_text("not the one")
+    (ws / "a" / "l").symlink_to(ws / "other" / "deep")
+    ctx = permission_context(ws)
+    deny = PermissionPolicy(deny=["Read(a/l/../secret)"])
+    assert evaluate_permission(READ, {"path": "other/secret"}, deny, ctx).behavior == "deny"
+    allow = PermissionPolicy(allow=["Write(a/l/../secret)"])
+    # The allow names what the kernel reaches (other/secret), not the text's a/secret.
+    assert evaluate_permission(WRITE, {"path": "other/secret"}, allow, ctx).behavior == "allow"
+    assert evaluate_permission(WRITE, {"path": "a/secret"}, allow, ctx).behavior == "ask"
+
+
+def test_s12_a_rule_that_climbs_after_a_glob_is_unevaluable(linked: pathlib.Path) -> None:
+    ctx = permission_context(linked)
+    decision = evaluate_permission(
+        READ, {"path": "src/a.py"}, PermissionPolicy(deny=["Read(*/../conf/**)"]), ctx
+    )
+    assert (decision.behavior, decision.always_ask) == ("ask", True)

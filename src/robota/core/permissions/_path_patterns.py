@@ -64,9 +64,10 @@ def match_path(
         return segments_cover(expanded, written)
     # S05: `..` is left for the resolver to follow physically, as the system call will.
     raw = _absolute(value, workspace, home, normalize=False)
+    raw_pattern = _absolute(pattern, workspace, home, normalize=False)
     try:
         target = resolve(raw if raw is not None else written)
-        canonical = _resolved_pattern(expanded, resolve)
+        canonical = _resolved_pattern(raw_pattern if raw_pattern is not None else expanded, resolve)
     except (OSError, ValueError):
         return "unevaluable"
     physical = segments_cover(canonical, target)
@@ -77,9 +78,16 @@ def match_path(
 
 
 def _resolved_pattern(pattern: str, resolve: PathResolver) -> str:
-    """``pattern`` with its literal leading segments resolved (symlinks followed)."""
+    """``pattern`` with its literal leading segments resolved (symlinks followed).
+
+    The literal part is resolved as written, ``..`` included, the way the kernel reads it (S05:
+    ``link/../secret`` climbs out of the link's target). A ``.`` or ``..`` after a glob segment
+    cannot be placed before the glob is matched: ``ValueError`` (the rule is unevaluable).
+    """
     segments = pattern.split("/")
     literal = next((i for i, seg in enumerate(segments) if GLOB_CHARS.search(seg)), len(segments))
+    if any(seg in (".", "..") for seg in segments[literal:]):
+        raise ValueError(f"the path pattern {pattern!r} climbs after a glob")
     prefix = "/".join(segments[:literal]) or "/"
     resolved = resolve(prefix)
     rest = "/".join(segments[literal:])
