@@ -224,7 +224,25 @@ def test_s27_a_child_environment_is_a_fresh_copy_and_drops_the_ambient_tracestat
     # In a traced run the ungranted child gets no trace context at all, not the ambient one.
     no_grant = TraceContext.from_traceparent(HOST, children=["hooks"])
     assert _context(no_grant).child_env(base) == {"PATH": "/bin"}
-    assert _context(None).child_env(base) == base
+
+
+def test_s27_an_untraced_runs_child_environment_carries_no_ambient_trace() -> None:
+    # S27: "this package never adopts ambient trace state" — a run without trace context hands
+    # its children none either, so adding a trace context never discloses *less* to a child
+    # than leaving it out, and a hook and a tool's child of one run always agree.
+    base = {
+        "PATH": "/bin",
+        "TRACEPARENT": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        "TRACESTATE": "ambient=1",
+    }
+    before = dict(base)
+    env = _context(None).child_env(base)
+    assert env == {"PATH": "/bin"}
+    assert base == before
+    assert _context(None).child_env(base, configured={"TRACEPARENT": "mine"}) == {
+        "PATH": "/bin",
+        "TRACEPARENT": "mine",
+    }
 
 
 def test_s27_child_processes_are_a_separate_grant_given_to_none_by_default() -> None:

@@ -119,6 +119,21 @@ async def test_s22_explicit_json_verdicts_and_steering() -> None:
     )
 
 
+async def test_s27_a_command_hook_gets_only_the_traceparent_it_is_handed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Called directly, outside any run: the process's own trace variables are ambient.
+    ambient = "00-11111111111111111111111111111111-2222222222222222-01"
+    handed = "00-33333333333333333333333333333333-4444444444444444-01"
+    monkeypatch.setenv("TRACEPARENT", ambient)
+    monkeypatch.setenv("TRACESTATE", "ambient=1")
+    monkeypatch.setenv("ROBOTA_TEST_MARK", "kept")
+    show = 'printf "%s|%s|%s" "${TRACEPARENT-none}" "${TRACESTATE-none}" "$ROBOTA_TEST_MARK"'
+    assert (await run(show)).output == "none|none|kept"
+    assert (await run(show, traceparent=handed)).output == f"{handed}|none|kept"
+    assert os.environ["TRACEPARENT"] == ambient
+
+
 async def test_s22_the_payload_arrives_on_stdin() -> None:
     outcome = await run(
         f"{sys.executable} -c 'import json,sys; print(json.load(sys.stdin)[\"tool_name\"])'"

@@ -203,6 +203,80 @@ def test_s21_a_jq_filter_called_read_only_never_prints_the_environment(
     assert secret not in run.stdout + run.stderr, program
 
 
+# --------------------------------------------------------------------------- jq's start file
+
+
+def _jq_with_home(home: pathlib.Path, *args: str) -> subprocess.CompletedProcess[str]:
+    jq = shutil.which("jq")
+    assert jq is not None, "this test needs jq installed"
+    secret = "robota-jq-secret-4f1b2c"  # noqa: S105 - a marker to look for in the output
+    return subprocess.run(
+        [jq, *args],
+        env={"PATH": os.environ.get("PATH", ""), "HOME": str(home), "ROBOTA_SECRET": secret},
+        input="[1, 2]",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_s21_jq_is_not_read_only_when_the_home_has_a_jq_start_file(
+    workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    # jq reads $HOME/.jq at every start and its definitions replace the builtins: the real jq
+    # shows it, then the classifier, given that home, refuses even the plainest filter.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".jq").write_text("def length: env;\n")
+    assert "robota-jq-secret-4f1b2c" in _jq_with_home(home, "-c", "length").stdout
+    for command in ("jq length a.json", "jq . a.json", "jq -n 1"):
+        why = read_only_reason(command, workspace=str(workspace), home=str(home))
+        assert why is not None
+        assert "~/.jq" in why
+
+
+@pytest.mark.parametrize("kind", ["directory", "symlink", "dangling symlink", "fifo"])
+def test_s21_anything_at_the_jq_start_path_makes_jq_not_read_only(
+    workspace: pathlib.Path, tmp_path: pathlib.Path, kind: str
+) -> None:
+    # A directory is jq's module search path (and jq versions differ in what else they load
+    # from it); a link may name any file. Whatever is there, jq is not judged read-only.
+    home = tmp_path / "home"
+    home.mkdir()
+    start = home / ".jq"
+    if kind == "directory":
+        start.mkdir()
+        (start / "jq.jq").write_text("def length: env;\n")
+    elif kind == "symlink":
+        (tmp_path / "defs.jq").write_text("def length: env;\n")
+        start.symlink_to(tmp_path / "defs.jq")
+    elif kind == "dangling symlink":
+        start.symlink_to(tmp_path / "missing.jq")
+    else:
+        os.mkfifo(start)
+    assert read_only_reason("jq .name a.json", workspace=str(workspace), home=str(home))
+
+
+def test_s21_jq_stays_read_only_under_a_home_without_a_jq_start_file(
+    workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".jqrc").write_text("def length: env;\n")  # not a name jq reads
+    run = _jq_with_home(home, "-c", "length")
+    assert run.stdout.strip() == "2"
+    for command in JQ_ORDINARY:
+        assert read_only_reason(command, workspace=str(workspace), home=str(home)) is None, command
+    assert read_only_reason("cat a.json", workspace=str(workspace), home=str(home)) is None
+
+
+def test_s21_jq_is_not_read_only_when_the_home_is_not_known(workspace: pathlib.Path) -> None:
+    # jq reads $HOME/.jq; with no absolute home to look in, nobody can tell what it loads.
+    assert read_only_reason("jq . a.json", workspace=str(workspace), home="")
+    assert read_only_reason("jq . a.json", workspace=str(workspace), home="relative/home")
+
+
 # --------------------------------------------------------------------------- git formats and gpg
 
 GIT_FORMATS_RUNNING_GPG = [

@@ -88,6 +88,25 @@ def test_s07_repair_tightens_a_wide_root_only_when_asked(tmp_path: pathlib.Path)
     assert (root / "old.json").read_text() == "{}"
 
 
+@pytest.mark.parametrize("shared", [0o1777, 0o1770, 0o1703], ids=oct)
+def test_s07_a_shared_sticky_directory_is_never_tightened_even_with_repair(
+    tmp_path: pathlib.Path, shared: int
+) -> None:
+    # Like /tmp (which root owns, so a root process's repair used to chmod it 0700): other
+    # accounts keep their files there by design. It is refused, never taken from them.
+    root = tmp_path / "drop"
+    root.mkdir()
+    os.chmod(root, shared)
+    for repair in (False, True):
+        with pytest.raises(InsecureModeError, match="shared") as caught:
+            OwnerOnlyStore(root, repair=repair)
+        assert caught.value.mode == shared
+    assert mode_of(root) == shared
+    os.chmod(root, 0o1700)  # sticky, but nobody else can write: simply tightened
+    OwnerOnlyStore(root, repair=True)
+    assert mode_of(root) == 0o700
+
+
 def test_s07_a_wide_subdirectory_is_caught_on_the_way_to_a_name(
     store: OwnerOnlyStore,
 ) -> None:

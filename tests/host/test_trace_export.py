@@ -211,6 +211,96 @@ async def test_s27_hooks_get_nothing_by_default_even_when_origins_are_granted(
     assert (tmp_path / "env").read_text() == "none"
 
 
+# Regressions from the review of issue 24: the ambient trace never reaches an ungranted hook.
+
+
+def _environment_of(path: Path) -> dict[str, str]:
+    """What a hook's `env -0` wrote: its whole environment."""
+    entries = path.read_bytes().split(b"\0")
+    return dict(e.decode().split("=", 1) for e in entries if e)
+
+
+def _dumping_gate(tmp_path: Path, executor: CommandHookExecutor | None = None) -> PermissionGate:
+    hook = {"type": "command", "command": f"env -0 > {tmp_path}/hook-env"}
+    runner = HookRunner(
+        {"PreToolUse": [{"matcher": "*", "hooks": [hook]}]},
+        {"command": executor or CommandHookExecutor()},
+    )
+    return PermissionGate(PermissionPolicy(mode="bypass"), hooks=runner)
+
+
+@pytest.mark.parametrize(
+    "trace",
+    [
+        TraceContext.from_traceparent(HOST),
+        TraceContext.from_traceparent(HOST, children=["tools"]),
+        TraceContext.from_traceparent(HOST, origins=["https://api.example.com"]),
+        TraceContext.from_traceparent(HOST, tracestate="host=2", children=["tools"]),
+        None,  # S27: this package never adopts ambient trace state, traced run or not
+    ],
+    ids=["traced", "tools-granted", "origins-granted", "host-tracestate", "untraced"],
+)
+async def test_s27_a_command_hook_without_its_grant_never_sees_the_ambient_trace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, trace: TraceContext | None
+) -> None:
+    monkeypatch.setenv("TRACEPARENT", AMBIENT)
+    monkeypatch.setenv("TRACESTATE", "ambient=1")
+    monkeypatch.setenv("ROBOTA_TEST_MARK", "kept")
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("child_env_probe", {})], "done"]),
+        model="m",
+        tools=[child_env_probe],
+        tool_gate=_dumping_gate(tmp_path),
+    )
+    result = await agent.run("go", trace=trace)
+    seen = _environment_of(tmp_path / "hook-env")
+    assert "TRACEPARENT" not in seen
+    assert "TRACESTATE" not in seen
+    assert seen["ROBOTA_TEST_MARK"] == "kept"  # the rest of the environment is the process's
+    assert seen["PATH"] == os.environ["PATH"]
+    assert os.environ["TRACEPARENT"] == AMBIENT  # the process's own is never changed
+    # The tool's child in the same run agrees: the ambient trace is nobody's parent here.
+    answer = next(m.content for m in result.messages if isinstance(m, robota.ToolMessage))
+    child_traceparent, child_tracestate = json.loads(answer)["seen"].split("|")
+    assert AMBIENT not in child_traceparent
+    assert child_tracestate != "ambient=1"
+
+
+async def test_s27_an_executor_given_an_environment_with_a_traceparent_strips_it_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The executor's env= is usually a copy of the process's: ambient there too.
+    monkeypatch.delenv("TRACEPARENT", raising=False)
+    base = {"PATH": os.environ["PATH"], "TRACEPARENT": AMBIENT, "TRACESTATE": "a=1", "X": "y"}
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_dumping_gate(tmp_path, CommandHookExecutor(env=base)),
+    )
+    await agent.run("go", trace=TraceContext.from_traceparent(HOST))
+    seen = _environment_of(tmp_path / "hook-env")
+    assert "TRACEPARENT" not in seen
+    assert "TRACESTATE" not in seen
+    assert seen["X"] == "y"
+
+
+async def test_s27_an_untraced_hooks_own_configuration_still_sets_its_traceparent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TRACEPARENT", AMBIENT)
+    own = "00-99999999999999999999999999999999-8888888888888888-01"
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("noop", {})], "done"]),
+        model="m",
+        tools=[noop],
+        tool_gate=_hook_gate(tmp_path, {"env": {"TRACEPARENT": own}}),
+    )
+    await agent.run("go")
+    assert (tmp_path / "env").read_text() == own
+
+
+# Regressions from the review of issue 14.
 # Regressions from the review of issue 14.
 
 

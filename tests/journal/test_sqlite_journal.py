@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import pathlib
@@ -227,7 +228,7 @@ async def test_s10_one_writer_per_execution_across_handles_in_one_process(
     tmp_path: pathlib.Path,
 ) -> None:
     real = tmp_path / "real"
-    real.mkdir()
+    real.mkdir(mode=0o700)  # S07: the journal's directory is owner-only
     (tmp_path / "link").symlink_to(real)
     first = SQLiteJournal(real / "journal.db")
     # The same file by another spelling (a symlinked directory, a relative path) is one store.
@@ -377,6 +378,106 @@ async def test_s07_a_database_owned_by_another_account_is_refused_even_with_repa
             await journal.read("run-1")
         assert caught.value.uid == os.geteuid() + 4242
     assert os.stat(path).st_uid == os.geteuid() + 4242
+
+
+# The database's directory (S07): SQLite opens the database and creates its side files by name,
+# later than the journal checks them, so only a directory no other account can write keeps those
+# names ours between the check and the open — and keeps a -wal or -shm from being planted there.
+
+DIRECTORY_MODES = (0o777, 0o757, 0o775, 0o770, 0o755, 0o711)
+
+
+def state_directory(tmp_path: pathlib.Path, directory_mode: int) -> pathlib.Path:
+    directory = tmp_path / "state"
+    directory.mkdir(mode=0o700)
+    os.chmod(directory, directory_mode)
+    return directory
+
+
+@pytest.mark.parametrize("directory_mode", DIRECTORY_MODES, ids=oct)
+async def test_s07_a_database_in_a_directory_other_accounts_can_reach_is_refused(
+    tmp_path: pathlib.Path, directory_mode: int
+) -> None:
+    directory = state_directory(tmp_path, directory_mode)
+    async with SQLiteJournal(directory / "j.db") as journal:
+        with pytest.raises(InsecureModeError, match=f"{directory_mode:#o}") as caught:
+            await journal.read("run-1")
+        assert caught.value.mode == directory_mode
+        assert caught.value.path == str(directory)
+        with pytest.raises(InsecureModeError):
+            await journal.acquire("run-1")
+    assert listing(directory) == []  # refused before anything was created in it
+    assert mode(directory) == directory_mode  # never tightened behind the caller's back
+
+
+async def test_s07_an_existing_journal_whose_directory_was_opened_up_is_refused(
+    tmp_path: pathlib.Path,
+) -> None:
+    directory = state_directory(tmp_path, 0o700)
+    await make_journal(directory / "j.db")
+    os.chmod(directory, 0o777)  # noqa: S103 - the wide mode under test
+    async with SQLiteJournal(directory / "j.db") as journal:
+        with pytest.raises(InsecureModeError, match="repair=True"):
+            await journal.read("run-1")
+
+
+async def test_s07_repair_tightens_the_databases_directory_and_the_journal_then_works(
+    tmp_path: pathlib.Path,
+) -> None:
+    directory = state_directory(tmp_path, 0o777)
+    async with SQLiteJournal(directory / "j.db", repair=True) as journal:
+        async with await journal.acquire("run-1") as lease:
+            await lease.append(EffectSettled("call#1", "ok", "result"))
+        assert len(await journal.read("run-1")) == 1
+    assert mode(directory) == 0o700
+    async with SQLiteJournal(directory / "j.db") as journal:  # owner-only now: no repair needed
+        assert len(await journal.read("run-1")) == 1
+
+
+@pytest.mark.parametrize("repair", [False, True])
+@pytest.mark.parametrize("directory_mode", [0o700, 0o777], ids=oct)
+async def test_s07_a_directory_owned_by_another_account_is_refused_even_with_repair(
+    tmp_path: pathlib.Path, repair: bool, directory_mode: int
+) -> None:
+    # Needs root to give a directory away; the test environment runs as root.
+    directory = state_directory(tmp_path, directory_mode)
+    os.chown(directory, os.geteuid() + 4242, -1)
+    async with SQLiteJournal(directory / "j.db", repair=repair) as journal:
+        with pytest.raises(InsecureModeError, match="another account") as caught:
+            await journal.read("run-1")
+        assert caught.value.uid == os.geteuid() + 4242
+    assert mode(directory) == directory_mode
+    assert listing(directory) == []
+
+
+@pytest.mark.parametrize("directory_mode", [0o1777, 0o1770, 0o1733], ids=oct)
+async def test_s07_a_shared_sticky_directory_is_refused_even_with_repair(
+    tmp_path: pathlib.Path, directory_mode: int
+) -> None:
+    # Like /tmp: other accounts keep their own files there by design. Tightening it would take
+    # it from them (as root, /tmp itself), and what they left in it stays; it is refused.
+    directory = state_directory(tmp_path, directory_mode)
+    async with SQLiteJournal(directory / "j.db", repair=True) as journal:
+        with pytest.raises(InsecureModeError, match="shared") as caught:
+            await journal.read("run-1")
+        assert caught.value.mode == directory_mode
+    assert mode(directory) == directory_mode
+    assert listing(directory) == []
+
+
+async def test_s07_a_journal_directly_in_the_system_temporary_directory_is_refused() -> None:
+    name = f"/tmp/robota-journal-test-{os.getpid()}-{time.monotonic_ns()}.db"
+    try:
+        async with SQLiteJournal(name) as journal:
+            with pytest.raises(InsecureModeError):
+                await journal.read("run-1")
+        assert os.path.basename(name) not in listing(pathlib.Path("/tmp"))
+    finally:
+        for leftover in (name, f"{name}-wal", f"{name}-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(f"{name}.locks")
 
 
 @pytest.mark.parametrize("kind", ["fifo", "socket"])  # a directory: see the ConfigurationError

@@ -21,6 +21,13 @@ Both default to nothing (S27: "child processes are a separate grant"): listing o
 provider does not also hand the trace to every command hook and tool subprocess, which would
 disclose the trace identifiers to whatever those programs report to. A host that wants its
 children traced says so: ``children=["tools", "hooks"]``.
+
+A child without the grant — in a traced run, or in a run with no trace context — gets no
+``TRACEPARENT``/``TRACESTATE`` at all (:func:`child_environment` with ``strip=True``): the ones in
+the environment it is started from are ambient, and passing them on would parent the child's
+spans under the host process's caller, in another trace than the run's own (whose exported tree
+is a root without host context). One rule for every child, so a hook and a tool's subprocess of
+one run always agree, and adding a trace context never discloses more than leaving it out.
 """
 
 from __future__ import annotations
@@ -321,9 +328,10 @@ def child_environment(
 
     With a ``traceparent``: ``base`` without its ambient ``TRACEPARENT`` and ``TRACESTATE`` (they
     belong to another parent), then ``traceparent`` and the host's ``tracestate`` set. Without
-    one: a copy of ``base`` — with both removed when ``strip`` (a traced run whose host did not
-    grant this child class). Either way, what ``configured`` — the child's own configuration —
-    sets wins.
+    one: a copy of ``base`` — with both removed when ``strip``, which is what the runtime passes
+    for a child the host did not grant, traced run or not (see the module docstring); without
+    ``strip`` the copy keeps them, for a caller whose ``base`` holds no ambient trace. Either
+    way, what ``configured`` — the child's own configuration — sets wins.
     """
     env = dict(base)
     if traceparent is not None:

@@ -4,11 +4,13 @@ Both decode into core's :class:`~robota.core.hooks.HookOutcome` and never raise 
 failure.
 
 Command hooks — the payload is written to the command's stdin as JSON (a hook entry's ``env``, a
-mapping, adds to its process's environment). In a traced run whose host granted hooks (S27), the
-process gets ``TRACEPARENT`` naming the run's span, in a fresh copy of its environment, with the
-ambient ``TRACEPARENT``/``TRACESTATE`` dropped (also from the executor's ``env=``, usually a copy of
-this process's); a ``TRACEPARENT`` the hook entry's own ``env`` sets wins. It is never written into
-the stdin JSON.
+mapping, adds to its process's environment). Each process gets a fresh copy of its environment
+(the executor's ``env=``, else this process's) without the ambient ``TRACEPARENT`` and
+``TRACESTATE`` (S27): in a traced run whose host granted hooks it gets ``TRACEPARENT`` naming the
+run's span instead; in any other run — traced without that grant, or untraced — none, because
+this package never adopts ambient trace state and a hook's span claiming the host process's
+parent would sit in another trace than the run's. A ``TRACEPARENT`` the hook entry's own ``env``
+sets wins. It is never written into the stdin JSON.
 
 * exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, or —
   for command hooks only — steer a pre-tool call with ``permissionDecision``/``updatedInput``);
@@ -57,7 +59,8 @@ class CommandHookExecutor:
 
     Args:
         default_timeout: Seconds before a hook without its own ``timeout`` counts as failed.
-        env: The environment of every hook process (default: a copy of this process's).
+        env: The environment of every hook process (default: a copy of this process's), each
+            time copied without its ``TRACEPARENT``/``TRACESTATE`` (see the module docstring).
         cwd: Their working directory (default: this process's).
     """
 
@@ -84,8 +87,10 @@ class CommandHookExecutor:
     ) -> HookOutcome:
         """Run the hook's command with ``payload`` on stdin and decode the result.
 
-        ``traceparent`` (S27) becomes the process's ``TRACEPARENT`` unless its configuration
-        sets one; it is never part of ``payload``.
+        ``traceparent`` (S27: handed by the runner when the host granted hooks) becomes the
+        process's ``TRACEPARENT`` unless its configuration sets one; it is never part of
+        ``payload``. Without it the process gets no ``TRACEPARENT``/``TRACESTATE`` at all, not
+        even those of the executor's ``env=`` or this process's environment.
         """
         if hook.command is None:
             return HookOutcome.error("a command hook needs a 'command'")
@@ -96,14 +101,15 @@ class CommandHookExecutor:
         ):
             return HookOutcome.error("a command hook's 'env' must map names to strings")
         timeout = hook.timeout or self._default_timeout
-        env = self._env
-        if traceparent is not None or own:
-            # S27: the base (this executor's env=, else this process's) is copied with its
-            # TRACEPARENT/TRACESTATE replaced — they are ambient there — and only the hook's own
-            # entry counts as its configuration, which wins.
-            env = child_environment(
-                os.environ if self._env is None else self._env, traceparent, configured=own
-            )
+        # S27: the base (this executor's env=, else this process's) is copied with its
+        # TRACEPARENT/TRACESTATE removed — they are ambient there — and replaced only by what
+        # the run handed; only the hook's own entry counts as its configuration, which wins.
+        env = child_environment(
+            os.environ if self._env is None else self._env,
+            traceparent,
+            configured=own,
+            strip=True,
+        )
         try:
             process = await _start(hook.command, env=env, cwd=self._cwd)
         except OSError as exc:

@@ -29,7 +29,8 @@ will read it (:func:`robota.core.permissions.analyze_command`), and judged in th
 * **git** reads the repository it finds: that repository must be inside the workspace.
 * **Values that are languages** (:mod:`._readonly_languages`): a jq filter that reads the
   environment or a module, a git format that runs gpg (``%G?``, ``%(signature)``), a ``date``
-  string naming a time-zone file are refused.
+  string naming a time-zone file are refused — and jq altogether while ``~/.jq`` (which jq
+  loads at every start) exists under the home the classifier was given.
 
 A user's ask or deny rule is checked before this classification and still applies. The
 classifier assumes the command runs non-interactively with the workspace as its working
@@ -56,7 +57,11 @@ from robota.core.permissions import (
 )
 from robota.host._paths import canonical_path, is_path_inside
 from robota.host._readonly_cwd import CdRefused, command_directories
-from robota.host._readonly_languages import date_string_refusal, value_refusal
+from robota.host._readonly_languages import (
+    date_string_refusal,
+    jq_start_file_refusal,
+    value_refusal,
+)
 from robota.host._readonly_programs import FIND, GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only_command", "read_only_reason"]
@@ -89,7 +94,8 @@ def read_only_reason(
         command: The command line.
         workspace: An absolute path to an existing directory; relative paths in the command are
             taken from it.
-        home: The home directory ``~`` stands for (default: this user's).
+        home: The home directory ``~`` stands for, and where jq's start file ``~/.jq`` is
+            looked for (default: this user's). Give the ``HOME`` the command will run with.
 
     Raises:
         ValueError: when ``workspace`` is not an absolute path to an existing directory.
@@ -285,6 +291,8 @@ class _Judge:
                 args = args[:-1]
             self._read([a for a in args if a not in _TEST_OPERATORS], "path tested")
             return
+        if name == "jq" and (refusal := jq_start_file_refusal(self._home)):
+            raise _Refused(refusal)  # S21: ~/.jq is part of every jq program
         program = PROGRAMS[name]
         operands, _ = self._options(name, program, args, cwd)
         if name == "date" and any(not o.startswith("+") for o in operands):

@@ -20,6 +20,14 @@ variables (``$ENV``, also spelled ``$ ENV``), identifiers (``env``) — and refu
 * has a comment with a backslash in it: jq 1.7.1 continues such a comment onto the next line
   and jq 1.6 does not, so the two would read different code.
 
+The filter is not all jq runs: at every start jq 1.5 and later read ``$HOME/.jq``. A file there
+is sourced into every program and its definitions replace the builtins — ``def length: env;``
+makes ``jq length`` print the environment — and a directory there is where ``import`` looks
+first (what else versions load from it differs). So jq is not read-only at all while anything
+(a file, a directory, a link, even a dangling one) is at that path, or while the home it would
+be under is not known (:func:`jq_start_file_refusal`); a write there always asks (S21's trust
+locations).
+
 Audited and harmless: ``input``/``inputs`` (the files already named), ``input_filename``,
 ``$__loc__``, ``$ARGS`` (the command line's own ``--arg`` values), ``debug``/``stderr``/
 ``halt_error`` (standard error), ``get_jq_origin``/``get_prog_origin`` (a directory name), the
@@ -57,11 +65,12 @@ findutils 4.9, diffutils 3, util-linux 2.38, tree 2, ripgrep 14, jq 1.7 — the 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
-__all__ = ["date_string_refusal", "jq_filter_refusal", "value_refusal"]
+__all__ = ["date_string_refusal", "jq_filter_refusal", "jq_start_file_refusal", "value_refusal"]
 
 # --------------------------------------------------------------------------------------- jq
 
@@ -189,6 +198,24 @@ def jq_filter_refusal(program: str) -> str | None:
     if module is not None:
         return f"the jq program uses {module}, which reads a module file"
     return None
+
+
+def jq_start_file_refusal(home: str | None) -> str | None:
+    """Why jq is not read-only for a user whose home is ``home``; ``None`` when it may be.
+
+    jq reads ``$HOME/.jq`` at start (see the module docstring); the classifier assumes the
+    command runs with ``HOME`` set to the home it was given. Anything at that path, or a path
+    that cannot be looked at, means the filter on the command line is not all jq runs.
+    """
+    if not home or not os.path.isabs(home):
+        return "jq reads ~/.jq at start, and the home directory it would read is not known"
+    try:
+        os.lstat(os.path.join(home, ".jq"))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return f"jq reads ~/.jq at start, and whether it exists cannot be told ({exc.strerror})"
+    return "jq loads ~/.jq at start, whose definitions can replace any filter (even `length`)"
 
 
 # ----------------------------------------------------------------------------- git formats

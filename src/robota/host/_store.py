@@ -306,39 +306,7 @@ class OwnerOnlyStore:
         _verify_new_directory(path)
 
     def _check_existing(self, path: str) -> None:
-        try:
-            info = os.lstat(path)
-        except OSError as exc:
-            raise StoreError(f"cannot inspect {path}: {exc}", path=path, cause=exc) from exc
-        if not stat.S_ISDIR(info.st_mode):
-            raise StoreError(
-                f"{path} is not a real directory (a file or a symlink); the store does not "
-                "follow links inside its root",
-                path=path,
-            )
-        if not _POSIX:
-            return
-        mode = stat.S_IMODE(info.st_mode)
-        if info.st_uid != os.geteuid():
-            raise InsecureModeError(
-                f"{path} belongs to account {info.st_uid}, not to this one ({os.geteuid()}); "
-                "an owner-only store cannot live there",
-                path=path,
-                mode=mode,
-                uid=info.st_uid,
-            )
-        if mode & ~DIRECTORY_MODE == 0:
-            return  # owner-only (a narrower mode is not a leak; its own errors say so)
-        if not self._repair:
-            raise InsecureModeError(
-                f"{path} has mode {mode:#o}, but an owner-only store needs {DIRECTORY_MODE:#o}: "
-                "another account could read, replace or list its records. Check that nothing "
-                "was planted in it, then open the store with repair=True to tighten it",
-                path=path,
-                mode=mode,
-                uid=info.st_uid,
-            )
-        _repair_directory(path, found=mode)
+        check_owner_only_directory(path, repair=self._repair)
 
 
 @final
@@ -526,6 +494,74 @@ def verify_new_file(fd: int, path: str) -> None:
                 path=path,
                 mode=mode,
             )
+
+
+def check_owner_only_directory(path: str, *, repair: bool, holder: str = "store") -> None:
+    """Make sure the existing directory ``path`` is owner-only (S07), or refuse it.
+
+    The one check of an existing directory: the store's root and every directory on the way to
+    a name, and the directory a :class:`~robota.host.SQLiteJournal` keeps its database in. It
+    must be a real directory (not a link), belong to this account, and carry no permission bit
+    beyond ``0700``. A wider one is tightened to ``0700`` only when ``repair`` is set. A shared
+    directory — sticky, and writable by the group or other accounts, like ``/tmp`` — is refused
+    even then: other accounts keep their files there by design (as root, ``/tmp`` itself would
+    be taken from every account), and what they left in it stays.
+
+    Args:
+        path: The directory.
+        repair: Tighten a directory found wider than ``0700`` (never another account's, never a
+            shared one).
+        holder: What is kept there (``"store"``, ``"journal"``), for the messages.
+
+    Raises:
+        StoreError: ``path`` is not a real directory, or cannot be inspected.
+        InsecureModeError: it belongs to another account, is shared, or is wider than ``0700``
+            and ``repair`` is off.
+        ModeNotEnforcedError: the tightened mode did not take.
+    """
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        raise StoreError(f"cannot inspect {path}: {exc}", path=path, cause=exc) from exc
+    if not stat.S_ISDIR(info.st_mode):
+        raise StoreError(
+            f"{path} is not a real directory (a file or a symlink); an owner-only {holder} "
+            "does not follow links to its directories",
+            path=path,
+        )
+    if not _POSIX:
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    if info.st_uid != os.geteuid():
+        raise InsecureModeError(
+            f"{path} belongs to another account ({info.st_uid}), not to this one "
+            f"({os.geteuid()}); an owner-only {holder} cannot live there",
+            path=path,
+            mode=mode,
+            uid=info.st_uid,
+        )
+    if mode & stat.S_ISVTX and mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise InsecureModeError(
+            f"{path} is a shared directory (mode {mode:#o}: sticky, and other accounts can "
+            f"create files in it, like /tmp); an owner-only {holder} cannot live there, and it "
+            "is not tightened even with repair=True, since other accounts use it. Use a "
+            "directory of your own",
+            path=path,
+            mode=mode,
+            uid=info.st_uid,
+        )
+    if mode & ~DIRECTORY_MODE == 0:
+        return  # owner-only (a narrower mode is not a leak; its own errors say so)
+    if not repair:
+        raise InsecureModeError(
+            f"{path} has mode {mode:#o}, but an owner-only {holder} needs {DIRECTORY_MODE:#o}: "
+            "another account could read, replace or list what is in it. Check that nothing "
+            f"was planted in it, then open the {holder} with repair=True to tighten it",
+            path=path,
+            mode=mode,
+            uid=info.st_uid,
+        )
+    _repair_directory(path, found=mode)
 
 
 def _verify_new_directory(path: str) -> None:

@@ -197,3 +197,47 @@ async def test_hooks_without_a_match_do_nothing() -> None:
         {},
     )
     assert await runner.run("PreToolUse", {}, tool_name="Read") == robota.HookResult()
+
+
+async def test_s41_a_command_executor_without_a_traceparent_parameter_keeps_working() -> None:
+    # S41/S27: the executor protocol is an extension point; the run's traceparent goes only to
+    # an executor that names it, and one written before it existed is called as it always was.
+    handed = "00-33333333333333333333333333333333-4444444444444444-01"
+    seen: list[dict[str, Any]] = []
+
+    class Before:
+        async def execute(
+            self,
+            hook: HookSpec,
+            payload: Mapping[str, Any],
+            *,
+            signal: robota.AbortSignal | None = None,
+        ) -> HookOutcome:
+            seen.append({"hook": hook.command})
+            return HookOutcome.allow("before")
+
+    class Taking:
+        async def execute(
+            self,
+            hook: HookSpec,
+            payload: Mapping[str, Any],
+            *,
+            signal: robota.AbortSignal | None = None,
+            traceparent: str | None = None,
+        ) -> HookOutcome:
+            seen.append({"hook": hook.command, "traceparent": traceparent})
+            return HookOutcome.allow("taking")
+
+    config = {"PreToolUse": [{"hooks": [{"type": "command", "command": "x"}]}]}
+    for executor in (Before(), Taking()):
+        runner = HookRunner(config, {"command": executor})
+        result = await runner.run("PreToolUse", {}, tool_name="Bash", traceparent=handed)
+        assert not result.blocked
+        assert result.outcomes[0].kind == "allow"
+        await runner.run("PreToolUse", {}, tool_name="Bash")
+    assert seen == [
+        {"hook": "x"},
+        {"hook": "x"},
+        {"hook": "x", "traceparent": handed},
+        {"hook": "x", "traceparent": None},
+    ]

@@ -7,8 +7,11 @@ import subprocess
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robota
+import robota.host
 from robota import PermissionContext, PermissionPolicy, evaluate_permission
 from robota.host import canonical_path, is_read_only_command
 
@@ -173,6 +176,23 @@ TRUST_LOCATION_EXAMPLES = {
     "**/azure-pipelines.yml": "/work/azure-pipelines.yml",
     "**/bitbucket-pipelines.yml": "/work/bitbucket-pipelines.yml",
     "**/Jenkinsfile": "/work/Jenkinsfile",
+    "**/lefthook.*": "/work/lefthook.yml",
+    "**/.lefthook.*": "/work/.lefthook.yml",
+    "**/lefthook-local.*": "/work/lefthook-local.yml",
+    "**/.lefthook-local.*": "/work/.lefthook-local.yaml",
+    "**/.lefthook/**": "/work/.lefthook/pre-commit/lint.sh",
+    "**/.pnpmfile.*": "/work/.pnpmfile.cjs",
+    "**/mise.toml": "/work/mise.toml",
+    "**/.mise.toml": "/work/.mise.toml",
+    "**/mise.*.toml": "/work/mise.local.toml",
+    "**/.mise.*.toml": "/work/.mise.local.toml",
+    "**/.mise/**": "/work/.mise/config.toml",
+    "**/.config/mise/**": "/work/.config/mise/config.toml",
+    "**/.mvn/**": "/work/.mvn/extensions.xml",
+    "**/site-packages/*.pth": "/work/.venv/lib/python3.12/site-packages/evil.pth",
+    "**/dist-packages/*.pth": "/usr/lib/python3/dist-packages/evil.pth",
+    "**/sitecustomize.py": "/work/.venv/lib/python3.12/site-packages/sitecustomize.py",
+    "**/usercustomize.py": "~/.local/lib/python3.12/site-packages/usercustomize.py",
     "~/.bashrc": "~/.bashrc",
     "~/.bash_profile": "~/.bash_profile",
     "~/.bash_login": "~/.bash_login",
@@ -186,11 +206,6 @@ TRUST_LOCATION_EXAMPLES = {
     "~/.zlogout": "~/.zlogout",
     "~/.gitconfig": "~/.gitconfig",
     "~/.git-credentials": "~/.git-credentials",
-    "~/.npmrc": "/home/u/.npmrc",
-    "~/.yarnrc": "~/.yarnrc",
-    "~/.yarnrc.yml": "~/.yarnrc.yml",
-    "~/.pypirc": "~/.pypirc",
-    "~/.netrc": "~/.netrc",
     "~/.pip/**": "~/.pip/pip.conf",
     "~/.cargo/**": "~/.cargo/bin/cargo",
     "~/.local/bin/**": "~/.local/bin/git",
@@ -202,6 +217,17 @@ TRUST_LOCATION_EXAMPLES = {
     "~/.aws/**": "~/.aws/credentials",
     "~/.docker/config.json": "~/.docker/config.json",
     "~/.kube/**": "~/.kube/config",
+    "~/.claude.json": "~/.claude.json",
+    "~/.bashrc.d/**": "~/.bashrc.d/50-path.sh",
+    "~/.gradle/init.d/**": "~/.gradle/init.d/repos.gradle",
+    "~/.gradle/init.gradle": "~/.gradle/init.gradle",
+    "~/.gradle/init.gradle.kts": "~/.gradle/init.gradle.kts",
+    "~/.gradle/gradle.properties": "~/.gradle/gradle.properties",
+    "~/.m2/settings.xml": "~/.m2/settings.xml",
+    "~/.jq": "~/.jq",
+    "~/go/bin/**": "~/go/bin/gopls",
+    "~/.bun/bin/**": "~/.bun/bin/bun",
+    "~/.deno/bin/**": "~/.deno/bin/deno",
 }
 
 
@@ -241,6 +267,14 @@ def test_s21_a_write_into_each_default_trust_location_asks_in_every_mode(
         "/work/.cargo-cache/x",
         "/home/u/notes/.bashrc.txt",
         "/home/u/project/bin/tool",
+        "/work/docs/mise.md",
+        "/work/.venv/lib/python3.12/site-packages/requests/__init__.py",
+        "/work/site-packages.pth.txt",
+        "/home/u/go/src/app/main.go",
+        "/home/u/.gradle/caches/modules-2/x.jar",
+        "/work/jq/filter.jq",
+        "/home/u/.jq.bak/x",
+        "/home/u/.claude.json.md",
     ],
 )
 def test_s21_a_write_beside_the_trust_locations_is_an_ordinary_change(
@@ -250,6 +284,83 @@ def test_s21_a_write_beside_the_trust_locations_is_an_ordinary_change(
     assert decide(write, {"path": path, "content": "x"}, ctx, mode="accept_edits").behavior == (
         "allow"
     )
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/work/README.md", "/tmp/out.txt", "~/notes.txt", "/home/u/src/app.py", "/work/.env.example"],
+)
+def test_s21_an_ordinary_write_outside_the_workspace_stays_ordinary(
+    write: robota.Tool, path: str
+) -> None:
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    decision = decide(write, {"path": path, "content": "x"}, ctx, mode="accept_edits")
+    assert (decision.behavior, decision.always_ask) == ("allow", False)
+
+
+# S21: a location is trusted wherever it lands — another checkout's hooks, a tool's configuration
+# in the home directory or under /tmp are obeyed as the workspace's own are. Each `**/` example
+# above, moved out of the workspace.
+_ANYWHERE = sorted(
+    (pattern, path.removeprefix("/work/"))
+    for pattern, path in TRUST_LOCATION_EXAMPLES.items()
+    if pattern.startswith("**/") and path.startswith("/work/")
+)
+
+
+@pytest.mark.parametrize("parent", ["/home/u/other-repo", "/home/u", "/tmp/x", ""])
+@pytest.mark.parametrize(("pattern", "tail"), _ANYWHERE, ids=lambda value: value)
+def test_s21_a_trust_location_outside_the_workspace_asks_in_every_mode(
+    write: robota.Tool, parent: str, pattern: str, tail: str
+) -> None:
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    path = f"{parent}/{tail}"
+    for mode in ("default", "accept_edits", "bypass"):
+        decision = decide(write, {"path": path, "content": "x"}, ctx, mode=mode, allow=["Write"])
+        assert (decision.behavior, decision.always_ask) == ("ask", True), (mode, path)
+        assert pattern in decision.reason
+
+
+_SEGMENT = st.text(alphabet="abcxyz019._-", min_size=1, max_size=6).filter(
+    lambda s: s not in (".", "..")
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(parents=st.lists(_SEGMENT, max_size=5), example=st.sampled_from(_ANYWHERE))
+def test_s21_a_trust_location_matches_under_any_directory(
+    parents: list[str], example: tuple[str, str]
+) -> None:
+    write = make_tool("Write", risk="modify", argument=robota.PermissionArgument("path", "path"))
+    _, tail = example  # an earlier location may be the one that matches (a `.git` parent)
+    ctx = PermissionContext(workspace="/work", home="/home/u")
+    path = "/" + "/".join([*parents, tail])
+    decision = decide(write, {"path": path}, ctx, mode="bypass", allow=["Write"])
+    assert (decision.behavior, decision.always_ask) == ("ask", True), path
+
+
+def test_s21_a_write_into_another_checkouts_configuration_asks_on_the_real_file_system(
+    write: robota.Tool, tmp_path: pathlib.Path
+) -> None:
+    workspace = tmp_path / "work"
+    (workspace / "src").mkdir(parents=True)
+    hooks = tmp_path / "other-repo" / ".git" / "hooks"
+    hooks.mkdir(parents=True)
+    (workspace / "vendor").symlink_to(tmp_path / "other-repo")
+    ctx = robota.host.permission_context(workspace)
+    for path in (
+        str(hooks / "pre-commit"),
+        "../other-repo/.git/hooks/pre-commit",
+        "vendor/.git/hooks/pre-commit",  # through a link that leaves the workspace
+        str(tmp_path / "other-repo" / ".envrc"),
+        str(tmp_path / "other-repo" / ".vscode" / "tasks.json"),
+        str(tmp_path / ".mcp.json"),
+    ):
+        decision = decide(write, {"path": path, "content": "x"}, ctx, mode="bypass")
+        assert (decision.behavior, decision.always_ask) == ("ask", True), path
+    for path in ("src/app.py", "README.md", str(tmp_path / "out.txt"), "~/notes.txt"):
+        decision = decide(write, {"path": path, "content": "x"}, ctx, mode="accept_edits")
+        assert (decision.behavior, decision.always_ask) == ("allow", False), path
 
 
 def test_s21_remembered_consent_does_not_answer_a_trust_widening_write(write: robota.Tool) -> None:

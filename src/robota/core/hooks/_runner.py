@@ -161,6 +161,13 @@ class HookExecutor(Protocol):
     Implementations live with the host (``robota.host.CommandHookExecutor``,
     ``robota.host.HttpHookExecutor``) or in a higher layer; an executor must not raise for the
     hook's own failure — that is an ``error`` outcome with a named reason.
+
+    A ``command`` executor may also accept a keyword ``traceparent: str | None`` (S27): the
+    runner passes it — the run's span, when the host granted hooks — to an executor whose
+    ``execute`` names it (or takes ``**kwargs``), and calls any other with the three arguments
+    above. An executor that starts processes gives them the ``TRACEPARENT`` it is handed and
+    otherwise none: whatever ``TRACEPARENT``/``TRACESTATE`` its own environment holds is ambient
+    and belongs to another parent, in an untraced run as much as in a traced one.
     """
 
     async def execute(
@@ -221,6 +228,8 @@ class HookRunner:
         ``traceparent`` (S27: the run's span, in a traced run whose host granted hooks) goes to
         ``command`` hooks only, as the executor's ``traceparent=`` argument — apart from the
         payload, so it is never in the stdin JSON, an HTTP hook's body or any other hook type.
+        ``None`` means no grant, whether or not the run is traced: either way the hook process
+        gets no trace context (see :class:`HookExecutor`).
         """
         hooks = self.config.hooks_for(event, tool_name)
         if not hooks:

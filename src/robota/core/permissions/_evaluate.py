@@ -56,16 +56,28 @@ nothing outside the workspace (symlinks followed). ``robota.host.is_read_only_co
 DEFAULT_TRUST_LOCATIONS: Final = (
     # What later sessions and child sessions of an agent obey.
     "**/.robota/**",
-    "**/.claude/**",
+    "**/.claude/**",  # another agent's settings and hooks: the project's, and ~/.claude/ too
+    "~/.claude.json",  # that agent's user settings: the MCP servers it starts in every project
     "**/.mcp.json",  # the MCP servers it names are started as commands by later sessions
     # What git and its hook managers run.
     "**/.git/**",  # hooks, config, commondir, modules: all of it is what git obeys
     "**/.gitmodules",
     "**/.husky/**",  # git hooks (husky points core.hooksPath here): run on commit, push …
     "**/.pre-commit-config.yaml",  # hooks pre-commit fetches and runs on every commit
+    "**/lefthook.*",  # lefthook's hooks (.yml, .yaml, .json, .toml): run on commit, push …
+    "**/.lefthook.*",  # the same, hidden
+    "**/lefthook-local.*",  # a local override lefthook merges over the shared hooks
+    "**/.lefthook-local.*",  # the same, hidden
+    "**/.lefthook/**",  # scripts lefthook's hooks run
     # What the user's shell, editors and build tools run on their own.
     "**/.envrc",
     "**/.env",
+    "**/mise.toml",  # mise: environment, hooks and tools set on entering the directory
+    "**/.mise.toml",  # the same, hidden
+    "**/mise.*.toml",  # mise.local.toml and per-environment files mise merges in
+    "**/.mise.*.toml",  # the same, hidden
+    "**/.mise/**",  # mise's configuration directory and its tasks
+    "**/.config/mise/**",  # the same under .config (the project's, and the user's own)
     "**/.vscode/settings.json",
     "**/.vscode/tasks.json",
     "**/.vscode/launch.json",  # programs and pre-launch tasks the debugger starts
@@ -74,8 +86,16 @@ DEFAULT_TRUST_LOCATIONS: Final = (
     "**/.devcontainer/**",  # the image and lifecycle commands run when the container is built
     "**/.cargo/config.toml",  # build wrappers, runners and linkers cargo runs
     "**/.cargo/config",  # the same, under its older name
-    # Where package managers fetch from and what they run (and their credentials).
+    "**/.mvn/**",  # extensions.xml loads build extensions; jvm.config adds JVM options
+    # Python: what runs at every interpreter start, before any program of the user's.
+    "**/site-packages/*.pth",  # a line starting `import` runs at every start
+    "**/dist-packages/*.pth",  # the same, where Debian's Python keeps it
+    "**/sitecustomize.py",  # imported at every start wherever it is on the path
+    "**/usercustomize.py",  # the same, from the user's site directory
+    # Where package managers fetch from and what they run (and their credentials); these and
+    # the ones above are read in the home directory too.
     "**/.npmrc",
+    "**/.pnpmfile.*",  # pnpm runs its hooks (readPackage …) at every install
     "**/.yarnrc",  # yarn 1: yarn-path (the script yarn runs) and the registry
     "**/.yarnrc.yml",  # yarn 2+: yarnPath, plugins and the registry
     "**/.pypirc",
@@ -90,6 +110,7 @@ DEFAULT_TRUST_LOCATIONS: Final = (
     "**/Jenkinsfile",
     # The user's own account: shell start-up files, PATH, tool configuration, credentials.
     "~/.bashrc",
+    "~/.bashrc.d/**",  # sourced by the usual .bashrc (Fedora's, and many users' own)
     "~/.bash_profile",
     "~/.bash_login",
     "~/.bash_logout",
@@ -102,27 +123,34 @@ DEFAULT_TRUST_LOCATIONS: Final = (
     "~/.zlogout",
     "~/.gitconfig",
     "~/.git-credentials",
-    "~/.npmrc",
-    "~/.yarnrc",
-    "~/.yarnrc.yml",
-    "~/.pypirc",
-    "~/.netrc",
+    "~/.jq",  # jq reads it at every start: `def length: env;` makes `jq length` print secrets
     "~/.pip/**",  # pip's older user configuration: the index every install fetches from
     "~/.cargo/**",  # cargo's configuration, and its bin directory on PATH
+    "~/.gradle/init.d/**",  # init scripts every Gradle build runs first
+    "~/.gradle/init.gradle",  # the same, as one file
+    "~/.gradle/init.gradle.kts",  # the same, in Kotlin
+    "~/.gradle/gradle.properties",  # org.gradle.jvmargs (a -javaagent) for every build
+    "~/.m2/settings.xml",  # the repositories every Maven build fetches from, and credentials
     "~/.local/bin/**",  # on PATH: a program here shadows the system's
     "~/bin/**",  # on PATH in the usual .profile
+    "~/go/bin/**",  # on PATH for Go users: what `go install` put there
+    "~/.bun/bin/**",  # on PATH for Bun users
+    "~/.deno/bin/**",  # on PATH for Deno users
     "~/.vscode/**",  # the editor's extensions: code it runs
     "~/.gnupg/**",  # keys git trusts when it verifies signatures, and the agent's programs
     "~/.ssh/**",
-    "~/.config/**",
+    "~/.config/**",  # git, mise, gh, pip, systemd user units …
     "~/.aws/**",
     "~/.docker/config.json",
     "~/.kube/**",
 )
 """Locations whose contents later turns, child sessions or the user's shell and tools trust or
 run: configuration, hooks, CI, start-up files and credentials. A write into one always asks, in
-every mode (S21). A ``**/`` pattern is placed in the workspace, a ``~/`` one in the home
-directory, so a file that matters in both (``.npmrc``) is listed twice."""
+every mode (S21), wherever it lands: a ``**/`` pattern matches under any directory — the
+workspace, another checkout, the home directory, ``/tmp`` — since a program obeys its
+configuration wherever it finds it; a ``~/`` one matches in the home directory; any other
+relative pattern is placed in the workspace. (This is a trust location's reading only: a user's
+``Read(**/.env)`` rule stays relative to the workspace.)"""
 
 
 @final
@@ -191,7 +219,8 @@ class PermissionContext:
             :data:`ReadOnlyCommandClassifier`); without one no command call counts as inspect.
         remembered: Allow rules the operator consented to earlier in the session. They never
             answer an always-ask case, and never let a change proceed in plan mode.
-        trust_locations: Path patterns a write into which always asks.
+        trust_locations: Path patterns a write into which always asks, read as
+            :data:`DEFAULT_TRUST_LOCATIONS` are (a ``**/`` pattern matches anywhere).
         origin: ``"peer"`` for a turn another agent's message started: it contributes no
             authority, and tools that act only for the operator are withheld.
     """
@@ -390,7 +419,11 @@ def _trust_widening_write(
         if pattern.startswith("~") and ctx.home is None:
             continue  # without a home directory the location cannot be placed (pass `home`)
         result = match_path(
-            pattern, value, workspace=ctx.workspace, home=ctx.home, resolve=ctx.resolve_path
+            _anywhere(pattern),
+            value,
+            workspace=ctx.workspace,
+            home=ctx.home,
+            resolve=ctx.resolve_path,
         )
         if result == "match":
             return PermissionDecision(
@@ -405,6 +438,17 @@ def _trust_widening_write(
                 always_ask=True,
             )
     return None
+
+
+def _anywhere(pattern: str) -> str:
+    """A trust location's ``**/`` pattern read from the root, so it matches outside the workspace.
+
+    S21: "a write into a location that widens what … the user's shell will trust" — a checkout
+    next to the workspace obeys its ``.git/hooks``, a ``.envrc`` under ``/tmp`` is loaded on
+    ``cd``, wherever the file lands. ``match_path`` places a relative pattern in the workspace,
+    which is right for a user's rule (``Read(**/.env)``) and wrong here.
+    """
+    return "/" + pattern if pattern.startswith("**/") else pattern
 
 
 @functools.lru_cache(maxsize=256)

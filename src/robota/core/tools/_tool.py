@@ -197,15 +197,14 @@ class ToolContext:
         Pass the environment to start from (``os.environ``: core never reads it itself); it is
         copied, never changed. When the run has trace context and the host granted ``"tools"``,
         the copy has ``TRACEPARENT`` naming this body's span, and the ambient ``TRACESTATE`` is
-        dropped (the host's own is set when it gave one); without that grant a traced run's copy
-        has neither. What ``configured`` sets wins.
+        dropped (the host's own is set when it gave one); without that grant — or without trace
+        context at all — the copy has neither: the ``TRACEPARENT`` in ``base`` is ambient, and
+        this package never adopts ambient trace state (S27). What ``configured`` sets wins.
         Use it as ``env=ctx.child_env(os.environ)``.
         """
         trace = self._trace
-        if trace is None:
-            return child_environment(base, None, configured=configured)
-        if "tools" not in trace.context.children:
-            # S27: a traced run's ungranted child gets no trace context, not the ambient one.
+        if trace is None or "tools" not in trace.context.children:
+            # S27: an ungranted child gets no trace context, never the ambient one.
             return child_environment(base, None, configured=configured, strip=True)
         return child_environment(
             base, self.traceparent, trace.context.tracestate, configured=configured

@@ -2,6 +2,11 @@
 
 On disk, beside each other:
 
+* ``<path>``'s directory — owner-only (``0700``, this account's), as an owner-only store's
+  directories are (S07): the journal's files are checked by name and opened by name later, which
+  holds only where no other account can create or replace a name. A wider directory is refused
+  (:class:`~robota.host.InsecureModeError`) and tightened only on ``repair=True``; another
+  account's, or a shared one like ``/tmp``, is refused even then.
 * ``<path>`` — the database, in WAL mode with ``synchronous=FULL`` (and ``fullfsync`` where the
   platform has it), so every committed append is on stable storage before it returns.
   ``robota_journal`` holds one row per record — the execution id, its sequence number counted
@@ -54,7 +59,12 @@ from robota.core.execution._journal import (
 )
 from robota.host._errors import InsecureModeError, ModeNotEnforcedError
 from robota.host._regular_file import open_regular_file
-from robota.host._store import OwnerOnlyStore, open_new_file, verify_new_file
+from robota.host._store import (
+    OwnerOnlyStore,
+    check_owner_only_directory,
+    open_new_file,
+    verify_new_file,
+)
 
 __all__ = ["SQLiteJournal"]
 
@@ -97,21 +107,25 @@ class SQLiteJournal(ExecutionJournal):
     machines cannot keep one writer per execution: use
     :class:`~robota.host.PostgresJournal` for workers on several machines.
 
-    The journal holds conversations and tool results, so it is owner-only (S07): a new
-    database is created ``0600`` and its lock directory ``0700``. An existing database, side
-    file (``-wal``, ``-shm``, ``-journal``) or lock directory that another account could read
-    or write, or that belongs to another account, is refused at first use with
-    :class:`~robota.host.InsecureModeError` (a :class:`~robota.StorageError`): its records may
-    have been read or changed.
+    The journal holds conversations and tool results, so it is owner-only (S07): its directory
+    must be owner-only (``0700``, this account's — a directory of its own, not ``/tmp`` or a
+    shared folder), a new database is created ``0600`` and its lock directory ``0700``. A
+    directory, database, side file (``-wal``, ``-shm``, ``-journal``) or lock directory that
+    another account could read or write, or that belongs to another account, is refused at first
+    use with :class:`~robota.host.InsecureModeError` (a :class:`~robota.StorageError`): its
+    records may have been read or changed, or files planted beside them.
 
     Args:
-        path: The database file (``str`` or :class:`os.PathLike`). Its directory must exist.
-            ``":memory:"`` is refused — use :class:`robota.testing.InMemoryJournal` for a
-            journal that need not outlive the process.
-        repair: Tighten an existing database, side file or lock directory found wider than
-            owner-only instead of refusing it. Only pass it after making sure nobody read or
-            changed the records while it was open, because the journal then trusts them.
-            Another account's file is refused all the same.
+        path: The database file (``str`` or :class:`os.PathLike`). Its directory must exist
+            and be owner-only. ``":memory:"`` is refused — use
+            :class:`robota.testing.InMemoryJournal` for a journal that need not outlive the
+            process.
+        repair: Tighten the directory, an existing database, side file or lock directory found
+            wider than owner-only instead of refusing it. Only pass it after making sure nobody
+            read or changed the records, or planted a file beside them, while it was open,
+            because the journal then trusts them. Another account's file or directory, and a
+            shared directory like ``/tmp`` (sticky, writable by others), are refused all the
+            same.
 
     Raises:
         ConfigurationError: for ``":memory:"``, an empty path, a path that is not text, a
@@ -444,13 +458,19 @@ def _lock_name(execution_id: str) -> str:
 
 
 def _prepare_owner_only(path: str, *, repair: bool) -> None:
-    """S07: create the database ``0600`` from the start, or check the one already there.
+    """S07: the database's directory owner-only; the database ``0600`` from the start, or checked.
 
-    SQLite would create a missing file with the umask's mode, and adopts an existing one
-    whatever its mode; the journal holds conversations. A side file left beside the database is
-    read into it (``-wal``, ``-journal``) or shared with it (``-shm``), so each one present is
-    checked like the database — even beside a new one, where a stale log would be replayed.
+    The files are checked by name here and opened by name later, by SQLite — the database at
+    once, its side files when it first needs them — so the check holds only while no other
+    account can create, rename or remove names in the directory: it must be owner-only, checked
+    as an owner-only store checks its own (tightened on ``repair``, never when another account's
+    or shared like ``/tmp``). SQLite would create a missing file with the umask's mode, and
+    adopts an existing one whatever its mode; the journal holds conversations. A side file left
+    beside the database is read into it (``-wal``, ``-journal``) or shared with it (``-shm``), so
+    each one present is checked like the database — even beside a new one, where a stale log
+    would be replayed.
     """
+    check_owner_only_directory(os.path.dirname(path), repair=repair, holder="journal")
     try:
         fd = open_new_file(path)
     except FileExistsError:
