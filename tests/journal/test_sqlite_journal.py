@@ -384,7 +384,9 @@ async def test_s07_a_database_owned_by_another_account_is_refused_even_with_repa
 # later than the journal checks them, so only a directory no other account can write keeps those
 # names ours between the check and the open — and keeps a -wal or -shm from being planted there.
 
-DIRECTORY_MODES = (0o777, 0o757, 0o775, 0o770, 0o755, 0o711)
+DIRECTORY_MODES = (0o777, 0o757, 0o775, 0o770, 0o730, 0o703)
+# Others may list a journal's directory (an ordinary project folder): its files are 0600.
+LISTABLE_MODES = (0o755, 0o711, 0o750, 0o700)
 
 
 def state_directory(tmp_path: pathlib.Path, directory_mode: int) -> pathlib.Path:
@@ -410,6 +412,17 @@ async def test_s07_a_database_in_a_directory_other_accounts_can_reach_is_refused
     assert mode(directory) == directory_mode  # never tightened behind the caller's back
 
 
+@pytest.mark.parametrize("directory_mode", LISTABLE_MODES, ids=oct)
+async def test_s07_a_database_in_a_directory_others_may_only_list_works(
+    tmp_path: pathlib.Path, directory_mode: int
+) -> None:
+    directory = state_directory(tmp_path, directory_mode)
+    async with SQLiteJournal(directory / "j.db") as journal:
+        assert await journal.read("run-1") == ()
+    assert mode(directory) == directory_mode  # left as the caller made it
+    assert mode(directory / "j.db") == 0o600
+
+
 async def test_s07_an_existing_journal_whose_directory_was_opened_up_is_refused(
     tmp_path: pathlib.Path,
 ) -> None:
@@ -429,7 +442,7 @@ async def test_s07_repair_tightens_the_databases_directory_and_the_journal_then_
         async with await journal.acquire("run-1") as lease:
             await lease.append(EffectSettled("call#1", "ok", "result"))
         assert len(await journal.read("run-1")) == 1
-    assert mode(directory) == 0o700
+    assert mode(directory) == 0o755  # the write bits others had are gone; listing stays
     async with SQLiteJournal(directory / "j.db") as journal:  # owner-only now: no repair needed
         assert len(await journal.read("run-1")) == 1
 

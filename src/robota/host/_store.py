@@ -496,7 +496,9 @@ def verify_new_file(fd: int, path: str) -> None:
             )
 
 
-def check_owner_only_directory(path: str, *, repair: bool, holder: str = "store") -> None:
+def check_owner_only_directory(
+    path: str, *, repair: bool, holder: str = "store", writable_only: bool = False
+) -> None:
     """Make sure the existing directory ``path`` is owner-only (S07), or refuse it.
 
     The one check of an existing directory: the store's root and every directory on the way to
@@ -512,6 +514,10 @@ def check_owner_only_directory(path: str, *, repair: bool, holder: str = "store"
         repair: Tighten a directory found wider than ``0700`` (never another account's, never a
             shared one).
         holder: What is kept there (``"store"``, ``"journal"``), for the messages.
+        writable_only: Refuse only what lets another account create, replace or remove names
+            in it (a group or other *write* bit), not what lets it list them: for a directory
+            the caller did not create for itself (a journal's, which is often a project's
+            ``0755`` folder) and whose files are owner-only on their own.
 
     Raises:
         StoreError: ``path`` is not a real directory, or cannot be inspected.
@@ -550,18 +556,22 @@ def check_owner_only_directory(path: str, *, repair: bool, holder: str = "store"
             mode=mode,
             uid=info.st_uid,
         )
-    if mode & ~DIRECTORY_MODE == 0:
-        return  # owner-only (a narrower mode is not a leak; its own errors say so)
+    forbidden = (stat.S_IWGRP | stat.S_IWOTH) if writable_only else ~DIRECTORY_MODE & 0o7777
+    if mode & forbidden == 0:
+        return  # owner-only enough (a narrower mode is not a leak; its own errors say so)
+    wanted = mode & ~forbidden if writable_only else DIRECTORY_MODE
     if not repair:
         raise InsecureModeError(
-            f"{path} has mode {mode:#o}, but an owner-only {holder} needs {DIRECTORY_MODE:#o}: "
-            "another account could read, replace or list what is in it. Check that nothing "
-            f"was planted in it, then open the {holder} with repair=True to tighten it",
+            f"{path} has mode {mode:#o}, but an owner-only {holder} needs {wanted:#o}: "
+            "another account could "
+            + ("replace or plant files in it" if writable_only else "read, replace or list")
+            + f" what is in it. Check that nothing was planted in it, then open the {holder} "
+            "with repair=True to tighten it",
             path=path,
             mode=mode,
             uid=info.st_uid,
         )
-    _repair_directory(path, found=mode)
+    _repair_directory(path, found=mode, wanted=wanted)
 
 
 def _verify_new_directory(path: str) -> None:
@@ -589,19 +599,19 @@ def _verify_new_directory(path: str) -> None:
         )
 
 
-def _repair_directory(path: str, *, found: int) -> None:
+def _repair_directory(path: str, *, found: int, wanted: int = DIRECTORY_MODE) -> None:
     try:
         fd = os.open(path, os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC)
     except OSError as exc:
         raise StoreError(f"cannot open {path} to repair it: {exc}", path=path, cause=exc) from exc
     try:
-        os.fchmod(fd, DIRECTORY_MODE)
+        os.fchmod(fd, wanted)
         mode = stat.S_IMODE(os.fstat(fd).st_mode)
     finally:
         os.close(fd)
-    if mode != DIRECTORY_MODE:
+    if mode != wanted:
         raise ModeNotEnforcedError(
-            f"{path} had mode {found:#o}; setting {DIRECTORY_MODE:#o} left {mode:#o}",
+            f"{path} had mode {found:#o}; setting {wanted:#o} left {mode:#o}",
             path=path,
             mode=mode,
         )

@@ -470,7 +470,12 @@ def _prepare_owner_only(path: str, *, repair: bool) -> None:
     each one present is checked like the database — even beside a new one, where a stale log
     would be replayed.
     """
-    check_owner_only_directory(os.path.dirname(path), repair=repair, holder="journal")
+    # S07: the database's directory must not let another account plant or swap its files
+    # between this check and SQLite's open by name; listing the names leaks nothing (each file
+    # is 0600), so an ordinary 0755 project folder is fine.
+    check_owner_only_directory(
+        os.path.dirname(path), repair=repair, holder="journal", writable_only=True
+    )
     try:
         fd = open_new_file(path)
     except FileExistsError:
