@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from robota.core.urls import (
     HostError,
     URLError,
+    embedded_ipv4,
     escape_target,
+    host_glob_kind,
     mapped_ipv4,
     normalise_host_pattern,
     normalise_path,
@@ -104,6 +106,54 @@ def test_s12_normalise_host_pattern_keeps_glob_labels_and_reads_the_rest() -> No
     for bad in ("*.0x7f.1", "*.ü*.com", "[*::1]", "*.a%62.com", "*.1.2.3.4"):
         with pytest.raises(HostError):
             normalise_host_pattern(bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "kind"),
+    [
+        ("*", "any"),
+        ("**", "any"),
+        ("***.", "any"),
+        ("192.168.*.*", "address"),
+        ("10.**", "address"),
+        ("*.*.*.1", "address"),
+        ("1*.2*.*.*", "name"),  # nothing written out: a name glob, as before
+        ("*.*", "name"),
+        ("*.example.com", "name"),
+        ("*.1.example.com", "name"),
+        ("**.bücher.example", "name"),
+    ],
+)
+def test_s12_host_glob_kind_says_what_a_host_glob_names(pattern: str, kind: str) -> None:
+    labels = normalise_host_pattern(pattern)
+    assert isinstance(labels, tuple)
+    assert host_glob_kind(labels) == kind
+
+
+@pytest.mark.parametrize(
+    "pattern", ["10.*", "1.2.*", "10.*.*.*.*", "0x7f.*.*.*", "010.*.*.*", "10.a*.*.*", "*.b.123"]
+)
+def test_s12_an_address_glob_that_cannot_match_dotted_decimal_is_refused(pattern: str) -> None:
+    with pytest.raises(HostError):
+        normalise_host_pattern(pattern)
+
+
+def test_s06_embedded_ipv4_reads_every_position_of_the_one_table() -> None:
+    def carried(text: str) -> dict[str, str]:
+        found = embedded_ipv4(ipaddress.IPv6Address(text))
+        return {c.embedding.role: str(c.address) for c in found}
+
+    assert carried("::ffff:a9fe:a9fe") == {"IPv4-mapped": "169.254.169.254"}
+    assert carried("::a9fe:a9fe") == {"IPv4-compatible": "169.254.169.254"}
+    assert carried("64:ff9b::a9fe:a9fe") == {"NAT64": "169.254.169.254"}
+    assert carried("2002:5db8:d822::1") == {"6to4": "93.184.216.34"}
+    assert carried("2001:0:4136:e378:8000:63bf:80ff:fffe") == {
+        "Teredo server": "65.54.227.120",
+        "Teredo client": "127.0.0.1",
+    }
+    for nothing in ("::", "::1", "2606:4700::1111", "2003::1"):
+        assert carried(nothing) == {}, nothing
+    assert embedded_ipv4(ipaddress.IPv4Address("10.0.0.1")) == ()
 
 
 def test_s06_mapped_ipv4_is_read_from_the_value() -> None:

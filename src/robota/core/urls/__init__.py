@@ -18,7 +18,11 @@ makes of a URL, minus anything where ``urllib.parse`` would read a different hos
   a host ending in a number is an IPv4 address in any WHATWG spelling (``0xa9.254.43518``);
   :func:`normalise_host_pattern` reads a pattern's host the same way, ``*`` labels kept as globs.
 * :func:`format_address` — the one text of an address; :func:`mapped_ipv4` — the IPv4 address an
-  IPv4-mapped IPv6 address is.
+  IPv4-mapped IPv6 address is; :func:`embedded_ipv4` — every IPv4 address an IPv6 address
+  carries (mapped, compatible, NAT64, 6to4, Teredo), read from :data:`IPV4_EMBEDDINGS`, the one
+  table the egress classifier and the URL rules share.
+* :func:`host_glob_kind` — what a host glob from :func:`normalise_host_pattern` names: every
+  host (``*``), IPv4 addresses only (``10.*.*.*``), or names.
 * :func:`normalise_path` — dot segments resolved the WHATWG way, percent-encoded ones included,
   in RFC 3986 normal form; :func:`path_readings` — the path as common origin servers read it.
 
@@ -28,9 +32,18 @@ a regular expression) anywhere a decision is made, which brings back a second re
 """
 
 from robota.core.urls._address import IPAddress, format_address, mapped_ipv4
+from robota.core.urls._embedded import (
+    IPV4_EMBEDDINGS,
+    EmbeddedIPv4,
+    IPv4Embedding,
+    Position,
+    embedded_ipv4,
+)
 from robota.core.urls._host import (
     Host,
     HostError,
+    HostGlobKind,
+    host_glob_kind,
     normalise_host,
     normalise_host_pattern,
     parse_ipv4,
@@ -50,14 +63,21 @@ from robota.core.urls._split import (
 
 __all__ = [
     "DEFAULT_PORTS",
+    "IPV4_EMBEDDINGS",
+    "EmbeddedIPv4",
     "Host",
     "HostError",
+    "HostGlobKind",
     "IPAddress",
+    "IPv4Embedding",
+    "Position",
     "SplitURL",
     "URLError",
     "URLReading",
+    "embedded_ipv4",
     "escape_target",
     "format_address",
+    "host_glob_kind",
     "mapped_ipv4",
     "normalise_host",
     "normalise_host_pattern",
