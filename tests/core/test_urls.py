@@ -26,6 +26,7 @@ from robota.core.urls import (
     mapped_ipv4,
     normalise_host_pattern,
     normalise_path,
+    normalise_target,
     path_readings,
     read_url,
 )
@@ -61,6 +62,28 @@ def test_s06_normalise_path_is_the_whatwg_path_in_rfc3986_normal_form(tail: str)
     path = "/" + tail
     whatwg = str(ada_url.parse_url("https://example.com" + path)["pathname"])
     assert normalise_path(path) == _rfc3986(whatwg), path
+
+
+_QUERY_PIECES = [*"ab=&+%;/?.\"<>'^`{}|[]!$()*,:@~ü", "%41", "%zz", "%2e%2e"]
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
+    st.none() | st.lists(st.sampled_from(_QUERY_PIECES), max_size=10).map("".join),
+)
+def test_s06_normalise_target_is_the_whatwg_target_with_the_path_the_rules_judge(
+    tail: str, query: str | None
+) -> None:
+    url = "https://example.com/" + tail + ("" if query is None else "?" + query)
+    target = read_url(url).target
+    sent = normalise_target(target)
+    parsed = ada_url.parse_url(url)
+    whatwg_query = parsed["search"] or ("?" if query is not None else "")
+    assert sent == _rfc3986(str(parsed["pathname"])) + whatwg_query, url
+    assert sent.partition("?")[0] == read_url(url).path == path_readings(target.split("?")[0])[0]
+    assert normalise_target(sent) == sent  # what is sent reads as itself: one reading
+    assert all(0x21 <= ord(char) < 0x7F for char in sent)
 
 
 @pytest.mark.parametrize(

@@ -36,9 +36,11 @@ it. A pattern does not name a query or fragment, and never matches on them.
 Paths are compared in every reading :func:`robota.core.urls.path_readings` models — the WHATWG
 one (dot segments resolved, ``%2e`` spellings included; percent-encoded unreserved characters
 decoded, so ``/%61dmin`` is ``/admin`` for an allow and a deny alike) and those of servers that
-decode ``%2F``/``%5C``, merge slashes, drop ``;`` parameters or ignore case. When the readings
-disagree about a rule, the rule is ``"unevaluable"``: a deny or ask asks, an allow does not
-apply.
+decode ``%2F``/``%5C``, merge slashes, drop ``;`` parameters or ignore case — both of the path as
+written and of the WHATWG path :class:`robota.host.EgressClient` sends in its place
+(:func:`robota.core.urls.normalise_target`), since a server reads whichever it is given. When
+the readings disagree about a rule, the rule is ``"unevaluable"``: a deny or ask asks, an allow
+does not apply.
 
 ``"unevaluable"`` also for a value the reading refuses (not a string, not http(s), controls,
 whitespace, backslashes, credentials, a bad port, a host that cannot be normalised) and for a
@@ -222,7 +224,15 @@ def match_url(pattern: str, value: object, *, direction: Direction = "deny") -> 
         return "no_match"
     if read.paths is None:
         return "match"
-    seen = path_readings(url.target.split("?", 1)[0])
-    results = {segments_cover(p, v) for p, v in zip(read.paths, seen, strict=True)}
+    # S06/S12: a server reads whichever path it is given — as written by a client that sends it
+    # so, or in its WHATWG reading, which EgressClient sends (normalise_target) — so both are
+    # read the ways servers read a path.
+    written = path_readings(url.target.split("?", 1)[0])
+    sent = path_readings(url.path)
+    results = {
+        segments_cover(p, v)
+        for seen in (written, sent)
+        for p, v in zip(read.paths, seen, strict=True)
+    }
     # S12: readings that disagree leave the decision to a person (deny/ask) or to no allow.
     return results.pop() if len(results) == 1 else "unevaluable"

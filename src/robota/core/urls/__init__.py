@@ -24,7 +24,9 @@ makes of a URL, minus anything where ``urllib.parse`` would read a different hos
 * :func:`host_glob_kind` — what a host glob from :func:`normalise_host_pattern` names: every
   host (``*``), IPv4 addresses only (``10.*.*.*``), or names.
 * :func:`normalise_path` — dot segments resolved the WHATWG way, percent-encoded ones included,
-  in RFC 3986 normal form; :func:`path_readings` — the path as common origin servers read it.
+  in RFC 3986 normal form; :func:`path_readings` — the path as common origin servers read it;
+  :func:`normalise_target` (:attr:`URLReading.request_target`) — that path plus the query: the
+  request target a client must send, so the server is asked for the path the checks judged.
 
 What it does not do: resolve names, or decide whether an address may be reached — that is the
 egress policy's table in :mod:`robota.host`. Misuse: reading a URL with anything else (``urllib``,
@@ -49,7 +51,7 @@ from robota.core.urls._host import (
     parse_ipv4,
 )
 from robota.core.urls._path import normalise_path, path_readings
-from robota.core.urls._reading import URLReading, read_split, read_url
+from robota.core.urls._reading import URLReading, normalise_target, read_split, read_url
 from robota.core.urls._split import (
     DEFAULT_PORTS,
     SplitURL,
@@ -82,6 +84,7 @@ __all__ = [
     "normalise_host",
     "normalise_host_pattern",
     "normalise_path",
+    "normalise_target",
     "parse_ipv4",
     "parse_port",
     "path_readings",
