@@ -229,10 +229,7 @@ def match_url(pattern: str, value: object, *, direction: Direction = "deny") -> 
     # read the ways servers read a path.
     written = path_readings(url.target.split("?", 1)[0])
     sent = path_readings(url.path)
-    results = {
-        segments_cover(p, v)
-        for seen in (written, sent)
-        for p, v in zip(read.paths, seen, strict=True)
-    }
+    pairs = {pair for seen in (written, sent) for pair in zip(read.paths, seen, strict=True)}
+    results = {segments_cover(p, v) for p, v in pairs}  # readings mostly agree: match each once
     # S12: readings that disagree leave the decision to a person (deny/ask) or to no allow.
     return results.pop() if len(results) == 1 else "unevaluable"
