@@ -69,6 +69,8 @@ def wildcard_match(
         if p < len(pattern) and is_star(pattern[p]):
             star, mark = p, v
             p += 1
+            if p == len(pattern):
+                return True  # a trailing star takes the rest, however long
         elif p < len(pattern) and one(pattern[p], value[v]):
             p += 1
             v += 1
