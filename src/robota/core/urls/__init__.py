@@ -37,8 +37,8 @@ from robota.core.urls._address import IPAddress, format_address, mapped_ipv4
 from robota.core.urls._embedded import (
     IPV4_EMBEDDINGS,
     EmbeddedIPv4,
+    EmbeddingPosition,
     IPv4Embedding,
-    Position,
     embedded_ipv4,
 )
 from robota.core.urls._host import (
@@ -67,12 +67,12 @@ __all__ = [
     "DEFAULT_PORTS",
     "IPV4_EMBEDDINGS",
     "EmbeddedIPv4",
+    "EmbeddingPosition",
     "Host",
     "HostError",
     "HostGlobKind",
     "IPAddress",
     "IPv4Embedding",
-    "Position",
     "SplitURL",
     "URLError",
     "URLReading",

@@ -34,15 +34,17 @@ from typing import Final, Literal, TypeAlias, final
 
 from robota.core.urls._address import IPAddress
 
-__all__ = ["IPV4_EMBEDDINGS", "EmbeddedIPv4", "IPv4Embedding", "Position", "embedded_ipv4"]
+__all__ = ["IPV4_EMBEDDINGS", "EmbeddedIPv4", "EmbeddingPosition", "IPv4Embedding", "embedded_ipv4"]
 
-Position: TypeAlias = Literal["low32", "6to4", "teredo-server", "teredo-client", "rfc6052-48"]
+EmbeddingPosition: TypeAlias = Literal[
+    "low32", "6to4", "teredo-server", "teredo-client", "rfc6052-48"
+]
 """Which bits of the IPv6 address hold the IPv4 address (see the module docstring)."""
 
 _LOW32: Final = 0xFFFFFFFF
 
 
-def _extract(position: Position, value: int) -> int:
+def _extract(position: EmbeddingPosition, value: int) -> int:
     if position == "low32":
         return value & _LOW32
     if position == "6to4":
@@ -72,7 +74,7 @@ class IPv4Embedding:
     """
 
     prefix: str
-    position: Position
+    position: EmbeddingPosition
     role: str
     rfc: str
     first: int = field(init=False)
