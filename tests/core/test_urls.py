@@ -20,10 +20,13 @@ from hypothesis import strategies as st
 from robota.core.urls import (
     HostError,
     URLError,
+    embedded_ipv4,
     escape_target,
+    host_glob_kind,
     mapped_ipv4,
     normalise_host_pattern,
     normalise_path,
+    normalise_target,
     path_readings,
     read_url,
 )
@@ -59,6 +62,28 @@ def test_s06_normalise_path_is_the_whatwg_path_in_rfc3986_normal_form(tail: str)
     path = "/" + tail
     whatwg = str(ada_url.parse_url("https://example.com" + path)["pathname"])
     assert normalise_path(path) == _rfc3986(whatwg), path
+
+
+_QUERY_PIECES = [*"ab=&+%;/?.\"<>'^`{}|[]!$()*,:@~ü", "%41", "%zz", "%2e%2e"]
+
+
+@settings(max_examples=1_000, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PIECES), max_size=12).map("".join),
+    st.none() | st.lists(st.sampled_from(_QUERY_PIECES), max_size=10).map("".join),
+)
+def test_s06_normalise_target_is_the_whatwg_target_with_the_path_the_rules_judge(
+    tail: str, query: str | None
+) -> None:
+    url = "https://example.com/" + tail + ("" if query is None else "?" + query)
+    target = read_url(url).target
+    sent = normalise_target(target)
+    parsed = ada_url.parse_url(url)
+    whatwg_query = parsed["search"] or ("?" if query is not None else "")
+    assert sent == _rfc3986(str(parsed["pathname"])) + whatwg_query, url
+    assert sent.partition("?")[0] == read_url(url).path == path_readings(target.split("?")[0])[0]
+    assert normalise_target(sent) == sent  # what is sent reads as itself: one reading
+    assert all(0x21 <= ord(char) < 0x7F for char in sent)
 
 
 @pytest.mark.parametrize(
@@ -104,6 +129,54 @@ def test_s12_normalise_host_pattern_keeps_glob_labels_and_reads_the_rest() -> No
     for bad in ("*.0x7f.1", "*.ü*.com", "[*::1]", "*.a%62.com", "*.1.2.3.4"):
         with pytest.raises(HostError):
             normalise_host_pattern(bad)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "kind"),
+    [
+        ("*", "any"),
+        ("**", "any"),
+        ("***.", "any"),
+        ("192.168.*.*", "address"),
+        ("10.**", "address"),
+        ("*.*.*.1", "address"),
+        ("1*.2*.*.*", "name"),  # nothing written out: a name glob, as before
+        ("*.*", "name"),
+        ("*.example.com", "name"),
+        ("*.1.example.com", "name"),
+        ("**.bücher.example", "name"),
+    ],
+)
+def test_s12_host_glob_kind_says_what_a_host_glob_names(pattern: str, kind: str) -> None:
+    labels = normalise_host_pattern(pattern)
+    assert isinstance(labels, tuple)
+    assert host_glob_kind(labels) == kind
+
+
+@pytest.mark.parametrize(
+    "pattern", ["10.*", "1.2.*", "10.*.*.*.*", "0x7f.*.*.*", "010.*.*.*", "10.a*.*.*", "*.b.123"]
+)
+def test_s12_an_address_glob_that_cannot_match_dotted_decimal_is_refused(pattern: str) -> None:
+    with pytest.raises(HostError):
+        normalise_host_pattern(pattern)
+
+
+def test_s06_embedded_ipv4_reads_every_position_of_the_one_table() -> None:
+    def carried(text: str) -> dict[str, str]:
+        found = embedded_ipv4(ipaddress.IPv6Address(text))
+        return {c.embedding.role: str(c.address) for c in found}
+
+    assert carried("::ffff:a9fe:a9fe") == {"IPv4-mapped": "169.254.169.254"}
+    assert carried("::a9fe:a9fe") == {"IPv4-compatible": "169.254.169.254"}
+    assert carried("64:ff9b::a9fe:a9fe") == {"NAT64": "169.254.169.254"}
+    assert carried("2002:5db8:d822::1") == {"6to4": "93.184.216.34"}
+    assert carried("2001:0:4136:e378:8000:63bf:80ff:fffe") == {
+        "Teredo server": "65.54.227.120",
+        "Teredo client": "127.0.0.1",
+    }
+    for nothing in ("::", "::1", "2606:4700::1111", "2003::1"):
+        assert carried(nothing) == {}, nothing
+    assert embedded_ipv4(ipaddress.IPv4Address("10.0.0.1")) == ()
 
 
 def test_s06_mapped_ipv4_is_read_from_the_value() -> None:

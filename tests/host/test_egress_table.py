@@ -34,8 +34,9 @@ from host.test_egress_reference import (
     reference_allows,
     reference_allows_address,
 )
+from robota.core.urls import IPV4_EMBEDDINGS, embedded_ipv4
 from robota.host import check_url, classify_address
-from robota.host._egress_address import embedded_ipv4, format_address, is_loopback
+from robota.host._egress_address import format_address, is_loopback
 from robota.host._egress_table import BLOCKS, METADATA_ENDPOINTS, metadata_service, most_specific
 from robota.testing import loopback_allowance
 
@@ -204,7 +205,8 @@ async def test_s06_ordinary_public_addresses_stay_allowed(url: str, host: str) -
 def test_s06_nat64_local_use_embeds_ipv4_in_bits_48_to_63_and_72_to_87() -> None:
     # RFC 6052 §2.4's /48 example (2001:db8:122::/48 with 192.0.2.33), on 64:ff9b:1::/48.
     address = ipaddress.IPv6Address("64:ff9b:1:c000:2:2100::")
-    assert embedded_ipv4("rfc6052-48", int(address)) == (("NAT64 /48", 0xC0000221),)
+    roles = {c.embedding.role: int(c.address) for c in embedded_ipv4(address)}
+    assert roles == {"NAT64 /48": 0xC0000221, "NAT64 /96": 0}
     reason = classify_address(address)
     assert reason is not None
     assert "192.0.2.33" in reason
@@ -213,11 +215,26 @@ def test_s06_nat64_local_use_embeds_ipv4_in_bits_48_to_63_and_72_to_87() -> None
 def test_s06_a_teredo_client_address_is_deobfuscated() -> None:
     # RFC 4380 §4: the client's IPv4 address is stored with every bit inverted.
     address = ipaddress.IPv6Address("2001:0:4136:e378:8000:63bf:80ff:fffe")
-    roles = dict(embedded_ipv4("teredo", int(address)))
+    roles = {c.embedding.role: int(c.address) for c in embedded_ipv4(address)}
     assert roles == {"Teredo server": 0x4136E378, "Teredo client": 0x7F000001}
     reason = classify_address(address)
     assert reason is not None
     assert "Teredo client IPv4 address 127.0.0.1" in reason
+
+
+def test_s06_every_embedding_prefix_is_a_row_the_classifier_judges() -> None:
+    # The positions live in core (robota.core.urls.IPV4_EMBEDDINGS), shared with the permission
+    # rules; each prefix must be a row here, so no embedding is judged by a row around it only.
+    rows = {b.cidr: b for b in BLOCKS}
+    assert {e.prefix for e in IPV4_EMBEDDINGS} <= set(rows)
+    assert {b.cidr for b in BLOCKS if b.verdict == "embedded"} <= {
+        e.prefix for e in IPV4_EMBEDDINGS
+    }
+    for embedding in IPV4_EMBEDDINGS:
+        for value in (embedding.first + 2, embedding.last, (embedding.first + embedding.last) // 2):
+            block = most_specific(6, value)
+            assert block is not None, (embedding, value)
+            assert block.cidr == embedding.prefix, (embedding, value)
 
 
 def test_s06_addresses_are_printed_the_same_on_every_python() -> None:

@@ -308,6 +308,10 @@ async def test_s06_a_url_refused_by_the_strict_reading_never_reaches_the_transpo
         result = await http.get("http://a.test\\@b.test/")
         assert result.ok is False
         assert resolver.calls == []
-        # The pinned transport itself (private) has no pin for a host no check allowed.
-        with pytest.raises(httpx2.ConnectError, match="no validated address"):
+        # The pinned transport itself (private) sends no target the policy did not hand over,
+        # and has no pin for a host no check allowed.
+        with pytest.raises(httpx2.LocalProtocolError, match="target the egress policy checked"):
             await http._client.get("http://b.test:9/")
+        checked_target = {"robota.egress_target": b"/"}
+        with pytest.raises(httpx2.ConnectError, match="no validated address"):
+            await http._client.get("http://b.test:9/", extensions=checked_target)

@@ -25,8 +25,10 @@ previous step's output and nothing else:
 
 :class:`Allowed` carries the normalised components — scheme, host, port, target — that
 :class:`~robota.host.EgressClient` builds its request from, so the URL that was checked is the URL
-that is connected to. Steps 1 and 2 are :func:`robota.core.urls.read_split`, the reading the
-permission rules (S12) make of the same URL, so a rule and the policy never see two hosts.
+that is connected to, and the path on the request line is the WHATWG path the checks judged
+(:func:`robota.core.urls.normalise_target`), never the path as written. Steps 1 and 2 are
+:func:`robota.core.urls.read_split`, the reading the permission rules (S12) make of the same
+URL, so a rule and the policy never see two hosts.
 
 The resolver is injectable (an async ``(host) -> list[str]``; it is given the normalised A-label
 host) so tests run offline. Loopback test servers need a :class:`LoopbackAllowance` naming the
@@ -43,7 +45,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, final
 
-from robota.core.urls import HostError, URLError, format_address, normalise_host, read_split
+from robota.core.urls import (
+    HostError,
+    URLError,
+    format_address,
+    normalise_host,
+    normalise_target,
+    read_split,
+)
 from robota.host._egress_address import classify_address, is_loopback
 from robota.host._egress_table import metadata_service, most_specific
 from robota.host._egress_url import DEFAULT_PORTS, split_url
@@ -98,7 +107,9 @@ class Allowed:
         port: The port the request goes to.
         addresses: The validated addresses: the only ones a pinned transport may connect to.
         scheme: ``http`` or ``https``.
-        target: The path and query to request (``/`` when empty; the fragment is never sent).
+        target: The request target to send: the path in its WHATWG reading — dot segments,
+            ``%2e`` spellings included, resolved; the path the permission rules judge — and the
+            query (:func:`robota.core.urls.normalise_target`; the fragment is never sent).
 
     ``scheme`` and ``target`` are filled from ``url`` by the same strict reading
     :func:`check_url` uses when an :class:`Allowed` is built without them (a ``ValueError`` if
@@ -116,7 +127,7 @@ class Allowed:
         if not (self.scheme and self.target):
             parts = split_url(self.url)
             object.__setattr__(self, "scheme", self.scheme or parts.scheme)
-            object.__setattr__(self, "target", self.target or parts.target)
+            object.__setattr__(self, "target", self.target or normalise_target(parts.target))
 
     @property
     def ok(self) -> Literal[True]:
@@ -283,8 +294,9 @@ async def check_url(
     host, port = reading.host, reading.port
 
     def allowed(addresses: tuple[str, ...]) -> Allowed:
+        # S06/S12: the target sent is the path the checks judged, never the path as written.
         return Allowed(
-            url, host.text, port, addresses, scheme=reading.scheme, target=reading.target
+            url, host.text, port, addresses, scheme=reading.scheme, target=reading.request_target
         )
 
     if host.address is not None:

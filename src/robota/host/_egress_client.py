@@ -2,7 +2,11 @@
 
 Every hop of every request is checked by :func:`check_url` first, and the request is built from
 the components that check returned — scheme, normalised host, port, path and query — never from
-the caller's string, so the URL that was checked is the URL that is requested. The transport is
+the caller's string, so the URL that was checked is the URL that is requested. The request line
+carries :attr:`Allowed.target` byte for byte — the WHATWG path the permission rules judged, dot
+segments and their ``%2e`` spellings resolved — handed to the connection beside ``httpx2``'s URL,
+so neither the raw target nor ``httpx2``'s own re-encoding or dot-segment removal reaches the
+wire. The transport is
 *pinned*: its network backend connects only to the addresses that check validated, looked up by
 exactly the normalised host the request carries, while the ``Host`` header, TLS server name (SNI)
 and certificate check all name that host — so there is no second DNS lookup for an attacker to
@@ -56,6 +60,10 @@ _AMBIGUOUS_LOCATION: Final = re.compile(
 # another virtual host than the one the policy checked).
 _RESERVED_HEADERS: Final = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 _DEFAULT_USER_AGENT: Final = "robota"
+# S06/S12: the checked request target travels to the pinned transport as a request extension,
+# so what goes on the request line is exactly Allowed.target (httpx2's URL would re-encode some
+# characters and drop literal dot segments by its own rules).
+_TARGET: Final = "robota.egress_target"
 
 
 @final
@@ -218,17 +226,24 @@ class _PinnedTransport(httpx2.AsyncBaseTransport):
         )
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        target = request.extensions.get(_TARGET)
+        if not isinstance(target, bytes):
+            # Never a request whose target the policy did not hand over (S06).
+            raise httpx2.LocalProtocolError(
+                "the pinned transport sends only a target the egress policy checked",
+                request=request,
+            )
         core_request = httpcore2.Request(
             method=request.method,
             url=httpcore2.URL(
                 scheme=request.url.raw_scheme,
                 host=request.url.raw_host,
                 port=request.url.port,
-                target=request.url.raw_path,
+                target=target,
             ),
             headers=request.headers.raw,
             content=request.stream,
-            extensions=request.extensions,
+            extensions={k: v for k, v in request.extensions.items() if k != _TARGET},
         )
         with _mapped(request):
             response = await self._pool.handle_async_request(core_request)
@@ -256,6 +271,11 @@ def _request_url(decision: Allowed) -> httpx2.URL:
         port=decision.port,
         raw_path=decision.target.encode("ascii"),
     )
+
+
+def _target(decision: Allowed) -> dict[str, Any]:
+    """The request extension that carries the checked target to the pinned transport."""
+    return {_TARGET: decision.target.encode("ascii")}
 
 
 def _next_hop(decision: Allowed, location: str) -> str | None:
@@ -424,7 +444,11 @@ class EgressClient:
         self, method: str, decision: Allowed, headers: Mapping[str, str], body: bytes | None
     ) -> tuple[int, httpx2.Headers, bytes]:
         async with self._client.stream(
-            method, _request_url(decision), headers=dict(headers), content=body
+            method,
+            _request_url(decision),
+            headers=dict(headers),
+            content=body,
+            extensions=_target(decision),
         ) as response:
             chunks: list[bytes] = []
             size = 0
@@ -467,8 +491,9 @@ class EgressTransport(httpx2.AsyncBaseTransport):
     For a library that takes an ``httpx2.AsyncClient`` (an SDK with its own redirect handling):
     build the client as ``httpx2.AsyncClient(transport=EgressTransport(...), trust_env=False)``.
     Every request — each redirect hop the library follows included — is checked by
-    :func:`check_url`, built from the checked components and sent on the pinned connection to
-    the validated addresses; a refusal raises :class:`EgressRefused`.
+    :func:`check_url`, built from the checked components (the request line carries the checked
+    :attr:`Allowed.target`) and sent on the pinned connection to the validated addresses; a
+    refusal raises :class:`EgressRefused`.
 
     Args:
         resolver: ``async (host) -> [ip, ...]``; default: the system resolver.
@@ -517,7 +542,7 @@ class EgressTransport(httpx2.AsyncBaseTransport):
             url,
             headers=headers,
             stream=request.stream,
-            extensions=request.extensions,
+            extensions={**request.extensions, **_target(decision)},
         )
         return await self._inner.handle_async_request(checked)
 

@@ -140,15 +140,12 @@ __all__ = [
     "BLOCKS",
     "METADATA_ENDPOINTS",
     "Block",
-    "Embedding",
     "Verdict",
     "metadata_service",
     "most_specific",
 ]
 
 Verdict: TypeAlias = Literal["refuse", "embedded"]
-Embedding: TypeAlias = Literal["low32", "6to4", "teredo", "rfc6052-48"]
-"""Where an IPv4 address sits inside an IPv6 one (see :mod:`robota.host._egress_address`)."""
 
 
 @final
@@ -167,7 +164,9 @@ class Block:
         verdict: Ours: ``refuse``, or ``embedded`` (the embedded IPv4 address decides).
         name: The registry's name for the row.
         kind: A short word for reasons (``loopback``, ``link-local`` …).
-        embeds: Where IPv4 addresses sit inside it, if anywhere.
+
+    Where a row's addresses carry IPv4 addresses is not a column here: it is
+    :data:`robota.core.urls.IPV4_EMBEDDINGS`, the table the permission rules read too.
     """
 
     version: Literal[4, 6]
@@ -180,7 +179,6 @@ class Block:
     verdict: Verdict
     name: str
     kind: str
-    embeds: tuple[Embedding, ...] = ()
 
 
 def _ipv4(text: str) -> int:
@@ -207,7 +205,6 @@ def _block(
     verdict: Verdict,
     name: str,
     kind: str,
-    embeds: tuple[Embedding, ...] = (),
 ) -> Block:
     network, _, length = cidr.partition("/")
     version: Literal[4, 6] = 6 if ":" in network else 4
@@ -227,7 +224,6 @@ def _block(
         verdict,
         name,
         kind,
-        embeds,
     )
 
 
@@ -275,21 +271,13 @@ BLOCKS: Final[tuple[Block, ...]] = (
     # IPv6
     _block("::1/128", (4291,), False, _R, "Loopback Address", "loopback"),
     _block("::/128", (4291,), False, _R, "Unspecified Address", "unspecified"),
-    _block("::ffff:0:0/96", (4291,), False, _E, "IPv4-mapped Address", "IPv4-mapped", ("low32",)),
-    _block("64:ff9b::/96", (6052,), True, _E, "IPv4-IPv6 Translat.", "NAT64", ("low32",)),
-    _block(
-        "64:ff9b:1::/48",
-        (8215,),
-        False,
-        _R,
-        "IPv4-IPv6 Translat.",
-        "local-use NAT64",
-        ("rfc6052-48", "low32"),
-    ),
+    _block("::ffff:0:0/96", (4291,), False, _E, "IPv4-mapped Address", "IPv4-mapped"),
+    _block("64:ff9b::/96", (6052,), True, _E, "IPv4-IPv6 Translat.", "NAT64"),
+    _block("64:ff9b:1::/48", (8215,), False, _R, "IPv4-IPv6 Translat.", "local-use NAT64"),
     _block("100::/64", (6666,), False, _R, "Discard-Only Address Block", "discard-only"),
     _block("100:0:0:1::/64", (9780,), False, _R, "Dummy IPv6 Prefix", "dummy"),
     _block("2001::/23", (2928,), False, _R, "IETF Protocol Assignments", "protocol-assignment"),
-    _block("2001::/32", (4380, 8190), None, _R, "TEREDO", "Teredo tunnel", ("teredo",)),
+    _block("2001::/32", (4380, 8190), None, _R, "TEREDO", "Teredo tunnel"),
     _block("2001:1::1/128", (7723,), True, _R, "Port Control Protocol Anycast", _ANYCAST),
     _block(
         "2001:1::2/128", (8155,), True, _R, "Traversal Using Relays around NAT Anycast", _ANYCAST
@@ -316,7 +304,7 @@ BLOCKS: Final[tuple[Block, ...]] = (
         "identifier",
     ),
     _block("2001:db8::/32", (3849,), False, _R, "Documentation", "documentation"),
-    _block("2002::/16", (3056,), None, _E, "6to4", "6to4", ("6to4",)),
+    _block("2002::/16", (3056,), None, _E, "6to4", "6to4"),
     _block("2620:4f:8000::/48", (7534,), True, _R, "Direct Delegation AS112 Service", _ANYCAST),
     _block("3fff::/20", (9637,), False, _R, "Documentation", "documentation"),
     _block("5f00::/16", (9602,), False, _R, "Segment Routing (SRv6) SIDs", "segment routing"),
@@ -324,9 +312,7 @@ BLOCKS: Final[tuple[Block, ...]] = (
     _block("fe80::/10", (4291,), False, _R, "Link-Local Unicast", "link-local"),
     # Policy rows (S06: multicast, deprecated and non-global-unicast space is refused).
     _block("224.0.0.0/4", (5771,), None, _R, "Multicast", "multicast"),
-    _block(
-        "::/96", (4291,), None, _R, "IPv4-compatible (deprecated)", "IPv4-compatible", ("low32",)
-    ),
+    _block("::/96", (4291,), None, _R, "IPv4-compatible (deprecated)", "IPv4-compatible"),
     _block("fec0::/10", (3879,), None, _R, "Site-Local (deprecated)", "site-local"),
     _block("ff00::/8", (4291,), None, _R, "Multicast", "multicast"),
     _block("::/3", (4291,), None, _R, "Outside global unicast 2000::/3", "not global unicast"),

@@ -24,6 +24,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
+from robota.core.permissions._globs import wildcard_match
+
 if TYPE_CHECKING:
     from tree_sitter import Node
 
@@ -44,6 +46,7 @@ __all__ = [
 WordPartKind: TypeAlias = Literal["literal", "parameter", "tilde", "glob", "dynamic"]
 
 _GLOB_META: Final = frozenset("*?[]\\")
+_ANY_CHAR: Final = re.compile(".", re.DOTALL)
 _NAME_START: Final = re.compile(r"[A-Za-z_]")
 # After an unquoted `$`, these begin an expansion (a name, a positional or special parameter,
 # `${`, `$(`, `$'`, `$"`); anything else leaves the `$` literal.
@@ -211,29 +214,46 @@ def glob_match(pattern: str, text: str) -> bool:
     """Whether ``text`` matches ``pattern``, in the syntax of :meth:`Word.pattern`.
 
     ``*``, ``?``, bracket sets with ``!``/``^`` negation and backslash escapes; ``*`` also matches
-    ``/`` (a command argument is not a path).
+    ``/`` (a command argument is not a path). One :func:`~._globs.wildcard_match` over the
+    pattern's items, so a pattern with several ``*`` stays within ``len(pattern) * len(text)``
+    character tests on a long model-written word (S12).
     """
-    return _glob_regex(pattern).fullmatch(text) is not None
+    return wildcard_match(_glob_items(pattern), text, is_star=_is_star, one=_glob_char_matches)
+
+
+_GlobItem: TypeAlias = str | re.Pattern[str] | None
+"""One item of a glob: a literal character, a one-character pattern (``?``, a set), or ``*``."""
+
+
+def _is_star(item: _GlobItem) -> bool:
+    return item is None
+
+
+def _glob_char_matches(item: _GlobItem, char: str) -> bool:
+    if isinstance(item, str):
+        return item == char
+    return item is not None and item.fullmatch(char) is not None
 
 
 @functools.lru_cache(maxsize=1024)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    out: list[str] = []
+def _glob_items(pattern: str) -> tuple[_GlobItem, ...]:
+    items: list[_GlobItem] = []
     index = 0
     while index < len(pattern):
         ch = pattern[index]
         if ch == "\\" and index + 1 < len(pattern):
-            out.append(re.escape(pattern[index + 1]))
+            items.append(pattern[index + 1])
             index += 2
             continue
         if ch == "*":
-            out.append(".*")
+            if not items or items[-1] is not None:  # `**` is `*`
+                items.append(None)
         elif ch == "?":
-            out.append(".")
+            items.append(_ANY_CHAR)
         elif ch == "[":
             close = _bracket_end(pattern, index)
             if close is None:
-                out.append(re.escape(ch))
+                items.append(ch)
             else:
                 body = pattern[index + 1 : close]
                 negate = body[:1] in ("!", "^")
@@ -243,13 +263,13 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
                     members = "\\s\\S"  # a character class: over-approximated as "any"
                 else:
                     members = "".join(c if c == "-" else re.escape(c) for c in body)
-                out.append(f"[{'^' if negate else ''}{members}]")
+                items.append(re.compile(f"[{'^' if negate else ''}{members}]", re.DOTALL))
                 index = close + 1
                 continue
         else:
-            out.append(re.escape(ch))
+            items.append(ch)
         index += 1
-    return re.compile("".join(out), re.DOTALL)
+    return tuple(items)
 
 
 def glob_fixed_prefix(pattern: str) -> str:

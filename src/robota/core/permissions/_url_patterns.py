@@ -15,10 +15,18 @@ Pattern forms:
 
 ``HOST`` is a name in any spelling (``bücher.example`` and ``xn--bcher-kva.example`` are one
 host), an IPv4 address in any spelling, or a bracketed IPv6 address; a label holding ``*`` is a
-glob over one label (``**`` over several), matched against the normalised text (dotted decimal
-for an IPv4 address). Addresses compare by value, and an IPv4-mapped IPv6 address
-(``::ffff:0:0/96``) *is* its IPv4 address. In the deny direction an address in NAT64's
-``64:ff9b::/96`` also counts as the IPv4 address it carries, which the gateway connects to.
+glob over one label (``**`` over several), matched against the normalised text. What a glob
+names is :func:`robota.core.urls.host_glob_kind`'s answer: a host that is only ``*`` is every
+host, IP literals included (``http://*`` is every http URL); a glob whose written labels are
+numbers (``192.168.*.*``, ``10.**``) names IPv4 addresses only, by their dotted-decimal text,
+never a name such as ``192.168.evil.com``; any other glob names host names, ``*`` standing
+for one label (``*.example.com`` is not ``a.b.example.com``).
+
+Addresses compare by value, and an IPv4-mapped IPv6 address (``::ffff:0:0/96``) *is* its IPv4
+address. In the deny direction an IPv6 address also counts as every IPv4 address it carries —
+NAT64 (``64:ff9b::/96`` and the local-use ``/48``), IPv4-compatible, 6to4, Teredo server and
+client — read from :data:`robota.core.urls.IPV4_EMBEDDINGS`, the table the egress policy judges
+such an address by, so a deny on ``93.184.216.34`` also covers ``[2002:5db8:d822::1]``.
 
 A pattern with a port matches that effective port (a URL without one has its scheme's default);
 a pattern without one matches every port (``:*`` says so explicitly). A path in the pattern is a
@@ -28,9 +36,11 @@ it. A pattern does not name a query or fragment, and never matches on them.
 Paths are compared in every reading :func:`robota.core.urls.path_readings` models — the WHATWG
 one (dot segments resolved, ``%2e`` spellings included; percent-encoded unreserved characters
 decoded, so ``/%61dmin`` is ``/admin`` for an allow and a deny alike) and those of servers that
-decode ``%2F``/``%5C``, merge slashes, drop ``;`` parameters or ignore case. When the readings
-disagree about a rule, the rule is ``"unevaluable"``: a deny or ask asks, an allow does not
-apply.
+decode ``%2F``/``%5C``, merge slashes, drop ``;`` parameters or ignore case — both of the path as
+written and of the WHATWG path :class:`robota.host.EgressClient` sends in its place
+(:func:`robota.core.urls.normalise_target`), since a server reads whichever it is given. When
+the readings disagree about a rule, the rule is ``"unevaluable"``: a deny or ask asks, an allow
+does not apply.
 
 ``"unevaluable"`` also for a value the reading refuses (not a string, not http(s), controls,
 whitespace, backslashes, credentials, a bad port, a host that cannot be normalised) and for a
@@ -56,7 +66,9 @@ from robota.core.permissions._globs import (
 from robota.core.urls import (
     Host,
     URLError,
+    embedded_ipv4,
     format_address,
+    host_glob_kind,
     mapped_ipv4,
     normalise_host,
     normalise_host_pattern,
@@ -72,8 +84,6 @@ __all__ = ["match_url", "split_url"]
 _PATTERN_SCHEME: Final = re.compile(r"([A-Za-z0-9+.\-*?]*)://", re.ASCII)
 _SCHEME_GLOB: Final = re.compile(r"[A-Za-z*?][A-Za-z0-9+.\-*?]*", re.ASCII)
 _ENCODED_GLOB: Final = re.compile(r"%(?:2a|3f|5b|5d)", re.IGNORECASE)
-_NAT64: Final = int(ipaddress.IPv6Address("64:ff9b::")) >> 32  # RFC 6052 §2.1, a /96
-_LOW32: Final = 0xFFFFFFFF
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,21 +161,32 @@ def _unmapped(host: Host) -> Host:
 def _identities(host: Host, direction: Direction) -> tuple[Host, ...]:
     """The hosts a connection to ``host`` reaches, for matching in ``direction``."""
     seen = _unmapped(host)
-    address = seen.address
-    if direction == "deny" and isinstance(address, ipaddress.IPv6Address):
-        value = int(address)
-        if value >> 32 == _NAT64:
-            # S06: the NAT64 gateway connects to the IPv4 address in the low 32 bits.
-            embedded = ipaddress.IPv4Address(value & _LOW32)
-            return seen, Host(format_address(embedded), embedded)
-    return (seen,)
+    if direction == "allow" or seen.address is None:
+        return (seen,)
+    # S06/S12: a translator, tunnel or relay connects to the IPv4 address the IPv6 address
+    # carries; the positions are the egress classifier's own table.
+    carried = [
+        Host(format_address(inner.address), inner.address) for inner in embedded_ipv4(seen.address)
+    ]
+    return (seen, *carried)
+
+
+def _glob_matches(labels: tuple[str, ...], host: Host) -> bool:
+    kind = host_glob_kind(labels)
+    if kind == "any":
+        return True
+    if isinstance(host.address, ipaddress.IPv6Address):
+        return False  # S12: an IPv6 address is not labels; only "*" names it
+    if kind == "address" and not isinstance(host.address, ipaddress.IPv4Address):
+        return False  # S12: 192.168.*.* is never the name 192.168.evil.com
+    return segments_match(labels, host.text.split("."))
 
 
 def _host_matches(pattern: _Pattern, host: Host, direction: Direction) -> bool:
     wanted = pattern.host
     for seen in _identities(host, direction):
         if isinstance(wanted, tuple):
-            if segments_match(wanted, seen.text.split(".")):
+            if _glob_matches(wanted, seen):
                 return True
         elif wanted.address is not None:
             if seen.address == _unmapped(wanted).address:
@@ -181,8 +202,9 @@ def _host_matches(pattern: _Pattern, host: Host, direction: Direction) -> bool:
 def match_url(pattern: str, value: object, *, direction: Direction = "deny") -> MatchResult:
     """URL ``pattern`` (see the module docstring) against ``value``.
 
-    ``direction`` is the rule's: ``"deny"`` (deny and ask rules) also sees the IPv4 address a
-    NAT64 address reaches; ``"allow"`` does not, so an allow never grants more than it names.
+    ``direction`` is the rule's: ``"deny"`` (deny and ask rules) also sees every IPv4 address an
+    IPv6 address carries (NAT64, 6to4, Teredo …); ``"allow"`` does not, so an allow never grants
+    more than it names.
     """
     try:
         read = _read_pattern(pattern)
@@ -202,7 +224,12 @@ def match_url(pattern: str, value: object, *, direction: Direction = "deny") -> 
         return "no_match"
     if read.paths is None:
         return "match"
-    seen = path_readings(url.target.split("?", 1)[0])
-    results = {segments_cover(p, v) for p, v in zip(read.paths, seen, strict=True)}
+    # S06/S12: a server reads whichever path it is given — as written by a client that sends it
+    # so, or in its WHATWG reading, which EgressClient sends (normalise_target) — so both are
+    # read the ways servers read a path.
+    written = path_readings(url.target.split("?", 1)[0])
+    sent = path_readings(url.path)
+    pairs = {pair for seen in (written, sent) for pair in zip(read.paths, seen, strict=True)}
+    results = {segments_cover(p, v) for p, v in pairs}  # readings mostly agree: match each once
     # S12: readings that disagree leave the decision to a person (deny/ask) or to no allow.
     return results.pop() if len(results) == 1 else "unevaluable"

@@ -18,9 +18,15 @@ makes of a URL, minus anything where ``urllib.parse`` would read a different hos
   a host ending in a number is an IPv4 address in any WHATWG spelling (``0xa9.254.43518``);
   :func:`normalise_host_pattern` reads a pattern's host the same way, ``*`` labels kept as globs.
 * :func:`format_address` — the one text of an address; :func:`mapped_ipv4` — the IPv4 address an
-  IPv4-mapped IPv6 address is.
+  IPv4-mapped IPv6 address is; :func:`embedded_ipv4` — every IPv4 address an IPv6 address
+  carries (mapped, compatible, NAT64, 6to4, Teredo), read from :data:`IPV4_EMBEDDINGS`, the one
+  table the egress classifier and the URL rules share.
+* :func:`host_glob_kind` — what a host glob from :func:`normalise_host_pattern` names: every
+  host (``*``), IPv4 addresses only (``10.*.*.*``), or names.
 * :func:`normalise_path` — dot segments resolved the WHATWG way, percent-encoded ones included,
-  in RFC 3986 normal form; :func:`path_readings` — the path as common origin servers read it.
+  in RFC 3986 normal form; :func:`path_readings` — the path as common origin servers read it;
+  :func:`normalise_target` (:attr:`URLReading.request_target`) — that path plus the query: the
+  request target a client must send, so the server is asked for the path the checks judged.
 
 What it does not do: resolve names, or decide whether an address may be reached — that is the
 egress policy's table in :mod:`robota.host`. Misuse: reading a URL with anything else (``urllib``,
@@ -28,15 +34,24 @@ a regular expression) anywhere a decision is made, which brings back a second re
 """
 
 from robota.core.urls._address import IPAddress, format_address, mapped_ipv4
+from robota.core.urls._embedded import (
+    IPV4_EMBEDDINGS,
+    EmbeddedIPv4,
+    EmbeddingPosition,
+    IPv4Embedding,
+    embedded_ipv4,
+)
 from robota.core.urls._host import (
     Host,
     HostError,
+    HostGlobKind,
+    host_glob_kind,
     normalise_host,
     normalise_host_pattern,
     parse_ipv4,
 )
 from robota.core.urls._path import normalise_path, path_readings
-from robota.core.urls._reading import URLReading, read_split, read_url
+from robota.core.urls._reading import URLReading, normalise_target, read_split, read_url
 from robota.core.urls._split import (
     DEFAULT_PORTS,
     SplitURL,
@@ -50,18 +65,26 @@ from robota.core.urls._split import (
 
 __all__ = [
     "DEFAULT_PORTS",
+    "IPV4_EMBEDDINGS",
+    "EmbeddedIPv4",
+    "EmbeddingPosition",
     "Host",
     "HostError",
+    "HostGlobKind",
     "IPAddress",
+    "IPv4Embedding",
     "SplitURL",
     "URLError",
     "URLReading",
+    "embedded_ipv4",
     "escape_target",
     "format_address",
+    "host_glob_kind",
     "mapped_ipv4",
     "normalise_host",
     "normalise_host_pattern",
     "normalise_path",
+    "normalise_target",
     "parse_ipv4",
     "parse_port",
     "path_readings",

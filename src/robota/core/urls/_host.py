@@ -27,7 +27,18 @@ does with a host:
 Anything that cannot be normalised raises :class:`HostError` with the reason.
 
 :func:`normalise_host_pattern` reads the host of a permission pattern with the same steps, except
-that a label holding ``*`` stays a glob.
+that a label holding ``*`` stays a glob; :func:`host_glob_kind` says what such a glob names:
+
+* a host that is only ``*`` (or ``**``) names every host — names, IPv4 and IPv6 addresses;
+* an *address glob* — at least one label written out, every written label a number — names IPv4
+  addresses only, matched label by label against the dotted-decimal text, so ``192.168.*.*``
+  is never ``192.168.evil.com``. It is written in plain decimal with four labels (or fewer
+  with a ``**``): any other spelling could never match the dotted-decimal text, and a rule
+  that silently never matches would let a deny fail open, so it is refused;
+* any other glob is matched against a host's labels (``*`` is one label, so ``*.example.com``
+  is not ``a.b.example.com``; ``**`` is any number of them): a name's, or the dotted-decimal
+  text of an IPv4 address (which only a glob with no label written out, ``*.*.*.*``, can
+  match), never an IPv6 address.
 """
 
 from __future__ import annotations
@@ -35,17 +46,30 @@ from __future__ import annotations
 import ipaddress
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, final
+from typing import Final, Literal, TypeAlias, final
 
 import idna
 
 from robota.core.urls._address import IPAddress, format_address
 
-__all__ = ["Host", "HostError", "normalise_host", "normalise_host_pattern", "parse_ipv4"]
+__all__ = [
+    "Host",
+    "HostError",
+    "HostGlobKind",
+    "host_glob_kind",
+    "normalise_host",
+    "normalise_host_pattern",
+    "parse_ipv4",
+]
+
+HostGlobKind: TypeAlias = Literal["any", "address", "name"]
+"""What a host glob names: every host, IPv4 addresses only, or host names (module docstring)."""
 
 _ASCII_LABEL: Final = re.compile(r"[a-z0-9_-]+", re.ASCII)
 _GLOB_LABEL: Final = re.compile(r"[a-z0-9_*-]*\*[a-z0-9_*-]*", re.ASCII)
+_ADDRESS_GLOB_LABEL: Final = re.compile(r"[0-9*]+", re.ASCII)
 _RAW_ASCII_OK: Final = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
 )
@@ -198,6 +222,45 @@ def normalise_host(raw: str) -> Host:
     return Host(name, None)
 
 
+def host_glob_kind(labels: Sequence[str]) -> HostGlobKind:
+    """What the host glob ``labels`` names (S12): see the module docstring.
+
+    ``"any"`` for a host that is one label of ``*`` only; ``"address"`` when at least one label
+    is written out and every written label — or the last one — is a number (decimal, or
+    ``0x`` hex, which :func:`normalise_host_pattern` then refuses); ``"name"`` otherwise.
+    Misuse: matching a glob's labels against a host's text without asking this first, which
+    lets ``192.168.*.*`` match a name and ``http://*`` miss every name with a dot.
+    """
+    if len(labels) == 1 and set(labels[0]) == {"*"}:
+        return "any"
+    written = [label for label in labels if "*" not in label]
+    if written and (
+        all(_NUMERIC_LABEL.fullmatch(label) for label in written)
+        or _NUMERIC_LABEL.fullmatch(labels[-1])
+    ):
+        return "address"
+    return "name"
+
+
+def _address_glob(raw: str, labels: list[str]) -> tuple[str, ...]:
+    """The labels of an address glob, refused when it could never match a dotted-decimal text."""
+    if len(labels) > 4:
+        raise HostError(f"the address glob {raw!r} has more than four parts")
+    if len(labels) < 4 and "**" not in labels:
+        raise HostError(
+            f"the address glob {raw!r} has {len(labels)} parts; an IPv4 address has four"
+            " (`**` stands for several)"
+        )
+    for label in labels:
+        plain = _OCTET.fullmatch(label) and int(label) <= 255
+        if not (plain or ("*" in label and _ADDRESS_GLOB_LABEL.fullmatch(label))):
+            raise HostError(
+                f"the address glob {raw!r} must spell each number in plain decimal (0-255)"
+                " and glob only digits"
+            )
+    return tuple(labels)
+
+
 def normalise_host_pattern(raw: str) -> Host | tuple[str, ...]:
     """The host of a permission pattern (S12), read the way :func:`normalise_host` reads a URL's.
 
@@ -205,9 +268,10 @@ def normalise_host_pattern(raw: str) -> Host | tuple[str, ...]:
     (UTS #46, alternative full stops, one trailing dot) and split into labels: a label holding
     ``*`` stays a glob (ASCII letters, digits, ``-``, ``_`` and ``*`` only), every other label is
     checked and converted like a URL's. The labels are returned for matching against the
-    :attr:`Host.text` of a URL, so a glob over an address names its labels the way that text
-    does — when the last label is a number, each number must be plain decimal (``10.*.*.1``, never
-    ``0xa.*.*.1``), or the pattern would silently never match. :class:`HostError` otherwise.
+    :attr:`Host.text` of a URL, after :func:`host_glob_kind` has said what they may name. An
+    address glob is held to the dotted-decimal text it is matched against: four labels (fewer
+    only with ``**``), each number plain decimal (``10.*.*.1``, never ``0xa.*.*.1`` or
+    ``10.*``), or the pattern would silently never match. :class:`HostError` otherwise.
     """
     if "*" not in raw:
         return normalise_host(raw)
@@ -215,9 +279,8 @@ def normalise_host_pattern(raw: str) -> Host | tuple[str, ...]:
         raise HostError("an IPv6 address in a pattern cannot hold a glob")
     try:
         labels = _mapped_labels(raw, allowed=_RAW_ASCII_OK | {"*"})
-        numeric = bool(_NUMERIC_LABEL.fullmatch(labels[-1]))
-        if numeric and len(labels) > 4:
-            raise HostError(f"the address glob {raw!r} has more than four parts")
+        if host_glob_kind(labels) == "address":
+            return _address_glob(raw, labels)
         read: list[str] = []
         for label in labels:
             if "*" in label:
@@ -225,12 +288,6 @@ def normalise_host_pattern(raw: str) -> Host | tuple[str, ...]:
                     raise HostError(
                         f"the glob label {label!r} may hold only ASCII letters, digits, '-',"
                         " '_' and '*'"
-                    )
-                read.append(label)
-            elif numeric:
-                if not (_OCTET.fullmatch(label) and int(label) <= 255):
-                    raise HostError(
-                        f"the address glob {raw!r} must spell each number in plain decimal"
                     )
                 read.append(label)
             else:

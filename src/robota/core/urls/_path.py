@@ -96,8 +96,7 @@ def normalise_path(path: str) -> str:
     return "/" + "/".join(_rfc3986(segment) for segment in _resolve(_segments(path)))
 
 
-def _reading(path: str, *, decode: bool, merge: bool, parameters: bool, fold: bool) -> str:
-    segments = _segments(path)
+def _reading(segments: list[str], *, decode: bool, merge: bool, parameters: bool) -> str:
     if parameters:
         segments = [segment.split(";", 1)[0] for segment in segments]
     if decode:
@@ -109,8 +108,7 @@ def _reading(path: str, *, decode: bool, merge: bool, parameters: bool, fold: bo
     resolved = _resolve(segments)
     if not decode:
         resolved = [_rfc3986(segment) for segment in resolved]
-    text = "/" + "/".join(resolved)
-    return text.translate(_FOLD) if fold else text
+    return "/" + "/".join(resolved)
 
 
 def path_readings(path: str) -> tuple[str, ...]:
@@ -123,7 +121,14 @@ def path_readings(path: str) -> tuple[str, ...]:
     text. Misuse: comparing readings at different positions, or only the first where a server's
     reading matters.
     """
+    segments = _segments(path)  # a model-written path may be long: encode it once
+    unfolded = {
+        flags: _reading(segments, decode=flags[0], merge=flags[1], parameters=flags[2])
+        for flags in itertools.product((False, True), repeat=3)
+    }
     return tuple(
-        _reading(path, decode=decode, merge=merge, parameters=parameters, fold=fold)
+        unfolded[decode, merge, parameters].translate(_FOLD)
+        if fold
+        else unfolded[decode, merge, parameters]
         for decode, merge, parameters, fold in itertools.product((False, True), repeat=4)
     )

@@ -3,13 +3,33 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, final
+from typing import Final, Literal, final
 
 from robota.core.urls._host import Host, normalise_host
 from robota.core.urls._path import normalise_path
-from robota.core.urls._split import DEFAULT_PORTS, SplitURL, split_url
+from robota.core.urls._split import DEFAULT_PORTS, SplitURL, escape_target, split_url
 
-__all__ = ["URLReading", "read_split", "read_url"]
+__all__ = ["URLReading", "normalise_target", "read_split", "read_url"]
+
+# WHATWG's special-query percent-encode set, beyond what escape_target already escapes (C0,
+# space, non-ASCII); "#" never reaches a target.
+_QUERY_ENCODE: Final = {ord(char): f"%{ord(char):02X}" for char in "\"<>'"}
+
+
+def normalise_target(target: str) -> str:
+    """The request target to send for ``target`` (path and query, as the strict split gives it).
+
+    The path is :func:`~robota.core.urls.normalise_path`'s — dot segments resolved, their
+    ``%2e`` spellings included, in RFC 3986 normal form: exactly the path the URL permission
+    rules judge (S12) and the egress policy checks (S06), so a server that routes on the raw
+    path cannot be sent ``/admin/%2e%2e/public`` after a rule judged ``/public``. The query is
+    kept as written except that what a WHATWG client percent-encodes in it is (``"``, ``<``,
+    ``>``, ``'``, and anything outside printable ASCII); a ``?`` with nothing after it stays.
+    The result is printable ASCII. Misuse: sending the target as written (or letting an HTTP
+    library re-normalise it) after a check judged this one.
+    """
+    path, mark, query = target.partition("?")
+    return normalise_path(path) + mark + escape_target(query).translate(_QUERY_ENCODE)
 
 
 @final
@@ -22,8 +42,9 @@ class URLReading:
         host: The normalised host (:func:`~robota.core.urls.normalise_host`).
         port: The effective port: the URL's, or the scheme's default when it names none.
         path: The path in its normal form (:func:`~robota.core.urls.normalise_path`).
-        target: Path and query as they are sent (``/`` when empty; non-ASCII escaped, dot
-            segments as written, no fragment).
+        target: Path and query as written (``/`` when empty; non-ASCII escaped, dot
+            segments as written, no fragment) — what a client that does not normalise would
+            send; :attr:`request_target` is what a request is built from.
     """
 
     scheme: Literal["http", "https"]
@@ -31,6 +52,11 @@ class URLReading:
     port: int
     path: str
     target: str
+
+    @property
+    def request_target(self) -> str:
+        """The target a request sends: :attr:`path` and the query (:func:`normalise_target`)."""
+        return normalise_target(self.target)
 
 
 def read_split(parts: SplitURL) -> URLReading:
