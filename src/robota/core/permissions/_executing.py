@@ -233,7 +233,7 @@ def _git(argv: Sequence[Word]) -> Found:
     if wanted:
         table: Grammar | None = _GIT_EXTRA.get(subcommand) or git.subcommands.get(subcommand)
         sub = parse_args(table, rest, wanted=wanted)
-        if sub.maybe:
+        if sub.maybe & wanted:
             opaque = True  # a spelling that may abbreviate one of them
         for option in sub.options:
             if option.name in wanted:
@@ -299,7 +299,7 @@ _SORT_SPLIT_EXEC: Final = {
 def _by_options(table: Grammar, argv: Sequence[Word], wanted: frozenset[str]) -> Found:
     parsed = parse_args(table, argv[1:], wanted=wanted)
     scripts: list[str] = []
-    opaque = bool(parsed.maybe)
+    opaque = bool(parsed.maybe & wanted)
     for option in parsed.options:
         if option.name not in wanted:
             continue
