@@ -26,8 +26,9 @@ never read-only.
 The walk is split by concept. This module holds the entry point and the walker's statements
 and commands; :mod:`._shell_walk_state` the state it carries; :mod:`._shell_redirects` the
 redirections and here-documents; :mod:`._shell_simple` what a simple command runs through
-wrappers, options and nested scripts; :mod:`._shell_shape` the straight-line shape; and
-:mod:`._shell_syntax` the readings of text and tree that need no walk.
+wrappers, options, nested scripts and standard input; :mod:`._shell_shape` the straight-line
+shape; :mod:`._shell_braces` bash's reading of brace expansion; and :mod:`._shell_syntax` the
+readings of text and tree that need no walk.
 """
 
 from __future__ import annotations
