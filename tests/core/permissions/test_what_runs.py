@@ -93,6 +93,8 @@ def lists_removal(line: CommandLine) -> bool:
         "CVS_RSH='rm -rf x' cvs update",
         "RSYNC_CONNECT_PROG='rm -rf x' rsync rsync://h/m .",
         "npm_config_script_shell='rm -rf x' npm run build",
+        "NPM_CONFIG_SCRIPT_SHELL='rm -rf x' npm test",
+        "PIP_EDITOR='rm -rf x' pip config edit",
     ],
 )
 def test_s21_a_command_variable_is_read_wherever_it_is_set(command: str) -> None:

@@ -203,12 +203,14 @@ _COMMAND_VARIABLES: Final = _names(
     GIT_SSH_COMMAND GIT_SSH GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF
     GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS SUDO_EDITOR GIT_PROXY_COMMAND PAGER MANPAGER EDITOR
     VISUAL LESSOPEN LESSCLOSE BROWSER RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH SVN_SSH SVN_EDITOR
-    HGEDITOR SYSTEMD_PAGER SYSTEMD_EDITOR PSQL_PAGER PSQL_EDITOR GH_EDITOR GH_PAGER GH_BROWSER
-    TAR_OPTIONS npm_config_script_shell npm_config_shell npm_config_editor npm_config_browser
-    npm_config_git npm_config_viewer
+    HGEDITOR PIP_EDITOR SYSTEMD_PAGER SYSTEMD_EDITOR PSQL_PAGER PSQL_EDITOR GH_EDITOR GH_PAGER
+    GH_BROWSER TAR_OPTIONS
     """
 )
-_COMMAND_VARIABLES_FOLDED: Final = frozenset(n.lower() for n in _COMMAND_VARIABLES)
+_NPM_COMMAND_VARIABLES: Final = _names(
+    "npm_config_script_shell npm_config_shell npm_config_editor npm_config_browser"
+    " npm_config_git npm_config_viewer"
+)
 # Variables that make a program the analysis trusts — a data program (`git`, `curl`), a wrapper
 # (`ssh`), the shell, or every program (the dynamic loader) — load code or configuration the
 # line does not show: another home or configuration directory, another configuration file, a
@@ -234,7 +236,7 @@ def commands_in_variable(name: str, value: Word | None) -> Found:
     opaque.
     """
     name = name.rstrip("+")
-    if name in _COMMAND_VARIABLES or name.lower() in _COMMAND_VARIABLES_FOLDED:
+    if name in _COMMAND_VARIABLES or name.lower() in _NPM_COMMAND_VARIABLES:
         if value is None or not value.literal:
             return Found(opaque=True)  # a command known only at run time
         if not value.value.strip():
