@@ -422,6 +422,19 @@ def test_s21_what_runs_but_cannot_be_read_makes_every_deny_rule_ask(command: str
         "mkdir -p build/out && cp -r src build/out",
         "git commit -am 'remove rm usage'",
         "gh pr create --title 'Refactor'",
+        # Review 1 (issue 24): lines the readings of assignments, xargs, git and zip touch.
+        "export PATH=/opt/tool/bin:$PATH && pytest",
+        "export FOO=bar; make",
+        "git ls-files '*.py' | xargs grep -n TODO",
+        "find . -name '*.py' | xargs black",
+        "git clone https://github.com/example/repo.git",
+        "git config user.email dev@example.com",
+        "git grep -n foo",
+        "git lfs pull",
+        "zip -r out.zip dir",
+        "curl -s https://example.com/api",
+        "python3 <<'EOF'\nprint('hello')\nEOF",
+        "bash <<'EOF'\nset -e\nmake test\nEOF",
     ],
 )
 def test_s21_ordinary_commands_stay_allowed_beside_deny_rules(command: str) -> None:

@@ -267,6 +267,15 @@ def _reads(analysis: CommandLine, command: SimpleCommand, marker: str) -> bool:
         "timeout -- 5 cmdb x",
         "bash -c -- 'cmdb x'",
         "sh -c -x 'cmdb x'",
+        # Review 1 (issue 24): a script on standard input, what xargs runs, assignments.
+        "sh <<'EOF'\ncmdb x\nEOF\n",
+        "env sh -s <<EOF\ncmdc y\nEOF\n",
+        "timeout 5 sh <<< 'cmda z'",
+        "sh -c 'sh' <<'EOF'\ncmdb w\nEOF\n",
+        "echo cmdb x | xargs env",
+        "echo y | xargs env cmdb x",
+        "echo cmda | xargs -I{} sh -c '{} q'",
+        "echo q | xargs sh -c 'cmdc \"$@\"' _",
     ],
 )
 def test_s12_known_tricky_lines_agree_with_bash_and_dash(sandbox: pathlib.Path, line: str) -> None:

@@ -3,253 +3,45 @@
 A program that is otherwise data — ``git``, ``tar``, ``rsync``, ``zip``, ``sort``, ``split`` —
 can be told on its own command line to run another command: ``git -c core.fsmonitor='…'``, a
 ``git -c alias.x='!…'`` alias, ``git rebase --exec …``, ``tar --to-command=…``, ``rsync -e …``,
-``sort --compress-program=…``. So can a variable in front of a command: ``GIT_SSH_COMMAND='…'
-git fetch``, ``PAGER='…' man x``. :func:`commands_in_options` and :func:`commands_in_assignment`
-find these values so that the analysis reads them as the commands they are (deny rules and the
-catastrophic-removal check see them; the read-only classifier refuses them), and report as
-*opaque* what runs but cannot be read: a script file, a value known only at run time, a
-configuration key this table does not know to be data (S21: runs unless known not to).
+``sort --compress-program=…``, ``zip -TT …``. So can a variable, wherever the line sets it:
+``GIT_SSH_COMMAND='…' git fetch``, ``export PAGER='…'; man x``. :func:`commands_in_options` and
+:func:`commands_in_variable` find these values so that the analysis reads them as the commands
+they are (deny rules and the catastrophic-removal check see them; the read-only classifier
+refuses them), and report as *opaque* what runs but cannot be read: a script file, a value known
+only at run time, a configuration key this table does not know to be data (S21: runs unless
+known not to), a variable that makes a trusted program load code or configuration the line
+does not show. git's own reading is in :mod:`._executing_git`.
 
-Sources: git-config(1) (every key whose value git runs or loads, git 2.39–2.47), GNU tar 1.35,
-rsync 3.2, Info-ZIP zip 3.0, GNU coreutils 9 ``sort`` and ``split``, ssh_config(5) and scp(1)
-(OpenSSH 9), and the variables git(1),
-ssh(1), man(1), less(1) and ld.so(8) document.
+Sources: GNU tar 1.35, rsync 3.2, Info-ZIP zip 3.0 (its option table, ``zip -so``), GNU
+coreutils 9 ``sort`` and ``split``, ssh_config(5) and scp(1) (OpenSSH 9), and the variables
+git(1), ssh(1), man(1), less(1), sudo(8), npm-config(7), rsync(1), curl(1), zsh(1),
+iconv_open(3), config(5ssl) and ld.so(8) document.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Final, final
+from typing import Final
 
+from robota.core.permissions._executing_found import NOTHING, Found
+from robota.core.permissions._executing_git import git_config_found, git_found
 from robota.core.permissions._options import Grammar, grammar, parse_args
-from robota.core.permissions._programs import program_grammar
-from robota.core.permissions._shell_words import Word
+from robota.core.permissions._shell_words import Word, literal_word
 
-__all__ = ["Found", "commands_in_assignment", "commands_in_options"]
+__all__ = [
+    "Found",
+    "commands_in_assignment",
+    "commands_in_options",
+    "commands_in_variable",
+    "git_config_found",
+]
 
-
-@final
-@dataclass(frozen=True, slots=True)
-class Found:
-    """Commands one command's options or environment make it run.
-
-    Attributes:
-        scripts: Shell lines it runs (read as commands of the same line).
-        argvs: Argument vectors it runs as a command (``git bisect run make test``).
-        opaque: It runs something this reading cannot show.
-    """
-
-    scripts: tuple[str, ...] = ()
-    argvs: tuple[tuple[Word, ...], ...] = ()
-    opaque: bool = False
-
-
-_NOTHING: Final = Found()
+_NOTHING: Final = NOTHING
 
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
-
-
-def _keys(text: str) -> tuple[str, ...]:
-    # git configuration keys, lower-case; `*` stands for a subsection name (fnmatch syntax).
-    return tuple(text.split())
-
-
-# --------------------------------------------------------------------------- git configuration
-
-# Keys (lower-case; `*` is one subsection) whose value is a command line git runs. An alias or a
-# credential helper runs a shell line only when its value starts with `!`.
-_GIT_COMMAND_KEYS: Final = _keys(
-    """
-        core.fsmonitor core.pager core.editor core.sshcommand core.askpass core.gitproxy
-        core.alternaterefscommand diff.external diff.*.command diff.*.textconv filter.*.clean
-        filter.*.smudge filter.*.process merge.*.driver gpg.program gpg.*.program
-        sequence.editor pager.* interactive.difffilter uploadpack.packobjectshook
-        remote.*.uploadpack remote.*.receivepack sendemail.smtpserver sendemail.tocmd
-        sendemail.cccmd sendemail.headercmd difftool.*.cmd difftool.*.path mergetool.*.cmd
-        mergetool.*.path browser.*.cmd browser.*.path man.*.cmd man.*.path web.browser
-        credential.helper credential.*.helper alias.*
-    """
-)
-# Keys that load or enable something else to run (another configuration file, hooks from a
-# directory, a transport that runs a command, signature checks through gpg.program).
-_GIT_LOADING_KEYS: Final = _keys(
-    """
-        include.path includeif.*.path core.hookspath protocol.* protocol.*.allow
-        log.showsignature commit.gpgsign tag.gpgsign tag.forcesignannotated push.gpgsign
-    """
-)
-# Sections and keys known to be data: names, colours, behaviour switches that run nothing.
-_GIT_DATA_KEYS: Final = _keys(
-    """
-        user.* author.* committer.* color.* color.*.* column.* advice.* init.* core.quotepath
-        core.autocrlf core.eol core.filemode core.ignorecase core.longpaths core.safecrlf
-        core.symlinks core.abbrev core.compression core.bigfilethreshold core.precomposeunicode
-        core.excludesfile core.attributesfile core.commentchar core.commentstring
-        core.untrackedcache core.preloadindex core.checkstat core.trustctime core.whitespace
-        pull.rebase pull.ff pull.twohead pull.octopus push.default push.autosetupremote
-        push.followtags fetch.prune fetch.prunetags fetch.parallel fetch.writecommitgraph
-        merge.conflictstyle merge.ff merge.log merge.renames merge.stat merge.tool diff.tool
-        rebase.autosquash rebase.autostash rebase.updaterefs rebase.stat diff.renames
-        diff.algorithm diff.noprefix diff.mnemonicprefix diff.context diff.colormoved
-        diff.submodule diff.relative diff.indentheuristic status.* branch.* branch.*.* tag.sort
-        versionsort.* grep.* format.pretty format.numbered log.date log.decorate log.abbrevcommit
-        log.follow log.mailmap log.graphcolors safe.directory http.* http.*.* https.* gc.*
-        maintenance.* feature.* index.* pack.* transfer.fsckobjects fetch.fsckobjects
-        receive.fsckobjects submodule.recurse submodule.fetchjobs checkout.defaultremote
-        checkout.workers help.format blame.* am.* apply.* commit.verbose commit.cleanup
-        commit.status rerere.enabled rerere.autoupdate remote.*.url remote.*.pushurl
-        remote.*.fetch remote.*.push remote.*.tagopt remote.*.prune remote.*.mirror
-        url.*.insteadof url.*.pushinsteadof init.defaultbranch
-    """
-)
-
-_GIT_SUBCOMMAND_EXEC: Final = {
-    # subcommand -> canonical options whose value is a shell line
-    "rebase": frozenset({"--exec"}),
-    "push": frozenset({"--receive-pack"}),
-    "fetch": frozenset({"--upload-pack"}),
-    "pull": frozenset({"--upload-pack"}),
-    "clone": frozenset({"--upload-pack"}),
-    "ls-remote": frozenset({"--upload-pack"}),
-    "archive": frozenset({"--exec"}),
-    "difftool": frozenset({"--extcmd"}),
-    "filter-branch": frozenset(
-        {
-            "--env-filter",
-            "--tree-filter",
-            "--index-filter",
-            "--parent-filter",
-            "--msg-filter",
-            "--commit-filter",
-            "--tag-name-filter",
-        }
-    ),
-    "send-email": frozenset({"--to-cmd", "--cc-cmd", "--header-cmd", "--smtp-server"}),
-}
-# Subcommands without a table of their own in _programs: enough of one to find those options.
-_GIT_EXTRA: Final = {
-    "ls-remote": grammar(
-        "--upload-pack|--exec= -h|--heads -b|--branches -t|--tags --refs -q|--quiet"
-        " --get-url --sort= --symref -o|--server-option="
-    ),
-    "archive": grammar(
-        "--exec= --remote= --format= -l|--list -v|--verbose --prefix= -o|--output= --add-file="
-        " --add-virtual-file= --worktree-attributes --mtime="
-    ),
-    "difftool": grammar(
-        "-x|--extcmd= -t|--tool= -y|--no-prompt --prompt -d|--dir-diff -g|--gui --no-gui"
-        " --tool-help --symlinks --no-symlinks --trust-exit-code --no-trust-exit-code"
-    ),
-    "filter-branch": grammar(
-        "--env-filter= --tree-filter= --index-filter= --parent-filter= --msg-filter="
-        " --commit-filter= --tag-name-filter= --subdirectory-filter= --prune-empty --original="
-        " -d= -f|--force --state-branch= --setup=",
-        abbreviations=False,
-    ),
-    "send-email": grammar("--to-cmd= --cc-cmd= --header-cmd= --smtp-server="),
-}
-
-
-def _git_key(assignment: str) -> tuple[str, str | None]:
-    key, equals, value = assignment.partition("=")
-    return key.strip().lower(), (value if equals else None)
-
-
-def _any(patterns: Sequence[str], key: str) -> bool:
-    return any(fnmatch.fnmatchcase(key, p) for p in patterns)
-
-
-def git_config_found(assignment: Word) -> Found:
-    """What a ``-c key=value`` (or ``clone --config``) makes git run."""
-    if not assignment.literal:
-        return Found(opaque=True)  # a key or value known only at run time
-    key, value = _git_key(assignment.value)
-    if _any(_GIT_COMMAND_KEYS, key):
-        if value is None:
-            return _NOTHING  # `-c key` alone sets it to true: no command
-        if key.startswith(("alias.", "credential.")):
-            # S21: only a `!` value is a shell line; otherwise an alias names git commands (the
-            # subcommand then stands for something else, which the matcher treats as uncertain).
-            return Found(scripts=(value[1:],)) if value.startswith("!") else _NOTHING
-        if key == "core.fsmonitor" and value.lower() in ("true", "false", "yes", "no", "1", "0"):
-            return _NOTHING
-        return Found(scripts=(value,))
-    if _any(_GIT_LOADING_KEYS, key):
-        return Found(opaque=True)
-    if _any(_GIT_DATA_KEYS, key):
-        return _NOTHING
-    return Found(opaque=True)  # S21: a key not known to be data may run something
-
-
-def _git(argv: Sequence[Word]) -> Found:
-    git = program_grammar("git")
-    assert git is not None
-    parsed = parse_args(git, argv[1:])
-    scripts: list[str] = []
-    argvs: list[tuple[Word, ...]] = []
-    opaque = False
-
-    def add(found: Found) -> None:
-        nonlocal opaque
-        scripts.extend(found.scripts)
-        argvs.extend(found.argvs)
-        opaque = opaque or found.opaque
-
-    for option in parsed.options:
-        if option.name == "-c" and option.value is not None:
-            add(git_config_found(option.value))
-        elif option.name == "--config-env":
-            value = option.value
-            key = _git_key(value.value)[0] if value is not None and value.literal else ""
-            if not key or not _any(_GIT_DATA_KEYS, key):
-                opaque = True  # the value comes from the environment
-        elif option.name == "--exec-path" and option.value is not None:
-            opaque = True  # git's own commands are run from there
-    if not parsed.operands or not parsed.operands[0].literal:
-        return Found(tuple(scripts), tuple(argvs), opaque)
-    subcommand = parsed.operands[0].value
-    rest = argv[parsed.positions[0] + 2 :]  # the words after the subcommand
-    if subcommand == "bisect":
-        if rest and rest[0].literal and rest[0].value == "run" and len(rest) > 1:
-            argvs.append(tuple(rest[1:]))
-    elif subcommand == "submodule":
-        words = list(rest)
-        while words and words[0].literal and words[0].value.startswith("-"):
-            words = words[1:]
-        if words and words[0].literal and words[0].value == "foreach":
-            tail = [w for w in words[1:] if not (w.literal and w.value.startswith("-"))]
-            if tail:
-                text = _joined(tail)
-                if text is None:
-                    opaque = True
-                else:
-                    scripts.append(text)
-    wanted = _GIT_SUBCOMMAND_EXEC.get(subcommand)
-    if wanted:
-        table: Grammar | None = _GIT_EXTRA.get(subcommand) or git.subcommands.get(subcommand)
-        sub = parse_args(table, rest, wanted=wanted)
-        if sub.maybe:
-            opaque = True  # a spelling that may abbreviate one of them
-        for option in sub.options:
-            if option.name in wanted:
-                if option.value is None or not option.value.literal:
-                    opaque = True
-                else:
-                    scripts.append(option.value.value)
-            elif subcommand == "clone" and option.name == "--config" and option.value is not None:
-                add(git_config_found(option.value))
-    return Found(tuple(scripts), tuple(argvs), opaque)
-
-
-def _joined(words: Sequence[Word]) -> str | None:
-    if not all(w.literal for w in words):
-        return None
-    return " ".join(w.value for w in words)
 
 
 # --------------------------------------------------------------------------- other programs
@@ -290,6 +82,29 @@ _RSYNC: Final = grammar(
     abbreviations=False,
 )
 _RSYNC_EXEC: Final = frozenset({"--rsh", "--rsync-path"})
+# zip 3.0: short options may be several letters (`-TT`, `-db`), the longest fits; a value may be
+# glued, after `=`, or the next word; long options may be abbreviated. (`-i` and `-x` take a
+# list of the words that follow, which are read here as operands.)
+_ZIP: Final = grammar(
+    "-0 -1 -2 -3 -4 -5 -6 -7 -8 -9 -A|--adjust-sfx -AC|--archive-clear -AS|--archive-set"
+    " -b|--temp-path= -c|--entry-comments -d|--delete -db|--display-bytes"
+    " -dc|--display-counts -dd|--display-dots -dg|--display-globaldots -ds|--dot-size="
+    " -du|--display-usize -dv|--display-volume -D|--no-dir-entries -DF|--difference-archive"
+    " -e|--encrypt -F|--fix -FF|--fixfix -FI|--fifo -FS|--filesync -f|--freshen -g|--grow"
+    " -h|--help -h2|--more-help -i|--include -ic|--ignore-case -j|--junk-paths -J|--junk-sfx"
+    " -k|--DOS-names -l|--to-crlf -L|--license -la|--log-append -lf|--logfile-path="
+    " -li|--log-info -ll|--from-crlf -m|--move -MM|--must-match -n|--suffixes= -nw|--no-wild"
+    " -o|--latest-time -O|--output-file= -p|--paths -P|--password= -q|--quiet"
+    " -r|--recurse-paths -R|--recurse-patterns -RE|--regex -s|--split-size= -sb|--split-bell"
+    " -sc|--show-command -sd|--show-debug -sf|--show-files -so|--show-options"
+    " -sp|--split-pause -su|--show-unicode -sU|--show-just-unicode -sv|--split-verbose"
+    " -S|--system-hidden -t|--from-date= -tt|--before-date= -T|--test -TT|--unzip-command="
+    " -u|--update -U|--copy-entries -UN|--unicode= -v|--verbose -V|--VMS-portable"
+    " -w|--VMS-versions -ws|--wild-stop-dirs -x|--exclude -X|--no-extra -y|--symlinks"
+    " -z|--archive-comment -Z|--compression-method= -@|--names-stdin",
+    multi_letter=True,
+    short_equals=True,
+)
 _SORT_SPLIT_EXEC: Final = {
     "sort": (grammar("--compress-program= --check=? --key|-k= -t= -o="), "--compress-program"),
     "split": (grammar("--filter= -a= -b= -C= -d -l= -n= -t= -x -e -u"), "--filter"),
@@ -299,7 +114,7 @@ _SORT_SPLIT_EXEC: Final = {
 def _by_options(table: Grammar, argv: Sequence[Word], wanted: frozenset[str]) -> Found:
     parsed = parse_args(table, argv[1:], wanted=wanted)
     scripts: list[str] = []
-    opaque = bool(parsed.maybe)
+    opaque = bool(parsed.maybe & wanted)
     for option in parsed.options:
         if option.name not in wanted:
             continue
@@ -356,7 +171,7 @@ def _ssh(name: str, argv: Sequence[Word]) -> Found:
 def commands_in_options(name: str, argv: Sequence[Word]) -> Found:
     """The commands ``argv`` (a command named ``name``) runs through its options."""
     if name == "git":
-        return _git(argv)
+        return git_found(argv)
     if name in ("ssh", "scp", "sftp"):
         return _ssh(name, argv)
     if name == "tar":
@@ -372,16 +187,7 @@ def commands_in_options(name: str, argv: Sequence[Word]) -> Found:
     if name == "rsync":
         return _by_options(_RSYNC, argv, _RSYNC_EXEC)
     if name == "zip":
-        for index, word in enumerate(argv[1:], start=1):
-            text = word.value if word.literal else ""
-            if text == "-TT" or text.startswith("--unzip-command"):
-                if "=" in text:
-                    return Found(scripts=(text.split("=", 1)[1],))
-                following = argv[index + 1] if index + 1 < len(argv) else None
-                if following is None or not following.literal:
-                    return Found(opaque=True)
-                return Found(scripts=(following.value,))
-        return _NOTHING
+        return _by_options(_ZIP, argv, frozenset({"--unzip-command"}))
     spec = _SORT_SPLIT_EXEC.get(name)
     if spec is not None:
         return _by_options(spec[0], argv, frozenset({spec[1]}))
@@ -390,39 +196,68 @@ def commands_in_options(name: str, argv: Sequence[Word]) -> Found:
 
 # --------------------------------------------------------------------------- the environment
 
+# Variables whose value is a command line a program runs (through the shell, or as a program
+# with arguments). npm reads its `npm_config_*` variables in any case.
 _COMMAND_VARIABLES: Final = _names(
     """
     GIT_SSH_COMMAND GIT_SSH GIT_PAGER GIT_EDITOR GIT_SEQUENCE_EDITOR GIT_EXTERNAL_DIFF
-    GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS GIT_PROXY_COMMAND PAGER MANPAGER EDITOR VISUAL
-    LESSOPEN LESSCLOSE BROWSER RSYNC_RSH SYSTEMD_PAGER PSQL_PAGER TAR_OPTIONS
+    GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS SUDO_EDITOR GIT_PROXY_COMMAND PAGER MANPAGER EDITOR
+    VISUAL LESSOPEN LESSCLOSE BROWSER RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH SVN_SSH SVN_EDITOR
+    HGEDITOR PIP_EDITOR SYSTEMD_PAGER SYSTEMD_EDITOR PSQL_PAGER PSQL_EDITOR GH_EDITOR GH_PAGER
+    GH_BROWSER TAR_OPTIONS
     """
 )
-# Variables that make a program load code or configuration that is not in the line.
-_LOADER_VARIABLES: Final = re.compile(
-    r"^(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_\w+|GIT_CONFIG\w*|GIT_EXEC_PATH|GIT_DIR"
-    r"|GIT_WORK_TREE|GIT_TEMPLATE_DIR|GIT_ALTERNATE_OBJECT_DIRECTORIES|NODE_OPTIONS|PERL5OPT"
-    r"|PERL5LIB|RUBYOPT|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS"
-    r"|BASH_ENV|ENV)$"
+_NPM_COMMAND_VARIABLES: Final = _names(
+    "npm_config_script_shell npm_config_shell npm_config_editor npm_config_browser"
+    " npm_config_git npm_config_viewer"
 )
+# Variables that make a program the analysis trusts — a data program (`git`, `curl`), a wrapper
+# (`ssh`), the shell, or every program (the dynamic loader) — load code or configuration the
+# line does not show: another home or configuration directory, another configuration file, a
+# preloaded library, options that may carry code. (An interpreter's search path — PYTHONPATH,
+# PERL5LIB, RUBYLIB — is not one: the interpreter already runs files the line does not show.)
+_LOADER_VARIABLES: Final = re.compile(
+    r"(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_\w+|GCONV_PATH|OPENSSL_CONF|OPENSSL_ENGINES"
+    r"|HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|CURL_HOME|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH"
+    r"|GIT_TEMPLATE_DIR|GIT_ALTERNATE_OBJECT_DIRECTORIES|NODE_OPTIONS|PERL5OPT|RUBYOPT"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|BASH_ENV|ENV"
+    r"|(?i:npm_config_(?:userconfig|globalconfig|node_options|onload_script)))"
+)
+
+
+def commands_in_variable(name: str, value: Word | None) -> Found:
+    """What setting the variable ``name`` to ``value`` makes the commands of the line run.
+
+    The same reading wherever the line sets it: in front of a command, alone (``x=1;``), as an
+    argument of ``export``, ``declare``, ``local``, ``readonly``, ``env`` or ``sudo``, as a loop
+    variable or by ``read``. Every such assignment counts, exported or not (``set -a`` exports
+    them all, and the variable may already be exported). ``value`` is ``None`` when the line
+    does not show it (``read NAME``, ``for NAME in …``): a command variable or a loader is then
+    opaque.
+    """
+    name = name.rstrip("+")
+    if name in _COMMAND_VARIABLES or name.lower() in _NPM_COMMAND_VARIABLES:
+        if value is None or not value.literal:
+            return Found(opaque=True)  # a command known only at run time
+        if not value.value.strip():
+            return _NOTHING
+        if name == "TAR_OPTIONS":
+            return Found(opaque=True)  # options tar reads as if written: not read here
+        return Found(scripts=(value.value,))
+    if _LOADER_VARIABLES.fullmatch(name):
+        return Found(opaque=True)
+    return _NOTHING
 
 
 def commands_in_assignment(assignment: str) -> Found:
     """What a ``NAME=value`` written in front of a command makes that command run.
 
-    The value is as written (quotes included); only a plain value is read as a shell line.
+    The value is as written (quotes included); only a plain value is known. Prefer
+    :func:`commands_in_variable` with the value as a :class:`Word`.
     """
     name, _, raw = assignment.partition("=")
-    name = name.rstrip("+")
-    if name in _COMMAND_VARIABLES:
-        value = _plain_value(raw)
-        if value is None:
-            return Found(opaque=True)
-        if name == "TAR_OPTIONS":
-            return Found(opaque=True) if value.strip() else _NOTHING
-        return Found(scripts=(value,)) if value.strip() else _NOTHING
-    if _LOADER_VARIABLES.match(name):
-        return Found(opaque=True)
-    return _NOTHING
+    value = _plain_value(raw)
+    return commands_in_variable(name, literal_word(value) if value is not None else None)
 
 
 def _plain_value(raw: str) -> str | None:

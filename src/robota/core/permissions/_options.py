@@ -15,6 +15,15 @@ option table — into canonical options and operands, and compared in that readi
   is "maybe", never "no".
 * **Subcommands** switch the table (``git reset --hard``: ``--hard`` is read by ``reset``'s).
   A subcommand the table does not know may be an alias, so what stands there is uncertain.
+* **Aliases** a program defines itself read as the words they stand for: ``docker rmi`` is
+  ``docker image rm``, ``terraform destroy`` is ``terraform apply -destroy``, so a rule written
+  either way reads a command written either way alike.
+* **Kinds of object** (``kubectl delete po x``): every spelling of a kind — short name, plural,
+  ``kind.group``, ``kind/name`` — reads as one canonical name.
+* **Operands that imply an option** (``git push origin +main`` forces) are read by the word's
+  fixed literal prefix, so ``+$BRANCH`` forces too, and ``$BRANCH`` may.
+* **Options read from a file** (``curl -K file``) leave the reading unsure: what the file adds
+  is not in the line.
 * A program without a table is read generically: every option is unknown, so a wanted option
   that is missing while any other option is present is "maybe" (the other one may be a synonym or
   an abbreviation), and an option may take the next word as its value.
@@ -25,11 +34,12 @@ Whatever this reading cannot settle is reported as *unsure*; the matcher turns t
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, TypeAlias, final
 
-from robota.core.permissions._shell_words import Word, glob_match, literal_word
+from robota.core.permissions._shell_words import Word, glob_has_magic, literal_word
 
 __all__ = [
     "Arity",
@@ -63,8 +73,22 @@ class Grammar:
         known_subcommands: Further subcommand names that exist but have no table of their own:
             they are read with the generic reading, and are not taken for aliases.
         implied: Operand globs that stand for an option (``git push origin +main`` forces).
+            Each glob is a literal head and a trailing ``*``; a word only partly known is read
+            by its fixed literal prefix.
         also: Canonical options one spelling adds to its own (``git branch -D`` is ``--delete
             --force``).
+        multi_letter: Short spellings may be several letters (zip's ``-TT``, ``-db``); at each
+            place in a cluster the longest spelling that fits is read.
+        short_equals: A short option's glued value may be written after ``=``, which is not part
+            of the value (zip's ``-TT=cmd``).
+        aliases: Subcommand names that stand for other words (``rmi`` → ``image rm``): the reading
+            goes on with those words in its place, so both spellings read alike.
+        kinds: The first operand names a kind of object (``kubectl delete po x``): every spelling
+            (lower-cased) to the canonical one. ``kind/name`` reads as the kind and the name,
+            ``kind.group`` as the kind, a list (``po,svc``) or names of several kinds as
+            uncertain; a kind the table does not name is kept as written.
+        option_files: Canonical options whose value is a file that adds options or names the
+            objects (``curl -K``, ``kubectl delete -f``): the reading is unsure.
     """
 
     short: Mapping[str, tuple[str, Arity]] = field(default_factory=dict)
@@ -77,6 +101,11 @@ class Grammar:
     known_subcommands: frozenset[str] = frozenset()
     implied: tuple[tuple[str, str], ...] = ()
     also: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    multi_letter: bool = False
+    short_equals: bool = False
+    aliases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    option_files: frozenset[str] = frozenset()
 
 
 def grammar(
@@ -89,6 +118,11 @@ def grammar(
     subcommands: Mapping[str, Grammar] | None = None,
     known_subcommands: str = "",
     implied: tuple[tuple[str, str], ...] = (),
+    multi_letter: bool = False,
+    short_equals: bool = False,
+    aliases: Mapping[str, str] | None = None,
+    kinds: str = "",
+    option_files: str = "",
 ) -> Grammar:
     """A :class:`Grammar` from a compact spec.
 
@@ -98,10 +132,19 @@ def grammar(
     that a spelling stands for several options at once::
 
         grammar("-r|-R|--recursive -f|--force -i --interactive=? --preserve-root=?")
+
+    ``aliases`` maps a subcommand name to the words it stands for (``{"rmi": "image rm"}``);
+    ``kinds`` lists the spellings of each kind of object, canonical first, one kind per line
+    (``"pod pods po"``); ``option_files`` names the options whose value is a file of further
+    options (any spelling of them).
     """
     short: dict[str, tuple[str, Arity]] = {}
     long: dict[str, tuple[str, Arity]] = {}
     also: dict[str, tuple[str, ...]] = {}
+    for glob, _ in implied:
+        head, star, tail = glob.partition("*")
+        if not star or tail or glob_has_magic(head):
+            raise ValueError(f"implied glob {glob!r}: a literal head and a trailing '*'")
     for entry in spec.split():
         if "=|" in entry or entry.startswith("|") or entry.endswith("|"):
             raise ValueError(f"grammar entry {entry!r}: a value suffix goes after the last synonym")
@@ -136,6 +179,15 @@ def grammar(
         known_subcommands=frozenset(known_subcommands.split()),
         implied=implied,
         also=also,
+        multi_letter=multi_letter,
+        short_equals=short_equals,
+        aliases={name: tuple(words.split()) for name, words in (aliases or {}).items()},
+        kinds={
+            spelling.lower(): line.split()[0]
+            for line in kinds.strip().splitlines()
+            for spelling in line.split()
+        },
+        option_files=frozenset((long | short)[name][0] for name in option_files.split()),
     )
 
 
@@ -165,11 +217,14 @@ class ParsedArgs:
         operands: The operands, in order (a subcommand's name included).
         settled: Per operand: nothing before it can change where it stands.
         unsure: Something may be an option this reading did not see (an unknown option, a word
-            only known at run time, a prefix that may abbreviate another option).
-        maybe: Canonical names of wanted options that an unresolved spelling may stand for.
+            only known at run time, a prefix that may abbreviate another option, a file of
+            options or objects named by :attr:`Grammar.option_files`).
+        maybe: Canonical names of wanted options that an unresolved spelling may stand for, and
+            of implied options an operand only partly known may imply.
         uncertain: Operand positions whose meaning is uncertain (a subcommand that may be an
-            alias).
-        positions: Per operand, its index in the words read.
+            alias, a list of kinds of object).
+        positions: Per operand, its index in the words read (an alias's words, and the two
+            operands ``kind/name`` reads as, have the index of the word they were read from).
         plain: Per operand: no option and no word that may become one stands before it — what
             "settled" means to a reader that knows no grammar. A deny rule concludes "no match"
             from an operand only when it is settled in both readings, so knowing a program
@@ -217,24 +272,32 @@ def _word_count_fixed(word: Word) -> bool:
 
 def _resolve_long(
     g: Grammar, name: str, wanted: frozenset[str]
-) -> tuple[tuple[str, Arity] | None, frozenset[str]]:
-    """The table entry ``name`` spells, and the wanted names it may abbreviate when unresolved."""
+) -> tuple[tuple[str, Arity] | None, frozenset[str], tuple[str, ...]]:
+    """The table entry ``name`` spells, and what else it stands for.
+
+    Returns the entry, the wanted names it may abbreviate when unresolved, and the full
+    spellings it stands for (whose :attr:`Grammar.also` apply).
+    """
     entry = g.long.get(name)
     if entry is None and g.single_dash_long and name.startswith("--"):
         entry = g.long.get(name[1:])  # Go's flag package reads `--name` as `-name`
+        if entry is not None:
+            return entry, frozenset(), (name[1:],)
     if entry is not None:
-        return entry, frozenset()
+        return entry, frozenset(), (name,)
     dashes = 2 if name.startswith("--") else 1
     if len(name) <= dashes:
-        return None, frozenset()
+        return None, frozenset(), ()
     wanted_hits = frozenset(w for w in wanted if w.startswith(name) and w != name)
     if not g.abbreviations:
-        return None, wanted_hits  # an unknown spelling; a prefix of a wanted one stays "maybe"
-    candidates = {entry for spelling, entry in g.long.items() if spelling.startswith(name)}
-    canonical = {c for c, _ in candidates}
+        return None, wanted_hits, ()  # an unknown spelling; a prefix of a wanted one is "maybe"
+    candidates = {
+        spelling: entry for spelling, entry in g.long.items() if spelling.startswith(name)
+    }
+    canonical = {c for c, _ in candidates.values()}
     if len(canonical) == 1 and not (wanted_hits - canonical):
-        return next(iter(candidates)), frozenset()
-    return None, wanted_hits or frozenset(canonical & wanted)
+        return next(iter(candidates.values())), frozenset(), tuple(candidates)
+    return None, wanted_hits or frozenset(canonical & wanted), ()
 
 
 def parse_args(
@@ -251,112 +314,239 @@ def parse_args(
         wanted: Canonical long names a rule asks for: a spelling that may abbreviate one of
             them is reported in :attr:`ParsedArgs.maybe` rather than as another option.
     """
-    g = program or _GENERIC
-    generic = program is None
-    options: list[Option] = []
-    operands: list[Word] = []
-    settled: list[bool] = []
-    positions: list[int] = []
-    plain: list[bool] = []
-    bare = True  # no option-like word so far
-    maybe: set[str] = set()
-    uncertain: set[int] = set()
-    unsure = False
-    steady = True  # nothing so far can move where the next operand stands
-    ended = False
-    choosing = bool(g.subcommands)  # the next operand selects a subcommand
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if not word.literal:
-            if not ended and may_be_option(word):
-                unsure = True
-            operands.append(word)
-            settled.append(False)
-            positions.append(index - 1)
-            plain.append(False)
-            steady = False if not _word_count_fixed(word) or may_be_option(word) else steady
-            bare = bare and _word_count_fixed(word) and not may_be_option(word)
-            continue
+    return _Reading(program, words, wanted).run()
+
+
+class _Reading:
+    """One pass of :func:`parse_args` over a command's words."""
+
+    def __init__(self, program: Grammar | None, words: Sequence[Word], wanted: frozenset[str]):
+        self.g = program or _GENERIC
+        self.generic = program is None
+        self.wanted = wanted
+        # (word, its index in `words`, read from an alias rather than written)
+        self.queue: deque[tuple[Word, int, bool]] = deque(
+            (word, index, False) for index, word in enumerate(words)
+        )
+        self.options: list[Option] = []
+        self.operands: list[Word] = []
+        self.settled: list[bool] = []
+        self.positions: list[int] = []
+        self.plain: list[bool] = []
+        self.maybe: set[str] = set()
+        self.uncertain: set[int] = set()
+        self.unsure = False
+        self.bare = True  # no option-like word so far
+        self.steady = True  # nothing so far can move where the next operand stands
+        self.ended = False
+        self.choosing = bool(self.g.subcommands)  # the next operand selects a subcommand
+        self.kind_at: int | None = None  # the operand that names a kind of object
+        self.kind_expected = False
+        self.other_kinds: set[str] = set()  # kinds named by later `kind/name` operands
+        self.after_kind_unknown = False  # a word only known at run time after the kind
+
+    def next_value(self) -> Word | None:
+        if not self.queue:
+            return None
+        return self.queue.popleft()[0]
+
+    def add_operand(self, word: Word, position: int, *, steady: bool) -> None:
+        self.operands.append(word)
+        self.settled.append(steady)
+        self.positions.append(position)
+        self.plain.append(self.bare)
+
+    def run(self) -> ParsedArgs:
+        while self.queue:
+            word, position, synthetic = self.queue.popleft()
+            if not word.literal:
+                self.dynamic(word, position)
+            elif not self.ended and word.value == "--":
+                self.ended = True
+            elif self.ended or word.value == "-" or not word.value.startswith("-"):
+                self.operand(word, position)
+            else:
+                if not synthetic:
+                    self.bare = False
+                self.option(word)
+        self.implied()
+        if self.kind_at is not None and (
+            self.other_kinds - {self.operands[self.kind_at].value} or self.after_kind_unknown
+        ):
+            self.uncertain.add(self.kind_at)  # several kinds, or names only known at run time
+        return ParsedArgs(
+            tuple(self.options),
+            tuple(self.operands),
+            tuple(self.settled),
+            unsure=self.unsure,
+            maybe=frozenset(self.maybe),
+            uncertain=frozenset(self.uncertain),
+            positions=tuple(self.positions),
+            plain=tuple(self.plain),
+        )
+
+    def dynamic(self, word: Word, position: int) -> None:
+        if not self.ended and may_be_option(word):
+            self.unsure = True
+        self.kind_expected = False
+        if self.kind_at is not None:
+            self.after_kind_unknown = True
+        self.operands.append(word)
+        self.settled.append(False)
+        self.positions.append(position)
+        self.plain.append(False)
+        if not _word_count_fixed(word) or may_be_option(word):
+            self.steady = False
+        self.bare = self.bare and _word_count_fixed(word) and not may_be_option(word)
+
+    def operand(self, word: Word, position: int) -> None:
+        g = self.g
         text = word.value
-        if not ended and text == "--":
-            ended = True
-            continue
-        if ended or text == "-" or not text.startswith("-"):
-            if choosing:
-                sub = g.subcommands.get(text)
-                if sub is None and text not in g.known_subcommands:
-                    uncertain.add(len(operands))  # an alias may stand for anything
-                g, generic = (sub, False) if sub is not None else (_GENERIC, True)
-                choosing = bool(g.subcommands)
-            elif not g.permute:
-                ended = True
-            operands.append(word)
-            settled.append(steady)
-            positions.append(index - 1)
-            plain.append(bare)
-            continue
-        bare = False
+        if self.choosing:
+            alias = g.aliases.get(text)
+            if alias is not None:
+                # The words it stands for are read in its place (`rmi` → `image rm`).
+                self.queue.extendleft((literal_word(w), position, True) for w in reversed(alias))
+                return
+            sub = g.subcommands.get(text)
+            if sub is None and text not in g.known_subcommands:
+                self.uncertain.add(len(self.operands))  # an alias may stand for anything
+            self.g, self.generic = (sub, False) if sub is not None else (_GENERIC, True)
+            self.choosing = bool(self.g.subcommands)
+            self.kind_expected = bool(self.g.kinds)
+            self.add_operand(word, position, steady=self.steady)
+            return
+        if not g.permute:
+            self.ended = True
+        if self.kind_expected:
+            self.kind_expected = False
+            self.kind(word, position)
+            return
+        if self.kind_at is not None and "/" in text:
+            self.other_kinds.add(_kind(g, text.partition("/")[0]))
+        self.add_operand(word, position, steady=self.steady)
+
+    def kind(self, word: Word, position: int) -> None:
+        """S12: the operand that names a kind of object, in its canonical spelling."""
+        text = word.value
+        self.kind_at = len(self.operands)
+        if "," in text:
+            self.uncertain.add(self.kind_at)  # `po,svc`: several kinds at once
+            self.add_operand(word, position, steady=self.steady)
+            return
+        kind, slash, name = text.partition("/")
+        self.add_operand(literal_word(_kind(self.g, kind)), position, steady=self.steady)
+        if slash:
+            self.add_operand(literal_word(name), position, steady=self.steady)
+
+    def option(self, word: Word) -> None:
+        g = self.g
+        text = word.value
         if g.numeric and text[1:].isdigit():
-            options.append(Option(text[:1] + "N", word))
-            continue
-        long_form = text.startswith("--") or g.single_dash_long
-        if long_form:
-            name, equals, glued = text.partition("=")
-            entry, hits = _resolve_long(g, name, wanted)
-            if entry is None:
-                maybe.update(hits)
-                unsure = True
-                options.append(Option(name, _glued(glued) if equals else None, known=False))
-                if generic and not equals:
-                    steady = False  # it may take the next word
-                continue
-            canonical, arity = entry
-            value: Word | None = _glued(glued) if equals else None
-            if arity == "value" and not equals and index < len(words):
-                value = words[index]
-                index += 1
-            options.append(Option(canonical, value))
-            options.extend(Option(extra) for extra in g.also.get(name, ()))
-            continue
-        letters = text[1:]
-        for position, letter in enumerate(letters):
-            spelled = "-" + letter
+            self.options.append(Option(text[:1] + "N", word))
+            return
+        if text.startswith("--") or g.single_dash_long:
+            self.long_option(text)
+        else:
+            self.short_options(text[1:])
+
+    def add_option(self, canonical: str, value: Word | None, extras: Sequence[str]) -> None:
+        self.options.append(Option(canonical, value))
+        self.options.extend(Option(extra) for extra in extras)
+        if canonical in self.g.option_files:
+            self.unsure = True  # S12: further options (or the objects) are in a file
+
+    def long_option(self, text: str) -> None:
+        g = self.g
+        name, equals, glued = text.partition("=")
+        entry, hits, spellings = _resolve_long(g, name, self.wanted)
+        if entry is None:
+            self.maybe.update(hits)
+            self.unsure = True
+            self.options.append(Option(name, _glued(glued) if equals else None, known=False))
+            if self.generic and not equals:
+                self.steady = False  # it may take the next word
+            return
+        canonical, arity = entry
+        value: Word | None = _glued(glued) if equals else None
+        if arity == "value" and not equals:
+            value = self.next_value()
+        extras = [extra for spelling in spellings for extra in g.also.get(spelling, ())]
+        self.add_option(canonical, value, list(dict.fromkeys(extras)))
+
+    def short_options(self, letters: str) -> None:
+        g = self.g
+        position = 0
+        while position < len(letters):
+            spelled = _short_spelling(g, letters, position)
             entry = g.short.get(spelled)
             if entry is None:
-                unsure = True
-                options.append(Option(spelled, known=False))
-                if generic and position == len(letters) - 1:
-                    steady = False  # it may take the next word
+                self.unsure = True
+                self.options.append(Option(spelled, known=False))
+                if self.generic and position == len(letters) - 1:
+                    self.steady = False  # it may take the next word
+                position += 1
                 continue
+            position += len(spelled) - 1
             canonical, arity = entry
-            rest = letters[position + 1 :]
+            rest = letters[position:]
             if arity == "flag":
-                options.append(Option(canonical))
-                options.extend(Option(extra) for extra in g.also.get(spelled, ()))
+                self.add_option(canonical, None, g.also.get(spelled, ()))
                 continue
+            if g.short_equals and rest.startswith("="):
+                rest = rest[1:]
             if rest:
-                options.append(Option(canonical, _glued(rest)))
-            elif arity == "value" and index < len(words):
-                options.append(Option(canonical, words[index]))
-                index += 1
+                self.add_option(canonical, _glued(rest), ())
+            elif arity == "value":
+                self.add_option(canonical, self.next_value(), ())
             else:
-                options.append(Option(canonical))
+                self.add_option(canonical, None, ())
+            return
+
+    def implied(self) -> None:
+        """S12: operands that stand for an option, read by what is fixed of each word."""
+        for glob, implied in self.g.implied:
+            head = glob[:-1]  # grammar() holds each to a literal head and a trailing `*`
+            verdicts = [_implies(head, word) for word in self.operands]
+            if "yes" in verdicts:
+                self.options.append(Option(implied))
+            elif "maybe" in verdicts:
+                self.maybe.add(implied)
+
+
+def _implies(head: str, word: Word) -> str:
+    """Whether ``word`` begins with ``head``: ``"yes"``, ``"maybe"`` or ``"no"``."""
+    if word.literal:
+        return "yes" if word.value.startswith(head) else "no"
+    if word.unsupported is not None:
+        return "maybe"
+    prefix: list[str] = []
+    for part in word.parts:
+        if part.kind != "literal":
             break
-    for glob, implied in g.implied:
-        if any(w.literal and glob_match(glob, w.value) for w in operands):
-            options.append(Option(implied))
-    return ParsedArgs(
-        tuple(options),
-        tuple(operands),
-        tuple(settled),
-        unsure=unsure,
-        maybe=frozenset(maybe),
-        uncertain=frozenset(uncertain),
-        positions=tuple(positions),
-        plain=tuple(plain),
-    )
+        prefix.append(part.text)
+    fixed = "".join(prefix)
+    if fixed.startswith(head):
+        return "yes"
+    return "maybe" if head.startswith(fixed) else "no"
+
+
+def _short_spelling(g: Grammar, letters: str, position: int) -> str:
+    """The short option spelled at ``position`` of a cluster (the longest, for zip's tables)."""
+    if g.multi_letter:
+        for end in range(len(letters), position + 1, -1):
+            candidate = "-" + letters[position:end]
+            if candidate in g.short:
+                return candidate
+    return "-" + letters[position]
+
+
+def _kind(g: Grammar, text: str) -> str:
+    lower = text.lower()
+    if lower in g.kinds:
+        return g.kinds[lower]
+    base = lower.split(".", 1)[0]  # `deployments.apps`, `deployment.v1.apps`
+    return g.kinds.get(base, text) if "." in lower else text
 
 
 def _glued(text: str) -> Word:

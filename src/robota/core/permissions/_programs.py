@@ -21,9 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from robota.core.permissions._options import Grammar, grammar
+from robota.core.permissions._options import Grammar, grammar, parse_args
+from robota.core.permissions._shell_model import SimpleCommand
 
-__all__ = ["DATA_PROGRAMS", "GIT_COMMANDS", "GRAMMARS", "program_grammar"]
+__all__ = [
+    "DATA_PROGRAMS",
+    "GIT_COMMANDS",
+    "GIT_DATA_COMMANDS",
+    "GRAMMARS",
+    "program_grammar",
+    "runs_arguments",
+]
 
 
 def _names(text: str) -> frozenset[str]:
@@ -83,7 +91,8 @@ _CURL = grammar(
     " -l|--list-only -Q|--quote= -R|--remote-time -U|--proxy-user= -V|--version -a|--append"
     " -D|--dump-header= -N|--no-buffer -p|--proxytunnel -P|--ftp-port= -J|--remote-header-name"
     " -h|--help -M|--manual -j|--junk-session-cookies -B|--use-ascii -t|--telnet-option="
-    " -y|--speed-time= -Y|--speed-limit= --create-dirs --oauth2-bearer= --cacert= --key="
+    " -y|--speed-time= -Y|--speed-limit= --create-dirs --oauth2-bearer= --cacert= --key=",
+    option_files="--config",  # `-K file`, `-K -`: further options, a request method among them
 )
 
 # --------------------------------------------------------------------------- git
@@ -114,6 +123,33 @@ GIT_COMMANDS: Final = _names(
 """Every command git itself provides (``git help -a``). Any other name after ``git`` is an alias
 or an external ``git-<name>`` program: what it runs is not in the line."""
 
+GIT_DATA_COMMANDS: Final = _names(
+    """
+    add am annotate apply archive backfill bisect blame branch bugreport bundle cat-file
+    check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry
+    cherry-pick clean clone column commit commit-graph commit-tree config count-objects
+    credential-cache credential-store daemon describe diagnose diff diff-files diff-index
+    diff-pairs diff-tree difftool fast-export fast-import fetch fetch-pack filter-branch
+    fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects gc
+    get-tar-commit-id grep hash-object help index-pack init init-db instaweb interpret-trailers
+    last-modified log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge merge-base
+    merge-file merge-tree mergetool mktag mktree multi-pack-index mv name-rev notes
+    pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push range-diff
+    read-tree rebase reflog refs remote repack replace replay request-pull rerere reset restore
+    rev-list rev-parse revert rm send-email send-pack shortlog show show-branch show-index
+    show-ref sparse-checkout stage stash status stripspace submodule switch symbolic-ref tag
+    unpack-file unpack-objects update-index update-ref update-server-info var verify-commit
+    verify-pack verify-tag version whatchanged worktree write-tree
+    """
+)
+"""git's commands audited as running nothing named by their arguments, beyond the options and
+configuration the analysis reads as the commands they are (``_executing``: ``rebase --exec``,
+``bisect run``, ``submodule foreach``, ``for-each-repo``, ``grep -O``, ``config <key> <value>``
+…). Every other git command — ``remote-ext`` (its URL is a command line), ``merge-index`` (runs
+its program), ``shell``, ``hook``, ``credential`` (runs helpers), the foreign-SCM bridges
+(``svn``, ``p4``, ``cvsimport`` …) and any external ``git-<name>`` or alias — may run what its
+arguments name: :func:`runs_arguments` says so."""
+
 _QUIET = " -q|--quiet -v|--verbose --progress --no-progress"
 _SIGN = " -S|--gpg-sign=? --no-gpg-sign --signoff --no-signoff"
 _PATHSPEC_FILE = " --pathspec-from-file= --pathspec-file-nul"
@@ -121,10 +157,12 @@ _SUBMODULES = " --recurse-submodules=? --no-recurse-submodules"
 
 _GIT_SUBCOMMANDS: Final[Mapping[str, Grammar]] = {
     "push": grammar(
-        "--repo= --all --branches --mirror -d|--delete --tags -n|--dry-run --porcelain"
+        # --mirror force-updates and deletes remote refs; --prune deletes them.
+        "--repo= --all --branches --mirror>--mirror,--force,--delete --prune>--prune,--delete"
+        " -d|--delete --tags -n|--dry-run --porcelain"
         " -f|--force --force-with-lease=? --no-force-with-lease --force-if-includes"
         " --no-force-if-includes --recurse-submodules= --thin --no-thin"
-        " --receive-pack|--exec= -u|--set-upstream --prune --no-verify --verify"
+        " --receive-pack|--exec= -u|--set-upstream --no-verify --verify"
         " -o|--push-option= --signed=? --no-signed -4|--ipv4 -6|--ipv6 --atomic --no-atomic"
         " --follow-tags --no-follow-tags" + _QUIET,
         implied=(("+*", "--force"), (":*", "--delete")),
@@ -295,6 +333,60 @@ _KUBECTL_GLOBALS = (
     " --tls-server-name= --warnings-as-errors --disable-compression --log-flush-frequency="
     " -h|--help"
 )
+# `kubectl api-resources` (1.30): each built-in kind's singular, plural and short names.
+_KUBECTL_KINDS = """
+    binding bindings
+    componentstatus componentstatuses cs
+    configmap configmaps cm
+    endpoints ep
+    event events ev
+    limitrange limitranges limits
+    namespace namespaces ns
+    node nodes no
+    persistentvolumeclaim persistentvolumeclaims pvc
+    persistentvolume persistentvolumes pv
+    pod pods po
+    podtemplate podtemplates
+    replicationcontroller replicationcontrollers rc
+    resourcequota resourcequotas quota
+    secret secrets
+    serviceaccount serviceaccounts sa
+    service services svc
+    mutatingwebhookconfiguration mutatingwebhookconfigurations
+    validatingwebhookconfiguration validatingwebhookconfigurations
+    validatingadmissionpolicy validatingadmissionpolicies
+    validatingadmissionpolicybinding validatingadmissionpolicybindings
+    customresourcedefinition customresourcedefinitions crd crds
+    apiservice apiservices
+    controllerrevision controllerrevisions
+    daemonset daemonsets ds
+    deployment deployments deploy
+    replicaset replicasets rs
+    statefulset statefulsets sts
+    horizontalpodautoscaler horizontalpodautoscalers hpa
+    cronjob cronjobs cj
+    job jobs
+    certificatesigningrequest certificatesigningrequests csr
+    lease leases
+    endpointslice endpointslices
+    flowschema flowschemas
+    prioritylevelconfiguration prioritylevelconfigurations
+    ingressclass ingressclasses
+    ingress ingresses ing
+    networkpolicy networkpolicies netpol
+    runtimeclass runtimeclasses
+    poddisruptionbudget poddisruptionbudgets pdb
+    clusterrolebinding clusterrolebindings
+    clusterrole clusterroles
+    rolebinding rolebindings
+    role roles
+    priorityclass priorityclasses pc
+    csidriver csidrivers
+    csinode csinodes
+    csistoragecapacity csistoragecapacities
+    storageclass storageclasses sc
+    volumeattachment volumeattachments
+"""
 _KUBECTL = grammar(
     _KUBECTL_GLOBALS,
     abbreviations=False,
@@ -305,6 +397,8 @@ _KUBECTL = grammar(
             " -k|--kustomize= --now -o|--output= --raw= -R|--recursive -l|--selector= --timeout="
             " --wait=? -i|--interactive",
             abbreviations=False,
+            kinds=_KUBECTL_KINDS,
+            option_files="--filename --kustomize --raw",  # the objects are named in a file
         ),
     },
     known_subcommands="""
@@ -319,13 +413,20 @@ _DOCKER_GLOBALS = (
     " --tlscert= --tlskey= --tlsverify -v|--version -h|--help"
 )
 _DOCKER_PRUNE = grammar("-a|--all --filter= -f|--force --volumes", abbreviations=False)
+_DOCKER_RM = grammar("-f|--force -l|--link -v|--volumes", abbreviations=False)
+_DOCKER_RMI = grammar("-f|--force --no-prune", abbreviations=False)
+# Docker 27's top-level shortcuts (`docker rm` is `docker container rm`) and the cobra aliases
+# of the management commands (`docker container remove`): one reading for every spelling.
+_DOCKER_CONTAINER_SHORTCUTS = (
+    "attach commit cp create diff exec export kill logs pause port rename restart rm run start"
+    " stats stop top unpause update wait"
+)
+_DOCKER_IMAGE_SHORTCUTS = "build history import load pull push save tag"
 _DOCKER = grammar(
     _DOCKER_GLOBALS,
     abbreviations=False,
     permute=False,
     subcommands={
-        "rm": grammar("-f|--force -l|--link -v|--volumes", abbreviations=False),
-        "rmi": grammar("-f|--force --no-prune", abbreviations=False),
         "system": grammar(
             "", subcommands={"prune": _DOCKER_PRUNE}, known_subcommands="df info events"
         ),
@@ -333,30 +434,35 @@ _DOCKER = grammar(
             "",
             subcommands={"rm": grammar("-f|--force"), "prune": _DOCKER_PRUNE},
             known_subcommands="create inspect ls",
+            aliases={"remove": "rm", "list": "ls"},
         ),
         "image": grammar(
             "",
-            subcommands={"rm": grammar("-f|--force --no-prune"), "prune": _DOCKER_PRUNE},
+            subcommands={"rm": _DOCKER_RMI, "prune": _DOCKER_PRUNE},
             known_subcommands="build history import inspect load ls pull push save tag",
+            aliases={"remove": "rm", "rmi": "rm", "list": "ls"},
         ),
         "container": grammar(
             "",
-            subcommands={
-                "rm": grammar("-f|--force -l|--link -v|--volumes"),
-                "prune": _DOCKER_PRUNE,
-            },
+            subcommands={"rm": _DOCKER_RM, "prune": _DOCKER_PRUNE},
             known_subcommands="""
                 attach commit cp create diff exec export inspect kill logs ls pause port rename
                 restart run start stats stop top unpause update wait
             """,
+            aliases={"remove": "rm", "list": "ls", "ps": "ls"},
         ),
     },
     known_subcommands="""
-        attach build builder buildx commit compose config context cp create diff events exec
-        export history images import info init inspect kill load login logout logs manifest
-        network node pause plugin port ps pull push rename restart run save search secret
-        service stack start stats stop swarm tag top trust unpause update version wait
+        builder buildx compose config context events info init inspect login logout manifest
+        network node plugin search secret service stack swarm trust version
     """,
+    aliases={
+        **{name: f"container {name}" for name in _DOCKER_CONTAINER_SHORTCUTS.split()},
+        **{name: f"image {name}" for name in _DOCKER_IMAGE_SHORTCUTS.split()},
+        "ps": "container ls",
+        "rmi": "image rm",
+        "images": "image ls",
+    },
 )
 _TERRAFORM_ACTION = (
     "-auto-approve -var= -var-file= -target= -replace= -lock=? -lock-timeout= -input=?"
@@ -370,13 +476,13 @@ _TERRAFORM = grammar(
     permute=False,
     subcommands={
         "apply": grammar(_TERRAFORM_ACTION, abbreviations=False, single_dash_long=True),
-        "destroy": grammar(_TERRAFORM_ACTION, abbreviations=False, single_dash_long=True),
         "plan": grammar(_TERRAFORM_ACTION, abbreviations=False, single_dash_long=True),
     },
     known_subcommands="""
         console fmt force-unlock get graph import init login logout metadata output providers
         refresh show state taint test untaint validate version workspace
     """,
+    aliases={"destroy": "apply -destroy"},  # "a convenience alias for terraform apply -destroy"
 )
 
 GRAMMARS: Final[Mapping[str, Grammar]] = {
@@ -419,4 +525,31 @@ DATA_PROGRAMS: Final = _names(
 )
 """Programs that never run an argument as a command, except through the options the analysis
 reads as commands (``git -c core.fsmonitor=…``, ``tar --to-command=…``, ``rsync -e …``,
-``sort --compress-program=…``, ``split --filter=…``): see :mod:`._shell_wrappers`."""
+``sort --compress-program=…``, ``split --filter=…``, ``zip -TT``): see :mod:`._executing`.
+``git`` is data only for the commands in :data:`GIT_DATA_COMMANDS`; ask :func:`runs_arguments`
+about one command rather than this set about a name."""
+
+
+def runs_arguments(command: SimpleCommand) -> bool:
+    """Whether ``command`` may run one of its arguments as a command (S21).
+
+    Runs unless known not to: a deny or ask rule, and the catastrophic-removal check, look
+    through the arguments of a command for which this is true.
+
+    False for the programs in :data:`DATA_PROGRAMS`, except ``git`` running a command that is
+    not in :data:`GIT_DATA_COMMANDS` (an alias, an external ``git-<name>``, ``git remote-ext``
+    …) or one whose name is only known at run time. What a data program runs through its
+    options, configuration or environment is listed by the analysis as commands of their own,
+    so it is not looked for in the arguments again. True for every other program, wrappers
+    included (the analysis lists what they run as well).
+    """
+    name = command.name
+    if name not in DATA_PROGRAMS:
+        return True
+    if name != "git":
+        return False
+    parsed = parse_args(_GIT, command.argv[1:])
+    if not parsed.operands:
+        return False
+    subcommand = parsed.operands[0]
+    return not (subcommand.literal and subcommand.value in GIT_DATA_COMMANDS)

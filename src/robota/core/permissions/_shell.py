@@ -26,8 +26,9 @@ never read-only.
 The walk is split by concept. This module holds the entry point and the walker's statements
 and commands; :mod:`._shell_walk_state` the state it carries; :mod:`._shell_redirects` the
 redirections and here-documents; :mod:`._shell_simple` what a simple command runs through
-wrappers, options and nested scripts; :mod:`._shell_shape` the straight-line shape; and
-:mod:`._shell_syntax` the readings of text and tree that need no walk.
+wrappers, options, nested scripts and standard input; :mod:`._shell_shape` the straight-line
+shape; :mod:`._shell_braces` bash's reading of brace expansion; and :mod:`._shell_syntax` the
+readings of text and tree that need no walk.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from robota.core.permissions._shell_braces import expand_braces
 from robota.core.permissions._shell_model import (
     BACKGROUND_REDIRECT,
     CONTROL_FLOW,
@@ -61,7 +63,8 @@ from robota.core.permissions._shell_syntax import (
     leaves,
     parse,
 )
-from robota.core.permissions._shell_words import Word, expand_braces, literal_word, read_word
+from robota.core.permissions._shell_walk_state import Assignment
+from robota.core.permissions._shell_words import Word, WordPart, literal_word, read_word
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -115,7 +118,9 @@ def _analyze(text: str) -> CommandLine:
     redirects = tuple(walker.redirects)
     return CommandLine(
         commands=tuple(walker.commands),
-        opaque=walker.opaque,
+        # A shell (or `at`, or `ssh`) that runs its standard input as a script, given none this
+        # line shows: what it runs is not in the text.
+        opaque=walker.opaque or bool(walker.stdin_readers),
         redirections=tuple(
             r.target.value
             for r in redirects
@@ -195,9 +200,13 @@ class _Walker(RedirectReader, SimpleCommandReader):
         elif kind == "test_command":
             self.test_command(node, via)
         elif kind in ("variable_assignment", "variable_assignments"):
+            # S21: an assignment alone (`x=1;`) changes what later commands run.
             self.assignments.append(self.text(node))
-            self._assignment_hazards(self.text(node))
             self._substitutions_in(node, via)
+            each = [node] if kind == "variable_assignment" else node.children
+            for child in each:
+                if child.type == "variable_assignment":
+                    self.variable(self._assignment(child), None)
         elif kind in ("declaration_command", "unset_command"):
             self.declaration(node, via)
         elif kind == "function_definition":
@@ -206,6 +215,10 @@ class _Walker(RedirectReader, SimpleCommandReader):
             self._children(node, via)
         elif kind in CONTROL_FLOW:
             self.unsupported.append(CONTROL_FLOW[kind])
+            variable = node.child_by_field_name("variable") if kind == "for_statement" else None
+            if variable is not None:
+                name = self.text(variable)  # `for NAME in …`: each value in turn
+                self.variable(Assignment(name, name, None), None)
             self._children(node, via)
         elif kind in ("comment", "variable_name"):
             return  # a comment; a `for` loop's variable
@@ -278,6 +291,7 @@ class _Walker(RedirectReader, SimpleCommandReader):
             self.commands[index] = dataclasses.replace(
                 command, redirects=(*redirects, *command.redirects)
             )
+        self.settle_stdin(first, end, redirects)  # `{ python3; } <<EOF`
 
     def test_command(self, node: Node, via: str | None) -> None:
         opening = node.children[0].type if node.children else ""
@@ -317,20 +331,42 @@ class _Walker(RedirectReader, SimpleCommandReader):
                 for sub in inner:
                     self.substitution(sub, via)
                 words.append(word)
+            elif child.type == "variable_assignment":
+                # `export NAME=value`: the word the builtin gets, read like any other.
+                self._substitutions_in(child, via)
+                assignment = self._assignment(child)
+                value = assignment.value or Word("", ())
+                operator = self.text(child)[len(assignment.name) :].partition("=")[0] + "="
+                words.append(
+                    Word(
+                        assignment.text,
+                        (WordPart("literal", assignment.name + operator), *value.parts),
+                        value.unsupported,
+                        value.substitution,
+                    )
+                )
             else:
                 self._substitutions_in(child, via)
                 words.append(literal_word(self.text(child)))
         self.command_index[node.id] = len(self.commands)
         self._simple(words, (), (), via)
 
+    def _assignment(self, node: Node) -> Assignment:
+        """A ``variable_assignment`` node as the shell reads it: its name and its value."""
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name = self.text(name_node) if name_node is not None else self.text(node).split("=")[0]
+        value = read_word(value_node, self.source)[0] if value_node is not None else Word("", ())
+        return Assignment(self.text(node), name, value)
+
     def command(self, node: Node, via: str | None, *, outer: Sequence[Node] = ()) -> None:
-        assignments: list[str] = []
+        assignments: list[Assignment] = []
         pending: list[Node] = []
         argv: list[Word] = []
         for child in node.children:
             kind = child.type
             if kind == "variable_assignment":
-                assignments.append(self.text(child))
+                assignments.append(self._assignment(child))
                 self._substitutions_in(child, via)
             elif kind in REDIRECTS:
                 pending.append(child)
@@ -369,6 +405,7 @@ class _Walker(RedirectReader, SimpleCommandReader):
             for word in argv:
                 expanded.extend(expand_braces(word) or [word])
             self._simple(expanded, tuple(assignments), (), via or "brace expansion")
+        ran = len(self.commands)  # this command and what it runs
         # Redirections are read after the command is listed, so that a line the grammar hangs
         # under a here-document (`cat <<EOF | grep x`) is listed after it, as it runs.
         redirects: list[Redirect] = []
@@ -381,6 +418,7 @@ class _Walker(RedirectReader, SimpleCommandReader):
             self.commands[index] = dataclasses.replace(
                 self.commands[index], redirects=tuple(redirects)
             )
+        self.settle_stdin(index, ran, redirects)
 
     def _word(self, node: Node, via: str | None) -> Word:
         word, inner = read_word(node, self.source)

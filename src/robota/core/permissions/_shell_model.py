@@ -66,12 +66,17 @@ class Heredoc:
             literal text. Unquoted, the shell expands parameters and runs substitutions in it.
         body: The body as written.
         expands: Unquoted, with a ``$`` or backquote in it: the shell will expand something.
+        content: What the command reads: the body with the leading tabs ``<<-`` strips and, when
+            the delimiter is unquoted, the backslash escapes the shell removes; its parameters
+            and substitutions are parts of the word (only known at run time). ``None`` for a
+            ``Heredoc`` made by hand.
     """
 
     delimiter: str
     quoted: bool
     body: str
     expands: bool
+    content: Word | None = None
 
 
 @final
@@ -129,8 +134,13 @@ class SimpleCommand:
         assignments: ``NAME=value`` assignments written before the command (or handed to it
             by ``env``), as written. They can change what runs and how.
         via: How it was reached when it is not written directly in the line: the wrapper
-            (``"env"``, ``"sudo"``, ``"xargs"``, ``"find -exec"``), ``"bash -c"``, ``"$(…)"``
-            or ``"heredoc"``. ``None`` for a command written as itself.
+            (``"env"``, ``"sudo"``), ``"bash -c"``, ``"eval"``, ``"$(…)"``, ``"heredoc"``, a
+            shell's standard input (``"bash stdin"``), an option's value (``"git option"``) or a
+            variable's (``"$GIT_SSH_COMMAND"``). ``"xargs"`` and ``"find -exec"`` mark every
+            command of the chain they run, through any wrappers (``xargs env rm``: ``rm`` too),
+            so that whoever reads it knows that ``xargs`` appends arguments only known at run
+            time, and that ``find``'s ``{}`` is a name only known then. ``None`` for a command
+            written as itself.
         redirects: The redirections that apply to this command: those of a group or subshell
             around it, then those written on it (a here-document's included).
         parent: The index (in :attr:`CommandLine.commands`) of the command that runs this one
@@ -138,6 +148,15 @@ class SimpleCommand:
             ``None``. A command inside a substitution has no parent: it runs on its own.
         moved: It runs in another directory than the line's (``env -C``, ``sudo -D``,
             ``chroot``), so its relative paths do not lead where the line's do.
+        stdin: The text it reads on its standard input, when the line gives it one: a
+            here-document's :attr:`Heredoc.content` or a here-string's word and newline, from
+            the last redirection of descriptor 0 that applies to it (its own, or a group's
+            around it). A wrapper (``sudo``, ``env``), a shell running ``-c``, ``ssh`` running a
+            remote command pass it on, so it is set on the commands they run, not on them;
+            ``xargs`` and ``find -exec`` do not. A shell that runs its standard input as a
+            script is not given it either: the script's commands are listed instead. Programs
+            that may run what they read (``python3 <<EOF``) can be looked through with it.
+            ``None`` when no such text is known (a file, a pipe, the terminal).
     """
 
     words: tuple[str, ...]
@@ -148,6 +167,7 @@ class SimpleCommand:
     redirects: tuple[Redirect, ...] = ()
     parent: int | None = None
     moved: bool = False
+    stdin: Word | None = None
 
     @property
     def name(self) -> str:

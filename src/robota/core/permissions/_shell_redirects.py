@@ -23,6 +23,7 @@ from robota.core.permissions._shell_syntax import WORD_NODES, Unparseable
 from robota.core.permissions._shell_walk_state import WalkerState
 from robota.core.permissions._shell_words import (
     Word,
+    read_heredoc,
     read_word,
     substitution_count,
     substitution_nodes,
@@ -120,7 +121,15 @@ class RedirectReader(WalkerState):
             if _substitution_openers(text) > grammar_count:
                 # A substitution (often a backquoted one) the grammar left as body text.
                 self.unsupported.append("a here-document body the parser did not read")
-        heredoc = Redirect(operator, fd, None, Heredoc(delimiter, quoted, text, expands))
+        # The body's lines run from the line after the command's to the delimiter's line (the
+        # grammar leaves a `<<-` body's first tabs out of its node).
+        first = self.source.rfind(b"\n", 0, body.start_byte) + 1 if body is not None else line_start
+        content = read_heredoc(
+            body, self.source, first, line_start, quoted=quoted, strip_tabs=strip_tabs
+        )
+        heredoc = Redirect(
+            operator, fd, None, Heredoc(delimiter, quoted, text, expands, content=content)
+        )
         self.redirects.append(heredoc)
         return [heredoc, *self._heredoc_tail(start, tail, via)]
 

@@ -13,16 +13,51 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, final
 
-from robota.core.permissions._shell_words import substitution_nodes
+from robota.core.permissions._shell_words import Word, substitution_nodes
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
     from robota.core.permissions._shell_model import Redirect, SimpleCommand
 
-__all__ = ["WalkerState"]
+__all__ = ["Assignment", "StdinReader", "WalkerState"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One ``NAME=value`` the line sets, wherever it is written (S21: one reading for all).
+
+    Attributes:
+        text: As written in front of a command (what :attr:`SimpleCommand.assignments` shows),
+            or the word's value when a wrapper (``env``) or a builtin (``export``) was given it.
+        name: The variable's name as written (``X``, ``X+``, ``a[1]``).
+        value: What it is set to, or ``None`` when the line does not show it.
+    """
+
+    text: str
+    name: str
+    value: Word | None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class StdinReader:
+    """A command that runs what it reads on its standard input as a script.
+
+    ``bash``, ``at``, ``ssh`` without a remote command: it waits to be given that input.
+
+    Attributes:
+        index: The command's index in the walk's commands.
+        via: How the script's commands are reached (``"bash stdin"``).
+        moved: The script runs in another directory (or on another host).
+    """
+
+    index: int
+    via: str
+    moved: bool = False
 
 
 @dataclass
@@ -42,6 +77,14 @@ class WalkerState(ABC):
     parent: int | None = None
     computed_name: bool = False
     moved: bool = False  # commands being read run in another directory (env -C, chroot …)
+    # S21: commands whose standard input is the one the command being read is given (a
+    # here-document's text reaches them), and those that run it as a script; both wait for the
+    # command's redirections (_shell_simple.SimpleCommandReader.settle_stdin).
+    stdin_receivers: list[int] = field(default_factory=list)
+    stdin_readers: list[StdinReader] = field(default_factory=list)
+    # Reading a value a program runs with arguments it adds (`GIT_SSH_COMMAND`, `core.pager`):
+    # a command there that names no command of its own is given one at run time.
+    arguments_follow: bool = False
 
     @abstractmethod
     def script(self, text: str, *, via: str | None, top: bool = False) -> list[int | str] | None:

@@ -18,7 +18,6 @@ never as a plain word.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -33,11 +32,12 @@ __all__ = [
     "Word",
     "WordPart",
     "WordPartKind",
-    "expand_braces",
+    "append_literal",
     "glob_fixed_prefix",
     "glob_has_magic",
     "glob_match",
     "glob_unescape",
+    "read_heredoc",
     "substitution_count",
     "substitution_nodes",
     "unescaped",
@@ -291,13 +291,14 @@ def glob_fixed_prefix(pattern: str) -> str:
 
 
 class _Reader:
-    __slots__ = ("parts", "source", "substitutions", "unsupported")
+    __slots__ = ("line_start", "parts", "source", "substitutions", "unsupported")
 
     def __init__(self, source: bytes) -> None:
         self.source = source
         self.parts: list[WordPart] = []
         self.unsupported: str | None = None
         self.substitutions: list[Node] = []
+        self.line_start = True  # a here-document's reading is at the start of a line
 
     def text(self, node: Node) -> str:
         return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
@@ -307,7 +308,7 @@ class _Reader:
             self.unsupported = reason
 
     def literal(self, text: str, *, quoted: bool) -> None:
-        _append_literal(self.parts, text, quoted)
+        append_literal(self.parts, text, quoted)
 
     # -- nodes
 
@@ -466,6 +467,42 @@ class _Reader:
             index += 1
         self.literal("".join(out), quoted=True)
 
+    def heredoc_text(self, text: str, *, unquoted: bool, strip_tabs: bool) -> None:
+        """Text of a here-document's body, as the program reads it.
+
+        Leading tabs go for ``<<-``; unquoted, a backslash escapes ``$``, a backquote, a
+        backslash or a newline (which goes), and nothing else.
+        """
+        out: list[str] = []
+        index = 0
+        while index < len(text):
+            ch = text[index]
+            if strip_tabs and self.line_start and ch == "\t":
+                index += 1
+                continue
+            if unquoted and ch == "\\" and index + 1 < len(text):
+                following = text[index + 1]
+                if following == "\n":
+                    index += 2
+                    self.line_start = True
+                    continue
+                if following in "$`\\":
+                    out.append(following)
+                    index += 2
+                    self.line_start = False
+                    continue
+            if unquoted and (
+                ch == "`"
+                or (
+                    ch == "$" and index + 1 < len(text) and text[index + 1] in _EXPANDS_AFTER_DOLLAR
+                )
+            ):
+                self.refuse("a here-document body the parser did not read")
+            out.append(ch)
+            self.line_start = ch == "\n"
+            index += 1
+        self.literal("".join(out), quoted=True)
+
     def unquoted(self, text: str, *, at_start: bool) -> None:
         index = 0
         length = len(text)
@@ -592,118 +629,57 @@ def read_word(node: Node, source: bytes) -> tuple[Word, list[Node]]:
     )
 
 
+def read_heredoc(
+    body: Node | None, source: bytes, start: int, end: int, *, quoted: bool, strip_tabs: bool
+) -> Word:
+    """What a command reads from a here-document whose body is ``source[start:end]``.
+
+    Quoted (``<<'EOF'``), the body is literal text. Unquoted, the shell removes the backslash
+    escapes of ``$``, backquote, backslash and newline, and expands parameters and
+    substitutions: these are the word's parameter and dynamic parts (``body``'s expansion nodes
+    say where they are). ``<<-`` strips the leading tabs of every line.
+    """
+    reader = _Reader(source)
+    if quoted or body is None:
+        text = source[start:end].decode("utf-8", "surrogateescape")
+        reader.heredoc_text(text, unquoted=not quoted, strip_tabs=strip_tabs)
+    else:
+        position = start
+        for child in body.children:
+            kind = child.type
+            if not child.is_named or kind == "heredoc_content" or child.start_byte < position:
+                continue  # text, read with the gaps around the expansions
+            if child.end_byte > end:
+                break
+            gap = source[position : child.start_byte].decode("utf-8", "surrogateescape")
+            reader.heredoc_text(gap, unquoted=True, strip_tabs=strip_tabs)
+            if kind in ("simple_expansion", "expansion"):
+                reader.expansion(child, quoted=True)
+            elif kind == "command_substitution":
+                reader.substitution(child, quoted=True)
+            elif kind == "arithmetic_expansion":
+                reader.arithmetic(child, quoted=True)
+            else:
+                reader.refuse(f"{kind.replace('_', ' ')} in a here-document")
+                reader.parts.append(WordPart("dynamic", reader.text(child), True))
+            reader.line_start = False
+            position = child.end_byte
+        tail = source[position:end].decode("utf-8", "surrogateescape")
+        reader.heredoc_text(tail, unquoted=True, strip_tabs=strip_tabs)
+    return Word(
+        source[start:end].decode("utf-8", "surrogateescape"),
+        tuple(reader.parts),
+        reader.unsupported,
+        bool(reader.substitutions),
+    )
+
+
 def literal_word(text: str) -> Word:
     """A word made of ``text`` exactly (what ``bash -c``'s script or a wrapper hands on)."""
     return Word(text, (WordPart("literal", text, True),) if text else ())
 
 
-# --------------------------------------------------------------------------- brace expansion
-
-_MAX_BRACE_WORDS: Final = 256
-_Atom: TypeAlias = "tuple[str, bool] | WordPart"  # a literal character (and quoted?) or a part
-
-
-def expand_braces(word: Word) -> list[Word] | None:
-    """The bash reading of a word with brace expansion (``{a,b}``, ``{1..3}``, ``x{a,{b,c}}y``).
-
-    POSIX ``sh`` (dash) does not expand braces, so a word with them means two different things;
-    this gives bash's, for the callers that must assume the more dangerous reading (deny rules,
-    catastrophic removals). ``None`` when the word has no brace expansion, another construct
-    that is not understood, or more than 256 results.
-    """
-    if word.unsupported != "brace expansion":
-        return None
-    atoms: list[_Atom] = []
-    for part in word.parts:
-        if part.kind == "literal":
-            atoms.extend((ch, part.quoted) for ch in part.text)
-        else:
-            atoms.append(part)
-    results = _expand_atoms(atoms)
-    if results is None or len(results) > _MAX_BRACE_WORDS:
-        return None
-    return [_word_from_atoms(word.source, expanded) for expanded in results]
-
-
-def _char(atom: _Atom, wanted: str) -> bool:
-    return isinstance(atom, tuple) and atom == (wanted, False)
-
-
-def _expand_atoms(atoms: list[_Atom]) -> list[list[_Atom]] | None:
-    for start, atom in enumerate(atoms):
-        if not _char(atom, "{"):
-            continue
-        depth = 0
-        commas: list[int] = []
-        close = None
-        for index in range(start + 1, len(atoms)):
-            current = atoms[index]
-            if _char(current, "{"):
-                depth += 1
-            elif _char(current, "}"):
-                if depth == 0:
-                    close = index
-                    break
-                depth -= 1
-            elif _char(current, ",") and depth == 0:
-                commas.append(index)
-        if close is None:
-            continue
-        inner = atoms[start + 1 : close]
-        if commas:
-            bounds = [start, *commas, close]
-            alternatives = [atoms[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-        else:
-            sequence = _sequence(inner)
-            if sequence is None:
-                continue
-            alternatives = [[(ch, True) for ch in item] for item in sequence]
-        out: list[list[_Atom]] = []
-        for alternative in alternatives:
-            rest = _expand_atoms([*alternative, *atoms[close + 1 :]])
-            if rest is None:
-                return None
-            out.extend([*atoms[:start], *tail] for tail in rest)
-            if len(out) > _MAX_BRACE_WORDS:
-                return None
-        return out
-    return [atoms]
-
-
-def _sequence(inner: list[_Atom]) -> list[str] | None:
-    if not all(isinstance(a, tuple) and not a[1] for a in inner):
-        return None
-    text = "".join(a[0] for a in inner if isinstance(a, tuple))
-    match = re.fullmatch(r"(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?", text)
-    if match is None:
-        return None
-    first, last, step_text = match.groups()
-    step = abs(int(step_text)) if step_text else 1
-    step = step or 1
-    if first.lstrip("-").isdigit() and last.lstrip("-").isdigit():
-        low, high = int(first), int(last)
-        values = range(low, high + (1 if high >= low else -1), step if high >= low else -step)
-        if len(values) > _MAX_BRACE_WORDS:
-            return None
-        return [str(v) for v in values]
-    if first.isalpha() and last.isalpha():
-        low, high = ord(first), ord(last)
-        codes = range(low, high + (1 if high >= low else -1), step if high >= low else -step)
-        return [chr(c) for c in codes]
-    return None
-
-
-def _word_from_atoms(source: str, atoms: list[_Atom]) -> Word:
-    parts: list[WordPart] = []
-    for atom in atoms:
-        if isinstance(atom, WordPart):
-            parts.append(atom)
-            continue
-        _append_literal(parts, *atom)
-    return Word(source, tuple(parts))
-
-
-def _append_literal(parts: list[WordPart], text: str, quoted: bool) -> None:
+def append_literal(parts: list[WordPart], text: str, quoted: bool) -> None:
     """Add literal text, merged into the last part when that is literal text quoted alike."""
     if not text:
         return

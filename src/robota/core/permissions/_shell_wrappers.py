@@ -46,6 +46,10 @@ class WrapperOptions:
             ``valgrind``): such a wrapper never takes the next word as a value.
         script_operands: The words after the options are joined into one shell line that the
             wrapper hands to ``sh -c`` (``sg group 'cmd'``).
+        command_flag: Options without one of which no command follows (``jobs -x cmd``: the
+            words after ``jobs`` alone are job specifications).
+        shell_without_command: Given no command, it starts a shell, which reads its standard
+            input as a script (``su``, ``chroot /srv``, ``fakeroot``).
     """
 
     flags: frozenset[str] = frozenset()
@@ -61,6 +65,8 @@ class WrapperOptions:
     moves: bool = False
     any_long: bool = False
     script_operands: bool = False
+    command_flag: frozenset[str] = frozenset()
+    shell_without_command: bool = False
 
 
 @final
@@ -75,6 +81,8 @@ class WrapperScan:
         unknown: An option was not recognised, or hides the command.
         moved: The command runs in another directory than the line's.
         scripts: Values of options that are shell command lines.
+        options: Each option read, with its value when it has one (``("-I", "{}")``).
+        assignment_positions: Where each of :attr:`assignments` stands in the words.
     """
 
     start: int
@@ -82,6 +90,8 @@ class WrapperScan:
     unknown: bool = False
     moved: bool = False
     scripts: tuple[str, ...] = ()
+    options: tuple[tuple[str, str | None], ...] = ()
+    assignment_positions: tuple[int, ...] = ()
 
 
 WRAPPERS: Final = {
@@ -158,7 +168,11 @@ WRAPPERS: Final = {
         positional=1,
     ),
     "chroot": WrapperOptions(
-        flags=_names("--skip-chdir"), valued=_names("--userspec --groups"), positional=1, moves=True
+        flags=_names("--skip-chdir"),
+        valued=_names("--userspec --groups"),
+        positional=1,
+        moves=True,
+        shell_without_command=True,
     ),
     "unshare": WrapperOptions(
         flags=_names(
@@ -167,11 +181,13 @@ WRAPPERS: Final = {
         ),
         valued=_names("-S --setuid -G --setgid -R --root -w --wd"),
         chdir=_names("-R --root -w --wd"),
+        shell_without_command=True,
     ),
     "nsenter": WrapperOptions(
         flags=_names("-a --all -m -u -i -n -p -U -C -T -F --no-fork --preserve-credentials"),
         valued=_names("-t --target -S --setuid -G --setgid -r --root -w --wd"),
         chdir=_names("-r --root -w --wd"),
+        shell_without_command=True,
     ),
     "setpriv": WrapperOptions(
         flags=_names("--clear-groups --keep-groups --init-groups --no-new-privs --reset-env"),
@@ -185,6 +201,7 @@ WRAPPERS: Final = {
         valued=_names("-E --echo -I --log-in -O --log-out -B --log-io -T --log-timing"),
         script=_names("-c --command"),
         hides_command=_names("-h --help"),
+        shell_without_command=True,
     ),
     "su": WrapperOptions(
         flags=_names("-l --login -m -p --preserve-environment -P --pty"),
@@ -192,13 +209,19 @@ WRAPPERS: Final = {
         script=_names("-c --command --session-command"),
         dash_is_flag=True,
         positional=1,  # the user; what follows is handed to the user's shell
+        shell_without_command=True,
     ),
     "runuser": WrapperOptions(
         flags=_names("-l --login -m -p --preserve-environment"),
         valued=_names("-u --user -g --group -G --supp-group -s --shell"),
         script=_names("-c --command --session-command"),
+        shell_without_command=True,
     ),
-    "pkexec": WrapperOptions(flags=_names("--disable-internal-agent"), valued=_names("--user")),
+    "pkexec": WrapperOptions(
+        flags=_names("--disable-internal-agent"),
+        valued=_names("--user"),
+        shell_without_command=True,
+    ),
     "watch": WrapperOptions(
         flags=_names(
             "-b --beep -c --color -C --no-color -d --differences -e --errexit -g --chgexit -p"
@@ -216,6 +239,7 @@ WRAPPERS: Final = {
         positional=1,  # the destination
         script_operands=True,
         moves=True,
+        shell_without_command=True,  # the remote login shell reads standard input
     ),
     "strace": WrapperOptions(
         flags=_names("-f -ff -c -C -q -qq -r -t -tt -ttt -T -v -x -xx -y -yy -k -n -w -Z -z"),
@@ -238,6 +262,7 @@ WRAPPERS: Final = {
         flags=_names("-u --unknown-is-real"),
         valued=_names("-l --lib --faked -i -s -b --fd-base"),
         hides_command=_names("-h --help -v --version"),
+        shell_without_command=True,
     ),
     "faketime": WrapperOptions(
         flags=_names("-m -f --exclude-monotonic --disable-shm"),
@@ -266,12 +291,15 @@ WRAPPERS: Final = {
         ),
         hides_command=_names("--list -h --help -V --version"),
         positional=1,  # the architecture
+        shell_without_command=True,  # /bin/sh
     ),
     "linux32": WrapperOptions(
-        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v")
+        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v"),
+        shell_without_command=True,
     ),
     "linux64": WrapperOptions(
-        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v")
+        flags=_names("-B --32bit -R --addr-no-randomize -L --addr-compat-layout -3 --3gb -v"),
+        shell_without_command=True,
     ),
     "systemd-run": WrapperOptions(
         flags=_names(
@@ -306,10 +334,13 @@ WRAPPERS: Final = {
         dash_is_flag=True,
         positional=1,  # the group
         script_operands=True,
+        shell_without_command=True,
     ),
     "proxychains": WrapperOptions(flags=_names("-q"), valued=_names("-f")),
     "proxychains4": WrapperOptions(flags=_names("-q"), valued=_names("-f")),
-    "firejail": WrapperOptions(any_long=True, hides_command=_names("--help --version")),
+    "firejail": WrapperOptions(
+        any_long=True, hides_command=_names("--help --version"), shell_without_command=True
+    ),
     "valgrind": WrapperOptions(
         flags=_names("-q -v -s"), any_long=True, hides_command=_names("-h --help --version")
     ),
@@ -352,6 +383,8 @@ WRAPPERS: Final = {
         hides_command=_names("-h --help -V --version"),
     ),
     "caffeinate": WrapperOptions(flags=_names("-d -i -m -s -u"), valued=_names("-t -w")),
+    # bash's `jobs -x command [args]` runs the command with job specifications replaced.
+    "jobs": WrapperOptions(flags=_names("-l -n -p -r -s"), command_flag=_names("-x")),
 }
 """Wrappers whose remaining words (after their options) are the command they run."""
 
@@ -376,7 +409,18 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
         options: What it accepts.
         rest: Its words after its name.
     """
+    scan = _scan(options, rest)
+    if options.command_flag and not any(o in options.command_flag for o, _ in scan.options):
+        return WrapperScan(
+            -1, scan.assignments, scan.unknown, scan.moved, scan.scripts, scan.options
+        )
+    return scan
+
+
+def _scan(options: WrapperOptions, rest: list[str]) -> WrapperScan:
     env: list[str] = []
+    positions: list[int] = []
+    seen: list[tuple[str, str | None]] = []
     scripts: list[str] = []
     unknown = False
     moved = options.moves
@@ -388,6 +432,7 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
         if ended or not word.startswith("-") or (word == "-" and not options.dash_is_flag):
             if options.assignments and _ASSIGNMENT.match(word) and not positional:
                 env.append(word)
+                positions.append(index)
                 index += 1
                 continue
             if positional:
@@ -415,13 +460,20 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
             consumed = 1
             value = glued_value if equals else (rest[index + 1] if index + 1 < len(rest) else "")
             if option in options.hides_command:
-                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts))
+                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts), tuple(seen))
             if option in options.valued or option in options.script:
                 consumed = 1 if equals else 2
+                seen.append((option, value))
+            elif option in options.glued:
+                seen.append((option, glued_value if equals else None))
             elif (
-                option not in options.flags and option not in options.glued and not options.any_long
+                option not in options.flags
+                and option not in options.command_flag
+                and not options.any_long
             ):
                 unknown = True
+            else:
+                seen.append((option, None))
             if option in options.chdir:
                 moved = True
             if option in options.script:
@@ -436,10 +488,11 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
         for position, letter in enumerate(letters):
             option = "-" + letter
             if option in options.hides_command:
-                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts))
+                return WrapperScan(-1, tuple(env), True, moved, tuple(scripts), tuple(seen))
             if option in options.chdir:
                 moved = True
             if option in options.glued:
+                seen.append((option, letters[position + 1 :] or None))
                 break  # its value, if any, is the rest of the cluster
             if option in options.valued or option in options.script:
                 value = letters[position + 1 :]
@@ -448,10 +501,13 @@ def scan_wrapper(name: str, options: WrapperOptions, rest: list[str]) -> Wrapper
                     value = rest[index + 1] if index + 1 < len(rest) else ""
                 if option in options.script:
                     scripts.append(value)
+                seen.append((option, value))
                 break  # otherwise the rest of the cluster is the value
-            if option not in options.flags:
+            seen.append((option, None))
+            if option not in options.flags and option not in options.command_flag:
                 unknown = True
         index += consumed
-    if index >= len(rest):
-        return WrapperScan(-1, tuple(env), unknown, moved, tuple(scripts))
-    return WrapperScan(index, tuple(env), unknown, moved, tuple(scripts))
+    start = index if index < len(rest) else -1
+    return WrapperScan(
+        start, tuple(env), unknown, moved, tuple(scripts), tuple(seen), tuple(positions)
+    )
