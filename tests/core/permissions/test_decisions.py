@@ -281,9 +281,9 @@ def test_command_matching_details() -> None:
     assert match_command("rm -rf *", "xargs rm", direction="deny") == "unevaluable"  # flags unknown
     assert match_command("rm x", "xargs rm", direction="deny") == "unevaluable"
     assert match_command("ls", "xargs rm", direction="deny") == "no_match"
-    assert (
-        match_command("*", "anything at all", direction="deny") == "unevaluable"
-    )  # a pattern with no command word
+    # A lone `*` is every command, as `Bash(*)` is in the rule grammar (issue 24: a rule is read
+    # as a pattern, never as a command line that computes its program's name).
+    assert match_command("*", "anything at all", direction="deny") == "match"
     assert match_command("rm 'unterminated", "rm x", direction="deny") == "unevaluable"
     # A compound deny rule applies when every command it names runs.
     assert match_command("a; b", "a", direction="deny") == "no_match"

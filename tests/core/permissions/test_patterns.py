@@ -117,7 +117,9 @@ def test_s12_compound_commands_are_judged_conservatively(command: str) -> None:
         "$TOOL -rf /",
         "source ./script.sh",
         "xargs rm",
-        "find . -exec rm {} \\;",
+        # find's `{}` is a path that begins with the starting point, never an option (issue
+        # 24): what stays unknown is an option only known at run time.
+        "find . -exec rm $FLAGS {} \\;",
     ],
 )
 def test_s12_what_the_parser_cannot_see_is_unevaluable_for_deny(command: str) -> None:

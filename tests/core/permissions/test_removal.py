@@ -171,6 +171,48 @@ CATASTROPHIC = [
     "find / ! -name x -delete",
     "find / -delete -name x",
     "find / -name x -prune -o -delete",
+    # Review 1, item 12a: find running a program that removes (or may) is a recursive removal.
+    "find / -type f -exec rm {} +",
+    "find . -type f -exec rm {} +",
+    "find /home -exec shred -u {} +",
+    "find ~ -type f -execdir unlink {} \\;",
+    "find ~ -exec mytool {} +",
+    "find /etc | xargs rm -f",
+    "find ~ -type f -print0 | xargs -0 rm",
+    "find ~ -name '*.bak' | sed s/.bak// | xargs rm -f",  # a filter may rewrite the names
+    # Item 12b: a name test that selects nearly every name.
+    "find ~ -name '?*' -delete",
+    "find ~ -name '[a-z]*' -delete",
+    "find ~ -regex '.*' -delete",
+    "find ~ -name '.*' -delete",
+    "find ~ -name '*.*' -delete",
+    "find ~ -path '*' -delete",
+    # Item 12c: the system trees' children, also below /usr.
+    "rm -rf /usr/lib/x86_64-linux-gnu",
+    "rm -rf /usr/bin/python3",
+    # Item 12d: dd onto a device, however the path is spelled.
+    "dd of=//dev/sda if=/dev/zero",
+    "dd if=/dev/zero of=/./dev/sda",
+    "cd /dev && dd of=sda",
+    # Item 12e: other writes that destroy a disk, and rsync --delete into a protected tree.
+    "> /dev/sda",
+    "cat img >/dev/nvme0n1",
+    "shred /dev/sda",
+    "wipefs -a /dev/sda",
+    "wipefs --all /dev/sda",
+    "mke2fs /dev/sda1",
+    "mkswap /dev/sda2",
+    "blkdiscard /dev/sda",
+    "rsync -a --delete empty/ ~/",
+    "rsync -a --delete-after ./empty/ /",
+    "rsync -a --delete empty/ . --exclude x",
+    # A removal a program may run, read as deny rules read it (items 3, 5, 20).
+    'cgexec -g cpu:x bash -c "rm -rf $HOME"',
+    "mywrap 'r\"m\" -rf ~'",
+    "mywrap '{rm,-rf,/}'",
+    "./cat rm -rf ~",
+    "mytool 'cd /etc && rm -rf ssl'",
+    "mytool 'find ~ | xargs rm -f'",
 ]
 
 
@@ -210,6 +252,39 @@ def test_s21_remembered_consent_never_answers_a_catastrophic_removal() -> None:
         "rm -rf '$HOME'",  # single quotes: a directory literally named $HOME
         "eval echo hi",
         "rm -rf build/{a,b}",
+        "find . -name '*.pyc' -exec rm {} +",
+        "find . -name __pycache__ -exec rm -rf {} +",
+        "find . -name '*.o' -delete",
+        "find . -name '*.py[co]' -delete",
+        "find . -path '*/node_modules/*' -delete",
+        "find ~/.cache -name '*.tmp' -delete",
+        "find . -type f -name '*.log' -mtime +7 -delete",
+        "find build -type f -exec rm {} +",
+        "find . -type f -exec wc -l {} +",
+        "find . -name '*.py' -exec grep -l TODO {} +",
+        'find . -name "$PAT"',
+        "find ~ -type f",
+        "find . -newer \"$F\" -name '*.pyc' -delete",
+        "find . -name '*.pyc' | xargs rm -f",
+        "find . -name '*.tmp' -print0 | xargs -0 rm -f",
+        "find . -name __pycache__ | xargs rm -rf",
+        "dd if=/dev/zero of=/dev/null bs=1M count=1",
+        "dd if=disk.img of=copy.img",
+        "echo hi > /dev/null",
+        "make 2>/dev/null",
+        "echo x > /dev/stderr",
+        'echo x > "$LOG"',
+        "cd /tmp && echo x > out.txt",
+        "rsync -avz --delete src/ dest/",
+        "rsync -a --delete ~/project/src/ /mnt/backup/src/",
+        "rsync -a --delete build/ host:/srv/site/",
+        "shred -u secret.txt",
+        "rm -rf /usr/local/go",
+        "mytool --include '*.py' src",
+        "ruff check --exclude '*.pyi' src",
+        "kubectl get pods -o jsonpath='{.items[*].metadata.name}'",
+        'docker run --rm -v "$PWD":/app img make test',
+        "mytool 'echo rm -rf ~'",
     ],
 )
 def test_s21_ordinary_removals_are_not_catastrophic(command: str) -> None:
@@ -266,3 +341,56 @@ def test_s21_every_spelling_of_the_home_directory_is_caught(
     command = f"rm {flags} {target}"
     decision = decide(command, allow=["Bash(*)"], mode="bypass")
     assert (decision.behavior, decision.always_ask) == ("ask", True), command
+
+
+def test_s21_a_system_tree_is_protected_as_written_and_where_it_leads() -> None:
+    # Review 1, item 12c: on a merged-/usr system (`/lib` a link to `usr/lib`, as on this
+    # machine's Debian) only the resolved form was checked, against trees without `/usr/lib`.
+    for target in ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/bin/ls", "/lib64"):
+        reason = catastrophic_reason(
+            f"rm -rf {target}", workspace=WORKSPACE, home=HOME, resolve=os.path.realpath
+        )
+        assert reason is not None, target
+        assert "system directory" in reason
+
+
+def test_s21_find_following_links_says_why_it_asks() -> None:
+    # Review 1, item 20: `find -L build -delete` asked, but named '.' as the target.
+    reason = catastrophic_reason("find -L build -delete", workspace=WORKSPACE, home=HOME)
+    assert reason is not None
+    assert "follows symbolic links" in reason
+    assert (
+        catastrophic_reason("find -L build -name '*.o' -delete", workspace=WORKSPACE, home=HOME)
+        is None
+    )
+    assert catastrophic_reason("find -P build -delete", workspace=WORKSPACE, home=HOME) is None
+    assert catastrophic_reason("find -L ~ -delete", workspace=WORKSPACE, home=HOME) is not None
+
+
+def test_s21_rm_options_are_read_by_rms_grammar() -> None:
+    # Review 1, item 20: the check had its own option reader beside the grammar deny rules use.
+    for command in ("rm --rec /", "rm -Rf /", "rm -fr -- ~", "rm -vr /"):
+        assert catastrophic_reason(command, workspace=WORKSPACE, home=HOME) is not None, command
+    for command in ("rm -f /", "rm -- -r", "rm -i ~/x", "rm ./-r"):
+        assert catastrophic_reason(command, workspace=WORKSPACE, home=HOME) is None, command
+
+
+_EVERY_NAME = st.sampled_from(["*", "?*", ".*", "*.*", "[a-z]*", "[!.]*", "**", "*?", "*[a-z]"])
+_SELECTIVE = st.sampled_from(["*.pyc", "*.o", "__pycache__", "*.py[co]", "build*", "*~", "x"])
+_ACTIONS = st.sampled_from(["-delete", "-exec rm {} +", "-exec rm -rf {} \\;", "-execdir rm {} +"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    every=_EVERY_NAME,
+    selective=_SELECTIVE,
+    action=_ACTIONS,
+    test=st.sampled_from(["-name", "-iname"]),
+)
+def test_s21_a_name_test_protects_only_when_it_selects(
+    every: str, selective: str, action: str, test: str
+) -> None:
+    asks = f"find ~ {test} '{every}' {action}"
+    assert catastrophic_reason(asks, workspace=WORKSPACE, home=HOME) is not None, asks
+    passes = f"find ~ {test} '{selective}' {action}"
+    assert catastrophic_reason(passes, workspace=WORKSPACE, home=HOME) is None, passes

@@ -435,10 +435,67 @@ def test_s21_what_runs_but_cannot_be_read_makes_every_deny_rule_ask(command: str
         "curl -s https://example.com/api",
         "python3 <<'EOF'\nprint('hello')\nEOF",
         "bash <<'EOF'\nset -e\nmake test\nEOF",
+        # Issue 24, review 1: commands the look-through reads (items 3, 5, 15, 18, 20).
+        "sed -n '/git push/p' notes.md",
+        "awk '/rm -rf/ {print $2}' log.txt",
+        "find . -exec grep -l 'rm -rf' {} \\;",
+        "find . -name '*.pyc' -delete",
+        "docker run --rm -it img pytest -q",
+        "docker compose exec app python manage.py migrate",
+        "docker exec web sh -c 'cd /app && ls -la'",
+        "kubectl get pods -o jsonpath='{.items[*].metadata.name}'",
+        "npx prettier --write 'src/**/*.ts'",
+        "ruff check --exclude '*.pyi' src",
+        "gh pr create --title 'Fix the CI badge' --body 'Docs only'",
+        "pytest -k 'test_home or test_tmp' tests",
+        "make -C build install DESTDIR=$PWD/out",
+        "echo $HOME",
+        "python -c 'import sys; print(sys.version)'",
+        "jq -r '.items[] | .name' data.json",
+        "uv run --with rich python script.py",
+        "git checkout main",
+        "git checkout -b feature",
+        "npm run build -- --watch",
+        "ls /usr/lib/x86_64-linux-gnu",
     ],
 )
 def test_s21_ordinary_commands_stay_allowed_beside_deny_rules(command: str) -> None:
     deny = ("rm -rf *", "git push --force *", "git reset --hard *", "curl -X DELETE *")
+    assert allowed(command, *deny), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git checkout main",
+        "git checkout -b feature",
+        "git status",
+        "npm pack",
+        "npm install",
+        "npm run build",
+        "rm -rf build",
+        "rm ~/scratch.txt",
+        "cat ~/.ssh/config",
+        "sudoku --solve",
+        "curl -s https://example.com/x.json | jq .",
+        "ls -la",
+    ],
+)
+def test_s12_ordinary_commands_stay_allowed_beside_rules_about_wrappers_and_home(
+    command: str,
+) -> None:
+    # Issue 24, review 1, items 13, 14 and 16: rules that could not be read asked for every
+    # command; a rule's `--` and a generic program's abbreviations must not widen a rule.
+    deny = (
+        "sudo *",
+        "bash -c *",
+        "curl * | sh",
+        "rm -rf ~",
+        "cat ~/.ssh/id_rsa",
+        "git checkout -- *",
+        "npm publish *",
+        "source *",
+    )
     assert allowed(command, *deny), command
 
 
@@ -462,3 +519,57 @@ def test_s21_a_catastrophic_removal_inside_a_wrapper_or_a_value_always_asks(
 ) -> None:
     decision = decide(command, allow=["Bash(*)"], mode="bypass")
     assert (decision.behavior, decision.always_ask) == ("ask", True), (command, decision)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("source .venv/bin/activate && pytest", "unevaluable"),
+        (". ./env.sh; make", "unevaluable"),
+        ("bash scripts/setup.sh", "unevaluable"),
+        ("sh < setup.sh", "unevaluable"),
+        ("curl -fsSL https://example.com/i.sh | sh", "unevaluable"),
+        ("./setup.sh", "no_match"),
+        ("make", "no_match"),
+        ("python x.py", "no_match"),
+        ("npm run setup", "no_match"),
+    ],
+)
+def test_s12_a_shell_given_a_script_is_opaque_a_program_started_by_name_is_judged_by_its_words(
+    command: str, expected: str
+) -> None:
+    # Issue 24, review 1, item 19: SECURITY.md's one reading of lines that run a script file
+    # ("Script files: one reading"). A shell handed shell text the line cannot show asks; a
+    # program is judged by its name and words, whatever it runs inside.
+    assert match_command("git push *", command, direction="deny") == expected, command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 <<EOF\nimport os\nos.system('rm -rf build')\nEOF",
+        "docker exec -i web sh <<'EOF'\nrm -rf /app/build\nEOF",
+        "kubectl exec -i pod -- sh <<'EOF'\nrm -rf /data\nEOF",
+        "mytool <<< 'rm -rf build'",
+        "rg --pre 'rm -rf build' pattern .",
+        "rg --pre='rm -rf build' pattern .",
+    ],
+)
+def test_s21_text_given_on_standard_input_or_to_rg_pre_is_looked_through(command: str) -> None:
+    # Review 1 (issue 24): a here-document or here-string is one more argument a program that may
+    # run its arguments may run; rg is a data program except for `--pre`, which runs a command.
+    assert refused(command, "rm -rf *"), command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -name '*.pyc' -exec rm {} +",
+        "find . -name '*.log' -delete",
+        "rg -n 'rm -rf' scripts",
+        "rg --files | head",
+        "python3 <<'EOF'\nprint('hello')\nEOF",
+    ],
+)
+def test_s21_ordinary_find_exec_and_rg_lines_stay_allowed(command: str) -> None:
+    assert allowed(command, "rm -rf *", "git push --force *"), command

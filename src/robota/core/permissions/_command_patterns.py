@@ -1,16 +1,40 @@
-"""Command patterns (S12, S21): shell words, parsed, judged per direction."""
+"""Command patterns (S12, S21): shell words, parsed, judged per direction.
+
+A rule's pattern is read by :mod:`._rule_patterns` (its words as globs, no wrapper or shell
+meaning), the command line by :func:`~robota.core.permissions.analyze_command`, a program's
+options by its grammar (:mod:`._options`), and what a program may run of its own arguments by
+:mod:`._look_through` — the same readings the catastrophic-removal check uses.
+"""
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 import posixpath
 import re
-from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
 from robota.core.permissions._globs import Direction, MatchResult
+from robota.core.permissions._look_through import (
+    Budget,
+    Sought,
+    Unreadable,
+    consumed_words,
+    look_through,
+    may_run_arguments,
+    program_name,
+)
 from robota.core.permissions._options import ParsedArgs, parse_args
-from robota.core.permissions._programs import DATA_PROGRAMS, program_grammar
+from robota.core.permissions._programs import program_grammar
+from robota.core.permissions._rule_patterns import (
+    HOME_SYMBOL,
+    Pattern,
+    PatternCommand,
+    has_symbol,
+    read_pattern,
+    widen,
+    with_home,
+    word_glob,
+)
 from robota.core.permissions._shell import CommandLine, SimpleCommand, analyze_command
 from robota.core.permissions._shell_words import (
     Word,
@@ -22,80 +46,51 @@ from robota.core.permissions._shell_words import (
 )
 from robota.core.permissions._shell_wrappers import WRAPPERS
 
-__all__ = ["match_command"]
+__all__ = ["end_of_options", "match_command"]
 
 
-_PREFIX_SUFFIX: Final = ":*"
 # Outcomes of lining one pattern word up with one command word.
 _Fit: TypeAlias = Literal["yes", "maybe", "no"]
 # Commands reached through another command's own words: covered when that command is.
 _RUN_BY_PARENT: Final = frozenset({*WRAPPERS, "xargs", "find -exec", "bash -c"})
+_END_OF_OPTIONS: Final = "--"
+_SPLITS: Final = re.compile(r"[ \t\n*?\[]")  # field splitting or pathname expansion of a value
 
 
-@dataclass(frozen=True, slots=True)
-class _PatternCommand:
-    words: tuple[str, ...]  # glob patterns in the syntax of Word.pattern
-    open_ended: bool  # a trailing `*` (or `:*`): any further arguments
-    assignments: tuple[str, ...]
+def _fit(want: str, got: Word, home: str | None) -> _Fit:
+    """Does command word ``got`` fit pattern word ``want`` (a glob from :mod:`._rule_patterns`)?
 
-
-@dataclass(frozen=True, slots=True)
-class _Pattern:
-    commands: tuple[_PatternCommand, ...]
-    operators: tuple[str, ...]  # between the commands, for a compound pattern
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_pattern(pattern: str) -> _Pattern | None:
-    """A command pattern as commands (``None`` when it is not a plain line of commands)."""
-    text = pattern.strip()
-    open_ended_suffix = text.endswith(_PREFIX_SUFFIX)
-    if open_ended_suffix:
-        text = text[: -len(_PREFIX_SUFFIX)]
-    line = analyze_command(text)
-    if not line.understood or line.shape is None or line.background:
-        return None
-    commands: list[_PatternCommand] = []
-    operators: list[str] = []
-    for item in line.shape:
-        if isinstance(item, str):
-            operators.append(item)
-            continue
-        command = line.commands[item]
-        words: list[str] = []
-        for word in command.argv:
-            glob = word.pattern()
-            if glob is None:
-                return None
-            words.append(glob)
-        open_ended = False
-        if len(words) > 1 and words[-1] == "*":
-            words, open_ended = words[:-1], True
-        commands.append(_PatternCommand(tuple(words), open_ended, command.assignments))
-    if not commands:
-        return None
-    if open_ended_suffix:
-        last = commands[-1]
-        commands[-1] = _PatternCommand(last.words, True, last.assignments)
-    return _Pattern(tuple(commands), tuple(operators))
-
-
-def _fit(want: str, got: Word) -> _Fit:
-    """Does command word ``got`` fit pattern word ``want``?"""
-    if got.literal:
-        return "yes" if glob_match(want, got.value) else "no"
-    if got.dynamic or got.has_tilde:
+    The home directory and parameters are symbols on both sides (``~`` in a rule is ``$HOME``
+    in a command), replaced by the home directory's value where it is known. A symbol whose
+    value is unknown may stand for any value it can have.
+    """
+    glob = word_glob(got)
+    if glob is None:
         return "maybe"  # its value exists only at run time
-    # An unquoted glob the shell will replace by file names.
-    if glob_match(want, got.value):
+    want, glob = with_home(want, home), with_home(glob, home)
+    text = glob_unescape(glob)
+    if glob_match(want, text):
         return "yes"
-    if not glob_has_magic(want):
-        glob = got.pattern()
-        return "maybe" if glob is None or glob_match(glob, glob_unescape(want)) else "no"
-    return "maybe"  # two globs: their overlap cannot be decided here
+    if not glob_has_magic(glob):
+        if not has_symbol(text):
+            return "maybe" if has_symbol(want) and glob_match(widen(want), text) else "no"
+        if _under_home(want) and _under_home(text):
+            return "no"  # `~/a` and `~/b` differ whatever the home directory is
+        if has_symbol(want) or glob_has_magic(want):
+            return "maybe"
+    # An unquoted glob the shell replaces by file names, or a symbol of unknown value: it may
+    # become the rule's word only if, read as a glob, it matches that word.
+    elif glob_has_magic(want) or has_symbol(want):
+        return "maybe"  # two globs: their overlap cannot be decided here
+    return "maybe" if glob_match(widen(glob), glob_unescape(want)) else "no"
 
 
-def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool) -> _Fit:
+def _under_home(text: str) -> bool:
+    """``text`` starts with the home directory and names no other value known at run time."""
+    return text.startswith(HOME_SYMBOL) and not has_symbol(text[1:])
+
+
+def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool, home: str | None) -> _Fit:
     """Are the rule's options among the command's, in the program's own reading?"""
     result: _Fit = "yes"
     for option in wanted.options:
@@ -104,7 +99,7 @@ def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool) -> _Fit:
             continue
         fit: _Fit
         if same and option.value is not None:
-            fits = [_fit(option.value.value, h.value) if h.value else "no" for h in same]
+            fits = [_fit(option.value.value, h.value, home) if h.value else "no" for h in same]
             if "yes" in fits:
                 continue
             fit = "maybe" if "maybe" in fits or unsure else "no"
@@ -118,29 +113,55 @@ def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool) -> _Fit:
     return result
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Operands:
+    """A stretch of operands, with what :class:`ParsedArgs` says of each."""
+
+    words: tuple[Word, ...]
+    settled: tuple[bool, ...]
+    plain: tuple[bool, ...]
+    uncertain: frozenset[int]
+
+    @classmethod
+    def of(cls, parsed: ParsedArgs, start: int = 0, stop: int | None = None) -> _Operands:
+        end = len(parsed.operands) if stop is None else stop
+        return cls(
+            parsed.operands[start:end],
+            parsed.settled[start:end],
+            parsed.plain[start:end],
+            frozenset(i - start for i in parsed.uncertain if start <= i < end),
+        )
+
+
 def _operands_fit(
-    want: _PatternCommand, wanted: ParsedArgs, have: ParsedArgs, unsure: bool
+    wanted: _Operands,
+    have: _Operands,
+    *,
+    open_ended: bool,
+    unsure: bool,
+    home: str | None,
+    abbreviates: bool = False,
 ) -> MatchResult:
     fits: list[_Fit] = [
-        "maybe" if index in have.uncertain else _fit(p.value, got)
-        for index, (p, got) in enumerate(zip(wanted.operands, have.operands, strict=False))
+        "maybe" if index in have.uncertain else _fit(glob_word.value, got, home)
+        for index, (glob_word, got) in enumerate(zip(wanted.words, have.words, strict=False))
     ]
-    operands = have.operands
+    if abbreviates and fits and fits[0] == "no" and _abbreviates(have.words[0], wanted.words[0]):
+        # npm and cargo run the command a unique prefix names (`npm publ` is `npm publish`).
+        fits[0] = "maybe"
+    operands = have.words
     # An extra operand counts against an exact rule only where no option at all stands before
     # it (`git push --force origin` for `git push --force`): knowing the program's grammar never
     # makes a deny rule weaker than not knowing it. A mismatch is judged in the grammar's reading.
     settled = [a and b for a, b in zip(have.settled, have.plain, strict=True)]
+    count = len(wanted.words)
     if all(f == "yes" for f in fits):
-        count_ok = (
-            len(operands) >= len(wanted.operands)
-            if want.open_ended
-            else len(operands) == len(wanted.operands)
-        )
+        count_ok = len(operands) >= count if open_ended else len(operands) == count
         if count_ok:
             return "match"
         # An expansion may stand for any number of words, and an operand an option stands
         # before may be that option's value (`kubectl delete pod x -n prod`).
-        extra_unsettled = not want.open_ended and not all(settled[len(wanted.operands) :])
+        extra_unsettled = not open_ended and not all(settled[count:])
         if unsure or extra_unsettled or any(not w.literal for w in operands):
             return "unevaluable"
         return "no_match"
@@ -153,7 +174,43 @@ def _operands_fit(
     return "unevaluable"
 
 
-def _deny_fit(want: _PatternCommand, command: SimpleCommand, depth: int = 0) -> MatchResult:
+def _abbreviates(got: Word, want: Word) -> bool:
+    """``got`` is a prefix of two or more letters of the rule's literal word ``want``."""
+    if not got.literal or len(got.value) < 2 or glob_has_magic(want.value):
+        return False
+    full = glob_unescape(want.value)
+    return not has_symbol(full) and full != got.value and full.startswith(got.value)
+
+
+def end_of_options(words: tuple[Word, ...] | list[Word], parsed: ParsedArgs) -> int | None:
+    """The index of the ``--`` that ends the options in ``words`` (as ``parsed`` read them).
+
+    ``None`` when no ``--`` does: a ``--`` that is an option's value or an operand (after the
+    first operand of a program that stops reading options there) ends nothing.
+    """
+    operands = set(parsed.positions)
+    values = {id(o.value) for o in parsed.options if o.value is not None}
+    for index, word in enumerate(words):
+        if word.literal and word.value == _END_OF_OPTIONS:
+            if index not in operands and id(word) not in values:
+                return index
+            return None  # an operand or an option's value: the options did not end here
+    return None
+
+
+def _names_program(want: PatternCommand, written: str) -> bool:
+    name = program_name(written)
+    return name is not None and glob_match(posixpath.basename(want.words[0]), name)
+
+
+def _deny_fit(
+    want: PatternCommand,
+    command: SimpleCommand,
+    *,
+    home: str | None,
+    consumed: frozenset[int] = frozenset(),
+    budget: Budget | None = None,
+) -> MatchResult:
     """S12, deny direction: a rule that *might* apply to ``command`` must apply.
 
     The rule and the command are read through the program's own option grammar
@@ -164,88 +221,143 @@ def _deny_fit(want: _PatternCommand, command: SimpleCommand, depth: int = 0) -> 
     the rule's program is looked through when it may run its arguments (S21: runs unless known
     not to).
     """
-    if not glob_match(posixpath.basename(want.words[0]), command.name):
-        return _looked_through(want, command, depth)
+    if not command.words or not _names_program(want, command.words[0]):
+        return _looked_through(want, command, consumed, budget or Budget(), home)
     table = program_grammar(command.name)
-    wanted = parse_args(table, [_pattern_word(w) for w in want.words[1:]])
+    rule_words = [_pattern_word(w) for w in want.words[1:]]
+    wanted = parse_args(table, rule_words)
     wanted_long = frozenset(o.name for o in wanted.options if o.name.startswith("--"))
-    have = parse_args(table, command.argv[1:], wanted=wanted_long)
+    argv = [_one_word(w, home) for w in command.argv[1:]]
+    have = parse_args(table, argv, wanted=wanted_long)
     # xargs and find -exec append arguments at run time: they may be anything.
     unsure = have.unsure or command.via in _APPENDS
-    options = _options_fit(wanted, have, unsure)
+    options = _options_fit(wanted, have, unsure, home)
     if options == "no":
         return "no_match"
-    operands = _operands_fit(want, wanted, have, unsure)
+    operands = _operand_groups_fit(want, rule_words, wanted, command, argv, have, unsure, home)
     if operands == "no_match":
         return "no_match"
     return "unevaluable" if options == "maybe" else operands
 
 
-_APPENDS: Final = frozenset({"xargs", "find -exec"})
-_MAX_LOOK_THROUGH: Final = 2
-_TOKEN_SPLIT: Final = re.compile(r"[\s;&|()<>`'\"=!{}$,]+")
-_SCRIPT_CHARS: Final = re.compile(r"[\s;&|()<>`]")
+def _operand_groups_fit(
+    want: PatternCommand,
+    rule_words: list[Word],
+    wanted: ParsedArgs,
+    command: SimpleCommand,
+    argv: list[Word],
+    have: ParsedArgs,
+    unsure: bool,
+    home: str | None,
+) -> MatchResult:
+    """The operands, and with a ``--`` in the rule, the operands on each side of it.
 
-
-def _mentions(program: str, text: str) -> bool:
-    """Whether a token of ``text`` names ``program`` (a glob), with or without a directory."""
-    return any(
-        token and glob_match(program, posixpath.basename(token))
-        for token in _TOKEN_SPLIT.split(text)
+    S12: a rule's ``--`` says that what follows it is an operand: ``git checkout -- *`` is about
+    paths after ``--``, not ``git checkout main``.
+    """
+    abbreviates = program_grammar(command.name) is None
+    rule_end = end_of_options(rule_words, wanted)
+    if rule_end is None:
+        return _operands_fit(
+            _Operands.of(wanted),
+            _Operands.of(have),
+            open_ended=want.open_ended,
+            unsure=unsure,
+            home=home,
+            abbreviates=abbreviates,
+        )
+    command_end = end_of_options(argv, have)
+    if command_end is None:
+        # A word known only at run time may be the `--`.
+        may_end = any(not w.literal for w in argv) or command.via in _APPENDS
+        return "unevaluable" if may_end else "no_match"
+    rule_split = sum(1 for p in wanted.positions if p < rule_end)
+    command_split = sum(1 for p in have.positions if p < command_end)
+    before = _operands_fit(
+        _Operands.of(wanted, 0, rule_split),
+        _Operands.of(have, 0, command_split),
+        open_ended=True,  # `git checkout HEAD -- f` is covered by `git checkout -- *`
+        unsure=unsure,
+        home=home,
+        abbreviates=abbreviates,
     )
+    after = _operands_fit(
+        _Operands.of(wanted, rule_split),
+        _Operands.of(have, command_split),
+        open_ended=want.open_ended,
+        unsure=unsure,
+        home=home,
+    )
+    if "no_match" in (before, after):
+        return "no_match"
+    return "match" if before == after == "match" else "unevaluable"
 
 
-def _looked_through(want: _PatternCommand, command: SimpleCommand, depth: int) -> MatchResult:
+_APPENDS: Final = frozenset({"xargs"})  # find -exec: only `{}`, read as a path (never an option)
+
+
+def _looked_through(
+    want: PatternCommand,
+    command: SimpleCommand,
+    consumed: frozenset[int],
+    budget: Budget,
+    home: str | None,
+) -> MatchResult:
     """S21: a program not known to leave its arguments alone may run one of them.
 
     ``fakeroot git push``, ``mywrapper --cmd=git push``, ``tool 'git push'``: when the rule's
-    program appears among the arguments of a program that may run them, and what follows it
-    could be the command the rule names, the rule cannot be ruled out: "unevaluable" (it asks).
-    Programs known never to run their arguments (:data:`DATA_PROGRAMS`; the options that do run
-    one are read by the analysis as the commands they are) are not looked through.
+    program may run among the arguments of a program that may run them (read by
+    :mod:`._look_through`), and what it runs could be the command the rule names, the rule
+    cannot be ruled out: "unevaluable" (it asks). Text that may name the program but cannot be
+    read asks as well.
     """
-    if depth >= _MAX_LOOK_THROUGH or command.name in DATA_PROGRAMS:
+    if not may_run_arguments(command):
         return "no_match"
-    program = posixpath.basename(want.words[0])
-    argv = command.argv
-    for index in range(1, len(argv)):
-        word = argv[index]
-        if not word.literal:
-            continue  # a word known only at run time: its value is not looked into
-        text = word.value
-        heads = [text]
-        if "=" in text:
-            heads.append(text.split("=", 1)[1])  # `--exec=git push`, `key=git`
-        for raw in heads:
-            head = raw.removeprefix("!")  # an alias's shell escape
-            if head and glob_match(program, posixpath.basename(head)):
-                sub = SimpleCommand(
-                    (head, *(w.value for w in argv[index + 1 :])),
-                    command.opaque_arguments,
-                    (literal_word(head), *argv[index + 1 :]),
-                    via=command.via,
-                )
-                if _deny_fit(want, sub, depth + 1) != "no_match":
-                    return "unevaluable"
-            if _SCRIPT_CHARS.search(head) and _mentions(program, head):
-                line = analyze_command(head)
-                if not line.parsed or not line.complete:
-                    return "unevaluable"
-                if any(_deny_fit(want, c, depth + 1) != "no_match" for c in line.commands):
-                    return "unevaluable"
+    sought = Sought((posixpath.basename(want.words[0]),))
+    for item in look_through(command, sought, budget=budget, consumed=consumed):
+        if isinstance(item, Unreadable):
+            return "unevaluable"
+        if _deny_fit(want, item.command, home=home) != "no_match":
+            return "unevaluable"
     return "no_match"
+
+
+def _one_word(word: Word, home: str | None) -> Word:
+    """``word`` as a literal, when the home directory is all of it known only at run time.
+
+    Such a word reaches the program as one word that is no option (``~/x``, ``"$HOME"/x``).
+
+    The home directory stands as its symbol (:mod:`._rule_patterns`), so the option grammar
+    settles the word's place as it does a literal's. An unquoted ``$HOME`` is one word only when
+    the home directory is known to hold no blank and no glob character.
+    """
+    if word.literal or word.unsupported is not None:
+        return word
+    one_word = home is not None and not _SPLITS.search(home)
+    pieces: list[str] = []
+    for part in word.parts:
+        if part.kind == "literal":
+            pieces.append(part.text)
+        elif (part.kind == "tilde" and not part.text) or (
+            part.kind == "parameter" and part.text == "HOME" and (part.quoted or one_word)
+        ):
+            pieces.append(HOME_SYMBOL)
+        else:
+            return word
+    return literal_word("".join(pieces))
 
 
 def _pattern_word(glob: str) -> Word:
     return Word(glob, (WordPart("literal", glob, True),))
 
 
-def _allow_covers(want: _PatternCommand, command: SimpleCommand) -> bool:
+def _allow_covers(want: PatternCommand, command: SimpleCommand, home: str | None) -> bool:
     """S12, allow direction: the command is exactly what the rule names.
 
     Nothing in front that changes what runs (an assignment, a wrapper), the program spelled as
     in the rule (``./git`` is not ``git``), every word known, and no redirection that touches
-    a file the rule did not name.
+    a file the rule did not name. A ``~`` in the rule is the home directory, when it is known;
+    a command word with a tilde or a parameter is not known exactly, so it is never covered.
     """
     if command.opaque_arguments or command.assignments != want.assignments:
         return False
@@ -268,7 +380,11 @@ def _allow_covers(want: _PatternCommand, command: SimpleCommand) -> bool:
     have = command.argv
     if len(have) < len(want.words) or (not want.open_ended and len(have) != len(want.words)):
         return False
-    return all(glob_match(w, got.value) for w, got in zip(want.words, have, strict=False))
+    for word, got in zip(want.words, have, strict=False):
+        glob = with_home(word, home)
+        if has_symbol(glob) or not glob_match(glob, got.value):
+            return False  # a home directory nobody named, or a parameter: never known exactly
+    return True
 
 
 def _covered_by_parent(line: CommandLine, index: int, covered: set[int]) -> bool:
@@ -278,14 +394,14 @@ def _covered_by_parent(line: CommandLine, index: int, covered: set[int]) -> bool
     )
 
 
-def _allow_matches(pattern: _Pattern, line: CommandLine) -> MatchResult:
+def _allow_matches(pattern: Pattern, line: CommandLine, home: str | None) -> MatchResult:
     if not line.understood or line.background or line.assignments or not line.commands:
         return "no_match"
     covered: set[int] = set()
     if len(pattern.commands) == 1:
         (want,) = pattern.commands
         for index, command in enumerate(line.commands):
-            if _allow_covers(want, command) or _covered_by_parent(line, index, covered):
+            if _allow_covers(want, command, home) or _covered_by_parent(line, index, covered):
                 covered.add(index)
             else:
                 return "no_match"
@@ -298,7 +414,7 @@ def _allow_matches(pattern: _Pattern, line: CommandLine) -> MatchResult:
     if operators != pattern.operators or len(indices) != len(pattern.commands):
         return "no_match"
     for index, want in zip(indices, pattern.commands, strict=True):
-        if not _allow_covers(want, line.commands[index]):
+        if not _allow_covers(want, line.commands[index], home):
             return "no_match"
         covered.add(index)
     for index in range(len(line.commands)):
@@ -307,11 +423,16 @@ def _allow_matches(pattern: _Pattern, line: CommandLine) -> MatchResult:
     return "match"
 
 
-def _deny_matches(pattern: _Pattern, line: CommandLine) -> MatchResult:
+def _deny_matches(pattern: Pattern, line: CommandLine, home: str | None) -> MatchResult:
     hidden = not line.complete
+    consumed = consumed_words(line)
     per_rule: list[MatchResult] = []
     for want in pattern.commands:
-        results = [_deny_fit(want, command) for command in line.commands]
+        budget = Budget()
+        results = [
+            _deny_fit(want, command, home=home, consumed=consumed[index], budget=budget)
+            for index, command in enumerate(line.commands)
+        ]
         if "match" in results:
             per_rule.append("match")
         elif hidden or "unevaluable" in results:
@@ -325,16 +446,30 @@ def _deny_matches(pattern: _Pattern, line: CommandLine) -> MatchResult:
     return "unevaluable"
 
 
-def match_command(pattern: str, value: object, *, direction: Direction) -> MatchResult:
-    """Command ``pattern`` against the command line ``value``, judged for ``direction``."""
+def match_command(
+    pattern: str, value: object, *, direction: Direction, home: str | None = None
+) -> MatchResult:
+    """Command ``pattern`` against the command line ``value``, judged for ``direction``.
+
+    Args:
+        pattern: The rule's pattern (``git push *``, ``rm -rf ~``, ``curl * | sh``), read by
+            :mod:`._rule_patterns`: its words are globs and nothing in it is run.
+        value: The command line.
+        direction: ``"deny"`` (deny and ask rules: what might apply, applies) or ``"allow"``
+            (only exactly what the rule names).
+        home: The home directory, which ``~`` and ``$HOME`` stand for in the rule and the
+            command. Without it, a home word matches only a home word in the other.
+
+    A pattern that cannot be read (a substitution, a subshell) is "unevaluable" for every call.
+    """
     if not isinstance(value, str):
         return "unevaluable"
-    parsed = _parse_pattern(pattern)
+    parsed = read_pattern(pattern)
     if parsed is None:
         return "unevaluable"
     line = analyze_command(value)
     if not line.parsed:
         return "unevaluable"
     if direction == "allow":
-        return _allow_matches(parsed, line)
-    return _deny_matches(parsed, line)
+        return _allow_matches(parsed, line, home)
+    return _deny_matches(parsed, line, home)

@@ -108,6 +108,19 @@ _ZIP: Final = grammar(
 _SORT_SPLIT_EXEC: Final = {
     "sort": (grammar("--compress-program= --check=? --key|-k= -t= -o="), "--compress-program"),
     "split": (grammar("--filter= -a= -b= -C= -d -l= -n= -t= -x -e -u"), "--filter"),
+    # ripgrep 14: `--pre COMMAND` runs COMMAND on every file searched (`--pre-glob` only
+    # narrows which); its long options are exact, its short ones cluster.
+    "rg": (
+        grammar(
+            "--pre= --pre-glob= -e|--regexp= -f|--file= -g|--glob= --iglob= -t|--type="
+            " -T|--type-not= -m|--max-count= -A|--after-context= -B|--before-context="
+            " -C|--context= -M|--max-columns= -d|--max-depth= -j|--threads= -r|--replace="
+            " -E|--encoding= --ignore-file= --sort= --sortr= --color= --colors= --engine="
+            " --path-separator= --context-separator= --field-match-separator= --max-filesize=",
+            abbreviations=False,
+        ),
+        "--pre",
+    ),
 }
 
 

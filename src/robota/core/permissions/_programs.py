@@ -520,7 +520,7 @@ DATA_PROGRAMS: Final = _names(
     tac tail tee test touch tr tree true truncate tsort tty uname unexpand uniq unlink uptime wc
     which whoami xxd yes [ cd pushd popd dirs exit return shift unset wait jobs fg bg type umask
     ulimit getopts read curl git tar rsync zip unzip gzip gunzip zcat bzip2 bunzip2 xz unxz zstd
-    chattr lsattr
+    chattr lsattr rg
     """
 )
 """Programs that never run an argument as a command, except through the options the analysis

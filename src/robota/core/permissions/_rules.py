@@ -108,7 +108,7 @@ class PermissionRule:
         if argument.kind == "url":
             return match_url(pattern, value, direction=matcher_direction)
         if argument.kind == "command":
-            return match_command(pattern, value, direction=matcher_direction)
+            return match_command(pattern, value, direction=matcher_direction, home=home)
         return match_text(pattern, value)
 
 
