@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
+from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
 from robota.core.permissions._globs import Direction, MatchResult
@@ -62,12 +63,24 @@ def _fit(want: str, got: Word, home: str | None) -> _Fit:
 
     The home directory and parameters are symbols on both sides (``~`` in a rule is ``$HOME``
     in a command), replaced by the home directory's value where it is known. A symbol whose
-    value is unknown may stand for any value it can have.
+    value is unknown may stand for any value it can have. Both words are compared in one
+    normal form of a path (:func:`_path_form`): ``./build``, ``build/`` and ``build//.`` are
+    ``build``, ``//srv/./data`` is ``/srv/data``. A ``..`` climbs out of a directory that may
+    be a link, so a word with one that does not fit as written fits "maybe" when the names the
+    two end in may be the same.
     """
     glob = word_glob(got)
     if glob is None:
         return "maybe"  # its value exists only at run time
-    want, glob = with_home(want, home), with_home(glob, home)
+    want, want_climbs = _path_form(with_home(want, home))
+    glob, got_climbs = _path_form(with_home(glob, home))
+    fit = _fit_forms(want, glob)
+    if fit != "no" or not (want_climbs or got_climbs):
+        return fit
+    return "maybe" if _last_names_may_meet(want, glob) else "no"
+
+
+def _fit_forms(want: str, glob: str) -> _Fit:
     text = glob_unescape(glob)
     if glob_match(want, text):
         return "yes"
@@ -85,13 +98,51 @@ def _fit(want: str, got: Word, home: str | None) -> _Fit:
     return "maybe" if glob_match(widen(glob), glob_unescape(want)) else "no"
 
 
+def _path_form(glob: str) -> tuple[str, bool]:
+    """``glob`` (a word as a glob) in the normal form of a path, and whether it climbs (``..``).
+
+    S12: one file, many spellings. Repeated slashes are one (Linux reads a leading ``//`` as
+    ``/``), a ``.`` component is nothing, a trailing slash is dropped. A ``..`` is kept: it
+    climbs out of whatever its directory leads to, which the text cannot tell.
+    """
+    if "/" not in glob:
+        return glob, glob == ".."
+    absolute = glob.startswith("/")
+    parts = [part for part in glob.split("/") if part not in ("", ".")]
+    climbs = ".." in parts
+    body = "/".join(parts)
+    if absolute:
+        return "/" + body, climbs
+    return body or ".", climbs
+
+
+def _last_names_may_meet(want: str, glob: str) -> bool:
+    """Whether two path globs may end in the same name (what a climbing path names)."""
+    want_last, got_last = want.rsplit("/", 1)[-1], glob.rsplit("/", 1)[-1]
+    if ".." in (want_last, got_last) or has_symbol(want_last) or has_symbol(got_last):
+        return True
+    if glob_has_magic(got_last):
+        return glob_has_magic(want_last) or glob_match(got_last, glob_unescape(want_last))
+    return glob_match(want_last, glob_unescape(got_last))
+
+
 def _under_home(text: str) -> bool:
     """``text`` starts with the home directory and names no other value known at run time."""
     return text.startswith(HOME_SYMBOL) and not has_symbol(text[1:])
 
 
-def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool, home: str | None) -> _Fit:
-    """Are the rule's options among the command's, in the program's own reading?"""
+def _options_fit(
+    wanted: ParsedArgs,
+    have: ParsedArgs,
+    unsure: bool,
+    home: str | None,
+    any_value: frozenset[str] = frozenset(),
+) -> _Fit:
+    """Are the rule's options among the command's, in the program's own reading?
+
+    ``any_value``: options another of the command's options stands for with every value
+    (``kubectl -A`` is each ``--namespace``).
+    """
     result: _Fit = "yes"
     for option in wanted.options:
         same = [h for h in have.options if h.name == option.name]
@@ -102,11 +153,12 @@ def _options_fit(wanted: ParsedArgs, have: ParsedArgs, unsure: bool, home: str |
             fits = [_fit(option.value.value, h.value, home) if h.value else "no" for h in same]
             if "yes" in fits:
                 continue
-            fit = "maybe" if "maybe" in fits or unsure else "no"
+            fit = "maybe" if "maybe" in fits or unsure or option.name in any_value else "no"
         else:
             # S12: another spelling the reading could not settle may stand for it (an unknown
             # option, an ambiguous abbreviation, a word only known at run time).
-            fit = "maybe" if option.name in have.maybe or unsure else "no"
+            maybe = option.name in have.maybe or option.name in any_value
+            fit = "maybe" if maybe or unsure else "no"
         if fit == "no":
             return "no"
         result = "maybe"
@@ -119,17 +171,21 @@ class _Operands:
 
     words: tuple[Word, ...]
     settled: tuple[bool, ...]
-    plain: tuple[bool, ...]
     uncertain: frozenset[int]
+    selections: frozenset[int]
 
     @classmethod
     def of(cls, parsed: ParsedArgs, start: int = 0, stop: int | None = None) -> _Operands:
         end = len(parsed.operands) if stop is None else stop
+
+        def within(indices: frozenset[int]) -> frozenset[int]:
+            return frozenset(i - start for i in indices if start <= i < end)
+
         return cls(
             parsed.operands[start:end],
             parsed.settled[start:end],
-            parsed.plain[start:end],
-            frozenset(i - start for i in parsed.uncertain if start <= i < end),
+            within(parsed.uncertain),
+            within(parsed.selections),
         )
 
 
@@ -138,39 +194,43 @@ def _operands_fit(
     have: _Operands,
     *,
     open_ended: bool,
-    unsure: bool,
+    elsewhere: bool,
     home: str | None,
     abbreviates: bool = False,
 ) -> MatchResult:
-    fits: list[_Fit] = [
-        "maybe" if index in have.uncertain else _fit(glob_word.value, got, home)
-        for index, (glob_word, got) in enumerate(zip(wanted.words, have.words, strict=False))
-    ]
-    if abbreviates and fits and fits[0] == "no" and _abbreviates(have.words[0], wanted.words[0]):
-        # npm and cargo run the command a unique prefix names (`npm publ` is `npm publish`).
-        fits[0] = "maybe"
-    operands = have.words
-    # An extra operand counts against an exact rule only where no option at all stands before
-    # it (`git push --force origin` for `git push --force`): knowing the program's grammar never
-    # makes a deny rule weaker than not knowing it. A mismatch is judged in the grammar's reading.
-    settled = [a and b for a, b in zip(have.settled, have.plain, strict=True)]
-    count = len(wanted.words)
-    if all(f == "yes" for f in fits):
-        count_ok = len(operands) >= count if open_ended else len(operands) == count
-        if count_ok:
-            return "match"
-        # An expansion may stand for any number of words, and an operand an option stands
-        # before may be that option's value (`kubectl delete pod x -n prod`).
-        extra_unsettled = not open_ended and not all(settled[count:])
-        if unsure or extra_unsettled or any(not w.literal for w in operands):
-            return "unevaluable"
-        return "no_match"
-    # Conclusive only when a mismatching operand sits where nothing before it can move it: no
-    # unknown option in front (it may take a value, name a directory or define an alias — S12:
-    # `git -c alias.p=push p`) and no word of unknown length before it.
-    for index, fit in enumerate(fits):
-        if fit == "no" and have.settled[index]:
+    """S12: may the command's operands be the rule's?
+
+    A place the grammar reads by its position — a subcommand's name, the kind of object —
+    rules the command out by what stands there (``git status`` is not ``git push``), when
+    nothing before it can move it. Every other operand may be one of a list (``rm -rf dist
+    build``, ``kubectl delete ns staging prod``), so the command is ruled out only when a
+    word of the rule can stand nowhere among them, and no operand the line does not show
+    (``elsewhere``: what ``xargs`` appends, objects named in a file or chosen by a label) may
+    be it. An exact rule matches only the same operands in the same places; anything more is
+    "unevaluable".
+    """
+    in_place: list[_Fit] = []
+    for index, (glob_word, got) in enumerate(zip(wanted.words, have.words, strict=False)):
+        fit = "maybe" if index in have.uncertain else _fit(glob_word.value, got, home)
+        if fit == "no" and index == 0 and abbreviates and _abbreviates(got, glob_word):
+            fit = "maybe"  # npm and cargo run the command a unique prefix names (`npm publ`)
+        positional = index in wanted.selections and index in have.selections
+        if fit == "no" and positional and have.settled[index]:
             return "no_match"
+        in_place.append(fit)
+    count = len(wanted.words)
+    count_ok = len(have.words) >= count if open_ended else len(have.words) == count
+    if count_ok and all(fit == "yes" for fit in in_place):
+        return "match"
+    for index, glob_word in enumerate(wanted.words):
+        if index < len(in_place) and in_place[index] != "no":
+            continue
+        if elsewhere or any(
+            i in have.uncertain or _fit(glob_word.value, got, home) != "no"
+            for i, got in enumerate(have.words)
+        ):
+            continue
+        return "no_match"  # this word of the rule can be none of the command's operands
     return "unevaluable"
 
 
@@ -231,45 +291,78 @@ def _deny_fit(
     have = parse_args(table, argv, wanted=wanted_long)
     # xargs and find -exec append arguments at run time: they may be anything.
     unsure = have.unsure or command.via in _APPENDS
-    options = _options_fit(wanted, have, unsure, home)
+    any_value = _ANY_VALUE.get(program_name(command.words[0]) or "", {})
+    options = _options_fit(
+        wanted,
+        have,
+        unsure,
+        home,
+        frozenset(any_value[o.name] for o in have.options if o.name in any_value),
+    )
     if options == "no":
         return "no_match"
-    operands = _operand_groups_fit(want, rule_words, wanted, command, argv, have, unsure, home)
+    reading = _Reading(want, rule_words, wanted, command, argv, have)
+    operands = _operand_groups_fit(reading, home=home)
     if operands == "no_match":
         return "no_match"
     return "unevaluable" if options == "maybe" else operands
 
 
-def _operand_groups_fit(
-    want: PatternCommand,
-    rule_words: list[Word],
-    wanted: ParsedArgs,
-    command: SimpleCommand,
-    argv: list[Word],
-    have: ParsedArgs,
-    unsure: bool,
-    home: str | None,
-) -> MatchResult:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Reading:
+    """A rule and a command, both read by the program's grammar."""
+
+    want: PatternCommand
+    rule_words: list[Word]
+    wanted: ParsedArgs
+    command: SimpleCommand
+    argv: list[Word]
+    have: ParsedArgs
+
+    def elsewhere(self) -> bool:
+        """Operands the line does not show may be the command's.
+
+        What ``xargs`` appends, and objects named in a file (:attr:`Grammar.option_files`) or
+        chosen other than by name (``kubectl delete ns --all``, ``-l app=web``).
+        """
+        if self.command.via in _APPENDS:
+            return True
+        elsewhere = _CHOSEN_ELSEWHERE.get(program_name(self.command.words[0]) or "", frozenset())
+        grammar = program_grammar(self.command.name)
+        for index in sorted(self.have.selections):
+            if grammar is None:
+                break
+            elsewhere = elsewhere | grammar.option_files
+            word = self.have.operands[index]
+            grammar = grammar.subcommands.get(word.value) if word.literal else None
+        if grammar is not None:
+            elsewhere = elsewhere | grammar.option_files
+        return any(option.name in elsewhere for option in self.have.options)
+
+
+def _operand_groups_fit(reading: _Reading, *, home: str | None) -> MatchResult:
     """The operands, and with a ``--`` in the rule, the operands on each side of it.
 
     S12: a rule's ``--`` says that what follows it is an operand: ``git checkout -- *`` is about
     paths after ``--``, not ``git checkout main``.
     """
+    want, wanted, have, command = reading.want, reading.wanted, reading.have, reading.command
     abbreviates = program_grammar(command.name) is None
-    rule_end = end_of_options(rule_words, wanted)
+    elsewhere = reading.elsewhere()
+    rule_end = end_of_options(reading.rule_words, wanted)
     if rule_end is None:
         return _operands_fit(
             _Operands.of(wanted),
             _Operands.of(have),
             open_ended=want.open_ended,
-            unsure=unsure,
+            elsewhere=elsewhere,
             home=home,
             abbreviates=abbreviates,
         )
-    command_end = end_of_options(argv, have)
+    command_end = end_of_options(reading.argv, have)
     if command_end is None:
         # A word known only at run time may be the `--`.
-        may_end = any(not w.literal for w in argv) or command.via in _APPENDS
+        may_end = any(not w.literal for w in reading.argv) or command.via in _APPENDS
         return "unevaluable" if may_end else "no_match"
     rule_split = sum(1 for p in wanted.positions if p < rule_end)
     command_split = sum(1 for p in have.positions if p < command_end)
@@ -277,7 +370,7 @@ def _operand_groups_fit(
         _Operands.of(wanted, 0, rule_split),
         _Operands.of(have, 0, command_split),
         open_ended=True,  # `git checkout HEAD -- f` is covered by `git checkout -- *`
-        unsure=unsure,
+        elsewhere=elsewhere,
         home=home,
         abbreviates=abbreviates,
     )
@@ -285,7 +378,7 @@ def _operand_groups_fit(
         _Operands.of(wanted, rule_split),
         _Operands.of(have, command_split),
         open_ended=want.open_ended,
-        unsure=unsure,
+        elsewhere=elsewhere,
         home=home,
     )
     if "no_match" in (before, after):
@@ -294,6 +387,17 @@ def _operand_groups_fit(
 
 
 _APPENDS: Final = frozenset({"xargs"})  # find -exec: only `{}`, read as a path (never an option)
+# Options that choose objects other than by the names the operands give (S12): every object,
+# those with a label or a field, those in every namespace. (Objects named in a file are the
+# grammar's `option_files`.)
+_CHOSEN_ELSEWHERE: Final[Mapping[str, frozenset[str]]] = {
+    "kubectl": frozenset({"--all", "--selector", "--field-selector"}),
+}
+# Options that stand for another option with every value it may take (`kubectl -A`: every
+# namespace, so each `-n NAME` too).
+_ANY_VALUE: Final[Mapping[str, Mapping[str, str]]] = {
+    "kubectl": {"--all-namespaces": "--namespace"},
+}
 
 
 def _looked_through(

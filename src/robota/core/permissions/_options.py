@@ -229,6 +229,9 @@ class ParsedArgs:
             "settled" means to a reader that knows no grammar. A deny rule concludes "no match"
             from an operand only when it is settled in both readings, so knowing a program
             never makes a rule weaker than not knowing it.
+        selections: Operand positions the grammar reads by their place: a subcommand's name
+            (``push`` in ``git push``) or the kind of object (``ns`` in ``kubectl delete ns``).
+            Every other operand may be one of a list (``rm a b``, ``kubectl delete ns a b``).
     """
 
     options: tuple[Option, ...]
@@ -239,6 +242,7 @@ class ParsedArgs:
     uncertain: frozenset[int] = frozenset()
     positions: tuple[int, ...] = ()
     plain: tuple[bool, ...] = ()
+    selections: frozenset[int] = frozenset()
 
 
 _GENERIC: Final = Grammar(abbreviations=False)
@@ -335,6 +339,7 @@ class _Reading:
         self.plain: list[bool] = []
         self.maybe: set[str] = set()
         self.uncertain: set[int] = set()
+        self.selections: set[int] = set()
         self.unsure = False
         self.bare = True  # no option-like word so far
         self.steady = True  # nothing so far can move where the next operand stands
@@ -383,6 +388,7 @@ class _Reading:
             uncertain=frozenset(self.uncertain),
             positions=tuple(self.positions),
             plain=tuple(self.plain),
+            selections=frozenset(self.selections),
         )
 
     def dynamic(self, word: Word, position: int) -> None:
@@ -414,6 +420,7 @@ class _Reading:
             self.g, self.generic = (sub, False) if sub is not None else (_GENERIC, True)
             self.choosing = bool(self.g.subcommands)
             self.kind_expected = bool(self.g.kinds)
+            self.selections.add(len(self.operands))
             self.add_operand(word, position, steady=self.steady)
             return
         if not g.permute:
@@ -423,13 +430,16 @@ class _Reading:
             self.kind(word, position)
             return
         if self.kind_at is not None and "/" in text:
-            self.other_kinds.add(_kind(g, text.partition("/")[0]))
+            kind, _, name = text.partition("/")
+            self.other_kinds.add(_kind(g, kind))
+            word = literal_word(name)  # `ns/prod` names `prod` (of its kind)
         self.add_operand(word, position, steady=self.steady)
 
     def kind(self, word: Word, position: int) -> None:
         """S12: the operand that names a kind of object, in its canonical spelling."""
         text = word.value
         self.kind_at = len(self.operands)
+        self.selections.add(self.kind_at)
         if "," in text:
             self.uncertain.add(self.kind_at)  # `po,svc`: several kinds at once
             self.add_operand(word, position, steady=self.steady)
