@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robota
 from robota import Approval, ApprovalRequest, HookOutcome, PermissionGate, PermissionPolicy
 from robota.core.hooks import HookRunner, HookSpec
+from robota.core.permissions import parse_rule
 from robota.testing import ScriptedProvider
 
 from .conftest import make_tool
@@ -84,6 +88,61 @@ async def test_s21_remember_adds_consent_that_answers_later_asks_but_not_always_
     assert gate.remembered == ["shell(make build)"]
     await _run(gate, {"command": "rm -rf out"}, {"command": "rm -rf out"})
     assert len(approver.requests) == 3  # an explicit ask rule asks every time
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo `id`",  # a substitution: no rule can be read from it
+        "ls ~bob",  # ~user: no rule can be read from it
+        "echo 'a*b'",  # the remembered glob would not cover the quoted star
+    ],
+)
+async def test_s21_remember_never_stores_a_rule_that_does_not_read_back_as_this_call(
+    command: str,
+) -> None:
+    # Review 3, item 3: a remembered rule that cannot be read failed every later call.
+    approver = Recorder(Approval(True, remember=True))
+    gate = PermissionGate(PermissionPolicy(), approver=approver)
+    await _run(gate, {"command": command})
+    assert ran == [command]
+    assert gate.remembered == []
+
+
+async def test_s21_remember_stores_a_call_whose_text_has_parentheses() -> None:
+    approver = Recorder(Approval(True, remember=True))
+    gate = PermissionGate(PermissionPolicy(), approver=approver)
+    command = "git log --format='%(describe)'"
+    await _run(gate, {"command": command}, {"command": command})
+    assert len(approver.requests) == 1
+    assert gate.remembered == [f"shell({command})"]
+
+
+_TEXT = st.lists(
+    st.one_of(
+        st.characters(),
+        st.sampled_from(["\ud800", "\udcff", "\x00", "\x1b", "\n", "'", "$(", ")", "*", "~"]),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=_TEXT, later=_TEXT)
+def test_s21_property_a_remembered_rule_covers_its_call_and_never_fails_a_later_one(
+    first: str, later: str
+) -> None:
+    approver = Recorder(Approval(True, remember=True))
+    gate = PermissionGate(PermissionPolicy(), approver=approver)
+    agent = robota.Agent(provider=ScriptedProvider([]), model="m", tools=[shell], tool_gate=gate)
+    for command in (first, later, first, later):
+        asyncio.run(agent.invoke_tool("shell", {"command": command}, approver=approver))
+    for rule in gate.remembered:
+        read = parse_rule(rule, "allow")
+        assert any(
+            read.applies(shell, {"command": c}, workspace="/", home=None, resolve=None) == "match"
+            for c in (first, later)
+        ), rule
 
 
 async def test_s21_a_deny_is_a_refusal_and_never_a_tool_span() -> None:

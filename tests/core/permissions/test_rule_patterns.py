@@ -216,3 +216,47 @@ def test_s12_an_operand_that_abbreviates_nothing_the_rule_names_passes(
 def test_s12_a_rule_that_is_no_pattern_is_unevaluable_per_call(rule: str) -> None:
     assert match_command(rule, "ls", direction="deny") == "unevaluable"
     assert match_command(rule, "ls", direction="allow") == "unevaluable"
+
+
+# --------------------------------------------------------------------------- text no rule can be
+
+
+@pytest.mark.parametrize(
+    "rule", ["\ud800", "\ud800 *", "echo \udcff", "ls \x00", "ls\x01 *", "git push \x7f*"]
+)
+def test_s12_a_pattern_the_command_analysis_refuses_is_unevaluable_never_an_error(
+    rule: str,
+) -> None:
+    # Review 3, item 3: a lone surrogate reached the grammar and raised UnicodeEncodeError.
+    for direction in ("deny", "allow"):
+        assert match_command(rule, "ls", direction=direction) == "unevaluable"  # type: ignore[arg-type]
+    decision = decide("ls", deny=[f"Bash({rule})"], allow=["Bash(*)"], mode="bypass")
+    assert (decision.behavior, decision.always_ask) == ("ask", True)
+
+
+_ODD = st.sampled_from(
+    [
+        *("\ud800", "\udfff", "\udc80", "\x00", "\x01", "\x1b", "\x7f", "\n", "\\\n", "\\"),
+        *("'", '"', "$", "$(", ")", "`", "*", "?", "[", "~", "|", ";", "&", "<<", " ", "rm"),
+        *("git", "-rf", "/"),
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pattern=st.lists(st.one_of(st.characters(), _ODD), max_size=12).map("".join),
+    value=st.lists(st.one_of(st.characters(), _ODD), max_size=12).map("".join),
+)
+def test_s12_property_matching_never_raises_for_any_text(pattern: str, value: str) -> None:
+    for direction in ("deny", "allow"):
+        result = match_command(pattern, value, direction=direction, home=HOME)  # type: ignore[arg-type]
+        assert result in ("match", "no_match", "unevaluable")
+    if not pattern.strip():
+        return
+    rule = f"Bash({pattern})"
+    for kind in ("deny", "ask", "allow"):
+        decision = evaluate_permission(
+            BASH, {"command": value}, PermissionPolicy(**{kind: [rule]}), CONTEXT
+        )
+        assert decision.behavior in ("allow", "deny", "ask")

@@ -200,18 +200,33 @@ class PermissionGate:
             self.remembered.append(remember_as)
         return None
 
-    @staticmethod
-    def _remember_rule(tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+    def _remember_rule(self, tool: Tool, arguments: Mapping[str, Any]) -> str | None:
+        """The allow rule that remembers consent to this call, or ``None`` when none can.
+
+        S21: the rule names this call exactly (its argument with every glob character made
+        literal), and it is kept only when it reads back as a rule that covers this very call:
+        a value the rule grammar or the argument's reading cannot hold (text the command
+        analysis refuses, a substitution, a parenthesis the rule syntax would cut) is never
+        stored, so no remembered rule can fail on a later call.
+        """
         argument = tool.permission_argument
         if argument is None:
             rule = tool.name
         else:
             value = arguments.get(argument.key)
-            if not isinstance(value, str) or not value or ")" in value:
+            if not isinstance(value, str) or not value:
                 return None
             rule = f"{tool.name}({escape_glob(value)})"
         try:
-            parse_rule(rule, "allow")
+            parsed = parse_rule(rule, "allow")
         except ValueError:
             return None
-        return rule
+        context = self._context
+        covers = parsed.applies(
+            tool,
+            arguments,
+            workspace=context.workspace,
+            home=context.home,
+            resolve=context.resolve_path,
+        )
+        return rule if covers == "match" else None

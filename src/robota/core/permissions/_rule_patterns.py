@@ -14,9 +14,11 @@ with a backslash). ``~``, ``$HOME`` and ``${HOME}`` stand for the home directory
 a *symbol*, and any other ``$NAME`` as a symbol of its own, matched against the same symbol in a
 command's words (:func:`word_glob` reads a command's words the same way) and, where the home
 directory is known, against its value (:func:`with_home`). What a pattern cannot be read as —
-a substitution, ``~user``, a subshell, a control structure — makes :func:`read_pattern` return
-``None``; the matcher then answers "unevaluable" for each call the rule is asked about, so a deny
-or ask rule the operator mistyped asks rather than failing open.
+a substitution, ``~user``, a subshell, a control structure, text the command analysis refuses
+(:func:`~robota.core.permissions.analyze_command`: a lone surrogate, a control character) —
+makes :func:`read_pattern` return ``None``; the matcher then answers "unevaluable" for each call
+the rule is asked about, so a deny or ask rule the operator mistyped asks rather than failing
+open.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from robota.core.permissions._shell import analyze_command
 from robota.core.permissions._shell_redirects import hung_words
 from robota.core.permissions._shell_syntax import REDIRECTS, WORD_NODES, Unparseable, parse
 from robota.core.permissions._shell_words import Word, literal_word, read_word
@@ -52,7 +55,6 @@ _NAME_OPEN: Final = "\ue001"
 _NAME_CLOSE: Final = "\ue002"
 _SYMBOLS: Final = re.compile(f"{HOME_SYMBOL}|{_NAME_OPEN}[^{_NAME_CLOSE}]*{_NAME_CLOSE}")
 _GLOB_META: Final = frozenset("*?[]\\")
-_CONTROL: Final = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _OPERATORS: Final = frozenset({"&&", "||", "|", "|&"})
 
 
@@ -137,10 +139,12 @@ def read_pattern(pattern: str) -> Pattern | None:
     open_ended_suffix = text.endswith(_PREFIX_SUFFIX)
     if open_ended_suffix:
         text = text[: -len(_PREFIX_SUFFIX)].rstrip()
-    if not text or _CONTROL.search(text):
+    if not text or not analyze_command(text).parsed:
+        # Text the command analysis refuses (a lone surrogate, a NUL, a control character)
+        # is no command any call could be, and cannot be read as a pattern either.
         return None
     try:
-        source, root = parse(text.encode("utf-8", "surrogateescape"))
+        source, root = parse(text.encode("utf-8"))
     except Unparseable:
         return None
     if root.has_error:
@@ -166,7 +170,7 @@ class _PatternReader:
         self.operators: list[str] = []
 
     def text(self, node: Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
+        return self.source[node.start_byte : node.end_byte].decode("utf-8")
 
     def statement(self, node: Node) -> bool:
         kind = node.type
