@@ -201,6 +201,28 @@ def test_s21_no_spelling_of_a_head_hides_the_program_from_either_reader(
     assert removal(command) is not None, command
 
 
+@settings(max_examples=120, deadline=None)
+@given(
+    name=st.sampled_from(["rm", "git"]),
+    cuts=st.sets(st.integers(min_value=0, max_value=3), min_size=1),
+    form=st.sampled_from(["mytool '{}'", "mytool --run='{}'", "python3 <<'EOF'\n{}\nEOF"]),
+)
+def test_s21_a_line_continuation_inside_a_name_does_not_hide_it(
+    name: str, cuts: set[int], form: str
+) -> None:
+    # Review 3, item 5: `mytool 'g\<newline>it push --force'` passed the pre-filter: a shell
+    # the program hands the text to joins the lines first.
+    spelled = "".join(("\\\n" if i in cuts else "") + ch for i, ch in enumerate(name)) + (
+        "\\\n" if len(name) in cuts else ""
+    )
+    rule, tail = ("git push *", " push --force") if name == "git" else ("rm -rf *", " -rf ~")
+    command = form.format(spelled + tail)
+    assert match_command(rule, command, direction="deny") != "no_match", command
+    assert refused(command, rule)
+    if name == "rm":
+        assert removal(command) is not None, command
+
+
 # --------------------------------------------------------------------------- data programs (20)
 
 

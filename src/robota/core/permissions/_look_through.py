@@ -88,6 +88,7 @@ _USES: Final = re.compile(r"\$\{?([A-Za-z_]\w*)")
 _TRANSFORMS: Final = re.compile(r"\$\{[#!]|\$\{\w+[^}\w]")
 _SEPARATORS: Final = re.compile(r"[\s;&|()<>`]+")  # what ends a word, or opens a script
 _QUOTING: Final = str.maketrans("", "", "'\"\\")
+_CONTINUATION: Final = "\\\n"
 _GLOB_CHARS: Final = frozenset("*?[")
 # Root-owned directories whose programs are the system's own (a data program named there is
 # the one DATA_PROGRAMS describes; one named anywhere else may be any file).
@@ -150,24 +151,28 @@ class Sought:
         """Whether some reading of ``text`` may put a sought program in command position.
 
         Sound for what the text itself spells, and cheap: a command name is made of the text's
-        own characters, with quotes and backslashes removed; only expansions can rearrange them
-        (a brace expansion, a parameter the text sets or transforms), and only ANSI-C or locale
-        quoting can spell others. A glob expands to names its last component matches. What is
-        only known at run time — a parameter set outside the text, a substitution's output, the
-        names a glob of wildcards alone matches (``*``) — is the documented residual, as it is
-        for a program's own arguments. (The commands a substitution runs are in the text, and
-        are read by name like any other.)
+        own characters, with quotes, backslashes and line continuations removed; only
+        expansions can rearrange them (a brace expansion, a parameter the text sets or
+        transforms), and only ANSI-C or locale quoting can spell others. A glob expands to
+        names its last component matches. What is only known at run time — a parameter set
+        outside the text, a substitution's output, the names a glob of wildcards alone matches
+        (``*``) — is the documented residual, as it is for a program's own arguments. (The
+        commands a substitution runs are in the text, and are read by name like any other.)
         """
         if _SYNTHESIS.search(text):
             return True
         folded = text.lower()
         rearranged = "$" in text and _rearranges(text)
         tokens: list[tuple[str, bool]] = []
-        for token in _SEPARATORS.split(text.translate(_QUOTING)):
-            if token:
-                tokens.extend(
-                    _brace_readings(token) if _BRACE_CHARS & set(token) else [(token, True)]
-                )
+        # A shell the text reaches joins a line continuation's two lines before it reads a
+        # word (`g\<newline>it`): the text is read with them joined, and as it stands.
+        readings = (text, text.replace(_CONTINUATION, "")) if _CONTINUATION in text else (text,)
+        for reading in readings:
+            for token in _SEPARATORS.split(reading.translate(_QUOTING)):
+                if token:
+                    tokens.extend(
+                        _brace_readings(token) if _BRACE_CHARS & set(token) else [(token, True)]
+                    )
         for glob in self.names:
             literal, exact = _literal_part(glob)
             if not literal:
