@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import robota
 from robota import PermissionPolicy, evaluate_permission
 from robota.core.permissions import match_command
+from robota.core.permissions._removal import catastrophic_reason
 
 
 class _Shell(robota.Tool):
@@ -573,3 +574,35 @@ def test_s21_text_given_on_standard_input_or_to_rg_pre_is_looked_through(command
 )
 def test_s21_ordinary_find_exec_and_rg_lines_stay_allowed(command: str) -> None:
     assert allowed(command, "rm -rf *", "git push --force *"), command
+
+
+# --------------------------------------------------------------------------- review 3, item 6
+
+
+def _case(name: str, upper: list[bool]) -> str:
+    return "".join(ch.upper() if up else ch for ch, up in zip(name, upper, strict=False))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    upper=st.lists(st.booleans(), min_size=3, max_size=3),
+    form=st.sampled_from(["{}", "/usr/bin/{}", "sudo {}", "env X=1 {}", "mytool '{}'"]),
+)
+def test_s12_a_program_name_in_any_letter_case_meets_a_deny_rule(
+    upper: list[bool], form: str
+) -> None:
+    # Review 3, item 6: macOS's file systems fold case, so `GIT` runs git and `RM` runs rm.
+    git = form.format(_case("git", upper) + " push --force origin main")
+    assert match_command("git push *", git, direction="deny") != "no_match", git
+    assert refused(git, "git push *")
+    rm = form.format(_case("rm", upper) + " -rf ~")
+    assert match_command("rm -rf ~", rm, direction="deny", home="/home/u") != "no_match", rm
+    reason = catastrophic_reason(rm, workspace="/home/u/project", home="/home/u")
+    assert reason is not None, rm
+
+
+def test_s12_an_allow_rule_names_its_program_in_its_own_letter_case_only() -> None:
+    assert match_command("git status", "git status", direction="allow") == "match"
+    assert match_command("git status", "GIT status", direction="allow") == "no_match"
+    assert match_command("GIT status", "git status", direction="allow") == "no_match"
+    assert match_command("git push --force *", "GIT push -f x y", direction="deny") == "match"

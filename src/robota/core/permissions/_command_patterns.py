@@ -20,11 +20,12 @@ from robota.core.permissions._look_through import (
     Sought,
     Unreadable,
     consumed_words,
+    fold_name,
     look_through,
     may_run_arguments,
     program_name,
 )
-from robota.core.permissions._options import ParsedArgs, parse_args
+from robota.core.permissions._options import Grammar, ParsedArgs, parse_args
 from robota.core.permissions._programs import program_grammar
 from robota.core.permissions._rule_patterns import (
     HOME_SYMBOL,
@@ -259,8 +260,14 @@ def end_of_options(words: tuple[Word, ...] | list[Word], parsed: ParsedArgs) -> 
 
 
 def _names_program(want: PatternCommand, written: str) -> bool:
+    """S12, deny direction: ``written`` runs the rule's program, its letter case folded."""
     name = program_name(written)
-    return name is not None and glob_match(posixpath.basename(want.words[0]), name)
+    return name is not None and glob_match(fold_name(posixpath.basename(want.words[0])), name)
+
+
+def _grammar(command: SimpleCommand) -> Grammar | None:
+    """The option grammar of the program ``command`` runs (its name folded)."""
+    return program_grammar(program_name(command.words[0]) or "") if command.words else None
 
 
 def _deny_fit(
@@ -283,7 +290,7 @@ def _deny_fit(
     """
     if not command.words or not _names_program(want, command.words[0]):
         return _looked_through(want, command, consumed, budget or Budget(), home)
-    table = program_grammar(command.name)
+    table = _grammar(command)
     rule_words = [_pattern_word(w) for w in want.words[1:]]
     wanted = parse_args(table, rule_words)
     wanted_long = frozenset(o.name for o in wanted.options if o.name.startswith("--"))
@@ -328,7 +335,7 @@ class _Reading:
         if self.command.via in _APPENDS:
             return True
         elsewhere = _CHOSEN_ELSEWHERE.get(program_name(self.command.words[0]) or "", frozenset())
-        grammar = program_grammar(self.command.name)
+        grammar = _grammar(self.command)
         for index in sorted(self.have.selections):
             if grammar is None:
                 break
@@ -347,7 +354,7 @@ def _operand_groups_fit(reading: _Reading, *, home: str | None) -> MatchResult:
     paths after ``--``, not ``git checkout main``.
     """
     want, wanted, have, command = reading.want, reading.wanted, reading.have, reading.command
-    abbreviates = program_grammar(command.name) is None
+    abbreviates = _grammar(command) is None
     elsewhere = reading.elsewhere()
     rule_end = end_of_options(reading.rule_words, wanted)
     if rule_end is None:

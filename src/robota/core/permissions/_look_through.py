@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
@@ -62,6 +63,7 @@ __all__ = [
     "Unreadable",
     "argument_text",
     "consumed_words",
+    "fold_name",
     "look_through",
     "may_run_arguments",
     "program_name",
@@ -98,8 +100,18 @@ _UNKNOWN: Final = "${_}"  # a part of an argument known only at run time
 UnreadableKind: TypeAlias = Literal["unparseable", "hidden", "opaque", "limit"]
 
 
+def fold_name(name: str) -> str:
+    """``name`` as a file system that ignores letter case compares it (``GIT`` → ``git``).
+
+    S12: macOS's file systems (APFS, HFS+) fold case and Unicode normalisation, so ``GIT`` and
+    ``/usr/bin/RM`` run git and rm. Deny and ask rules and the catastrophic-removal check read
+    a program's name folded; allow rules compare it exactly as written.
+    """
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFD", name).casefold())
+
+
 def program_name(written: str, *, in_text: bool = False) -> str | None:
-    """The program a command name runs, without its directory (``/usr/bin/git`` → ``git``).
+    """The program a command name runs, without its directory, folded (``/usr/bin/GIT``: ``git``).
 
     With ``in_text`` — a command name found by reading a program's argument text as a script
     (``sed -n '/git push/p'``, ``awk '/rm -rf/'``, where a pattern between slashes reads as a
@@ -108,11 +120,11 @@ def program_name(written: str, *, in_text: bool = False) -> str | None:
     the line itself runs (``/rm -rf /``) is always read by its name: whatever file is there runs.
     """
     if "/" not in written:
-        return written
+        return fold_name(written)
     normal = posixpath.normpath(written)
     if in_text and normal.startswith("/") and "/" not in normal.lstrip("/"):
         return None
-    return posixpath.basename(normal)
+    return fold_name(posixpath.basename(normal))
 
 
 def may_run_arguments(command: SimpleCommand) -> bool:
@@ -145,7 +157,7 @@ class Sought:
         :func:`program_name`).
         """
         name = program_name(written, in_text=in_text)
-        return name is not None and any(glob_match(glob, name) for glob in self.names)
+        return name is not None and any(glob_match(fold_name(glob), name) for glob in self.names)
 
     def may_name(self, text: str) -> bool:
         """Whether some reading of ``text`` may put a sought program in command position.
@@ -153,20 +165,22 @@ class Sought:
         Sound for what the text itself spells, and cheap: a command name is made of the text's
         own characters, with quotes, backslashes and line continuations removed; only
         expansions can rearrange them (a brace expansion, a parameter the text sets or
-        transforms), and only ANSI-C or locale quoting can spell others. A glob expands to
-        names its last component matches. What is only known at run time — a parameter set
-        outside the text, a substitution's output, the names a glob of wildcards alone matches
-        (``*``) — is the documented residual, as it is for a program's own arguments. (The
-        commands a substitution runs are in the text, and are read by name like any other.)
+        transforms), and only ANSI-C or locale quoting can spell others. Names are compared
+        folded (:func:`fold_name`). A glob expands to names its last component matches. What
+        is only known at run time — a parameter set outside the text, a substitution's output,
+        the names a glob of wildcards alone matches (``*``) — is the documented residual, as it
+        is for a program's own arguments. (The commands a substitution runs are in the text,
+        and are read by name like any other.)
         """
         if _SYNTHESIS.search(text):
             return True
-        folded = text.lower()
+        folded = fold_name(text)
         rearranged = "$" in text and _rearranges(text)
         tokens: list[tuple[str, bool]] = []
         # A shell the text reaches joins a line continuation's two lines before it reads a
         # word (`g\<newline>it`): the text is read with them joined, and as it stands.
-        readings = (text, text.replace(_CONTINUATION, "")) if _CONTINUATION in text else (text,)
+        joined = folded.replace(_CONTINUATION, "")
+        readings = (folded, joined) if joined != folded else (folded,)
         for reading in readings:
             for token in _SEPARATORS.split(reading.translate(_QUOTING)):
                 if token:
@@ -174,10 +188,10 @@ class Sought:
                         _brace_readings(token) if _BRACE_CHARS & set(token) else [(token, True)]
                     )
         for glob in self.names:
-            literal, exact = _literal_part(glob)
+            literal, exact = _literal_part(fold_name(glob))
             if not literal:
                 return True
-            if rearranged and all(ch in folded for ch in literal.lower()):
+            if rearranged and all(ch in folded for ch in literal):
                 return True
             for token, whole in tokens:
                 if _heads_name(token, literal, exact and whole):

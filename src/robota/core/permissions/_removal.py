@@ -161,7 +161,7 @@ class _Judge:
 
     def line(self, line: CommandLine, budget: Budget) -> str | None:
         """The first catastrophic removal or write ``line`` performs (or may perform)."""
-        moves = any(c.name in _CWD_CHANGERS for c in line.commands)
+        moves = any(_runs(c, _CWD_CHANGERS) for c in line.commands)
         reason = redirect_write_reason(
             line, lambda word, simple, strict: self._device(word, simple, strict, moves)
         )
@@ -226,7 +226,7 @@ class _Judge:
             # A command found in a script the program may run is judged in that script (its
             # own `cd`, its own pipes); one made of the program's words, in this line.
             context = item.line or line
-            inner_moves = moves or any(c.name in _CWD_CHANGERS for c in context.commands)
+            inner_moves = moves or any(_runs(c, _CWD_CHANGERS) for c in context.commands)
             reason = self.command(item.command, context, inner_moves, budget)
             if reason is not None:
                 return reason
@@ -398,6 +398,11 @@ class _Judge:
                     return f"{source!r} matches everything in {where}"
                 return f"{source!r} is {where}"
         return None
+
+
+def _runs(command: SimpleCommand, names: frozenset[str]) -> bool:
+    """``command`` runs one of the programs ``names`` (its name folded, as deny rules read it)."""
+    return bool(command.words) and program_name(command.words[0]) in names
 
 
 def _remote(destination: str) -> bool:
