@@ -244,6 +244,72 @@ def test_s21_a_data_program_called_by_name_or_from_a_system_directory_is_trusted
     assert match_command("rm -rf *", command, direction="deny") == "no_match", command
 
 
+# --------------------------------------------------------------------------- review 3, item 7
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "{name}='{text}' make",  # in front of the command
+        'export {name}="{text}"; make',
+        "env {name}='{text}' make",
+        "make {name}='{text}'",
+        "{name}='{text}' mytool --verbose",
+        '{name}="{text}" sudo make',
+    ],
+)
+@pytest.mark.parametrize("name", ["CC", "MAKE", "TOOL_CMD"])
+def test_s21_a_value_assigned_in_front_of_a_command_is_looked_through_as_env_hands_it(
+    form: str, name: str
+) -> None:
+    # Review 3, item 7: `CC='git push --force' make` was allowed while `env CC=… make`, `export
+    # CC=…; make` and `make CC=…` asked: one reading for a value wherever the line assigns it.
+    git = form.format(name=name, text="git push --force")
+    assert match_command("git push *", git, direction="deny") != "no_match", git
+    assert refused(git, "git push *")
+    rm = form.format(name=name, text="rm -rf ~")
+    assert removal(rm) is not None, rm
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "CC=clang make",
+        "CC=git make",
+        "CFLAGS='-O2 -g' make -j4",
+        "LANG=C sort notes.txt",
+        "FOO='git push --force' cat README.md",  # cat never runs what it is given
+        "PATH=/opt/bin:$PATH cat README.md",
+    ],
+)
+def test_s21_ordinary_assignments_in_front_of_a_command_stay_allowed(command: str) -> None:
+    assert match_command("git push *", command, direction="deny") == "no_match", command
+    assert allowed(command, "git push *", "rm -rf *")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "PATH=.:$PATH cat 'git push --force'",
+        "PATH=/tmp cat 'git push --force'",
+        "env PATH=. cat 'git push --force'",
+        "PATH=.:$PATH; cat 'git push --force'",
+        "export PATH=.:$PATH; cat 'git push --force'",
+        "hash -p ./evil cat; cat 'git push --force'",
+        "PATH=. mytool 'cat \"git push --force\"'",
+        "mytool 'PATH=. cat \"git push --force\"'",
+    ],
+)
+def test_s21_a_line_that_changes_path_makes_a_data_program_whatever_file_is_found(
+    command: str,
+) -> None:
+    # Review 3, item 7: `PATH=.:$PATH cat …` finds `./cat` as `./cat …` does.
+    assert match_command("git push *", command, direction="deny") == "unevaluable", command
+    assert refused(command, "git push *")
+    rm = command.replace("git push --force", "rm -rf ~")
+    assert removal(rm) is not None, rm
+
+
 # --------------------------------------------------------------------------- command position (15)
 
 

@@ -24,6 +24,7 @@ from robota.core.permissions._look_through import (
     look_through,
     may_run_arguments,
     program_name,
+    sets_path,
 )
 from robota.core.permissions._options import Grammar, ParsedArgs, parse_args
 from robota.core.permissions._programs import program_grammar
@@ -270,11 +271,24 @@ def _grammar(command: SimpleCommand) -> Grammar | None:
     return program_grammar(program_name(command.words[0]) or "") if command.words else None
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Where:
+    """The line a command is judged in, and whether that line changes ``PATH``."""
+
+    line: CommandLine | None
+    path_set: bool
+
+    @classmethod
+    def of(cls, line: CommandLine, *, path_set: bool = False) -> _Where:
+        return cls(line, path_set or sets_path(line))
+
+
 def _deny_fit(
     want: PatternCommand,
     command: SimpleCommand,
     *,
     home: str | None,
+    where: _Where,
     consumed: frozenset[int] = frozenset(),
     budget: Budget | None = None,
 ) -> MatchResult:
@@ -289,7 +303,7 @@ def _deny_fit(
     not to).
     """
     if not command.words or not _names_program(want, command.words[0]):
-        return _looked_through(want, command, consumed, budget or Budget(), home)
+        return _looked_through(want, command, consumed, budget or Budget(), home, where)
     table = _grammar(command)
     rule_words = [_pattern_word(w) for w in want.words[1:]]
     wanted = parse_args(table, rule_words)
@@ -413,6 +427,7 @@ def _looked_through(
     consumed: frozenset[int],
     budget: Budget,
     home: str | None,
+    where: _Where,
 ) -> MatchResult:
     """S21: a program not known to leave its arguments alone may run one of them.
 
@@ -422,13 +437,15 @@ def _looked_through(
     cannot be ruled out: "unevaluable" (it asks). Text that may name the program but cannot be
     read asks as well.
     """
-    if not may_run_arguments(command):
+    if not may_run_arguments(command, path_set=where.path_set):
         return "no_match"
     sought = Sought((posixpath.basename(want.words[0]),))
-    for item in look_through(command, sought, budget=budget, consumed=consumed):
+    items = look_through(command, sought, budget=budget, consumed=consumed, path_set=where.path_set)
+    for item in items:
         if isinstance(item, Unreadable):
             return "unevaluable"
-        if _deny_fit(want, item.command, home=home) != "no_match":
+        inner = where if item.line is None else _Where.of(item.line, path_set=where.path_set)
+        if _deny_fit(want, item.command, home=home, where=inner) != "no_match":
             return "unevaluable"
     return "no_match"
 
@@ -537,11 +554,14 @@ def _allow_matches(pattern: Pattern, line: CommandLine, home: str | None) -> Mat
 def _deny_matches(pattern: Pattern, line: CommandLine, home: str | None) -> MatchResult:
     hidden = not line.complete
     consumed = consumed_words(line)
+    where = _Where.of(line)
     per_rule: list[MatchResult] = []
     for want in pattern.commands:
         budget = Budget()
         results = [
-            _deny_fit(want, command, home=home, consumed=consumed[index], budget=budget)
+            _deny_fit(
+                want, command, home=home, where=where, consumed=consumed[index], budget=budget
+            )
             for index, command in enumerate(line.commands)
         ]
         if "match" in results:

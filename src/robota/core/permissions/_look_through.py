@@ -36,6 +36,7 @@ The words the analysis already listed as another command's (a wrapper's, ``xargs
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
@@ -54,6 +55,7 @@ from robota.core.permissions._shell_words import (
     literal_word,
     unescaped,
 )
+from robota.core.permissions._shell_wrappers import WRAPPERS
 
 __all__ = [
     "MAX_DEPTH",
@@ -62,11 +64,13 @@ __all__ = [
     "Sought",
     "Unreadable",
     "argument_text",
+    "assignment_words",
     "consumed_words",
     "fold_name",
     "look_through",
     "may_run_arguments",
     "program_name",
+    "sets_path",
 ]
 
 MAX_DEPTH: Final = 4
@@ -96,6 +100,9 @@ _GLOB_CHARS: Final = frozenset("*?[")
 # the one DATA_PROGRAMS describes; one named anywhere else may be any file).
 _SYSTEM_BIN: Final = frozenset({"/bin", "/usr/bin", "/sbin", "/usr/sbin"})
 _UNKNOWN: Final = "${_}"  # a part of an argument known only at run time
+_PATH_SET: Final = re.compile(r"PATH\+?=")
+_DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_PATH_SETTERS: Final = frozenset({*_DECLARATIONS, "read", "hash"})
 
 UnreadableKind: TypeAlias = Literal["unparseable", "hidden", "opaque", "limit"]
 
@@ -127,12 +134,13 @@ def program_name(written: str, *, in_text: bool = False) -> str | None:
     return fold_name(posixpath.basename(normal))
 
 
-def may_run_arguments(command: SimpleCommand) -> bool:
+def may_run_arguments(command: SimpleCommand, *, path_set: bool = False) -> bool:
     """Whether ``command`` may run one of its arguments as a command (S21).
 
     Only the programs of :data:`DATA_PROGRAMS`, called by their name or from a system
     directory (``cat``, ``/bin/cat``), are known not to; ``./cat`` or ``/tmp/cat`` is whatever
-    file is there.
+    file is there. ``path_set``: the line changes where a program named without a directory is
+    found (:func:`sets_path`), so ``cat`` there is whatever file is found as well.
     """
     if not command.words:
         return False
@@ -140,8 +148,34 @@ def may_run_arguments(command: SimpleCommand) -> bool:
     if runs_arguments(command):
         return True  # not a data program, or git running an alias or an external command
     if "/" not in written:
-        return False
+        return path_set
     return posixpath.dirname(posixpath.normpath(written)) not in _SYSTEM_BIN
+
+
+def sets_path(line: CommandLine) -> bool:
+    """Whether ``line`` changes where the shell finds a program named without a directory.
+
+    S21: ``PATH=.:$PATH cat …`` runs whatever ``./cat`` is, as ``./cat …`` does. An assignment
+    to ``PATH`` anywhere in the line (in front of a command, handed to ``env``, alone, through
+    ``export`` and the other declarations, or read by ``read``) and ``hash -p`` count; what a
+    program named without a directory then runs is not known to be a data program.
+    """
+    if any(_PATH_SET.match(text) for text in line.assignments):
+        return True
+    for command in line.commands:
+        if any(_PATH_SET.match(text) for text in command.assignments):
+            return True
+        name = program_name(command.words[0]) if command.words else None
+        if name not in _PATH_SETTERS:
+            continue
+        values = [word.value for word in command.argv[1:]]
+        if name in _DECLARATIONS and any(_PATH_SET.match(value) for value in values):
+            return True
+        if name == "read" and "PATH" in values:
+            return True
+        if name == "hash" and any(v.startswith("-") and "p" in v for v in values):
+            return True
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,8 +221,7 @@ class Sought:
                     tokens.extend(
                         _brace_readings(token) if _BRACE_CHARS & set(token) else [(token, True)]
                     )
-        for glob in self.names:
-            literal, exact = _literal_part(fold_name(glob))
+        for literal, exact in _literal_parts(self.names):
             if not literal:
                 return True
             if rearranged and all(ch in folded for ch in literal):
@@ -244,6 +277,12 @@ def _heads_name(token: str, literal: str, exact: bool) -> bool:
     if start == 0 or core[start - 1] in "/=:!":
         return True
     return core.startswith("-") and not core.startswith("--") and core[1:start].isalnum()
+
+
+@functools.lru_cache(maxsize=64)
+def _literal_parts(names: tuple[str, ...]) -> tuple[tuple[str, bool], ...]:
+    """Per sought name (folded), what :func:`_literal_part` says of it."""
+    return tuple(_literal_part(fold_name(glob)) for glob in names)
 
 
 def _literal_part(glob: str) -> tuple[str, bool]:
@@ -364,20 +403,17 @@ def look_through(
     budget: Budget,
     consumed: frozenset[int] = frozenset(),
     depth: int = 0,
+    path_set: bool = False,
 ) -> Iterator[Found | Unreadable]:
     """The sought commands ``command`` may run of its arguments, and what cannot be read.
 
     The caller decides whether ``command`` may run its arguments at all
-    (:func:`may_run_arguments`) and judges each :class:`Found` command itself.
+    (:func:`may_run_arguments`) and judges each :class:`Found` command itself. ``path_set``:
+    the line ``command`` is in changes ``PATH`` (:func:`sets_path`); the programs it runs
+    inherit it.
     """
-    argv = command.argv
-    # The text a here-document or here-string gives it on its standard input is one more
-    # argument it may run (`python3 <<EOF`, `docker exec -i c sh <<EOF`), read as a whole.
-    stdin: tuple[Word, ...] = () if command.stdin is None else (command.stdin,)
-    for index in range(1, len(argv) + len(stdin)):
-        word = argv[index] if index < len(argv) else stdin[0]
-        if id(word) in consumed:
-            continue
+    for argument in _arguments(command, consumed):
+        word = argument.word
         text = argument_text(word)
         if text is None:
             if sought.may_name(word.source):
@@ -388,63 +424,127 @@ def look_through(
         if depth >= MAX_DEPTH:
             yield Unreadable(text, "limit")
             continue
-        heads = [text] if index >= len(argv) else _heads(text)
+        heads = _heads(text) if argument.cut else [text]
         if heads is None:
             yield Unreadable(text, "limit")
             continue
         for head in heads:
-            for item in _read_head(command, index, head, sought, budget, depth):
+            reading = _Head(command, head, argument.index, depth, path_set)
+            for item in _read_head(reading, sought, budget):
                 yield item
                 if isinstance(item, Unreadable) and item.kind == "limit":
                     return
 
 
-def _read_head(
-    command: SimpleCommand,
-    index: int,
-    head: str,
-    sought: Sought,
-    budget: Budget,
-    depth: int,
-) -> Iterator[Found | Unreadable]:
-    if _PLAIN.fullmatch(head):
-        if sought.named(head):
+def _arguments(command: SimpleCommand, consumed: frozenset[int]) -> Iterator[_Argument]:
+    """The texts ``command`` is given that it may run (see :func:`look_through`)."""
+    argv = command.argv
+    for index in range(1, len(argv)):
+        if id(argv[index]) not in consumed:
+            yield _Argument(argv[index], index, cut=True)
+    # A value assigned in front of it is one more text it may run, as `env NAME=value cmd`
+    # and `cmd NAME=value` hand it over (`CC='…' make`). A command a wrapper runs was handed
+    # them by the wrapper, whose own are read there (`CC=… sudo make`, `env CC=… make`).
+    if command.via not in WRAPPERS:
+        for word in assignment_words(command):
+            yield _Argument(word, None, cut=True)
+    # The text a here-document or here-string gives it on its standard input is one more
+    # argument it may run (`python3 <<EOF`, `docker exec -i c sh <<EOF`), read as a whole.
+    if command.stdin is not None:
+        yield _Argument(command.stdin, None, cut=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Argument:
+    """A text the program is given.
+
+    Its word, its index among the program's words (``None`` for a value assigned in front or
+    its standard input), and whether heads are cut from it.
+    """
+
+    word: Word
+    index: int | None
+    cut: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    """One head of an argument, with where it was found."""
+
+    command: SimpleCommand
+    text: str
+    index: int | None
+    depth: int
+    path_set: bool
+
+    @property
+    def following(self) -> Sequence[Word]:
+        """The program's words after the argument (none after a value or its input)."""
+        return () if self.index is None else self.command.argv[self.index + 1 :]
+
+
+def assignment_words(command: SimpleCommand) -> list[Word]:
+    """The values assigned in front of ``command`` (or handed to it by ``env``), as words.
+
+    :attr:`SimpleCommand.assignments` holds the text as written in front of the command
+    (``CC='git push'``) and the word's value when ``env`` handed it over (``CC=git push``); both
+    readings are kept, the written one read by the shell analysis as the word it is.
+    """
+    words: list[Word] = []
+    for text in command.assignments:
+        words.append(literal_word(text))
+        line = analyze_command(": " + text)
+        colon = [c for c in line.commands if c.via is None and c.words[:1] == (":",)]
+        if len(colon) == 1 and len(colon[0].argv) == 2 and colon[0].argv[1].value != text:
+            words.append(colon[0].argv[1])
+    return words
+
+
+def _read_head(head: _Head, sought: Sought, budget: Budget) -> Iterator[Found | Unreadable]:
+    command, text = head.command, head.text
+    if _PLAIN.fullmatch(text):
+        if sought.named(text):
             if not budget.spend():
-                yield Unreadable(head, "limit")
+                yield Unreadable(text, "limit")
                 return
-            yield Found(_joined(command, (literal_word(head),), command.argv[index + 1 :]))
+            yield Found(_joined(command, (literal_word(text),), head.following))
         return
-    if not sought.may_name(head):
+    if not sought.may_name(text):
         return
     if not budget.spend():
-        yield Unreadable(head, "limit")
+        yield Unreadable(text, "limit")
         return
-    line = analyze_command(head)
+    line = analyze_command(text)
     if line.parsed:
         consumed = consumed_words(line)
         commands = line.commands
         last = line.shape[-1] if line.shape else len(commands) - 1
+        path_set = head.path_set or sets_path(line)
         for position, inner in enumerate(commands):
             if sought.named(inner.words[0], in_text=True):
                 if not budget.spend():
-                    yield Unreadable(head, "limit")
+                    yield Unreadable(text, "limit")
                     return
                 yield Found(inner, line)
-                if position == last and index + 1 < len(command.argv):
+                if position == last and head.index is not None and head.following:
                     # A program that joins its words for a shell (as ssh does) runs the rest
                     # of its arguments as this command's.
-                    following = command.argv[index + 1 :]
-                    yield Found(_joined(command, inner.argv, following), line)
-            elif may_run_arguments(inner):
+                    yield Found(_joined(command, inner.argv, head.following), line)
+            elif may_run_arguments(inner, path_set=path_set):
                 yield from look_through(
-                    inner, sought, budget=budget, consumed=consumed[position], depth=depth + 1
+                    inner,
+                    sought,
+                    budget=budget,
+                    consumed=consumed[position],
+                    depth=head.depth + 1,
+                    path_set=path_set,
                 )
     if not line.parsed:
-        yield Unreadable(head, "unparseable")
+        yield Unreadable(text, "unparseable")
     elif line.hidden:
-        yield Unreadable(head, "hidden")
+        yield Unreadable(text, "hidden")
     elif not line.complete:
-        yield Unreadable(head, "opaque")
+        yield Unreadable(text, "opaque")
 
 
 def _joined(

@@ -42,6 +42,7 @@ from robota.core.permissions._look_through import (
     look_through,
     may_run_arguments,
     program_name,
+    sets_path,
 )
 from robota.core.permissions._options import may_be_option, parse_args
 from robota.core.permissions._programs import program_grammar
@@ -168,8 +169,9 @@ class _Judge:
         if reason is not None:
             return reason
         consumed = consumed_words(line)
+        path_set = sets_path(line)
         for index, simple in enumerate(line.commands):
-            reason = self.command(simple, line, moves, budget, consumed[index])
+            reason = self.command(simple, line, moves, budget, consumed[index], path_set=path_set)
             if reason is not None:
                 return reason
         return None
@@ -181,17 +183,19 @@ class _Judge:
         moves: bool,
         budget: Budget,
         consumed: frozenset[int] = frozenset(),
+        *,
+        path_set: bool = False,
     ) -> str | None:
         name = program_name(simple.words[0]) if simple.words else None
         words = " ".join(simple.words)
-        if name not in _JUDGED and may_run_arguments(simple):
-            reason = self._looked_through(simple, line, moves, budget, consumed)
+        if name not in _JUDGED and may_run_arguments(simple, path_set=path_set):
+            reason = self._looked_through(simple, line, moves, budget, consumed, path_set)
             if reason is not None:
                 return reason
         if name == "rm":
             return self._rm(simple, line, words, moves)
         if name == "find":
-            return self._find(simple, line, words, moves)
+            return self._find(simple, line, words, moves, path_set=path_set)
         if name == "rsync":
             return self._rsync(simple, words, moves)
         if name is not None and name in WRITERS:
@@ -210,6 +214,7 @@ class _Judge:
         moves: bool,
         budget: Budget,
         consumed: frozenset[int],
+        path_set: bool,
     ) -> str | None:
         """S21: a program not known to leave its arguments alone may run one of them.
 
@@ -218,7 +223,8 @@ class _Judge:
         :mod:`._look_through` as deny rules read them.
         """
         unreadable: Unreadable | None = None
-        for item in look_through(simple, _SOUGHT, budget=budget, consumed=consumed):
+        items = look_through(simple, _SOUGHT, budget=budget, consumed=consumed, path_set=path_set)
+        for item in items:
             if isinstance(item, Unreadable):
                 if item.kind != "opaque" and unreadable is None:
                     unreadable = item  # a script file it runs is not read here, as in a line
@@ -227,7 +233,8 @@ class _Judge:
             # own `cd`, its own pipes); one made of the program's words, in this line.
             context = item.line or line
             inner_moves = moves or any(_runs(c, _CWD_CHANGERS) for c in context.commands)
-            reason = self.command(item.command, context, inner_moves, budget)
+            inner_path = path_set or (item.line is not None and sets_path(item.line))
+            reason = self.command(item.command, context, inner_moves, budget, path_set=inner_path)
             if reason is not None:
                 return reason
         if unreadable is None:
@@ -270,7 +277,13 @@ class _Judge:
         return None
 
     def _find(
-        self, simple: SimpleCommand, line: CommandLine, words: str, moves: bool
+        self,
+        simple: SimpleCommand,
+        line: CommandLine,
+        words: str,
+        moves: bool,
+        *,
+        path_set: bool = False,
     ) -> str | None:
         argv = simple.argv[1:]
         position = _find_options_end(argv)
@@ -282,8 +295,8 @@ class _Judge:
             starts.append(word)
         expression = argv[position + len(starts) :]
         follows = follows or any(w.literal and w.value in _FIND_FOLLOWS for w in expression)
-        action = _removing_action(expression)
-        feeds = _feeds_removal(line, simple)
+        action = _removing_action(expression, path_set=path_set)
+        feeds = _feeds_removal(line, simple, path_set=path_set)
         if action is None and feeds is None:
             return None
         selected = (action is None or _selected_by_name(expression, action)) and (
@@ -430,8 +443,12 @@ def _find_options_end(argv: Sequence[Word]) -> int:
     return index
 
 
-def _exec_removes(words: Sequence[Word]) -> bool:
-    """Whether the command of a ``find -exec`` (its words up to ``;`` or ``+``) may remove."""
+def _exec_removes(words: Sequence[Word], *, path_set: bool = False) -> bool:
+    """Whether the command of a ``find -exec`` (its words up to ``;`` or ``+``) may remove.
+
+    ``path_set``: the line changes ``PATH``, so a data program named without a directory is
+    whatever file is found (:func:`~._look_through.sets_path`).
+    """
     if not words:
         return False
     head = words[0]
@@ -441,10 +458,10 @@ def _exec_removes(words: Sequence[Word]) -> bool:
     if name is None:
         return False  # no program is installed there
     probe = SimpleCommand((head.value,), argv=(head,))
-    return name in _DESTROYERS or may_run_arguments(probe)
+    return name in _DESTROYERS or may_run_arguments(probe, path_set=path_set)
 
 
-def _removing_action(expression: Sequence[Word]) -> int | None:
+def _removing_action(expression: Sequence[Word], *, path_set: bool = False) -> int | None:
     """The index in ``expression`` of the first action that removes what find selects."""
     index = 0
     while index < len(expression):
@@ -465,7 +482,7 @@ def _removing_action(expression: Sequence[Word]) -> int | None:
                 expression[end].literal and expression[end].value in (";", "+")
             ):
                 end += 1
-            if _exec_removes(expression[index + 1 : end]):
+            if _exec_removes(expression[index + 1 : end], path_set=path_set):
                 return index
             index = end
         index += 1
@@ -611,7 +628,9 @@ def _fed_by_find(line: CommandLine, simple: SimpleCommand) -> bool:
     )
 
 
-def _feeds_removal(line: CommandLine, find: SimpleCommand) -> bool | None:
+def _feeds_removal(
+    line: CommandLine, find: SimpleCommand, *, path_set: bool = False
+) -> bool | None:
     """Whether ``find`` feeds ``xargs`` running a program that may remove what it prints.
 
     ``None`` when it does not; otherwise whether find's own name test still selects what is
@@ -625,7 +644,7 @@ def _feeds_removal(line: CommandLine, find: SimpleCommand) -> bool | None:
     for command in line.commands:
         if command.via != "xargs" or command.parent is None:
             continue
-        if not _exec_removes(command.argv):
+        if not _exec_removes(command.argv, path_set=path_set):
             continue
         feeders = _pipeline_before(line, command.parent)
         if feeders is not None and top not in feeders:
