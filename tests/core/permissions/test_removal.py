@@ -394,3 +394,57 @@ def test_s21_a_name_test_protects_only_when_it_selects(
     assert catastrophic_reason(asks, workspace=WORKSPACE, home=HOME) is not None, asks
     passes = f"find ~ {test} '{selective}' {action}"
     assert catastrophic_reason(passes, workspace=WORKSPACE, home=HOME) is None, passes
+
+
+# --------------------------------------------------------------------------- review 3: rm globs
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf *.log",
+        "rm -rf build*",
+        "rm -rf build dist *.egg-info",
+        "rm -rf ./*.pyc",
+        "rm -f src/*.o",
+        "rm -rf ~/.cache/pip*",
+        "rm -rf /tmp/pytest-*",
+    ],
+)
+def test_s21_an_rm_glob_that_selects_is_judged_by_what_it_may_match(command: str) -> None:
+    # Review 3: `rm -rf *.log` asked ("matches everything in the workspace") while `find . -name
+    # '*.log' -delete` passed: one predicate decides which glob selects.
+    assert catastrophic_reason(command, workspace=WORKSPACE, home=HOME) is None, command
+    assert decide(command, mode="bypass").behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("rm -rf *", "everything in the workspace"),
+        ("rm -rf ./.*", "everything in the workspace"),
+        ("rm -rf ?*", "everything in the workspace"),
+        ("rm -rf ~/*", "everything in the home directory"),
+        ("rm -rf /b*", "/bin"),  # a selecting glob that matches a protected directory
+        ("rm -rf /usr/lib/*.so", "/usr/lib"),  # every entry of a system tree is protected
+        ("rm -rf ~/proj*", "the workspace"),
+        ("rm -rf ../proj*", "the workspace"),
+        ("rm -rf /home/us*", "home"),
+        ("cd build && rm -rf *.o", "a directory the line changes to"),
+    ],
+)
+def test_s21_an_rm_glob_that_may_match_a_protected_directory_still_asks(
+    command: str, why: str
+) -> None:
+    reason = catastrophic_reason(command, workspace=WORKSPACE, home=HOME)
+    assert reason is not None, command
+    assert why in reason, reason
+
+
+@settings(max_examples=200, deadline=None)
+@given(glob=st.one_of(_EVERY_NAME, _SELECTIVE))
+def test_s21_rm_and_find_agree_which_glob_selects(glob: str) -> None:
+    # One predicate: `rm -rf GLOB` in the workspace and `find . -name GLOB -delete` ask alike.
+    rm = catastrophic_reason(f"rm -rf {glob}", workspace=WORKSPACE, home=HOME)
+    find = catastrophic_reason(f"find . -name '{glob}' -delete", workspace=WORKSPACE, home=HOME)
+    assert (rm is None) == (find is None), (glob, rm, find)

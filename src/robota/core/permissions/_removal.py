@@ -57,6 +57,7 @@ from robota.core.permissions._shell_words import (
     Word,
     glob_fixed_prefix,
     glob_has_magic,
+    glob_match,
     glob_unescape,
 )
 
@@ -374,10 +375,52 @@ class _Judge:
         if pattern is None:
             return f"the target {word.source!r} is only known at run time"
         glob = glob_has_magic(pattern)
-        path = glob_fixed_prefix(pattern) if glob else glob_unescape(pattern)
-        if follow and not glob:
+        moved = simple.moved or moves
+        if glob:
+            return self._glob_target(pattern, source=word.source, moved=moved)
+        path = glob_unescape(pattern)
+        if follow:
             path = path.rstrip("/") + "/"
-        return self._target_path(path, glob, source=word.source, moved=simple.moved or moves)
+        return self._target_path(path, False, source=word.source, moved=moved)
+
+    def _glob_target(self, pattern: str, *, source: str, moved: bool) -> str | None:
+        """A glob target, judged by what it may match.
+
+        S21: a glob whose last component selects (:func:`glob_selects`, the predicate find's
+        name tests are judged by) matches some entries of one directory: it is catastrophic
+        when that directory is a system tree (each entry is the machine's own) or one of the
+        entries it may match is protected (``/b*`` is ``/bin``, ``../proj*`` the workspace).
+        Any other glob (``*``, ``.*``, a glob in a directory) may match everything in the
+        directory before its first glob character, and is judged as that directory.
+        """
+        stripped = pattern.rstrip("/") or "/"
+        directory, _, last = stripped.rpartition("/")
+        if glob_has_magic(directory) or not glob_selects(last):
+            return self._target_path(glob_fixed_prefix(pattern), True, source=source, moved=moved)
+        if stripped.startswith("/") and not directory:
+            directory = "/"
+        path = glob_unescape(directory)
+        if path.startswith(_PROCESS_VIEWS):
+            return f"{source!r} names a process's own view of the file system"
+        if not path.startswith("/"):
+            if moved:
+                return f"{source!r} is relative to a directory the line changes to"
+            path = posixpath.join(self._workspace, path) if path else self._workspace
+        forms = [_normalize(path)]
+        if self._resolve is not None:
+            try:
+                forms.append(_normalize(self._resolve(path)))
+            except (OSError, ValueError):
+                return f"where {source!r} leads cannot be resolved"
+        for form in forms:
+            if form in _SYSTEM_TREES:
+                return f"{source!r} matches in the system directory {form}"
+            for protected in sorted(self._protected):
+                parent, name = posixpath.split(protected)
+                if name and parent == form and glob_match(last, name):
+                    where = _describe(protected, self._home, self._workspace)
+                    return f"{source!r} may match {where}"
+        return None
 
     def _target_path(
         self, path: str, glob: bool, *, source: str = ".", moved: bool = False
@@ -533,25 +576,35 @@ def _one_word(word: Word) -> bool:
     )
 
 
-def _selects(test: str, pattern: str) -> bool:
-    """Whether the name test ``test pattern`` selects a part of a tree rather than nearly all.
+def glob_selects(pattern: str) -> bool:
+    """Whether the glob ``pattern`` selects some names rather than nearly all (S21).
 
-    A glob selects when it fixes a character other than ``.`` and ``/`` at its start or its end
+    The one predicate for it: find's name tests and rm's glob targets are judged by it. A glob
+    selects when it fixes a character other than ``.`` and ``/`` at its start or its end
     (``*.pyc``, ``build*``, ``*.py[co]``, ``__pycache__``; not ``.*``, ``*.*``, ``?*`` or
-    ``[a-z]*``), or, for a path test, a whole component (``*/node_modules/*``); a pattern without
-    ``*`` matches names of one length only. A regular expression selects when it ends in a
-    literal character and has no alternative.
+    ``[a-z]*``); a pattern without ``*`` matches names of one length only.
     """
-    if test in _FIND_REGEX_TESTS:
-        body = pattern.removesuffix("$")
-        return "|" not in body and bool(body) and (body[-1].isalnum() or body[-1] in "_~")
     atoms = _glob_atoms(pattern)
     wild = [i for i, (kind, _) in enumerate(atoms) if kind in ("star", "one")]
     if not any(kind == "star" for kind, _ in atoms):
         return True
     fixed = [*atoms[: wild[0]], *atoms[wild[-1] + 1 :]]
-    if any(kind == "literal" and text not in "./" for kind, text in fixed):
+    return any(kind == "literal" and text not in "./" for kind, text in fixed)
+
+
+def _selects(test: str, pattern: str) -> bool:
+    """Whether the name test ``test pattern`` selects a part of a tree rather than nearly all.
+
+    A name glob selects as :func:`glob_selects` says; a path test also when it fixes a whole
+    component (``*/node_modules/*``). A regular expression selects when it ends in a literal
+    character and has no alternative.
+    """
+    if test in _FIND_REGEX_TESTS:
+        body = pattern.removesuffix("$")
+        return "|" not in body and bool(body) and (body[-1].isalnum() or body[-1] in "_~")
+    if glob_selects(pattern):
         return True
+    atoms = _glob_atoms(pattern)
     if test in _FIND_PATH_TESTS:
         component: list[tuple[str, str]] = []
         opened = False
