@@ -606,3 +606,45 @@ def test_s12_an_allow_rule_names_its_program_in_its_own_letter_case_only() -> No
     assert match_command("git status", "GIT status", direction="allow") == "no_match"
     assert match_command("GIT status", "git status", direction="allow") == "no_match"
     assert match_command("git push --force *", "GIT push -f x y", direction="deny") == "match"
+
+
+# --------------------------------------------------------------------------- review 3: find | xargs
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -name '*.orig' -print0 | xargs -0 rm -f",
+        "find . -name '*.orig' -print0 | xargs --null rm -f",
+        "find src build -type f -name '*.o' -print0 | xargs -0 -n 10 rm -f",
+        "find . -name '*.tmp' -print0 | xargs -0 sudo rm -f",
+        "find -L . -name '*.bak' -print -print0 | xargs -r0 rm -f",
+    ],
+)
+def test_s12_names_find_prints_to_xargs_0_are_paths_never_options(command: str) -> None:
+    # Review 3: only paths under find's starting points reach rm, each one word: no option
+    # can, so `rm -rf *` does not apply to `rm -f`. (The removal check reads it the same way.)
+    assert match_command("rm -rf *", command, direction="deny") == "no_match", command
+    assert allowed(command, "rm -rf *")
+    # What find prints are still operands the line does not show.
+    assert match_command("rm -f secret", command, direction="deny") == "unevaluable", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "find . -name '*.orig' | xargs rm -f",  # split at blanks: a name `a -rf` is two words
+        "find . -print0 | xargs -0 -a list.txt rm -f",  # xargs reads a file, not the pipe
+        "find . -print0 | xargs -0 -d x rm -f",
+        "find . -printf '%p\\0' | xargs -0 rm -f",  # find prints what it is told to
+        "find . -exec printf '%s\\0' -r \\; -print0 | xargs -0 rm -f",
+        "find . -print0 | sed s/a/b/ | xargs -0 rm -f",  # a filter may rewrite the names
+        'find "$D" -print0 | xargs -0 rm -f',  # a starting point may begin with `-`
+        "find . -files0-from list -print0 | xargs -0 rm -f",
+        "find . -print0 | xargs -0 -I{} rm -f {}",
+        "cat list | xargs -0 rm -f",
+    ],
+)
+def test_s12_other_input_to_xargs_may_be_options(command: str) -> None:
+    assert match_command("rm -rf *", command, direction="deny") == "unevaluable", command
+    assert refused(command, "rm -rf *")

@@ -28,6 +28,7 @@ from robota.core.permissions._look_through import (
 )
 from robota.core.permissions._options import Grammar, ParsedArgs, parse_args
 from robota.core.permissions._programs import program_grammar
+from robota.core.permissions._removal_feeds import appends_paths_only
 from robota.core.permissions._rule_patterns import (
     HOME_SYMBOL,
     Pattern,
@@ -310,8 +311,13 @@ def _deny_fit(
     wanted_long = frozenset(o.name for o in wanted.options if o.name.startswith("--"))
     argv = [_one_word(w, home) for w in command.argv[1:]]
     have = parse_args(table, argv, wanted=wanted_long)
-    # xargs and find -exec append arguments at run time: they may be anything.
-    unsure = have.unsure or command.via in _APPENDS
+    # xargs appends arguments at run time: they may be anything, options included, unless
+    # they are only the paths `find … -print0` prints into `xargs -0` (one reading with the
+    # removal check's: `_removal_feeds`). (find -exec gives only `{}`, read as a path.)
+    appends_options = command.via in _APPENDS and not (
+        where.line is not None and appends_paths_only(where.line, command)
+    )
+    unsure = have.unsure or appends_options
     any_value = _ANY_VALUE.get(program_name(command.words[0]) or "", {})
     options = _options_fit(
         wanted,
@@ -322,7 +328,7 @@ def _deny_fit(
     )
     if options == "no":
         return "no_match"
-    reading = _Reading(want, rule_words, wanted, command, argv, have)
+    reading = _Reading(want, rule_words, wanted, command, argv, have, appends_options)
     operands = _operand_groups_fit(reading, home=home)
     if operands == "no_match":
         return "no_match"
@@ -339,6 +345,7 @@ class _Reading:
     command: SimpleCommand
     argv: list[Word]
     have: ParsedArgs
+    appends_options: bool
 
     def elsewhere(self) -> bool:
         """Operands the line does not show may be the command's.
@@ -383,7 +390,7 @@ def _operand_groups_fit(reading: _Reading, *, home: str | None) -> MatchResult:
     command_end = end_of_options(reading.argv, have)
     if command_end is None:
         # A word known only at run time may be the `--`.
-        may_end = any(not w.literal for w in reading.argv) or command.via in _APPENDS
+        may_end = any(not w.literal for w in reading.argv) or reading.appends_options
         return "unevaluable" if may_end else "no_match"
     rule_split = sum(1 for p in wanted.positions if p < rule_end)
     command_split = sum(1 for p in have.positions if p < command_end)

@@ -46,6 +46,12 @@ from robota.core.permissions._look_through import (
 )
 from robota.core.permissions._options import may_be_option, parse_args
 from robota.core.permissions._programs import program_grammar
+from robota.core.permissions._removal_feeds import (
+    feeding_find,
+    find_parts,
+    pipeline_before,
+    top_index,
+)
 from robota.core.permissions._removal_writes import (
     WRITERS,
     device_path_reason,
@@ -64,7 +70,6 @@ from robota.core.permissions._shell_words import (
 __all__ = ["catastrophic_reason"]
 
 _SLASHES: Final = re.compile(r"/{2,}")
-_FIND_PRIMARY_START: Final = ("-", "(", "!", ")", ",")
 _FIND_NAME_TESTS: Final = frozenset({"-name", "-iname"})
 _FIND_PATH_TESTS: Final = frozenset({"-path", "-ipath", "-wholename", "-iwholename"})
 _FIND_REGEX_TESTS: Final = frozenset({"-regex", "-iregex"})
@@ -267,7 +272,8 @@ class _Judge:
         )
         if not recursive:
             return None
-        if simple.opaque_arguments and simple.via == "xargs" and not _fed_by_find(line, simple):
+        fed = simple.via == "xargs" and feeding_find(line, simple) is not None
+        if simple.opaque_arguments and simple.via == "xargs" and not fed:
             return f"catastrophic removal: {words!r} removes targets only known at run time"
         for target in parsed.operands:
             if simple.via == "find -exec" and _found_file(target):
@@ -286,15 +292,9 @@ class _Judge:
         *,
         path_set: bool = False,
     ) -> str | None:
-        argv = simple.argv[1:]
-        position = _find_options_end(argv)
-        follows = any(w.literal and w.value == "-L" for w in argv[:position])
-        starts: list[Word] = []
-        for word in argv[position:]:
-            if word.literal and word.value.startswith(_FIND_PRIMARY_START):
-                break
-            starts.append(word)
-        expression = argv[position + len(starts) :]
+        parts = find_parts(simple)
+        starts, expression = parts.starts, parts.expression
+        follows = any(w.literal and w.value == "-L" for w in parts.options)
         follows = follows or any(w.literal and w.value in _FIND_FOLLOWS for w in expression)
         action = _removing_action(expression, path_set=path_set)
         feeds = _feeds_removal(line, simple, path_set=path_set)
@@ -469,23 +469,6 @@ def _remote(destination: str) -> bool:
     return colon > 0 and (slash < 0 or colon < slash)
 
 
-def _find_options_end(argv: Sequence[Word]) -> int:
-    """Where find's own options (``-H``, ``-L``, ``-P``, ``-D list``, ``-O3``) end."""
-    index = 0
-    while index < len(argv):
-        word = argv[index]
-        if not word.literal:
-            break
-        value = word.value
-        if value in ("-H", "-L", "-P") or (value.startswith("-O") and value[2:].isdigit()):
-            index += 1
-        elif value == "-D":
-            index += 2
-        else:
-            break
-    return index
-
-
 def _exec_removes(words: Sequence[Word], *, path_set: bool = False) -> bool:
     """Whether the command of a ``find -exec`` (its words up to ``;`` or ``+``) may remove.
 
@@ -638,49 +621,6 @@ def _glob_atoms(pattern: str) -> list[tuple[str, str]]:
     return atoms
 
 
-def _top(line: CommandLine, index: int) -> int:
-    seen = 0
-    while line.commands[index].parent is not None and seen < len(line.commands):
-        index = line.commands[index].parent or 0
-        seen += 1
-    return index
-
-
-def _pipeline_before(line: CommandLine, index: int) -> list[int] | None:
-    """The commands (top-level indices) whose output reaches ``index``'s, nearest first.
-
-    ``None`` when the line is not a straight line the reading can follow.
-    """
-    shape = line.shape
-    top = _top(line, index)
-    if shape is None or top not in shape:
-        return None
-    position = shape.index(top)
-    before: list[int] = []
-    while position >= 2 and shape[position - 1] in ("|", "|&"):
-        previous = shape[position - 2]
-        if not isinstance(previous, int):
-            break
-        before.append(previous)
-        position -= 2
-    return before
-
-
-def _fed_by_find(line: CommandLine, simple: SimpleCommand) -> bool:
-    """``simple`` (run by ``xargs``) takes what a ``find`` earlier in its pipeline printed."""
-    parent = simple.parent
-    if parent is None:
-        return False
-    feeders = _pipeline_before(line, parent)
-    if feeders is None:
-        return False  # not a line whose pipes can be followed: its input may be anything
-    return any(
-        program_name(c.words[0]) == "find" and _top(line, index) in feeders
-        for index, c in enumerate(line.commands)
-        if c.words
-    )
-
-
 def _feeds_removal(
     line: CommandLine, find: SimpleCommand, *, path_set: bool = False
 ) -> bool | None:
@@ -692,31 +632,20 @@ def _feeds_removal(
     """
     if find not in line.commands:
         return None
-    top = _top(line, line.commands.index(find))
+    top = top_index(line, line.commands.index(find))
     result: bool | None = None
     for command in line.commands:
         if command.via != "xargs" or command.parent is None:
             continue
         if not _exec_removes(command.argv, path_set=path_set):
             continue
-        feeders = _pipeline_before(line, command.parent)
+        feeders = pipeline_before(line, command.parent)
         if feeders is not None and top not in feeders:
             continue
         direct = feeders is not None and feeders[:1] == [top]
-        expression_selects = direct and _selected_by_name(_find_expression(find), None)
+        expression_selects = direct and _selected_by_name(find_parts(find).expression, None)
         result = expression_selects if result is None else result and expression_selects
     return result
-
-
-def _find_expression(find: SimpleCommand) -> Sequence[Word]:
-    argv = find.argv[1:]
-    position = _find_options_end(argv)
-    while position < len(argv):
-        word = argv[position]
-        if word.literal and word.value.startswith(_FIND_PRIMARY_START):
-            break
-        position += 1
-    return argv[position:]
 
 
 def _normalize(path: str) -> str:
