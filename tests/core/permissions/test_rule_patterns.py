@@ -134,11 +134,61 @@ def test_s12_without_a_home_directory_a_home_word_meets_only_a_home_word() -> No
 def test_s12_an_allow_rule_with_a_tilde_names_the_home_directory_exactly() -> None:
     rule = "cat ~/notes.txt"
     assert match_command(rule, f"cat {HOME}/notes.txt", direction="allow", home=HOME) == "match"
-    # A command word with a tilde is not known exactly: an allow rule never covers it.
-    assert match_command(rule, "cat ~/notes.txt", direction="allow", home=HOME) == "no_match"
     assert match_command(rule, f"cat {HOME}/notes.txt", direction="allow") == "no_match"
     # The symbol the reading keeps for the home directory is never a character a command has.
     assert match_command(rule, "cat \ue000/notes.txt", direction="allow") == "no_match"
+    assert match_command(rule, "cat \ue000/notes.txt", direction="allow", home=HOME) == "no_match"
+
+
+@pytest.mark.parametrize("home", [None, HOME])
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("cat ~/notes.txt", "cat ~/notes.txt"),
+        ("cat ~/notes.txt", 'cat "$HOME"/notes.txt'),
+        ("cat ~/notes.txt", 'cat "${HOME}/notes.txt"'),
+        ("ls ~/*", "ls ~/projects"),
+        ("ls ~/* *", "ls ~/projects ~/notes"),
+        ("rm -rf ~/.cache/*", "rm -rf ~/.cache/pip"),
+        ("rm -rf $HOME/.cache/*", "rm -rf ~/.cache/pip"),
+        ("ls *", "ls ~"),
+    ],
+)
+def test_s12_an_allow_rules_home_meets_a_commands_home_as_the_same_symbol(
+    rule: str, command: str, home: str | None
+) -> None:
+    # Review 3: `Bash(ls ~/*)` never covered `ls ~/projects`, even with the home known.
+    assert match_command(rule, command, direction="allow", home=home) == "match", command
+
+
+@pytest.mark.parametrize("home", [None, HOME])
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("ls ~/*", "ls ~"),
+        ("ls ~/*", "ls ~bob/x"),
+        ("ls ~/*", "ls ~+/x"),
+        ("ls ~/*", "ls $HOME2/x"),
+        ("ls ~/*", "ls ~/projects/$X"),
+        ("ls ~/*", "ls /etc/x"),
+        ("cat */notes", "cat ~/notes/x"),
+        ("cat ~/notes.txt", "cat ~/notes.txt ~/.ssh/id_rsa"),
+        ("cat ~/notes.txt", "HOME=/etc cat ~/notes.txt"),
+        ("cat ~/notes.txt", "HOME=/etc; cat ~/notes.txt"),
+    ],
+)
+def test_s12_an_allow_rules_home_covers_nothing_but_the_home_directory(
+    rule: str, command: str, home: str | None
+) -> None:
+    assert match_command(rule, command, direction="allow", home=home) == "no_match", command
+
+
+def test_s12_an_unquoted_home_is_one_word_only_when_the_home_has_no_blank() -> None:
+    assert match_command("ls ~/*", "ls $HOME/x", direction="allow", home=HOME) == "match"
+    assert match_command("ls ~/*", "ls $HOME/x", direction="allow") == "no_match"
+    spaced = "/home/a user"
+    assert match_command("ls ~/*", "ls $HOME/x", direction="allow", home=spaced) == "no_match"
+    assert match_command("ls ~/*", "ls ~/x", direction="allow", home=spaced) == "match"
 
 
 # --------------------------------------------------------------------------- the rule's `--` (14)

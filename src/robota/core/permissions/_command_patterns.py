@@ -59,6 +59,7 @@ _Fit: TypeAlias = Literal["yes", "maybe", "no"]
 _RUN_BY_PARENT: Final = frozenset({*WRAPPERS, "xargs", "find -exec", "bash -c"})
 _END_OF_OPTIONS: Final = "--"
 _SPLITS: Final = re.compile(r"[ \t\n*?\[]")  # field splitting or pathname expansion of a value
+_PRIVATE_SYMBOLS: Final = frozenset("\ue000\ue001\ue002")  # see _rule_patterns.HOME_SYMBOL
 
 
 def _fit(want: str, got: Word, home: str | None) -> _Fit:
@@ -415,6 +416,7 @@ def _operand_groups_fit(reading: _Reading, *, home: str | None) -> MatchResult:
 
 
 _APPENDS: Final = frozenset({"xargs"})  # find -exec: only `{}`, read as a path (never an option)
+_ADDS_WORDS: Final = frozenset({"xargs", "find -exec"})
 # Options that choose objects other than by the names the operands give (S12): every object,
 # those with a label or a field, those in every namespace. (Objects named in a file are the
 # grammar's `option_files`.)
@@ -491,13 +493,21 @@ def _allow_covers(want: PatternCommand, command: SimpleCommand, home: str | None
 
     Nothing in front that changes what runs (an assignment, a wrapper), the program spelled as
     in the rule (``./git`` is not ``git``), every word known, and no redirection that touches
-    a file the rule did not name. A ``~`` in the rule is the home directory, when it is known;
-    a command word with a tilde or a parameter is not known exactly, so it is never covered.
+    a file the rule did not name. The home directory is known exactly where it is one word
+    (``~``, ``"$HOME"``; an unquoted ``$HOME`` when the home holds no blank or glob character):
+    it meets the rule's ``~`` as the same symbol, and its value where that is known, so
+    ``ls ~/*`` covers ``ls ~/projects``. Any other word with a parameter is never covered.
     """
-    if command.opaque_arguments or command.assignments != want.assignments:
+    if command.assignments != want.assignments:
         return False
-    if any(not (w.literal or (w.has_glob and not w.dynamic)) for w in command.argv):
-        return False
+    if command.opaque_arguments and command.via in _ADDS_WORDS:
+        return False  # words only known at run time are added to the ones shown
+    texts: list[str] = []
+    for word in command.argv:
+        text = _known_text(word, home)
+        if text is None:
+            return False
+        texts.append(text)
     for redirect in command.redirects:
         kind = redirect.kind
         if kind in ("duplicate", "close"):
@@ -512,14 +522,39 @@ def _allow_covers(want: PatternCommand, command: SimpleCommand, home: str | None
         if kind == "heredoc" and redirect.heredoc is not None and not redirect.heredoc.expands:
             continue
         return False
-    have = command.argv
-    if len(have) < len(want.words) or (not want.open_ended and len(have) != len(want.words)):
+    if len(texts) < len(want.words) or (not want.open_ended and len(texts) != len(want.words)):
         return False
-    for word, got in zip(want.words, have, strict=False):
-        glob = with_home(word, home)
-        if has_symbol(glob) or not glob_match(glob, got.value):
-            return False  # a home directory nobody named, or a parameter: never known exactly
-    return True
+    return all(_allow_word(glob, text, home) for glob, text in zip(want.words, texts, strict=False))
+
+
+def _known_text(word: Word, home: str | None) -> str | None:
+    """``word``'s value, with the home directory as its symbol; ``None`` if it is not known."""
+    if word.literal:
+        text = word.value
+    elif word.has_glob and not word.dynamic:
+        return word.value  # an unquoted glob: covered by the rule's own glob, as written
+    else:
+        one = _one_word(word, home)
+        if not one.literal:
+            return None
+        text = one.value
+    literal = text.replace(HOME_SYMBOL, "") if not word.literal else text
+    if any(ch in _PRIVATE_SYMBOLS for ch in literal):
+        return None  # the symbols' own characters in a command are never the home directory
+    return text
+
+
+def _allow_word(glob: str, text: str, home: str | None) -> bool:
+    """Does the command word ``text`` (the home as its symbol) fit the rule's ``glob`` exactly?"""
+    if home is not None:
+        glob = with_home(glob, home)
+        return not has_symbol(glob) and glob_match(glob, text.replace(HOME_SYMBOL, home))
+    if has_symbol(glob.replace(HOME_SYMBOL, "")):
+        return False  # a parameter nobody knows the value of
+    globs, texts = glob.split(HOME_SYMBOL), text.split(HOME_SYMBOL)
+    return len(globs) == len(texts) and all(
+        glob_match(g, t) for g, t in zip(globs, texts, strict=True)
+    )
 
 
 def _covered_by_parent(line: CommandLine, index: int, covered: set[int]) -> bool:
