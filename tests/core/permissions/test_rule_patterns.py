@@ -88,6 +88,42 @@ def test_s12_an_allow_rule_naming_a_wrapper_allows_what_it_names(rule: str, comm
     assert decide("timeout 10 make test", allow=[f"Bash({rule})"]).behavior != "allow"
 
 
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("eval *", "eval 'ls x'"),
+        ("parallel *", "parallel ::: 'ls a' 'ls b'"),
+        ("bash *", "bash <<'EOF'\nls\nEOF"),
+        ("sh *", "sh -s <<'EOF'\nls -la\nEOF"),
+        ("su *", "su -c 'ls' root"),
+        ("su *", "su root <<'EOF'\nls\nEOF"),
+        ("flock *", "flock /tmp/l -c 'make test'"),
+        ("at *", "at now <<'EOF'\nmake test\nEOF"),
+    ],
+)
+def test_s12_an_allow_rule_naming_a_program_covers_what_it_runs_of_its_own_words(
+    rule: str, command: str
+) -> None:
+    # Review 3: eval, parallel and a shell reading a here-document were left out of what a
+    # covered command runs of its own words, so `Bash(eval *)` never covered an eval.
+    assert match_command(rule, command, direction="allow") == "match", command
+    assert decide(command, allow=[f"Bash({rule})"]).behavior == "allow"
+
+
+@pytest.mark.parametrize(
+    ("rule", "command"),
+    [
+        ("eval 'ls x'", "eval 'ls x'; rm -rf y"),
+        ("bash", "bash <<'EOF'\nrm -rf build\nEOF"),  # an exact rule names no script
+        ("bash *", "bash <<EOF\nrm -rf $DIR\nEOF"),  # the shell expands the script first
+        ("parallel *", "parallel echo ::: a b"),  # the inputs are appended at run time
+        ("su -c 'ls' root", "su -c 'rm -rf x' root"),
+    ],
+)
+def test_s12_what_an_allow_rule_names_bounds_what_its_program_runs(rule: str, command: str) -> None:
+    assert match_command(rule, command, direction="allow") == "no_match", command
+
+
 _WRAPPERS = st.sampled_from(
     ["sudo", "env", "nice", "nohup", "timeout 5", "bash -c", "sh -c", "eval", "source", "exec",
      "command", "xargs", "time", "strace -f", "flock /tmp/l"]

@@ -55,8 +55,13 @@ __all__ = ["end_of_options", "match_command"]
 
 # Outcomes of lining one pattern word up with one command word.
 _Fit: TypeAlias = Literal["yes", "maybe", "no"]
-# Commands reached through another command's own words: covered when that command is.
-_RUN_BY_PARENT: Final = frozenset({*WRAPPERS, "xargs", "find -exec", "bash -c"})
+# Commands reached through another command's own words: covered when that command is (and
+# every `… -c` script: a shell's, `su -c`, `flock -c`).
+_RUN_BY_PARENT: Final = frozenset({*WRAPPERS, "xargs", "find -exec", "bash -c", "eval", "parallel"})
+_SCRIPT_OPTION: Final = " -c"
+# A script a shell (or `su`, `at` …) reads from a here-document: covered when the rule that
+# covers that command is open-ended (`Bash(bash *)`), for an exact rule names no script.
+_STDIN_SCRIPT: Final = " stdin"
 _END_OF_OPTIONS: Final = "--"
 _SPLITS: Final = re.compile(r"[ \t\n*?\[]")  # field splitting or pathname expansion of a value
 _PRIVATE_SYMBOLS: Final = frozenset("\ue000\ue001\ue002")  # see _rule_patterns.HOME_SYMBOL
@@ -557,22 +562,32 @@ def _allow_word(glob: str, text: str, home: str | None) -> bool:
     )
 
 
-def _covered_by_parent(line: CommandLine, index: int, covered: set[int]) -> bool:
+def _covered_by_parent(line: CommandLine, index: int, covered: dict[int, bool]) -> bool:
+    """S12: ``line``'s command ``index`` runs as part of a command an allow rule covers.
+
+    ``covered`` maps each covered command to whether its rule is open-ended: only then does it
+    cover a script the command reads on its standard input.
+    """
     command = line.commands[index]
-    return (
-        command.parent is not None and command.via in _RUN_BY_PARENT and (command.parent in covered)
-    )
+    parent, via = command.parent, command.via
+    if parent is None or via is None or parent not in covered:
+        return False
+    if via.endswith(_STDIN_SCRIPT):
+        return covered[parent]
+    return via in _RUN_BY_PARENT or via.endswith(_SCRIPT_OPTION)
 
 
 def _allow_matches(pattern: Pattern, line: CommandLine, home: str | None) -> MatchResult:
     if not line.understood or line.background or line.assignments or not line.commands:
         return "no_match"
-    covered: set[int] = set()
+    covered: dict[int, bool] = {}
     if len(pattern.commands) == 1:
         (want,) = pattern.commands
         for index, command in enumerate(line.commands):
-            if _allow_covers(want, command, home) or _covered_by_parent(line, index, covered):
-                covered.add(index)
+            if _allow_covers(want, command, home):
+                covered[index] = want.open_ended
+            elif _covered_by_parent(line, index, covered):
+                covered[index] = covered[command.parent or 0]
             else:
                 return "no_match"
         return "match"
@@ -586,10 +601,13 @@ def _allow_matches(pattern: Pattern, line: CommandLine, home: str | None) -> Mat
     for index, want in zip(indices, pattern.commands, strict=True):
         if not _allow_covers(want, line.commands[index], home):
             return "no_match"
-        covered.add(index)
-    for index in range(len(line.commands)):
-        if index not in covered and not _covered_by_parent(line, index, covered):
+        covered[index] = want.open_ended
+    for index, command in enumerate(line.commands):
+        if index in covered:
+            continue
+        if not _covered_by_parent(line, index, covered):
             return "no_match"
+        covered[index] = covered[command.parent or 0]
     return "match"
 
 
