@@ -3,7 +3,10 @@
 A rule's pattern is read by :mod:`._rule_patterns` (its words as globs, no wrapper or shell
 meaning), the command line by :func:`~robota.core.permissions.analyze_command`, a program's
 options by its grammar (:mod:`._options`), and what a program may run of its own arguments by
-:mod:`._look_through` — the same readings the catastrophic-removal check uses.
+:mod:`._look_through` — the same readings the catastrophic-removal check uses. In the deny
+direction a rule's operands are compared as the program reads its operands: by position where
+the grammar selects a subcommand or a kind of object, as members of a list everywhere else, and
+as paths in one normal form (:func:`_fit`).
 """
 
 from __future__ import annotations

@@ -6,10 +6,15 @@ arguments alone — ``mywrapper git push``, ``tool --exec='rm -rf ~'``, ``docker
 "rm -rf /app/$DIR"``: may it run the program they care about? This module is the one reading of
 that question (SECURITY.md, "One reading per boundary"):
 
-* **Each argument as the program receives it.** A literal word is its value. A word with
-  expansions is read the way the analysis reads ``eval`` of computed words: a parameter stands
-  as itself (``${DIR}``), and anything else known only at run time — a substitution, a glob's
-  file names, a special parameter — as an unknown parameter. A word that is *entirely* known
+* **Who may run them.** A program not in :data:`DATA_PROGRAMS`, or one named by a path outside
+  the system's directories, or named without a directory in a line that changes ``PATH``
+  (:func:`sets_path`) — :func:`may_run_arguments`. Names are compared case-folded
+  (:func:`fold_name`), as macOS's file systems find programs.
+* **Each argument as the program receives it**, and each value assigned in front of it
+  (:func:`assignment_words`). A literal word is its value. A word with expansions is read the
+  way the analysis reads ``eval`` of computed words: a parameter stands as itself (``${DIR}``),
+  and anything else known only at run time — a substitution, a glob's file names, a special
+  parameter — as an unknown parameter. A word that is *entirely* known
   only at run time (``tool "$CMD"``) therefore shows no program: the documented residual.
 * **Heads.** A program may run the whole argument or what follows an ``=`` or ``:`` in it
   (``--exec=git push``, ``exec:rm``), the value glued to a short option (``-c'rm -rf x'``), or

@@ -5,7 +5,9 @@ perform — quotes, ``~``, ``$HOME`` / ``${HOME}``, globs, trailing slashes, ``.
 ``/`` or a system directory (``/usr``, ``/etc``, ``/home`` …, and the direct children of the
 system trees such as ``/lib/x86_64-linux-gnu``), the home directory or one of its ancestors, or
 the workspace or one of its ancestors; a glob is judged by the directory its matches lie in
-(``/*``, ``~/*`` and ``./*`` are catastrophic, ``build/*`` is not). A target is judged as written
+(``/*``, ``~/*`` and ``./*`` are catastrophic, ``build/*`` is not), and one whose last component
+selects (:func:`glob_selects`, find's name tests' predicate: ``*.log``, ``build*``) by the
+entries it may match (``/b*`` is ``/bin``). A target is judged as written
 and where the host's resolver says it leads (``/lib`` is ``/usr/lib`` on a merged-/usr system).
 A target whose value this module cannot know — any other expansion, a substitution, ``~user``,
 arguments ``xargs`` adds at run time, a relative path after a ``cd`` — makes the removal
@@ -67,7 +69,7 @@ from robota.core.permissions._shell_words import (
     glob_unescape,
 )
 
-__all__ = ["catastrophic_reason"]
+__all__ = ["catastrophic_reason", "glob_selects"]
 
 _SLASHES: Final = re.compile(r"/{2,}")
 _FIND_NAME_TESTS: Final = frozenset({"-name", "-iname"})
