@@ -581,3 +581,33 @@ def test_s21_wait_p_names_a_variable_whose_subscript_is_evaluated(command: str) 
     assert line.hidden, command
     assert refused(command, "rm -rf *")
     assert not analyze_command("wait -n -p pid").hidden
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ZIPOPT='-T -TT \"rm -rf build\"' zip out.zip a",
+        "export ZIPOPT='-T -TT sh'; zip out.zip a",
+        "LESS='+!rm -rf build' less notes.txt",
+        "MANOPT='-P \"rm -rf build\"' man ls",
+        "PARALLEL='--shebang-wrap rm' parallel echo ::: a",
+        "RIPGREP_CONFIG_PATH=/tmp/rg.conf rg foo",
+        "LESSKEY=/tmp/keys less notes.txt",
+        "LESSKEYIN=/tmp/keys less notes.txt",
+        "PS4='$(rm -rf build)' bash -x run.sh",
+    ],
+)
+def test_s21_variables_that_carry_a_programs_options_or_configuration_are_opaque(
+    command: str,
+) -> None:
+    # S21: a variable a program reads as if its options (or a configuration file) were written on
+    # the line can make it run a command the line does not show: a deny/ask rule applies.
+    assert analyze_command(command).opaque, command
+    assert refused(command, "rm *")
+
+
+@pytest.mark.parametrize(
+    "command", ["LESS=-R less notes.txt", "zip -r out.zip src", "man ls", "rg -n foo src"]
+)
+def test_s21_ordinary_pager_and_archive_lines_stay_allowed(command: str) -> None:
+    assert allowed(command), command

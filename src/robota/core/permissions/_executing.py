@@ -217,9 +217,12 @@ _COMMAND_VARIABLES: Final = _names(
     GIT_ASKPASS SSH_ASKPASS SUDO_ASKPASS SUDO_EDITOR GIT_PROXY_COMMAND PAGER MANPAGER EDITOR
     VISUAL LESSOPEN LESSCLOSE BROWSER RSYNC_RSH RSYNC_CONNECT_PROG CVS_RSH SVN_SSH SVN_EDITOR
     HGEDITOR PIP_EDITOR SYSTEMD_PAGER SYSTEMD_EDITOR PSQL_PAGER PSQL_EDITOR GH_EDITOR GH_PAGER
-    GH_BROWSER TAR_OPTIONS
+    GH_BROWSER
     """
 )
+# Variables a program reads as options written on its line (`ZIPOPT='-T -TT cmd'`, `LESS='+!cmd'`,
+# `MANOPT='-P cmd'`): those options can run a command, and are not read here.
+_OPTION_VARIABLES: Final = _names("TAR_OPTIONS ZIPOPT LESS MANOPT PARALLEL")
 _NPM_COMMAND_VARIABLES: Final = _names(
     "npm_config_script_shell npm_config_shell npm_config_editor npm_config_browser"
     " npm_config_git npm_config_viewer"
@@ -233,7 +236,8 @@ _LOADER_VARIABLES: Final = re.compile(
     r"(?:LD_PRELOAD|LD_AUDIT|LD_LIBRARY_PATH|DYLD_\w+|GCONV_PATH|OPENSSL_CONF|OPENSSL_ENGINES"
     r"|HOME|XDG_CONFIG_HOME|XDG_CONFIG_DIRS|CURL_HOME|ZDOTDIR|GIT_CONFIG\w*|GIT_EXEC_PATH"
     r"|GIT_TEMPLATE_DIR|GIT_ALTERNATE_OBJECT_DIRECTORIES|NODE_OPTIONS|PERL5OPT|RUBYOPT"
-    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|BASH_ENV|ENV"
+    r"|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|JDK_JAVA_OPTIONS|BASH_ENV|ENV|RIPGREP_CONFIG_PATH"
+    r"|LESSKEY|LESSKEYIN|LESSKEY_SRC"
     r"|(?i:npm_config_(?:userconfig|globalconfig|node_options|onload_script)))"
 )
 
@@ -254,12 +258,20 @@ def commands_in_variable(name: str, value: Word | None) -> Found:
             return Found(opaque=True)  # a command known only at run time
         if not value.value.strip():
             return _NOTHING
-        if name == "TAR_OPTIONS":
-            return Found(opaque=True)  # options tar reads as if written: not read here
         return Found(scripts=(value.value,))
+    if name in _OPTION_VARIABLES:
+        if value is not None and value.literal and _harmless_options(name, value.value):
+            return _NOTHING
+        return Found(opaque=True)  # options read as if written: not read here
     if _LOADER_VARIABLES.fullmatch(name):
         return Found(opaque=True)
     return _NOTHING
+
+
+def _harmless_options(name: str, value: str) -> bool:
+    """Whether ``value`` is an option string that cannot run anything (only ``LESS``'s flags)."""
+    # `LESS=-R`, `LESS=FRX`: letters only (no `+` command, no `-k`/`-o` file, no valued option).
+    return name == "LESS" and re.fullmatch(r"-?[FRXSMNnimJWqQeEKcaBgGrsux~-]*", value) is not None
 
 
 def commands_in_assignment(assignment: str) -> Found:
