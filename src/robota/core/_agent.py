@@ -26,7 +26,6 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import (
     ConfigurationError,
     DisposedAgentError,
-    RobotaError,
 )
 from robota.core._events import (
     AgentEvent,
@@ -53,6 +52,7 @@ from robota.core._plugins import (
     run_cleanup_step,
 )
 from robota.core._run_events import RunEvent
+from robota.core._sync import SyncDriver, refuse_inside_event_loop
 from robota.core._tracing import TraceContext, check_trace
 from robota.core.execution._cache import ResponseCache
 from robota.core.execution._durable import (
@@ -305,6 +305,7 @@ class Agent(DurableAgentMixin):
         "_stream_tasks",
         "_summary_fallback",
         "_summary_instruction",
+        "_sync",
         "_system_prompt",
         "_tools",
         "_unavailable_instruction",
@@ -446,6 +447,7 @@ class Agent(DurableAgentMixin):
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
         self._slot = RunSlot()
+        self._sync = SyncDriver()
         self._state: Literal["open", "closing", "closed"] = "open"
         self._disposal: asyncio.Task[None] | None = None
         self._close_errors: list[BaseException] = []
@@ -633,23 +635,19 @@ class Agent(DurableAgentMixin):
     def run_sync(
         self, input: str, *, output: object = None, **options: Unpack[RunOptions]
     ) -> RunResult[Any]:
-        """:meth:`run` for synchronous code (runs its own event loop).
+        """:meth:`run` for synchronous code: same arguments, same result.
+
+        Every synchronous call of one agent runs on one event loop the agent keeps (a provider
+        the agent built holds connections bound to it), closed by :meth:`close` or when the
+        agent is garbage-collected. Ctrl-C cancels the run, which settles as interrupted, and
+        then raises :class:`KeyboardInterrupt`.
 
         Raises:
             RobotaError: when called from a running event loop (``await agent.run()`` there).
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            pass
-        else:
-            raise RobotaError(
-                "run_sync() cannot be called from a running event loop; use `await agent.run(...)`",
-                code="sync_in_event_loop",
-                category="user",
-            )
+        refuse_inside_event_loop("run_sync()", "await agent.run(...)")
         settings = self._settings(output, options)
-        return asyncio.run(self._execute(input, settings, options.get("signal"), None, options))
+        return self._sync.run(self._execute(input, settings, options.get("signal"), None, options))
 
     @overload
     def run_stream(
@@ -1026,6 +1024,21 @@ class Agent(DurableAgentMixin):
             # disposal running, and the disposal's own end (even a cancelled one) is not raised.
             await asyncio.wait((disposal,))
         return list(self._close_errors)
+
+    def close(self) -> list[BaseException]:
+        """:meth:`aclose` for synchronous code: close the agent, return the cleanup failures.
+
+        Runs the disposal on the event loop :meth:`run_sync` used (so a provider the agent owns
+        closes its connections on their own loop), then closes that loop.
+
+        Raises:
+            RobotaError: when called from a running event loop (``await agent.aclose()`` there).
+        """
+        refuse_inside_event_loop("close()", "await agent.aclose()")
+        try:
+            return self._sync.run(self.aclose())
+        finally:
+            self._sync.close()
 
     async def _dispose(self) -> None:
         """The one disposal (S20): settle the run queue, run every cleanup step, reset state.
