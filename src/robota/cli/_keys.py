@@ -11,7 +11,7 @@ A provider's key is looked up in this order, first hit wins:
 The store is chosen by ``$ROBOTA_CREDENTIAL_STORE``:
 
 * ``keyring`` — the OS keychain (:class:`~robota.host.KeyringCredentialStore`, entries named
-  ``robota:<provider>``); needs ``pip install 'robota[keyring]'`` and a working backend;
+  ``robota:<provider>``); needs the ``keyring`` extra and a working backend;
 * ``file`` — :class:`~robota.host.FileCredentialStore` at
   ``$XDG_CONFIG_HOME/robota/credentials.json`` (``~/.config/robota/…`` by default), created
   0600 in a 0700 directory;
@@ -30,6 +30,7 @@ from typing import Final, Literal, TypeAlias, final
 
 from robota import CredentialStore, CredentialStoreError
 from robota.cli._errors import CliError, one_line
+from robota.core._install import install_command
 
 __all__ = [
     "ACCOUNT",
@@ -130,7 +131,7 @@ def open_store() -> StoreChoice:
         if wanted == "keyring":
             raise CliError(
                 f"${STORE_VARIABLE}=keyring, but no OS keychain is usable: install "
-                "'robota[keyring]' and a keyring backend, or set "
+                f"the keyring extra ({install_command('keyring')}) and a keyring backend, or set "
                 f"{STORE_VARIABLE}=file"
             )
     path = credential_file()

@@ -166,7 +166,7 @@ def _parser() -> argparse.ArgumentParser:
 
     temporal = commands.add_parser(
         "temporal",
-        help="run agents as durable Temporal workflows (robota[temporal])",
+        help="run agents as durable Temporal workflows (needs the temporal extra)",
         description="Serve agents to Temporal: their loops run as workflows, their provider "
         "calls and tool bodies as activities.",
     )

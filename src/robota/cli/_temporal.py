@@ -18,6 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from robota.cli._errors import USAGE, CliError, one_line
+from robota.core._install import install_command
 from robota.core.execution._journal import ExecutionJournal
 
 __all__ = ["load_agents", "open_journal", "worker_command"]
@@ -90,7 +91,7 @@ def worker_command(
         from robota.temporal import AgentRegistry, create_worker  # noqa: PLC0415
     except ImportError:
         raise CliError(
-            "robota temporal needs the temporalio SDK: pip install 'robota[temporal]'",
+            f"robota temporal needs the temporalio SDK: {install_command('temporal')}",
             exit_code=USAGE,
         ) from None
     registry = AgentRegistry(load_agents(agents))

@@ -1075,7 +1075,7 @@ class Agent(DurableAgentMixin):
             self._state = "closed"
             self._store.observer = None
         if cancelled is not None:
-            raise cancelled  # deferred, never swallowed (STYLE.md)
+            raise cancelled  # deferred, never swallowed
 
     def _cleanup_steps(self) -> Iterator[tuple[object, ExtensionHook]]:
         """The S20 cleanup steps in order: plugins, modules, tool sources, the providers owned."""

@@ -3,7 +3,7 @@
 Internal. An :class:`EventEmitter` holds the enabled services of a run (the agent's, the run's
 own, a callback) and an owner path; :meth:`EventEmitter.child` extends the path for a nested
 owner. When no service is enabled, ``enabled`` is ``False`` and callers skip building events
-(DESIGN.md: events are built lazily when nobody listens).
+(events are built lazily when nobody listens).
 """
 
 from __future__ import annotations

@@ -297,7 +297,7 @@ async def run_cleanup_step(
     except asyncio.CancelledError as exc:
         _record_cleanup_failure(extension, hook, exc, errors)
         if task is not None and task.cancelling() > baseline:
-            raise  # the running task is being cancelled: never swallowed (STYLE.md)
+            raise  # the running task is being cancelled: never swallowed
 
 
 def _record_cleanup_failure(

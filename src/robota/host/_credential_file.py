@@ -28,6 +28,7 @@ from robota.core import (
     CredentialStoreError,
     check_credential_key,
 )
+from robota.core._install import install_command
 from robota.host._regular_file import read_regular_file
 from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
 
@@ -281,7 +282,7 @@ class FileCredentialStore(CredentialStore):
 class KeyringCredentialStore(CredentialStore):
     """A :class:`~robota.CredentialStore` in the OS keychain, via ``keyring``.
 
-    Needs the ``keyring`` package (``pip install 'robota[keyring]'``). Each secret is kept under
+    Needs the ``keyring`` package (the ``keyring`` extra). Each secret is kept under
     the keychain service ``"<service_prefix>:<service>"`` and the account name unchanged.
 
     Args:
@@ -303,7 +304,7 @@ class KeyringCredentialStore(CredentialStore):
             import keyring  # noqa: F401, PLC0415 — an optional dependency, checked at construction
         except ImportError as exc:
             raise ConfigurationError(
-                "KeyringCredentialStore needs the keyring package: pip install 'robota[keyring]'"
+                f"KeyringCredentialStore needs the keyring package: {install_command('keyring')}"
             ) from exc
         self._prefix = service_prefix
         self._backend = backend

@@ -16,7 +16,7 @@ run, call or body — the same function that built the traceparent the vendor or
 received — so the parent a vendor records is a span this trace contains. Nothing ambient is
 read: the parent is only ever the one the host passed to the run.
 
-It needs the ``robota[otel]`` extra (``opentelemetry-api`` and ``-sdk``).
+It needs the ``otel`` extra (``opentelemetry-api`` and ``-sdk``).
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from robota.core import (
     Usage,
     derive_span_id,
 )
+from robota.core._install import install_command
 
 __all__ = ["OpenTelemetryExporter"]
 
@@ -52,9 +53,9 @@ class OpenTelemetryExporter:
             one, which must be an SDK provider).
 
     Raises:
-        ConfigurationError: ``opentelemetry-sdk`` is not installed (``pip install
-            'robota[otel]'``), or the tracer provider is not an SDK one (its span ids could
-            not follow the derivation).
+        ConfigurationError: ``opentelemetry-sdk`` is not installed (the message says
+            how to install the ``otel`` extra), or the tracer provider is not an SDK one (its
+            span ids could not follow the derivation).
     """
 
     __slots__ = ("_empty", "_ids", "_lock", "_open", "_otel", "_runs", "_tracer")
@@ -69,7 +70,7 @@ class OpenTelemetryExporter:
             )
         except ImportError as exc:
             raise ConfigurationError(
-                "OpenTelemetryExporter needs the OpenTelemetry SDK: pip install 'robota[otel]'"
+                f"OpenTelemetryExporter needs the OpenTelemetry SDK: {install_command('otel')}"
             ) from exc
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         get_tracer = getattr(provider, "get_tracer", None)

@@ -1,4 +1,4 @@
-"""MCP servers as tool sources (``robota[mcp]``, the official ``mcp`` SDK).
+"""MCP servers as tool sources (the ``mcp`` extra, the official ``mcp`` SDK).
 
 :class:`MCPServerStdio` runs a server as a child process; :class:`MCPServerHTTP` reaches one over
 streamable HTTP through the egress policy (S06). Either goes in ``Agent(tools=[...])`` beside

@@ -45,7 +45,7 @@ class MCPServerHTTP(MCPServerBase):
 
     Raises:
         ConfigurationError: for a URL that is not http(s), bad headers, or the ``mcp`` SDK not
-            installed (``pip install 'robota[mcp]'``).
+            installed (the message says how to install the ``mcp`` extra).
     """
 
     def __init__(

@@ -25,6 +25,7 @@ from robota.core import (
     abort_error_from_reason,
     get_logger,
 )
+from robota.core._install import install_command
 from robota.mcp._results import (
     MCPConnectionError,
     MCPProtocolError,
@@ -49,7 +50,7 @@ def _load_mcp(what: str) -> Any:
         import mcp  # noqa: PLC0415 - the optional extra, loaded on use
     except ImportError as exc:
         raise ConfigurationError(
-            f"{what} needs the Model Context Protocol SDK: pip install 'robota[mcp]'"
+            f"{what} needs the Model Context Protocol SDK: {install_command('mcp')}"
         ) from exc
     return mcp
 

@@ -53,7 +53,7 @@ class MCPServerStdio(MCPServerBase):
 
     Raises:
         ConfigurationError: for a bad argument, or the ``mcp`` SDK not installed
-            (``pip install 'robota[mcp]'``).
+            (the message says how to install the ``mcp`` extra).
     """
 
     def __init__(

@@ -1,4 +1,4 @@
-"""Agents as durable Temporal workflows (``robota[temporal]``, the official ``temporalio`` SDK).
+"""Agents as durable Temporal workflows (the ``temporal`` extra, the official ``temporalio`` SDK).
 
 The agent's loop runs in workflow code; every provider call is the activity
 ``robota.model_call`` and every tool body the activity ``robota.tool_call``. Workers know agents

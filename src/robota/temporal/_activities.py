@@ -169,7 +169,7 @@ class AgentRegistry:
         if agent is None:
             agent = self._live[name] = self.build(name)
             for provider in agent._providers.values():
-                provider.disable_sdk_retries()  # Temporal owns retries (DESIGN.md)
+                provider.disable_sdk_retries()  # Temporal owns retries
         return agent
 
     def provider(self, agent: str, provider: str) -> Provider:

@@ -10,6 +10,7 @@ import pytest
 
 import robota
 from providers.gemini._replay import body, recorded, serve
+from robota.core._install import install_command
 from robota.providers.gemini import GeminiProvider
 
 
@@ -35,7 +36,7 @@ def test_a_missing_sdk_says_the_exact_install_command() -> None:
         "except Exception as e:\n    print(type(e).__name__, e)\n"
     )
     assert "ConfigurationError" in done.stdout
-    assert 'pip install "robota[gemini]"' in done.stdout
+    assert install_command("gemini") in done.stdout
 
 
 def test_a_missing_key_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -307,7 +307,7 @@ class Provider(ABC):
         return self.chat_stream(request, signal=signal)
 
     def disable_sdk_retries(self) -> None:  # noqa: B027 - optional hook with a no-op default
-        """Turn off the vendor SDK's own retries: a host that owns retries calls it (DESIGN.md).
+        """Turn off the vendor SDK's own retries: a host that owns retries calls it.
 
         A workflow engine (robota.temporal) or a journal retries a failed call itself, on its
         own schedule; an SDK retrying underneath would multiply attempts and hide failures from

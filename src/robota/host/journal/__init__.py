@@ -3,7 +3,7 @@
 * :class:`SQLiteJournal` — the embedded default: one SQLite file, one writer per execution held
   by a crash-released file lock.
 * :class:`PostgresJournal` — for workers on several machines: one PostgreSQL table, one writer
-  per execution held by a session advisory lock (needs ``pip install "robota[postgres]"``).
+  per execution held by a session advisory lock (needs the ``postgres`` extra).
 """
 
 from robota.host.journal._postgres import PostgresJournal

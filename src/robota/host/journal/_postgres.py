@@ -35,6 +35,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any, Final, final
 
 from robota.core import ConfigurationError, StorageError
+from robota.core._install import install_command
 from robota.core.execution._journal import (
     ExecutionJournal,
     ExecutionLockedError,
@@ -51,7 +52,6 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresJournal"]
 
-_INSTALL_HINT: Final = 'PostgresJournal needs psycopg 3: pip install "robota[postgres]"'
 #: PostgreSQL truncates longer identifiers silently (NAMEDATALEN - 1), so two long names could
 #: name one table; refuse them instead.
 _MAX_IDENTIFIER_BYTES: Final = 63
@@ -93,7 +93,11 @@ class _Psycopg:
             from psycopg import pq, sql  # noqa: PLC0415
             from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: PLC0415
         except ImportError as exc:
-            raise ConfigurationError(_INSTALL_HINT, code="missing_dependency", cause=exc) from exc
+            raise ConfigurationError(
+                f"PostgresJournal needs psycopg 3: {install_command('postgres')}",
+                code="missing_dependency",
+                cause=exc,
+            ) from exc
         self.connection: type[psycopg.AsyncConnection[TupleRow]] = psycopg.AsyncConnection
         self.conninfo_to_dict = conninfo_to_dict
         self.make_conninfo = make_conninfo

@@ -1,7 +1,7 @@
 """``robota.providers.anthropic``: Anthropic's models, and Anthropic's facts, owned here (S02).
 
 * :class:`AnthropicProvider` — the Messages API over the official ``anthropic`` SDK
-  (``pip install "robota[anthropic]"``; the SDK loads only when a provider is built).
+  (the ``anthropic`` extra; the SDK loads only when a provider is built).
 * The source-dated model table (capabilities, thinking budgets, context windows, prices),
   registered into core's registries when this package is imported (S04, S13).
 * The tool-schema projection policy (S17).

@@ -89,7 +89,7 @@ class AnthropicProvider(SDKProvider):
     Raises:
         ConfigurationError: for a hosted tool this adapter does not support, no API key
             anywhere, or the ``anthropic`` SDK not installed (the message says
-            ``pip install "robota[anthropic]"``).
+            how to install the ``anthropic`` extra).
     """
 
     __slots__ = (

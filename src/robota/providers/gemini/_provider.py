@@ -89,7 +89,7 @@ class GeminiProvider(SDKProvider):
 
     Raises:
         ConfigurationError: for an unsupported hosted tool, no API key anywhere (outside Vertex
-            AI), or the SDK not installed (the message says ``pip install "robota[gemini]"``).
+            AI), or the SDK not installed (the message says how to install the ``gemini`` extra).
     """
 
     __slots__ = (

@@ -9,11 +9,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from robota.core import ConfigurationError
+from robota.core._install import install_command
 
-__all__ = ["INSTALL_HINT", "load_genai"]
-
-INSTALL_HINT = 'pip install "robota[gemini]"'
-"""What to run when the SDK is missing."""
+__all__ = ["load_genai"]
 
 
 def load_genai(what: str) -> ModuleType:
@@ -26,7 +24,7 @@ def load_genai(what: str) -> ModuleType:
     except ImportError as error:
         raise ConfigurationError(
             f"{what} needs the official google-genai SDK, which is not installed; run: "
-            f"{INSTALL_HINT}",
+            f"{install_command('gemini')}",
             cause=error,
         ) from error
     return genai

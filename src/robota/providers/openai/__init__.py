@@ -1,7 +1,7 @@
 """``robota.providers.openai``: OpenAI's models, and OpenAI's facts, owned here (S02).
 
 * :class:`OpenAIProvider` — the Responses (default) or Chat Completions API over the official
-  ``openai`` SDK (``pip install "robota[openai]"``; the SDK loads only when a provider is built).
+  ``openai`` SDK (the ``openai`` extra; the SDK loads only when a provider is built).
 * The source-dated model table (capabilities, effort levels, context windows, prices), registered
   into core's registries when this package is imported (S04, S13).
 * The tool-schema projection policies for OpenAI's function calling (S17).

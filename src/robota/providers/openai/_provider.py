@@ -64,7 +64,7 @@ class OpenAIProvider(SDKProvider):
     Raises:
         ConfigurationError: for an unknown ``api``, a hosted tool this API does not support, no
             API key anywhere, or the ``openai`` SDK not installed (the message says
-            ``pip install "robota[openai]"``).
+            how to install the ``openai`` extra).
     """
 
     __slots__ = (

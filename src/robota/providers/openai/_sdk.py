@@ -9,11 +9,9 @@ from __future__ import annotations
 from types import ModuleType
 
 from robota.core import ConfigurationError
+from robota.core._install import install_command
 
-__all__ = ["INSTALL_HINT", "load_openai"]
-
-INSTALL_HINT = 'pip install "robota[openai]"'
-"""What to run when the SDK is missing."""
+__all__ = ["load_openai"]
 
 
 def load_openai(what: str) -> ModuleType:
@@ -25,7 +23,8 @@ def load_openai(what: str) -> ModuleType:
         import openai  # noqa: PLC0415 - lazy: the SDK loads only when an adapter is built
     except ImportError as error:
         raise ConfigurationError(
-            f"{what} needs the official openai SDK, which is not installed; run: {INSTALL_HINT}",
+            f"{what} needs the official openai SDK, which is not installed; run: "
+            f"{install_command('openai')}",
             cause=error,
         ) from error
     return openai

@@ -70,7 +70,7 @@ class OpenAICompatibleProvider(SDKProvider):
 
     Raises:
         ConfigurationError: for a missing ``base_url`` or name, or the ``openai`` SDK not
-            installed (the message says ``pip install "robota[openai]"``).
+            installed (the message says how to install the ``openai`` extra).
     """
 
     __slots__ = (
