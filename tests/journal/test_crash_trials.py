@@ -234,7 +234,7 @@ def test_s40_sigkill_at_every_boundary_on_postgres(
     assert not failures, "\n".join(failures)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.service)])
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> _Backend:
     if request.param == "sqlite":
         return request.getfixturevalue("sqlite_backend")  # type: ignore[no-any-return]

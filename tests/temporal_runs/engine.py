@@ -27,6 +27,8 @@ from typing import IO
 import pytest
 from temporalio.client import Client
 
+from service_guard import refuse_in_fast_run
+
 TESTS = Path(__file__).parent.parent
 
 
@@ -60,6 +62,7 @@ async def _connect(address: str, deadline: float) -> Client:
 @pytest.fixture(scope="session")
 def temporal_address() -> Iterator[str]:
     """The address of a dev server started for the session."""
+    refuse_in_fast_run("a Temporal dev server (temporal_address)")
     port = free_port()
     home = tempfile.mkdtemp(prefix="robota-temporal-home-")
     log = Path(home) / "server.log"
@@ -178,7 +181,7 @@ class Workers:
         self.processes.clear()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.service)])
 def journal_spec(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """The journal every worker of a test shares: SQLite in the test's directory, or PostgreSQL."""
     if request.param == "sqlite":

@@ -8,6 +8,8 @@ the caller from :mod:`robota.host` or the caller's own code.
 The public names are re-exported from :mod:`robota`; import them from there.
 """
 
+import contextlib as _contextlib
+
 from robota.core._abort import (
     AbortController,
     AbortSignal,
@@ -579,3 +581,20 @@ __all__ = [
     "unregister_model_pricing",
     "validate_against_json_schema",
 ]
+
+
+def _relabel_public_objects() -> None:
+    # Public objects report the public path (`robota.Agent`, not `robota.core._agent.Agent`) in
+    # reprs, tracebacks and pickles; `robota` re-exports every one of them (on first use, see
+    # robota/__init__.py). Done here, so it holds however core was first imported.
+    namespace = globals()
+    for name in __all__:
+        obj = namespace[name]
+        if getattr(obj, "__module__", "").startswith("robota.core."):
+            # Aliases of builtin types (unions, literals) cannot be relabelled; they keep theirs.
+            with _contextlib.suppress(AttributeError, TypeError):
+                obj.__module__ = "robota"
+
+
+_relabel_public_objects()
+del _relabel_public_objects

@@ -27,6 +27,7 @@ from typing import IO, Final, Self
 import httpx2
 
 from providers.llama._tiny_model import write_tiny_model
+from service_guard import refuse_in_fast_run
 
 REPO_ROOT: Final = Path(__file__).resolve().parents[3]
 BUILD_SCRIPT: Final = REPO_ROOT / ".ci" / "llama-server"
@@ -42,10 +43,11 @@ class LlamaServerError(RuntimeError):
 def llama_server_binary() -> str:
     """The path of the ``llama-server`` executable, building it first if this machine has none.
 
-    Runs ``.ci/llama-server``, which prints the path on stdout. Its stderr (the build's progress,
-    when a build is needed) goes straight to this process's stderr so a long first build is
-    visible (run pytest with ``-s`` to see it live).
+    Runs ``.ci/llama-server``, which prints the path on stdout. Its stderr (the build's progress
+    lines, when a build is needed) is this process's stderr: the ``llama_server`` fixture lifts
+    pytest's capture around this call so a long first build is visible as it runs.
     """
+    refuse_in_fast_run("llama.cpp's llama-server")
     env = {**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}
     try:
         done = subprocess.run(

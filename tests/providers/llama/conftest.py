@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 
 import pytest
 
-from providers.llama._server import LlamaServer
+from providers.llama._server import LlamaServer, llama_server_binary
 
 
 @pytest.fixture(scope="session")
-def llama_server() -> Iterator[LlamaServer]:
+def llama_server(request: pytest.FixtureRequest) -> Iterator[LlamaServer]:
     """One real ``llama-server`` for the whole session, serving the deterministic tiny model.
 
-    The first use on a machine builds the server (about 5 minutes); later sessions start it in
-    well under a second. ``base_url`` is ``http://127.0.0.1:PORT/v1``, ``model`` is ``"tiny"``.
+    The first use on a machine builds the server (5 to 20 minutes on 2 cores; ``make test`` does
+    it before pytest starts); its progress lines reach the terminal past pytest's capture. Later
+    sessions start it in well under a second. ``base_url`` is ``http://127.0.0.1:PORT/v1``,
+    ``model`` is ``"tiny"``.
     """
-    with LlamaServer() as server:
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        binary = llama_server_binary()
+    with LlamaServer(binary=binary) as server:
         yield server
