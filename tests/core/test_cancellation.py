@@ -430,8 +430,7 @@ async def test_s38_abandon_reaches_a_stream_through_its_combined_signal() -> Non
     seen: list[str] = []
 
     async def consume() -> robota.RunResult[str]:
-        async for event in stream:
-            seen.append(event.kind)
+        seen.extend([event.kind async for event in stream])
         return await stream.result()
 
     task = asyncio.create_task(consume())
@@ -447,12 +446,16 @@ def test_abandon_implies_abort_and_any_forwards_it() -> None:
     first, second = robota.AbortController(), robota.AbortController()
     combined = robota.AbortSignal.any([first.signal, second.signal])
     second.abort("soft")
-    assert combined.aborted and not combined.abandoned
+    assert combined.aborted
+    assert not combined.abandoned
     second.abandon()
     assert combined.abandoned
     assert combined.reason == "soft"  # the first reason is kept
     lone = robota.AbortController()
     lone.abandon("hard")
-    assert lone.signal.aborted and lone.signal.abandoned and lone.signal.reason == "hard"
+    assert lone.signal.aborted
+    assert lone.signal.abandoned
+    assert lone.signal.reason == "hard"
     late = robota.AbortSignal.any([lone.signal])
-    assert late.aborted and late.abandoned
+    assert late.aborted
+    assert late.abandoned
