@@ -18,6 +18,8 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
+from childproc import default_signals
+
 COMMAND = [sys.executable, "-m", "robota"]
 
 
@@ -90,7 +92,7 @@ class Child:
 
     def __init__(self, args: Sequence[str], *, env: dict[str, str], cwd: pathlib.Path) -> None:
         self.process = subprocess.Popen(
-            [*COMMAND, *args],
+            default_signals([*COMMAND, *args]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -194,25 +196,29 @@ def tool_call_sse(name: str, arguments: str = "{}", *, model: str = "gpt-4o-mini
 class Terminal:
     """`robota ARGS` in a real pseudo-terminal, as a person runs it.
 
-    The child leads its own session with the pty as its controlling terminal, so a Ctrl-C typed
-    with :meth:`ctrl_c` is turned into SIGINT by the terminal driver and delivered to the
+    The child leads its own session with the pty as its controlling terminal and the signals a
+    person's shell leaves at their default action (whatever this suite inherited), so a Ctrl-C
+    typed with :meth:`ctrl_c` is turned into SIGINT by the terminal driver and delivered to the
     foreground process group. stdout and stderr both go to the terminal; :attr:`text` is what it
     showed, escape sequences removed.
     """
 
     def __init__(self, args: Sequence[str], *, env: dict[str, str], cwd: pathlib.Path) -> None:
-        argv = [*COMMAND, *args]
         environment = {**env, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "COLUMNS": "200"}
-        pid, master = pty.fork()
-        if pid == 0:  # the child: exec at once (nothing else runs between fork and exec)
-            try:
-                os.chdir(cwd)
-                os.execve(argv[0], argv, environment)  # noqa: S606 - a fixed argv, no shell
-            finally:
-                os._exit(127)
-        self.pid = pid
-        self.master = master
-        fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        self.master, child_side = pty.openpty()
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        try:
+            self.process = subprocess.Popen(
+                default_signals([*COMMAND, *args], controlling_tty=True),
+                stdin=child_side,
+                stdout=child_side,
+                stderr=child_side,
+                env=environment,
+                cwd=cwd,
+                start_new_session=True,  # a session of its own, whose terminal is the pty
+            )
+        finally:
+            os.close(child_side)
         self._lock = threading.Lock()
         self._raw: list[bytes] = []
         self.returncode: int | None = None
@@ -260,11 +266,9 @@ class Terminal:
     def poll(self) -> int | None:
         """The exit status once the child exited (128 + N when a signal N killed it)."""
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
-                if self.returncode < 0:
-                    self.returncode = 128 - self.returncode
+            code = self.process.poll()
+            if code is not None:
+                self.returncode = 128 - code if code < 0 else code
         return self.returncode
 
     def wait(self, timeout: float) -> int:
@@ -280,6 +284,6 @@ class Terminal:
     def close(self) -> None:
         """Kill the child if it still runs, reap it and close the terminal."""
         if self.poll() is None:
-            os.kill(self.pid, 9)
+            self.process.kill()
             self.wait(timeout=30)
         os.close(self.master)
