@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import pathlib
+import pty
+import re
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Sequence
 from typing import IO, Any
+
+from childproc import default_signals
 
 COMMAND = [sys.executable, "-m", "robota"]
 
@@ -85,7 +92,7 @@ class Child:
 
     def __init__(self, args: Sequence[str], *, env: dict[str, str], cwd: pathlib.Path) -> None:
         self.process = subprocess.Popen(
-            [*COMMAND, *args],
+            default_signals([*COMMAND, *args]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -157,3 +164,126 @@ class Child:
         if self.process.poll() is None:
             self.process.kill()
         self.finish()
+
+
+def tool_call_sse(name: str, arguments: str = "{}", *, model: str = "gpt-4o-mini") -> str:
+    """A Chat Completions stream in which the model calls tool `name` with `arguments`."""
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {
+            "id": "chatcmpl-tool",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    call = {
+        "index": 0,
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": name, "arguments": arguments},
+    }
+    events = [
+        chunk({"role": "assistant", "content": None, "tool_calls": [call]}),
+        chunk({}, "tool_calls"),
+        "data: [DONE]\n\n",
+    ]
+    return "".join(events)
+
+
+class Terminal:
+    """`robota ARGS` in a real pseudo-terminal, as a person runs it.
+
+    The child leads its own session with the pty as its controlling terminal and the signals a
+    person's shell leaves at their default action (whatever this suite inherited), so a Ctrl-C
+    typed with :meth:`ctrl_c` is turned into SIGINT by the terminal driver and delivered to the
+    foreground process group. stdout and stderr both go to the terminal; :attr:`text` is what it
+    showed, escape sequences removed.
+    """
+
+    def __init__(self, args: Sequence[str], *, env: dict[str, str], cwd: pathlib.Path) -> None:
+        environment = {**env, "PYTHONUNBUFFERED": "1", "TERM": "xterm", "COLUMNS": "200"}
+        self.master, child_side = pty.openpty()
+        fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+        try:
+            self.process = subprocess.Popen(
+                default_signals([*COMMAND, *args], controlling_tty=True),
+                stdin=child_side,
+                stdout=child_side,
+                stderr=child_side,
+                env=environment,
+                cwd=cwd,
+                start_new_session=True,  # a session of its own, whose terminal is the pty
+            )
+        finally:
+            os.close(child_side)
+        self._lock = threading.Lock()
+        self._raw: list[bytes] = []
+        self.returncode: int | None = None
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+
+    def _pump(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self.master, 4096)
+            except OSError:  # EIO: the child side closed
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._raw.append(chunk)
+
+    @property
+    def text(self) -> str:
+        with self._lock:
+            raw = b"".join(self._raw).decode(errors="replace")
+        return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "", raw).replace("\r", "")
+
+    def type(self, text: str) -> None:
+        """Type `text` (a line ends with "\\n")."""
+        os.write(self.master, text.encode())
+
+    def ctrl_c(self) -> None:
+        """Press Ctrl-C: the terminal driver sends SIGINT to the foreground process group."""
+        os.write(self.master, b"\x03")
+
+    def wait_for(self, text: str, *, count: int = 1, timeout: float = 30) -> None:
+        """Wait until the terminal showed `text` `count` times."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.text.count(text) >= count:
+                return
+            if self.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise AssertionError(
+            f"{text!r} did not appear {count}x (exit {self.returncode}); terminal: {self.text!r}"
+        )
+
+    def poll(self) -> int | None:
+        """The exit status once the child exited (128 + N when a signal N killed it)."""
+        if self.returncode is None:
+            code = self.process.poll()
+            if code is not None:
+                self.returncode = 128 - code if code < 0 else code
+        return self.returncode
+
+    def wait(self, timeout: float) -> int:
+        """Wait for the exit; its status."""
+        deadline = time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running after {timeout} s; terminal: {self.text!r}")
+            time.sleep(0.02)
+        self._reader.join(timeout=5)
+        return code
+
+    def close(self) -> None:
+        """Kill the child if it still runs, reap it and close the terminal."""
+        if self.poll() is None:
+            self.process.kill()
+            self.wait(timeout=30)
+        os.close(self.master)

@@ -2,7 +2,8 @@
 
 Every test runs the real command (`python -m robota`) as a child process. The environment is
 built from nothing: a temporary HOME and XDG_CONFIG_HOME (so no real stored key is found), the
-file credential store (no real keychain), and only the variables a test adds.
+file credential store (no real keychain), PYTHONPATH naming the robota under test, and only the
+variables a test adds.
 """
 
 from __future__ import annotations
@@ -11,6 +12,12 @@ import os
 import pathlib
 
 import pytest
+
+import robota
+
+# The child runs the robota this test session imported (a worktree's, not whichever checkout
+# the environment's editable install points at).
+SOURCE_ROOT = str(pathlib.Path(robota.__file__).resolve().parents[1])
 
 TOOLS_MODULE = '''
 import robota
@@ -66,4 +73,5 @@ def env(home: pathlib.Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(home / ".config"),
         "ROBOTA_CREDENTIAL_STORE": "file",
         "LANG": "C.UTF-8",
+        "PYTHONPATH": SOURCE_ROOT,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 
@@ -318,3 +319,143 @@ def test_closing_a_suspended_run_awaits_nothing_while_it_closes() -> None:
         loop.run_until_complete(scenario())
     finally:
         loop.close()
+
+
+# --- the hard stage: AbortController.abandon (stop waiting for running tools) -----------------
+
+
+async def test_s38_after_abort_a_running_tool_that_ignores_the_signal_is_waited_for() -> None:
+    # The soft stage, unchanged: an abort lets a running body finish and keeps its result.
+    controller = robota.AbortController()
+    release = asyncio.Event()
+
+    @robota.tool
+    async def stubborn() -> str:
+        """Ignores the signal; finishes when released."""
+        controller.abort("stop")
+        asyncio.get_running_loop().call_later(0.05, release.set)
+        await release.wait()
+        return "done anyway"
+
+    provider = ScriptedProvider([[("stubborn", {})]])
+    agent = robota.Agent(provider=provider, model="m", tools=[stubborn])
+    result = await agent.run("go", signal=controller.signal)
+    assert result.status == "interrupted"
+    assert controller.signal.abandoned is False
+    tool_message = agent.history[-1]
+    assert isinstance(tool_message, robota.ToolMessage)
+    assert tool_message.content == "done anyway"
+
+
+async def test_s38_abandon_stops_waiting_for_a_running_async_tool_and_records_it_interrupted() -> (
+    None
+):
+    controller = robota.AbortController()
+    started = asyncio.Event()
+    cleaned_up: list[str] = []
+
+    @robota.tool
+    async def stubborn() -> str:
+        """Ignores the signal; would run for a minute."""
+        started.set()
+        try:
+            await asyncio.sleep(60)
+        finally:
+            cleaned_up.append("finally ran")  # where a tool kills what it started
+        return "never"
+
+    provider = ScriptedProvider([[("stubborn", {})]])
+    agent = robota.Agent(provider=provider, model="m", tools=[stubborn])
+    task = asyncio.create_task(agent.run("go", signal=controller.signal))
+    await asyncio.wait_for(started.wait(), 5)
+    controller.abort("first Ctrl-C")
+    await asyncio.sleep(0.05)
+    assert not task.done()  # the soft stage waits for the body
+    controller.abandon()
+    result = await asyncio.wait_for(task, 5)
+    assert result.status == "interrupted"
+    assert controller.signal.abandoned
+    assert cleaned_up == ["finally ran"]
+    tool_message = agent.history[-1]
+    assert isinstance(tool_message, robota.ToolMessage)
+    assert tool_message.is_error
+    assert tool_message.content.startswith("Interrupted by user while this tool was running")
+    assert "stopped waiting" in tool_message.content
+    assert len(provider.requests) == 1
+
+
+async def test_s38_abandon_stops_waiting_for_a_sync_tool_in_its_thread() -> None:
+    controller = robota.AbortController()
+    entered = threading.Event()
+    leave = threading.Event()
+
+    @robota.tool
+    def blocking() -> str:
+        """Blocks its thread until the test releases it."""
+        entered.set()
+        leave.wait(30)
+        return "late"
+
+    provider = ScriptedProvider([[("blocking", {})]])
+    agent = robota.Agent(provider=provider, model="m", tools=[blocking])
+    task = asyncio.create_task(agent.run("go", signal=controller.signal))
+    await asyncio.to_thread(entered.wait, 5)
+    thread = next(t for t in threading.enumerate() if t.name == "robota-tool-blocking")
+    assert thread.daemon  # it cannot hold the process's exit
+    controller.abandon("stop now")
+    try:
+        result = await asyncio.wait_for(task, 5)
+    finally:
+        leave.set()
+    assert result.status == "interrupted"
+    tool_message = agent.history[-1]
+    assert isinstance(tool_message, robota.ToolMessage)
+    assert "stopped waiting" in tool_message.content
+
+
+async def test_s38_abandon_reaches_a_stream_through_its_combined_signal() -> None:
+    controller = robota.AbortController()
+    started = asyncio.Event()
+
+    @robota.tool
+    async def stubborn() -> str:
+        """Ignores the signal."""
+        started.set()
+        await asyncio.sleep(60)
+        return "never"
+
+    provider = ScriptedProvider([[("stubborn", {})]])
+    agent = robota.Agent(provider=provider, model="m", tools=[stubborn])
+    stream = agent.run_stream("go", signal=controller.signal)
+    seen: list[str] = []
+
+    async def consume() -> robota.RunResult[str]:
+        seen.extend([event.kind async for event in stream])
+        return await stream.result()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(started.wait(), 5)
+    controller.abort()
+    controller.abandon()
+    result = await asyncio.wait_for(task, 5)
+    assert result.status == "interrupted"
+    assert "tool_call_finished" in seen
+
+
+def test_abandon_implies_abort_and_any_forwards_it() -> None:
+    first, second = robota.AbortController(), robota.AbortController()
+    combined = robota.AbortSignal.any([first.signal, second.signal])
+    second.abort("soft")
+    assert combined.aborted
+    assert not combined.abandoned
+    second.abandon()
+    assert combined.abandoned
+    assert combined.reason == "soft"  # the first reason is kept
+    lone = robota.AbortController()
+    lone.abandon("hard")
+    assert lone.signal.aborted
+    assert lone.signal.abandoned
+    assert lone.signal.reason == "hard"
+    late = robota.AbortSignal.any([lone.signal])
+    assert late.aborted
+    assert late.abandoned

@@ -3,8 +3,10 @@
 Each line typed is a turn; ``/exit``, ``/quit`` or end of input (Ctrl-D) leaves. Ctrl-C during
 a turn cancels *that turn* — its run's :class:`~robota.AbortController` aborts, the partial reply
 stays in history marked interrupted (the next turn's request carries it) — and the prompt comes
-back. Ctrl-C at the prompt leaves the session (exit code 0). A turn that fails (server down,
-provider error) prints its one-line error and the session goes on.
+back. A tool already running is waited for (stderr names it); a second Ctrl-C in the same turn
+stops waiting — the tool's result is recorded as interrupted — and the prompt comes back. Ctrl-C
+at the prompt leaves the session (exit code 0). A turn that fails (server down, provider error)
+prints its one-line error and the session goes on.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ async def _turn(
     try:
         stream = agent.run_stream(text, signal=controller.signal)
         async for event in stream:
+            interrupts.observe(event)
             renderer.event(event)
         result = await stream.result()
     except RobotaError as error:
@@ -56,13 +59,13 @@ async def _turn(
 async def _chat(flags: AgentFlags, *, out: TextIO, stdin: TextIO) -> int:
     printer = Printer()
     reader = LineReader(stdin)
-    with Interrupts() as interrupts:
+    with Interrupts(printer) as interrupts:
         built = build_agent(flags, approver=TerminalApprover(reader, printer, interrupts))
         async with built.agent as agent:
             selected = agent.get_model()
             printer.note(
                 f"robota chat with {selected.model} ({selected.provider}). /exit or Ctrl-D "
-                "leaves; Ctrl-C cancels a turn."
+                "leaves; Ctrl-C cancels a turn (twice: stop waiting for a running tool)."
             )
             while True:
                 out.write(PROMPT)

@@ -118,7 +118,10 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run one prompt and stream the answer",
         description="Run one turn. The answer streams to stdout; tool calls, their results,\n"
-        "usage and cost go to stderr. Ctrl-C cancels (exit code 130).",
+        "usage and cost go to stderr.\n\n"
+        "Ctrl-C cancels the run (exit code 130). If a tool is running, the first Ctrl-C says it\n"
+        "is waiting for that tool (naming it) to finish; a second Ctrl-C stops waiting: the\n"
+        "tool's result is recorded as interrupted and the command exits with 130 at once.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -132,7 +135,11 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         help="an interactive session with history",
         description="Chat with one agent; history is kept across turns.\n"
-        "/exit or Ctrl-D leaves; Ctrl-C cancels the current turn (at the prompt it leaves).",
+        "/exit or Ctrl-D leaves; Ctrl-C at the prompt leaves too.\n\n"
+        "Ctrl-C during a turn cancels that turn and the prompt comes back. If a tool is running,\n"
+        "the first Ctrl-C says it is waiting for that tool (naming it) to finish; a second\n"
+        "Ctrl-C stops waiting: the tool's result is recorded as interrupted and the prompt\n"
+        "comes back.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -4,7 +4,8 @@ The answer streams to stdout as it arrives; tool calls, their (shortened) result
 and cost footer go to stderr. ``--json`` prints one JSON object on stdout instead (see
 :func:`~robota.cli._output.result_json`), and on failure ``{"status": "error", "error": …}``
 besides the one-line error. Ctrl-C cancels the run: what arrived is printed, the exit code is
-130; a second Ctrl-C stops waiting for the run to settle.
+130. A tool already running is waited for (stderr names it); a second Ctrl-C stops waiting — the
+tool's result is recorded as interrupted — and the command exits 130 at once.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ __all__ = ["run_command"]
 
 async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, stdin: TextIO) -> int:
     printer = Printer()
-    with Interrupts() as interrupts:
+    with Interrupts(printer) as interrupts:
         approver = TerminalApprover(LineReader(stdin), printer, interrupts)
         built = build_agent(flags, approver=approver)
         renderer = RunRenderer(None if as_json else out, None if as_json else printer)
@@ -33,6 +34,7 @@ async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, st
             try:
                 stream = agent.run_stream(prompt, signal=controller.signal)
                 async for event in stream:
+                    interrupts.observe(event)
                     renderer.event(event)
                 result = await stream.result()
             except RobotaError as error:

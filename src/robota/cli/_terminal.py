@@ -7,8 +7,10 @@ Three small pieces the ``run`` and ``chat`` commands share:
   cancelled is *kept*: the next ``readline()`` gets that line, so nothing typed is lost.
 * :class:`Interrupts` turns SIGINT into a cancellation of the current turn — the turn's
   :class:`~robota.AbortController` aborts, the run commits what it received as interrupted and
-  the session goes on. Pressed at the prompt it ends the session; pressed again during a turn
-  that is already stopping it cancels the command outright.
+  the session goes on. A tool already running is waited for (S23, S38), and the user is told
+  which; a second Ctrl-C in the same turn stops waiting (:meth:`~robota.AbortController.abandon`:
+  the tool's result is recorded as interrupted). Pressed at the prompt it ends the session. A
+  third press in a turn whose run still has not settled cancels the command outright.
 * :class:`TerminalApprover` is the :class:`~robota.Approver` a :class:`~robota.PermissionGate`
   calls for an ``ask``: it prints the call on stderr and reads ``y``/``N``/``a`` (always, for
   the rest of the session) from stdin. No answer (stdin closed, or the turn cancelled) is no.
@@ -76,17 +78,24 @@ class LineReader:
 class Interrupts:
     """SIGINT handling for a session; use it as a context manager around the session.
 
-    Outside a turn, Ctrl-C sets :attr:`quit`. During one it aborts the turn's controller; a
-    second Ctrl-C in the same turn cancels ``task`` (the command's main task).
+    Outside a turn, Ctrl-C sets :attr:`quit`. During one, the first Ctrl-C aborts the turn's
+    controller (a running tool is waited for, and ``printer`` says so, naming it); the second
+    abandons it (the run stops waiting for the tool); a third cancels the command's main task,
+    a last resort for a run that still does not settle.
+
+    Args:
+        printer: Where the "waiting for tool …" notes go (stderr); ``None`` prints none.
     """
 
-    __slots__ = ("_controller", "_installed", "_loop", "_task", "quit")
+    __slots__ = ("_controller", "_installed", "_loop", "_printer", "_running", "_task", "quit")
 
-    def __init__(self) -> None:
+    def __init__(self, printer: Printer | None = None) -> None:
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
+        self._printer = printer
         self._controller: robota.AbortController | None = None
         self._installed: Callable[[], None] | None = None
+        self._running: dict[str, str] = {}  # the turn's tool bodies now running: id -> name
         self.quit = asyncio.Event()
 
     def __enter__(self) -> Interrupts:
@@ -116,11 +125,20 @@ class Interrupts:
     def begin_turn(self) -> robota.AbortController:
         """A fresh controller for the next turn; Ctrl-C aborts it until :meth:`end_turn`."""
         self._controller = robota.AbortController()
+        self._running.clear()
         return self._controller
 
     def end_turn(self) -> None:
         """The turn settled: Ctrl-C means "leave" again."""
         self._controller = None
+        self._running.clear()
+
+    def observe(self, event: robota.RunEvent) -> None:
+        """Follow the turn's events, to know which tools are running when Ctrl-C comes."""
+        if isinstance(event, robota.ToolCallStarted):
+            self._running[event.call.id] = event.call.name
+        elif isinstance(event, robota.ToolCallFinished):
+            self._running.pop(event.call.id, None)
 
     @property
     def signal(self) -> robota.AbortSignal | None:
@@ -133,8 +151,29 @@ class Interrupts:
             self.quit.set()
         elif not controller.signal.aborted:
             controller.abort(robota.AbortError("interrupted by Ctrl-C"))
+            if self._running:
+                self._note(
+                    f"Stopping: waiting for {self._tools()} to finish "
+                    "(Ctrl-C again to stop waiting)"
+                )
+        elif not controller.signal.abandoned:
+            controller.abandon()
+            if self._running:
+                self._note(
+                    f"Stopped waiting for {self._tools()}: recorded as interrupted "
+                    "(Ctrl-C again to quit at once)"
+                )
         elif self._task is not None:
             self._task.cancel()
+
+    def _tools(self) -> str:
+        names = sorted(set(self._running.values()))
+        quoted = ", ".join(repr(name) for name in names)
+        return f"tool {quoted}" if len(names) == 1 else f"tools {quoted}"
+
+    def _note(self, text: str) -> None:
+        if self._printer is not None:
+            self._printer.note(text)
 
 
 async def first_line_or_signal(

@@ -5,6 +5,10 @@ one signal, every provider call and tool observes it, and whoever holds the cont
 They are plain objects, usable from any thread and any event loop; ``await signal.wait()`` is the
 asyncio way to observe one.
 
+An abort is soft about tool bodies already running: the run lets them finish and keeps their
+results (S38). :meth:`AbortController.abandon` is the second, hard stage — the run stops waiting
+for them — so a person who pressed stop twice is never held by a tool that ignores the signal.
+
 ``is_abort(error, signal)`` is the single source of truth for "was this failure an abort?". It
 decides from the caller's signal and from the error's type and ``__cause__`` chain — never from
 message text, because a provider failure whose message merely contains "abort" is a failure, and
@@ -22,7 +26,13 @@ from typing import Final, final
 from robota.core._errors import AbortError
 from robota.core._logging import get_logger
 
-__all__ = ["AbortController", "AbortSignal", "abort_error_from_reason", "is_abort"]
+__all__ = [
+    "AbortController",
+    "AbortSignal",
+    "abandon_signal",
+    "abort_error_from_reason",
+    "is_abort",
+]
 
 _log = get_logger("robota.abort")
 
@@ -45,18 +55,28 @@ class AbortSignal:
     itself.
     """
 
-    __slots__ = ("__weakref__", "_aborted", "_listeners", "_lock", "_reason")
+    __slots__ = ("__weakref__", "_abandon", "_aborted", "_listeners", "_lock", "_reason")
 
     def __init__(self) -> None:
         self._aborted = False
         self._reason: object = None
         self._listeners: list[AbortListener] = []
         self._lock = threading.Lock()
+        self._abandon: AbortSignal | None = None  # the hard stage, made when first asked for
 
     @property
     def aborted(self) -> bool:
         """Whether the signal has aborted."""
         return self._aborted
+
+    @property
+    def abandoned(self) -> bool:
+        """Whether the controller stopped waiting for running work (its hard stage).
+
+        See :meth:`AbortController.abandon`. An abandoned signal has aborted too.
+        """
+        stage = self._abandon
+        return stage is not None and stage.aborted
 
     @property
     def reason(self) -> object:
@@ -118,12 +138,28 @@ class AbortSignal:
     def any(cls, signals: Iterable[AbortSignal]) -> AbortSignal:
         """A signal that aborts when the first of ``signals`` aborts, with that one's reason.
 
+        It also abandons (:attr:`abandoned`) when the first of them abandons.
+
         The combined signal keeps listeners on its sources until it aborts; combine signals whose
         lifetimes are bounded (a run's signal with the agent's close signal), not a process-long
         signal with an unbounded stream of short-lived ones.
         """
         controller = AbortController()
         sources = list(signals)
+        hard_removers: list[Callable[[], None]] = []
+
+        def forward_abandon(reason: object) -> None:
+            controller.abandon(reason)
+            for remove in hard_removers:
+                remove()
+
+        # The hard stage follows the first source that reaches it (with or after its abort).
+        hard_removers.extend(
+            abandon_signal(source).add_listener(forward_abandon) for source in sources
+        )
+        if controller.signal.abandoned:  # a source had abandoned already: listen no longer
+            for remove in hard_removers:
+                remove()
         for source in sources:
             if source.aborted:
                 controller.abort(source.reason)
@@ -184,8 +220,41 @@ class AbortController:
             return
         self._signal._abort(AbortError() if reason is None else reason)
 
+    def abandon(self, reason: object = None) -> None:
+        """Abort (if not yet) and stop waiting for work still running: the hard stage (S23, S38).
+
+        After a plain :meth:`abort` a run lets tool bodies already running finish and keeps their
+        results. After ``abandon()`` it stops waiting for them: each running body is cancelled
+        where it awaits (an async body gets ``CancelledError``, so its ``finally`` blocks run —
+        the place to kill a process group it started, see :func:`robota.host.signal_group`), its
+        call is recorded as interrupted while running, and the run settles as
+        ``"interrupted"`` at once. A synchronous tool running in its worker thread cannot be
+        stopped: the thread finishes on its own, what it returns is discarded, and it does not
+        keep the process from exiting. A journaled run (S40) keeps waiting — its journal must
+        record what a body really did — so there ``abandon()`` is a plain abort.
+
+        Call it after ``abort()`` (a second Ctrl-C), or alone. Only the first call has an effect.
+        """
+        self.abort(reason)
+        stage = abandon_signal(self._signal)
+        if not stage.aborted:
+            stage._abort(self._signal.reason)
+
     def __repr__(self) -> str:
         return f"<AbortController signal={self._signal!r}>"
+
+
+def abandon_signal(signal: AbortSignal) -> AbortSignal:
+    """The signal of ``signal``'s hard stage: it aborts when its controller abandons (internal).
+
+    The tool executor guards running bodies with it; callers use
+    :meth:`AbortController.abandon` and :attr:`AbortSignal.abandoned`.
+    """
+    with signal._lock:
+        stage = signal._abandon
+        if stage is None:
+            stage = signal._abandon = AbortSignal()
+    return stage
 
 
 def abort_error_from_reason(reason: object) -> AbortError:

@@ -11,8 +11,11 @@ The calls of one response run concurrently up to a limit; their results are retu
 order whatever order they finish in. One call runs inline — no task is created for it.
 
 On an abort (S38): bodies already running are left to finish (they observe the signal) and their
-results are kept; calls that had not started get an explicit "interrupted by user" result. If the
-awaiting task itself is cancelled, every call still gets a result before the cancellation
+results are kept; calls that had not started get an explicit "interrupted by user" result. When
+the controller then abandons (:meth:`~robota.AbortController.abandon`, the hard stage), the run
+stops waiting: each running body is cancelled where it awaits and its call is recorded as
+interrupted while running (a journaled run keeps waiting: its journal records real settlements).
+If the awaiting task itself is cancelled, every call still gets a result before the cancellation
 propagates, so history never holds a call without its answer.
 
 When one call of a batch ends in an execution-control outcome (a persistence failure, a required
@@ -32,7 +35,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
-from robota.core._abort import AbortSignal, is_abort
+from robota.core._abort import AbortSignal, abandon_signal, is_abort
+from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
 from robota.core._errors import (
     ConfigurationError,
@@ -75,6 +79,10 @@ _log = get_logger("robota.tools")
 
 INTERRUPTED_BEFORE_START: Final = "Interrupted by user before this tool started; it did not run."
 INTERRUPTED_WHILE_RUNNING: Final = "Interrupted by user while this tool was running."
+ABANDONED_WHILE_RUNNING: Final = (
+    "Interrupted by user while this tool was running: the run stopped waiting for it, so what it "
+    "did before it was stopped is unknown."
+)
 
 
 @final
@@ -584,7 +592,14 @@ class ToolExecutionService:
             notify(ToolCallStarted(call, ctx.call_id))
         status: ToolOutcomeStatus
         try:
-            result = to_tool_result(await tool.execute(invocation.arguments, ctx))
+            if journal is None:
+                # The hard stage (AbortController.abandon): stop waiting for the body; it is
+                # cancelled where it awaits. A journaled run keeps waiting (S40).
+                with AbortGuard(abandon_signal(ctx.signal)) as guard:
+                    output = await guard.call(lambda: tool.execute(invocation.arguments, ctx))
+            else:
+                output = await tool.execute(invocation.arguments, ctx)
+            result = to_tool_result(output)
             status = "failed" if result.is_error else "completed"
         except ExecutionControlError:
             raise  # S39: control outcomes propagate; never a result the model could retry
@@ -601,7 +616,9 @@ class ToolExecutionService:
                 raise control from control.__cause__
             if is_abort(exc, ctx.signal):
                 status = "interrupted"
-                result = ToolResult(INTERRUPTED_WHILE_RUNNING, is_error=True)
+                abandoned = ctx.signal.abandoned
+                text = ABANDONED_WHILE_RUNNING if abandoned else INTERRUPTED_WHILE_RUNNING
+                result = ToolResult(text, is_error=True)
             else:
                 status = "failed"
                 result = ToolResult(_failure_text(tool, exc), is_error=True)

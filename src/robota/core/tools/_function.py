@@ -8,17 +8,22 @@ style); the tool description is the docstring's first paragraph. A parameter ann
 Arguments are judged by the one validator (S16) against the emitted schema, then converted by
 pydantic into the annotated Python types (nested models become model instances). Synchronous
 functions run in a worker thread by default so they cannot block the event loop; pass
-``thread=False`` for quick, non-blocking ones.
+``thread=False`` for quick, non-blocking ones. The worker is a daemon thread of the call's own,
+not the event loop's executor: a run that stopped waiting for the call
+(:meth:`~robota.AbortController.abandon`) and then the process can end while it still runs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
 import re
 import sys
+import threading
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any, Final, final, overload
@@ -223,7 +228,7 @@ class FunctionTool(Tool):
         if self._is_async:
             output = await self._fn(**kwargs)
         elif self._thread:
-            output = await asyncio.to_thread(self._fn, **kwargs)
+            output = await _in_daemon_thread(self._fn, kwargs, self.name)
         else:
             output = self._fn(**kwargs)
         return output
@@ -231,6 +236,36 @@ class FunctionTool(Tool):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the original function directly."""
         return self._fn(*args, **kwargs)
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], kwargs: dict[str, Any], name: str) -> Any:
+    """``fn(**kwargs)`` in a daemon thread, awaited; the context is copied as ``to_thread`` does.
+
+    Not the loop's default executor: ``asyncio.run`` and interpreter exit join its threads, so a
+    body the run stopped waiting for would still hold the process until it returned.
+    """
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(ok: bool, value: Any) -> None:
+        if future.done():
+            return  # the waiter was cancelled: the result is discarded
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def work() -> None:
+        try:
+            outcome: tuple[bool, Any] = (True, context.run(fn, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task, which raises it
+            outcome = (False, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed while the body ran
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name=f"robota-tool-{name}", daemon=True).start()
+    return await future
 
 
 def _plain_values(
