@@ -33,7 +33,7 @@ def test_set_status_delete_round_trip_in_an_owner_only_file(
         f"credential store: file ({path})",
         "openai: $OPENAI_API_KEY not set; stored key: yes; uses: the stored key",
         "anthropic: $ANTHROPIC_API_KEY not set; stored key: no; uses: none",
-        "gemini: $GEMINI_API_KEY not set; stored key: no; uses: none",
+        "gemini: $GEMINI_API_KEY not set, $GOOGLE_API_KEY not set; stored key: no; uses: none",
         "openai-compatible: no env var; stored key: no; uses: none",
     ]
     with_env = robota(["auth", "status"], env={**env, "OPENAI_API_KEY": "x"}, cwd=workdir)
