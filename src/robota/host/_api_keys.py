@@ -173,8 +173,8 @@ def find_api_key(
     if api_key is not None:
         if not api_key:
             raise ConfigurationError(
-                f"api_key= is empty for {service}: pass the key itself, or leave api_key= out to "
-                f"use {_ways(service, variables, explicit=None)}",
+                f"api_key= is empty for {service}: pass the key itself, or leave api_key= out "
+                f"and {_ways(service, variables, explicit=None)}",
                 code=MISSING_API_KEY,
                 context={"service": service, "variables": tuple(variables)},
             )
@@ -223,17 +223,24 @@ def api_key_hint(
 
 
 def _ways(
-    service: str, variables: Sequence[str], *, explicit: str | None, explicit_last: bool = False
+    service: str,
+    variables: Sequence[str],
+    *,
+    explicit: str | None,
+    explicit_last: bool = False,
+    also: str | None = None,
 ) -> str:
     empty = [name for name in variables if name in os.environ and not os.environ[name]]
     ways: list[str] = []
     if variables and not empty:
         first, *others = variables
-        also = f" (or {', '.join(others)})" if others else ""
-        ways.append(f"set {first}{also}")
+        alternatives = f" (or {', '.join(others)})" if others else ""
+        ways.append(f"set {first}{alternatives}")
     ways.append(f"run `robota auth set {service}`")
     if explicit is not None:
         ways.insert(len(ways) if explicit_last else 0, explicit)
+    if also is not None:
+        ways.append(also)
     if len(ways) < 3:
         said = " or ".join(ways)
     else:
@@ -273,9 +280,7 @@ def require_api_key(
     found = find_api_key(service, api_key=api_key, variables=variables, store=store)
     if found is not None:
         return found
-    hint = _ways(service, variables, explicit="pass api_key=")
-    if also:
-        hint += f", or {also}"
+    hint = _ways(service, variables, explicit="pass api_key=", also=also)
     raise ConfigurationError(
         f"{who} needs an API key for {service}: {hint}",
         code=MISSING_API_KEY,
