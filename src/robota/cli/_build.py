@@ -174,6 +174,11 @@ def _setup_error(error: ConfigurationError, flags: AgentFlags) -> CliError:
         return missing
     if error.code == "missing_base_url":
         variable = str(error.context.get("variable", COMPATIBLE_BASE_URL))
+        if flags.base_url is not None:
+            return CliError(
+                f"--base-url {flags.base_url!r} is empty: give the server's API root, e.g. "
+                "http://127.0.0.1:8080/v1"
+            )
         if variable in os.environ:
             return CliError(
                 f"{flags.model}: ${variable} is set but empty; set it to the server's API root "
