@@ -120,7 +120,11 @@ def load_tools(specs: Sequence[str]) -> list[ToolLike]:
     return [tool for spec in specs for tool in _load_one(spec)]
 
 
-_VENDOR_ENDPOINTS: Final = {"openai": "OpenAI's API", "anthropic": "anthropic's API"}
+_VENDOR_ENDPOINTS: Final = {
+    "openai": "OpenAI's API",
+    "anthropic": "anthropic's API",
+    "gemini": "gemini's API",
+}
 
 
 def _spec(flags: AgentFlags) -> tuple[str, str]:
@@ -162,8 +166,6 @@ def _provider(flags: AgentFlags) -> tuple[Provider, str, str | None]:
     endpoint = flags.base_url or _VENDOR_ENDPOINTS.get(prefix)
     if endpoint is None and prefix == _COMPATIBLE:
         endpoint = os.environ.get(COMPATIBLE_BASE_URL)
-    elif endpoint is None and prefix == "gemini":
-        endpoint = "gemini's API"
     return provider, model, endpoint
 
 

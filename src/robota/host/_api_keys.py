@@ -155,7 +155,12 @@ def find_api_key(
     variables: Sequence[str] = (),
     store: CredentialStore | None = None,
 ) -> ApiKey | None:
-    """The API key for ``service`` by the lookup order in the module docstring, or ``None``.
+    """The API key for ``service``, or ``None``: the one lookup order of the library and command.
+
+    The first of: ``api_key`` when given; the first of ``variables`` set to a non-empty value;
+    the key stored under ``(service, "api-key")`` — what ``robota auth set SERVICE`` wrote — in
+    ``store`` or the store ``$ROBOTA_CREDENTIAL_STORE`` selects. Every provider adapter and the
+    ``robota`` command look keys up here, so they cannot disagree.
 
     Args:
         service: The provider's prefix (``"openai"``); also the credential store's service name.
@@ -241,10 +246,7 @@ def _ways(
         ways.insert(len(ways) if explicit_last else 0, explicit)
     if also is not None:
         ways.append(also)
-    if len(ways) < 3:
-        said = " or ".join(ways)
-    else:
-        said = f"{', '.join(ways[:-1])}, or {ways[-1]}"
+    said = " or ".join(ways) if len(ways) < 3 else f"{', '.join(ways[:-1])}, or {ways[-1]}"
     if empty:
         names = " and ".join(f"${name}" for name in empty)
         verb = "is" if len(empty) == 1 else "are"
