@@ -40,6 +40,19 @@ def model_name(request: pytest.FixtureRequest) -> Iterator[str]:
     robota.unregister_model_pricing(name)
 
 
+@pytest.fixture(scope="session")
+def _empty_config_home(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("config-home"))
+
+
+@pytest.fixture(autouse=True)
+def _no_stored_keys(_empty_config_home: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the real user's stored API keys: adapters built without a key look in the
+    credential store (robota.host.find_api_key), so point it at an empty file-store location."""
+    monkeypatch.setenv("ROBOTA_CREDENTIAL_STORE", "file")
+    monkeypatch.setenv("XDG_CONFIG_HOME", _empty_config_home)
+
+
 @pytest.fixture(autouse=True)
 def _fresh_permission_parse_caches() -> None:
     """Every test parses for itself: no answer cached by an earlier test (or a mutant's parent)."""

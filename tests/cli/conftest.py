@@ -66,8 +66,12 @@ def home(tmp_path: pathlib.Path) -> pathlib.Path:
 
 @pytest.fixture
 def env(home: pathlib.Path) -> dict[str, str]:
-    """The child's whole environment: no API key, no proxy, the file credential store."""
-    return {
+    """The child's whole environment: no API key, no proxy, the file credential store.
+
+    ``PYTHONPATH`` is passed on when set, so the child imports the same ``robota`` as the tests
+    (a worktree's sources rather than the checkout the virtual environment was installed from).
+    """
+    sealed = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -75,3 +79,6 @@ def env(home: pathlib.Path) -> dict[str, str]:
         "LANG": "C.UTF-8",
         "PYTHONPATH": SOURCE_ROOT,
     }
+    if os.environ.get("PYTHONPATH"):
+        sealed["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return sealed

@@ -6,8 +6,11 @@ import json
 import pathlib
 import stat
 
+import pytest
+
 from cli._support import robota
 from providers.replay import ReplayServer, cassette_path, load_cassette
+from robota import ConfigurationError
 
 SECRET = "sk-test-not-a-real-key-1234"  # noqa: S105 - a made-up key the tests store
 
@@ -33,7 +36,7 @@ def test_set_status_delete_round_trip_in_an_owner_only_file(
         f"credential store: file ({path})",
         "openai: $OPENAI_API_KEY not set; stored key: yes; uses: the stored key",
         "anthropic: $ANTHROPIC_API_KEY not set; stored key: no; uses: none",
-        "gemini: $GEMINI_API_KEY not set; stored key: no; uses: none",
+        "gemini: $GEMINI_API_KEY not set, $GOOGLE_API_KEY not set; stored key: no; uses: none",
         "openai-compatible: no env var; stored key: no; uses: none",
     ]
     with_env = robota(["auth", "status"], env={**env, "OPENAI_API_KEY": "x"}, cwd=workdir)
@@ -128,3 +131,27 @@ def test_a_credential_file_others_can_read_is_refused(
     assert lines[0].startswith("error: cannot read the credential store: ")
     assert "mode 0644" in lines[0]
     assert SECRET not in result.stderr
+
+
+def test_the_status_table_names_the_variables_the_adapters_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`robota auth status` reports the adapters' own lookup: their missing-key errors name the
+    same variables, and `openai-compatible:` reads the base-URL variable the command names."""
+    from robota.cli._build import COMPATIBLE_BASE_URL
+    from robota.cli._keys import KEY_VARIABLES
+    from robota.providers.anthropic import AnthropicProvider
+    from robota.providers.gemini import GeminiProvider
+    from robota.providers.openai import OpenAIProvider
+    from robota.providers.openai_compatible import BASE_URL_VARIABLE
+
+    adapters = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "gemini": GeminiProvider}
+    for name in {variable for names in KEY_VARIABLES.values() for variable in names}:
+        monkeypatch.delenv(name, raising=False)
+    for service, adapter in adapters.items():
+        with pytest.raises(ConfigurationError) as caught:
+            adapter()
+        assert caught.value.context == {"service": service, "variables": KEY_VARIABLES[service]}
+    assert set(KEY_VARIABLES) == {*adapters, "openai-compatible"}
+    assert KEY_VARIABLES["openai-compatible"] == ()
+    assert COMPATIBLE_BASE_URL == BASE_URL_VARIABLE

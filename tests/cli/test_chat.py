@@ -175,7 +175,8 @@ def test_chat_setup_errors_exit_2_before_any_prompt(
     result = robota(["chat", "--model", "openai:gpt-4o"], env=env, cwd=workdir, input="hi\n")
     assert result.returncode == 2
     assert result.stderr == (
-        "error: no API key for openai: set OPENAI_API_KEY or run `robota auth set openai`\n"
+        "error: no API key for openai: set OPENAI_API_KEY, run `robota auth set openai`, "
+        "or pass --api-key-env VAR\n"
     )
     assert "you> " not in result.stdout
 

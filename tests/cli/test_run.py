@@ -171,16 +171,18 @@ def test_run_passes_effort_and_the_chat_api_to_openai(
     [
         ("openai:gpt-5-mini", "openai", "OPENAI_API_KEY"),
         ("anthropic:claude-sonnet-4-5", "anthropic", "ANTHROPIC_API_KEY"),
-        ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY"),
+        ("gemini:gemini-2.5-flash", "gemini", "GEMINI_API_KEY (or GOOGLE_API_KEY)"),
     ],
 )
 def test_a_missing_key_is_one_line_and_exit_code_2(
     workdir: pathlib.Path, env: dict[str, str], model: str, vendor: str, variable: str
 ) -> None:
+    """All three ways are named: the variable, the store, and the explicit --api-key-env."""
     result = robota(["run", "hi", "--model", model], env=env, cwd=workdir)
     assert result.returncode == 2
     assert _one_line_error(result) == (
-        f"error: no API key for {vendor}: set {variable} or run `robota auth set {vendor}`"
+        f"error: no API key for {vendor}: set {variable}, run `robota auth set {vendor}`, "
+        "or pass --api-key-env VAR"
     )
     assert result.stdout == ""
 
@@ -239,7 +241,8 @@ def test_json_mode_reports_a_failure_as_an_object_too(
     assert json.loads(result.stdout) == {
         "status": "error",
         "error": {
-            "message": "no API key for openai: set OPENAI_API_KEY or run `robota auth set openai`",
+            "message": "no API key for openai: set OPENAI_API_KEY, run `robota auth set openai`, "
+            "or pass --api-key-env VAR",
             "exit_code": 2,
         },
     }

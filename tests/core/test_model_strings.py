@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 import textwrap
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import robota
+from robota.testing import ScriptedProvider
 
 
 def _install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, entry: str, module: str) -> None:
@@ -77,3 +79,57 @@ def test_a_factory_returning_a_non_provider_is_refused(
 def test_a_model_without_prefix_and_without_provider_is_refused() -> None:
     with pytest.raises(robota.ConfigurationError, match="needs a provider"):
         robota.Agent(model="gpt-5-mini")
+
+
+_OPTIONS_MODULE = """
+from robota.testing import ScriptedProvider
+
+class Configurable(ScriptedProvider):
+    seen = {}
+    def __init__(self, *, api_key=None, base_url=None, api="responses"):
+        type(self).seen = {"api_key": api_key, "base_url": base_url, "api": api}
+        super().__init__(["configured"], name="conf")
+
+class Plain(ScriptedProvider):
+    def __init__(self):
+        super().__init__(["plain"], name="plain")
+"""
+
+
+def test_the_agent_passes_api_key_and_base_url_to_the_factory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, monkeypatch, "conf = fakeprov_mod:Configurable", _OPTIONS_MODULE)
+    robota.Agent("conf:m", api_key="k", base_url="http://127.0.0.1:9/v1")
+    seen = sys.modules["fakeprov_mod"].Configurable.seen
+    assert seen == {"api_key": "k", "base_url": "http://127.0.0.1:9/v1", "api": "responses"}
+    robota.Agent("conf:m")  # nothing given: the factory is called with no arguments
+    assert sys.modules["fakeprov_mod"].Configurable.seen["api_key"] is None
+    _, model = robota.provider_for_model("conf:a:b", options={"api": "chat"})
+    assert model == "a:b"  # everything after the first colon
+    assert sys.modules["fakeprov_mod"].Configurable.seen["api"] == "chat"
+
+
+def test_a_factory_that_takes_no_base_url_is_refused_before_it_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, monkeypatch, "plain = fakeprov_mod:Plain", _OPTIONS_MODULE)
+    with pytest.raises(robota.ConfigurationError) as caught:
+        robota.Agent("plain:m", base_url="http://127.0.0.1:9/v1")
+    assert caught.value.message == (
+        "the provider for prefix 'plain' (fakeprov_mod:Plain) does not take base_url=; build it "
+        "yourself and pass provider="
+    )
+    assert robota.Agent("plain:m").run_sync("hi").output == "plain"
+
+
+def test_the_model_is_the_first_positional_argument_and_the_rest_are_keywords() -> None:
+    provider = ScriptedProvider(["positional", "keyword"])
+    assert robota.Agent("m", provider=provider).run_sync("hi").output == "positional"
+    assert robota.Agent(model="m", provider=provider).run_sync("hi").output == "keyword"
+    parameters = list(inspect.signature(robota.Agent).parameters.values())
+    assert parameters[0].name == "model"
+    assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters[1:])
+    with pytest.raises(TypeError):
+        robota.Agent("m", provider)  # type: ignore[misc]

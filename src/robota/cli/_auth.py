@@ -3,7 +3,8 @@
 ``robota auth set openai`` reads the key without echoing it (``getpass``) when stdin is a
 terminal, or as one line from stdin otherwise (``printf %s "$KEY" | robota auth set openai``).
 The key is never printed, logged or placed on a command line. Which store is used — the OS
-keychain or an owner-only file — is :func:`robota.cli._keys.open_store`'s choice.
+keychain or an owner-only file — is :func:`robota.host.default_credential_store`'s choice, the
+same store the library reads (:func:`robota.host.find_api_key`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,13 @@ from typing import TextIO
 
 from robota import CredentialStoreError
 from robota.cli._errors import CliError, one_line
-from robota.cli._keys import ACCOUNT, KEY_VARIABLES, ensure_store_directory, open_store
+from robota.cli._keys import (
+    ACCOUNT,
+    KEY_VARIABLES,
+    ensure_store_directory,
+    open_store,
+    stored_key,
+)
 
 __all__ = ["auth_delete", "auth_set", "auth_status"]
 
@@ -77,19 +84,23 @@ def auth_status(*, out: TextIO) -> int:
     """
     choice = open_store()
     out.write(f"credential store: {choice.kind} ({choice.where})\n")
-    for provider, variable in KEY_VARIABLES.items():
-        try:
-            stored = choice.store.get(provider, ACCOUNT) is not None
-        except CredentialStoreError as error:
-            raise CliError(one_line(f"cannot read the credential store: {error.message}")) from None
-        in_env = variable is not None and bool(os.environ.get(variable))
-        if in_env:
-            used = f"${variable}"
+    for provider, variables in KEY_VARIABLES.items():
+        stored = stored_key(choice, provider)
+        # The lookup order (robota.host.find_api_key): the first non-empty variable, then the
+        # stored key.
+        in_env = next((name for name in variables if os.environ.get(name)), None)
+        if in_env is not None:
+            used = f"${in_env}"
         elif stored:
             used = "the stored key"
         else:
             used = "none"
-        env_part = f"${variable} {'set' if in_env else 'not set'}" if variable else "no env var"
+        env_part = (
+            ", ".join(
+                f"${name} {'set' if os.environ.get(name) else 'not set'}" for name in variables
+            )
+            or "no env var"
+        )
         out.write(
             f"{provider}: {env_part}; stored key: {'yes' if stored else 'no'}; uses: {used}\n"
         )

@@ -1,17 +1,21 @@
 """Build the agent ``robota run`` and ``robota chat`` drive, from their shared flags.
 
-Model strings (``--model``):
+Model strings (``--model``) are resolved by :func:`robota.provider_for_model`, the registry
+``robota.Agent("prefix:model")`` uses, so a string means the same provider in both. The flags
+become its options: ``--base-url`` is ``base_url=``, the variable ``--api-key-env`` names is
+``api_key=``, ``--api`` is ``options={"api": …}`` (``openai:`` only). Without them each adapter
+finds its own settings by the library's rules: the key from its environment variable, else the
+key ``robota auth set PREFIX`` stored (:func:`robota.host.find_api_key`); the
+``openai-compatible:`` server's root from ``$OPENAI_COMPATIBLE_BASE_URL``.
 
-* ``openai:MODEL`` — :class:`~robota.providers.openai.OpenAIProvider` with the key from
-  :func:`~robota.cli._keys.find_key`, ``--api`` and ``--base-url`` (a gateway speaking OpenAI's
-  API) passed through;
-* ``anthropic:MODEL`` and ``gemini:MODEL`` — the Anthropic and Gemini providers, with the key
-  found the same way (``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``) and ``--base-url`` passed on;
-* ``openai-compatible:MODEL --base-url URL`` — :class:`~robota.providers.openai_compatible.
-  OpenAICompatibleProvider` at ``URL``; with ``--base-url`` any other model string is sent to
-  that server unchanged (``llama3:8b`` keeps its colon);
+* ``openai:MODEL``, ``anthropic:MODEL``, ``gemini:MODEL`` — the vendors' adapters (with
+  ``--base-url``, a gateway speaking the vendor's API);
+* ``openai-compatible:MODEL`` — :class:`~robota.providers.openai_compatible.
+  OpenAICompatibleProvider` at ``--base-url`` (or ``$OPENAI_COMPATIBLE_BASE_URL``); with
+  ``--base-url`` any model string naming no registered provider is sent to that server
+  unchanged (``llama3:8b`` keeps its colon);
 * any other ``prefix:MODEL`` — the provider a package registered for ``prefix`` in the
-  ``robota.providers`` entry-point group, built with no arguments (it reads its own settings).
+  ``robota.providers`` entry-point group.
 
 ``--tools module:attribute`` imports ``module`` (the current directory first on ``sys.path``)
 and registers the attribute: a :class:`~robota.Tool`, a function, or a list or tuple of them.
@@ -27,13 +31,23 @@ from dataclasses import dataclass
 from typing import Final, Literal, final
 
 import robota
-from robota import ConfigurationError, EffortSelection, PermissionMode, Provider, ToolLike
+from robota import (
+    ConfigurationError,
+    CredentialStoreError,
+    EffortSelection,
+    PermissionMode,
+    Provider,
+    ToolLike,
+)
 from robota.cli._errors import CliError, one_line
-from robota.cli._keys import KEY_VARIABLES, find_key
+from robota.cli._keys import explicit_key, missing_key
 
 __all__ = ["AgentFlags", "Built", "build_agent", "load_tools"]
 
 _COMPATIBLE: Final = "openai-compatible"
+COMPATIBLE_BASE_URL: Final = "OPENAI_COMPATIBLE_BASE_URL"
+"""Where ``openai-compatible:MODEL`` finds the server without ``--base-url`` (its adapter reads
+it; ``robota.providers.openai_compatible.BASE_URL_VARIABLE``, pinned by a test)."""
 
 
 @final
@@ -106,72 +120,96 @@ def load_tools(specs: Sequence[str]) -> list[ToolLike]:
     return [tool for spec in specs for tool in _load_one(spec)]
 
 
-def _missing_key(provider: str, variable: str | None) -> CliError:
-    if variable is not None:
-        return CliError(
-            f"no API key for {provider}: ${variable} (named by --api-key-env) is not set"
-        )
-    usual = KEY_VARIABLES.get(provider)
-    where = f"set {usual} or " if usual else ""
-    return CliError(f"no API key for {provider}: {where}run `robota auth set {provider}`")
+_VENDOR_ENDPOINTS: Final = {
+    "openai": "OpenAI's API",
+    "anthropic": "anthropic's API",
+    "gemini": "gemini's API",
+}
 
 
-def _vendor(prefix: str, model: str, flags: AgentFlags) -> tuple[Provider, str, str]:
-    """A vendor's own provider (``openai:``, ``anthropic:``, ``gemini:``), key found here."""
-    found = find_key(prefix, variable=flags.api_key_env)
-    if found is None:
-        raise _missing_key(prefix, flags.api_key_env)
-    endpoint = flags.base_url or f"{prefix}'s API"
-    # Imported only when used: `robota --help` loads no provider.
-    if prefix == "openai":
-        from robota.providers.openai import OpenAIProvider  # noqa: PLC0415
-
-        provider: Provider = OpenAIProvider(
-            api_key=found.key, base_url=flags.base_url, api=flags.api or "responses"
-        )
-        return provider, model, flags.base_url or "OpenAI's API"
-    if prefix == "anthropic":
-        from robota.providers.anthropic import AnthropicProvider  # noqa: PLC0415
-
-        return AnthropicProvider(api_key=found.key, base_url=flags.base_url), model, endpoint
-    from robota.providers.gemini import GeminiProvider  # noqa: PLC0415
-
-    options = {"base_url": flags.base_url} if flags.base_url else None
-    return GeminiProvider(api_key=found.key, http_options=options), model, endpoint
-
-
-_VENDORS: Final = frozenset({"openai", "anthropic", "gemini"})
-
-
-def _provider(flags: AgentFlags) -> tuple[Provider | None, str, str | None]:
-    """The provider to pass (``None``: resolve through the entry points), model and endpoint."""
+def _spec(flags: AgentFlags) -> tuple[str, str]:
+    """The model string to resolve and its prefix (``--base-url`` routing applied)."""
     prefix, sep, rest = flags.model.partition(":")
     if flags.api is not None and prefix != "openai":
         raise CliError("--api applies only to openai:MODEL")
-    if sep and prefix in _VENDORS and rest:
-        return _vendor(prefix, rest, flags)
-    if flags.base_url is not None:
-        from robota.providers.openai_compatible import (  # noqa: PLC0415 - only when used
-            OpenAICompatibleProvider,
-        )
-
-        found = find_key(_COMPATIBLE, variable=flags.api_key_env)
-        if found is None and flags.api_key_env is not None:
-            raise _missing_key(_COMPATIBLE, flags.api_key_env)
-        model = rest if sep and prefix == _COMPATIBLE and rest else flags.model
-        compatible = OpenAICompatibleProvider(
-            base_url=flags.base_url, api_key=None if found is None else found.key
-        )
-        return compatible, model, flags.base_url
-    if sep and prefix == _COMPATIBLE:
-        raise CliError(f"{_COMPATIBLE}:MODEL needs --base-url, the server's API root")
-    if not sep or not prefix or not rest:
-        registered = ", ".join(robota.registered_provider_prefixes()) or "none installed"
+    named = bool(sep and prefix and rest)
+    if flags.base_url is not None and not (named and prefix in _registered()):
+        # With --base-url a model string naming no registered provider goes to an
+        # OpenAI-compatible server unchanged (`llama3:8b` keeps its colon).
+        return f"{_COMPATIBLE}:{flags.model}", _COMPATIBLE
+    if not named:
         raise CliError(
             f"model {flags.model!r} names no provider: write PREFIX:MODEL (registered "
-            f"prefixes: {registered}), or {_COMPATIBLE}:MODEL with --base-url URL"
+            f"prefixes: {', '.join(_registered()) or 'none installed'}), or "
+            f"{_COMPATIBLE}:MODEL with --base-url URL"
         )
-    return None, flags.model, None
+    return flags.model, prefix
+
+
+def _registered() -> tuple[str, ...]:
+    return robota.registered_provider_prefixes()
+
+
+def _provider(flags: AgentFlags) -> tuple[Provider, str, str | None]:
+    """The provider, model and endpoint: resolved by the registry ``robota.Agent`` uses."""
+    spec, prefix = _spec(flags)
+    api_key = explicit_key(prefix, flags.api_key_env)
+    try:
+        provider, model = robota.provider_for_model(
+            spec,
+            api_key=api_key,
+            base_url=flags.base_url,
+            options={"api": flags.api} if flags.api is not None else None,
+        )
+    except CredentialStoreError as error:
+        raise CliError(one_line(error.message)) from None
+    endpoint = flags.base_url or _VENDOR_ENDPOINTS.get(prefix)
+    if endpoint is None and prefix == _COMPATIBLE:
+        endpoint = os.environ.get(COMPATIBLE_BASE_URL)
+    return provider, model, endpoint
+
+
+def _setup_error(error: ConfigurationError, flags: AgentFlags) -> CliError:
+    """The one line for a setup error, naming only fixes the user has not already made."""
+    missing = missing_key(error)
+    if missing is not None:
+        return missing
+    if error.code == "missing_base_url":
+        variable = str(error.context.get("variable", COMPATIBLE_BASE_URL))
+        if flags.base_url is not None:
+            return CliError(
+                f"--base-url {flags.base_url!r} is empty: give the server's API root, e.g. "
+                "http://127.0.0.1:8080/v1"
+            )
+        if variable in os.environ:
+            return CliError(
+                f"{flags.model}: ${variable} is set but empty; set it to the server's API root "
+                "or pass --base-url URL"
+            )
+        return CliError(
+            f"{flags.model} needs the server's API root: pass --base-url URL (e.g. "
+            f"http://127.0.0.1:8080/v1) or set {variable}"
+        )
+    options = error.context.get("options")
+    if isinstance(options, tuple) and "prefix" in error.context:
+        flag_names = ", ".join(_FLAGS.get(str(name), str(name)) for name in options)
+        return CliError(
+            f"the provider registered for {error.context['prefix']!r} does not take {flag_names}"
+        )
+    message = error.message
+    prefix, sep, _ = flags.model.partition(":")
+    if sep and flags.base_url is None and prefix not in _registered():
+        server = os.environ.get(COMPATIBLE_BASE_URL)
+        if server:
+            message += f" (for the server at ${COMPATIBLE_BASE_URL}: --model {_COMPATIBLE}:MODEL)"
+        else:
+            message += (
+                f" (any OpenAI-compatible server: --model {_COMPATIBLE}:MODEL --base-url URL)"
+            )
+    return CliError(one_line(message))
+
+
+_FLAGS: Final = {"api_key": "--api-key-env", "base_url": "--base-url", "api": "--api"}
 
 
 def _gate(flags: AgentFlags, approver: robota.Approver) -> robota.PermissionGate | None:
@@ -215,11 +253,5 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
             max_rounds=robota.DEFAULT_MAX_ROUNDS if flags.max_rounds is None else flags.max_rounds,
         )
     except ConfigurationError as error:
-        message = error.message
-        prefix, sep, _ = flags.model.partition(":")
-        if sep and prefix not in robota.registered_provider_prefixes():
-            message += (
-                f" (any OpenAI-compatible server: --model {_COMPATIBLE}:MODEL --base-url URL)"
-            )
-        raise CliError(one_line(message)) from None
+        raise _setup_error(error, flags) from None
     return Built(agent, endpoint)

@@ -37,12 +37,15 @@ models:
   gemini:MODEL                      Google Gemini ($GEMINI_API_KEY or `robota auth set gemini`)
   openai-compatible:MODEL --base-url URL
                                     any server speaking Chat Completions (vLLM, llama.cpp,
-                                    Ollama …); with --base-url any model string goes there
+                                    Ollama …); the URL may come from
+                                    $OPENAI_COMPATIBLE_BASE_URL instead; with --base-url, a
+                                    model string naming no registered provider goes there too
   PREFIX:MODEL                      a provider registered in the robota.providers entry points
 
-keys:
-  the vendor's variable first, else the key `robota auth set VENDOR` stored (the OS keychain, or
-  $XDG_CONFIG_HOME/robota/credentials.json; ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
+keys (the same order as in Python):
+  --api-key-env VAR when given, else the vendor's variable, else the key `robota auth set VENDOR`
+  stored (the OS keychain, or $XDG_CONFIG_HOME/robota/credentials.json;
+  ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
 
 exit codes:
   0 done, 1 the run failed, 2 the command cannot start as written, 130 cancelled (Ctrl-C)

@@ -207,7 +207,15 @@ class Agent(DurableAgentMixin):
             several, ``"provider:model"`` (a single provider also accepts that form). With no
             provider at all, ``"prefix:model"`` (``"openai:gpt-5-mini"``) builds the provider
             that an installed package registered for ``prefix`` in the ``robota.providers``
-            entry-point group; the agent then owns (and closes) it.
+            entry-point group; the agent then owns (and closes) it. The first positional
+            argument (``robota.Agent("openai:gpt-5-mini")``); ``model=`` works too.
+        api_key: The API key of the provider a ``"prefix:model"`` string builds. Without it the
+            provider looks for one itself: its environment variable (``OPENAI_API_KEY`` …), then
+            the key ``robota auth set PREFIX`` stored (:func:`robota.host.find_api_key`).
+        base_url: The API root of the provider a ``"prefix:model"`` string builds, e.g.
+            ``"http://127.0.0.1:8080/v1"`` for ``"openai-compatible:NAME"`` (which otherwise
+            reads ``OPENAI_COMPATIBLE_BASE_URL``). With ``provider=`` or ``providers=``, pass
+            ``api_key`` and ``base_url`` to that provider instead.
         provider: The provider (one-provider form).
         providers: Several providers, by their unique names (multi-provider form).
         system_prompt: The system prompt, kept as the single head of history (S35).
@@ -313,8 +321,10 @@ class Agent(DurableAgentMixin):
 
     def __init__(
         self,
-        *,
         model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
         provider: Provider | None = None,
         providers: Sequence[Provider] = (),
         system_prompt: str | None = None,
@@ -353,10 +363,15 @@ class Agent(DurableAgentMixin):
         if provider is not None and providers:
             raise ConfigurationError("pass either provider= or providers=, not both")
         all_providers = [provider] if provider is not None else list(providers)
+        if all_providers and (api_key is not None or base_url is not None):
+            raise ConfigurationError(
+                "api_key= and base_url= configure the provider a 'prefix:model' string builds; "
+                "with provider= or providers=, pass them to that provider instead"
+            )
         if not all_providers:
             # A model string with a registered prefix builds its own provider, which the agent
             # then owns; core reads the entry-point group and never names a vendor (S02).
-            built, model = provider_for_model(model)
+            built, model = provider_for_model(model, api_key=api_key, base_url=base_url)
             all_providers = [built]
             owns_providers = True
         self._providers: dict[str, Provider] = {}

@@ -12,7 +12,8 @@ core never reaches for them on its own.
 * Children's sessions (S09): :func:`spawn`, :func:`isolate_children`.
 * Process markers (S10): :class:`ProcessMarker`.
 * Credentials and sealing (S11): :class:`FileCredentialStore`, :class:`KeyringCredentialStore`,
-  :class:`Sealer`.
+  :class:`Sealer`; API keys by the one lookup order the library and the command share
+  (:func:`find_api_key`, :func:`require_api_key`, :func:`default_credential_store`).
 * Hooks (S22): :class:`CommandHookExecutor`, :class:`HttpHookExecutor`.
 * Permissions (S21): :func:`is_read_only_command`, :func:`read_only_reason`,
   :func:`permission_context`.
@@ -22,6 +23,18 @@ core never reaches for them on its own.
 
 #: S11 asks for these two names on the host sealer; they are core's error classes.
 from robota.core import CorruptError, LockedError
+from robota.host._api_keys import (
+    API_KEY_ACCOUNT,
+    CREDENTIAL_STORE_VARIABLE,
+    MISSING_API_KEY,
+    ApiKey,
+    CredentialStoreChoice,
+    api_key_hint,
+    credential_file_path,
+    default_credential_store,
+    find_api_key,
+    require_api_key,
+)
 from robota.host._children import (
     children_isolated,
     isolate_children,
@@ -92,14 +105,19 @@ from robota.host._store import (
 from robota.host.journal import PostgresJournal, SQLiteJournal
 
 __all__ = [
+    "API_KEY_ACCOUNT",
     "BLOCKED_HOSTNAMES",
+    "CREDENTIAL_STORE_VARIABLE",
     "DIRECTORY_MODE",
     "FILE_MODE",
+    "MISSING_API_KEY",
     "OWNER_RECORD_NAME",
     "READ_ONLY_COMMANDS",
     "Allowed",
+    "ApiKey",
     "CommandHookExecutor",
     "CorruptError",
+    "CredentialStoreChoice",
     "EgressClient",
     "EgressDecision",
     "EgressRefused",
@@ -144,11 +162,15 @@ __all__ = [
     "StoreGuarantee",
     "SweepResult",
     "UnconfirmedWriteError",
+    "api_key_hint",
     "canonical_path",
     "check_url",
     "children_isolated",
     "classify_address",
     "create_key_files",
+    "credential_file_path",
+    "default_credential_store",
+    "find_api_key",
     "is_path_inside",
     "is_read_only_command",
     "isolate_children",
@@ -158,6 +180,7 @@ __all__ = [
     "permission_context",
     "read_only_reason",
     "register_at_exit",
+    "require_api_key",
     "run_exit_callbacks",
     "signal_group",
     "spawn",

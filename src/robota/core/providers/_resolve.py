@@ -5,15 +5,23 @@ A package that ships a provider registers a factory under a prefix in its metada
     [project.entry-points."robota.providers"]
     openai = "robota.providers.openai:OpenAIProvider"
 
-and ``Agent(model="openai:gpt-5-mini")`` with no ``provider=`` calls that factory with no
-arguments (so it reads its key from the environment) and addresses ``gpt-5-mini``. Core reads the
-group and never names a vendor (S02): our own adapters register exactly the way a third party's
-do. A factory that cannot run because an optional dependency is missing raises a
+and ``Agent("openai:gpt-5-mini")`` with no ``provider=`` calls that factory and addresses
+``gpt-5-mini``. The factory gets as keyword arguments only the options the caller gave —
+``api_key=``, ``base_url=`` and any further ``options`` — so with none it is called with no
+arguments and finds its own settings (its key by :func:`robota.host.find_api_key`'s order:
+environment, then the stored credential). ``robota.Agent`` and the ``robota`` command both
+resolve model strings here, so one string means the same provider in both.
+
+Core reads the group and never names a vendor (S02): our own adapters (``openai``,
+``anthropic``, ``gemini``, ``openai-compatible``) register exactly the way a third party's do. A
+factory that cannot run because an optional dependency is missing raises a
 :class:`~robota.ConfigurationError` that says what to install; it is passed on unchanged.
 """
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 from robota.core._errors import ConfigurationError
@@ -43,13 +51,32 @@ def registered_provider_prefixes() -> tuple[str, ...]:
     return tuple(sorted(_entry_points()))
 
 
-def provider_for_model(spec: object) -> tuple[Provider, str]:
+def provider_for_model(
+    spec: object,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    options: Mapping[str, object] | None = None,
+) -> tuple[Provider, str]:
     """Build the provider a ``"prefix:model"`` string names; return it with the model name.
+
+    The model name is everything after the first colon (``"openai-compatible:llama3:8b"``
+    addresses ``llama3:8b``).
+
+    Args:
+        spec: The model string.
+        api_key: Passed to the factory as ``api_key=`` when given (else the factory looks its
+            key up itself: environment, then the stored credential).
+        base_url: Passed to the factory as ``base_url=`` when given: the server's API root.
+        options: Further keyword arguments for the factory (e.g. ``{"api": "chat"}`` for
+            ``openai:``).
 
     Raises:
         ConfigurationError: for a string without a prefix, a prefix no installed package
-            registered (the message lists those that are), a factory whose import fails, or a
-            factory that does not return a :class:`~robota.Provider`.
+            registered (the message lists those that are), a factory whose import fails, one
+            that does not take an option given, one that does not return a
+            :class:`~robota.Provider`, or any the factory raised (a missing key says where
+            to put one).
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ConfigurationError(f"model must be a non-empty string, got {spec!r}")
@@ -75,7 +102,13 @@ def provider_for_model(spec: object) -> tuple[Provider, str]:
             "install the package (or extra) that provides it",
             cause=error,
         ) from error
-    provider = factory()
+    arguments: dict[str, object] = dict(options or {})
+    if api_key is not None:
+        arguments["api_key"] = api_key
+    if base_url is not None:
+        arguments["base_url"] = base_url
+    _check_arguments(factory, arguments, prefix=prefix, where=point.value)
+    provider = factory(**arguments)
     if not isinstance(provider, Provider):
         raise ConfigurationError(
             f"the factory registered for prefix {prefix!r} ({point.value}) returned "
@@ -86,3 +119,28 @@ def provider_for_model(spec: object) -> tuple[Provider, str]:
 
 def _listing(known: dict[str, EntryPoint]) -> str:
     return ", ".join(sorted(known)) or "none installed"
+
+
+def _check_arguments(
+    factory: object, arguments: Mapping[str, object], *, prefix: str, where: str
+) -> None:
+    """Refuse, before the call, an option the factory does not take.
+
+    Checked against the signature because a ``TypeError`` from the call could come from anywhere
+    inside the factory.
+    """
+    if not arguments or not callable(factory):
+        return
+    try:
+        signature = inspect.signature(factory)
+    except (TypeError, ValueError):  # no signature to read (a builtin): let the call decide
+        return
+    try:
+        signature.bind(**arguments)
+    except TypeError:
+        names = ", ".join(f"{name}=" for name in sorted(arguments))
+        raise ConfigurationError(
+            f"the provider for prefix {prefix!r} ({where}) does not take {names}; build it "
+            "yourself and pass provider=",
+            context={"prefix": prefix, "options": tuple(sorted(arguments))},
+        ) from None

@@ -11,13 +11,13 @@ from robota.core import (
     AbortSignal,
     ChatRequest,
     ChatResponse,
-    ConfigurationError,
     EffortResolution,
     ModelCapabilities,
     ProviderCapabilities,
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.host import require_api_key
 from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
@@ -69,7 +69,8 @@ class AnthropicProvider(SDKProvider):
     """Anthropic's Messages API, through the official SDK.
 
     Args:
-        api_key: The API key; default: the ``ANTHROPIC_API_KEY`` environment variable.
+        api_key: The API key; default: the ``ANTHROPIC_API_KEY`` environment variable, else the
+            key ``robota auth set anthropic`` stored (:func:`robota.host.find_api_key`).
         base_url: Another endpoint speaking the Messages API (a gateway, ``llama-server``);
             default: ``ANTHROPIC_BASE_URL`` or Anthropic's. With one set,
             :meth:`endpoint_provenance` is ``"custom"`` (S18).
@@ -118,12 +119,10 @@ class AnthropicProvider(SDKProvider):
     ) -> None:
         native = check_adapter_options(name, native_tools, NATIVE_TOOLS, where="AnthropicProvider")
         anthropic = load_anthropic("AnthropicProvider")  # a missing extra is said first
-        key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
-        if not key:
-            raise ConfigurationError(
-                f"AnthropicProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
-                "(or store one with `robota auth set anthropic`)"
-            )
+        # One lookup order with the command (robota.host.find_api_key).
+        key = require_api_key(
+            "anthropic", who="AnthropicProvider", api_key=api_key, variables=(_API_KEY_VARIABLE,)
+        ).key
         self._client = anthropic.AsyncAnthropic(
             **given(
                 api_key=key,

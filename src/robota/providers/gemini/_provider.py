@@ -17,6 +17,7 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.host import require_api_key
 from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
@@ -72,8 +73,12 @@ class GeminiProvider(SDKProvider):
     """Gemini's ``generateContent`` API (Gemini API or Vertex AI) through ``google-genai``.
 
     Args:
-        api_key: The API key; default: ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``. Not needed
+        api_key: The API key; default: ``GEMINI_API_KEY``, else ``GOOGLE_API_KEY``, else the key
+            ``robota auth set gemini`` stored (:func:`robota.host.find_api_key`). Not needed
             with ``vertexai=True`` (Google Cloud credentials are used).
+        base_url: Another endpoint speaking the Gemini API; the same as ``http_options``'
+            ``base_url`` (give one or the other). Default: ``GOOGLE_GEMINI_BASE_URL``, else
+            Google's.
         vertexai: Use Vertex AI instead of the Gemini API (with ``project`` and ``location``).
         project: The Google Cloud project, for Vertex AI.
         location: The Google Cloud region, for Vertex AI.
@@ -106,6 +111,7 @@ class GeminiProvider(SDKProvider):
         self,
         *,
         api_key: str | None = None,
+        base_url: str | None = None,
         vertexai: bool = False,
         project: str | None = None,
         location: str | None = None,
@@ -118,15 +124,16 @@ class GeminiProvider(SDKProvider):
         genai = load_genai("GeminiProvider")  # a missing extra is said first
         key = api_key
         if not vertexai:
-            # On Vertex AI the caller's Google Cloud credentials authenticate; an API key from the
-            # environment is never sent there (only one passed explicitly).
-            for variable in _KEY_VARIABLES:
-                key = key or os.environ.get(variable)
-        if not key and not vertexai:
-            raise ConfigurationError(
-                "GeminiProvider needs an API key: pass api_key= or set GEMINI_API_KEY (or "
-                "GOOGLE_API_KEY), or use vertexai=True with Google Cloud credentials"
-            )
+            # One lookup order with the command (robota.host.find_api_key). On Vertex AI the
+            # caller's Google Cloud credentials authenticate; a key from the environment or the
+            # store is never sent there (only one passed explicitly).
+            key = require_api_key(
+                "gemini",
+                who="GeminiProvider",
+                api_key=api_key,
+                variables=_KEY_VARIABLES,
+                also="use vertexai=True with Google Cloud credentials",
+            ).key
         options: dict[str, Any] = {}
         if key:
             options["api_key"] = key
@@ -140,6 +147,12 @@ class GeminiProvider(SDKProvider):
             http_options = genai.types.HttpOptions()
         elif isinstance(http_options, Mapping):
             http_options = genai.types.HttpOptions.model_validate(dict(http_options))
+        if base_url is not None:
+            if http_options.base_url:
+                raise ConfigurationError(
+                    "GeminiProvider got base_url= and http_options with a base_url; give one"
+                )
+            http_options = http_options.model_copy(update={"base_url": base_url})
         base_url = http_options.base_url or os.environ.get(_BASE_URL_VARIABLE)
         if base_url and not vertexai and http_options.api_version is None:
             # The SDK drops its default version (v1beta) for a custom base URL; keep the wire

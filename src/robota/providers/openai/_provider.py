@@ -17,6 +17,7 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.host import require_api_key
 from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
 from robota.providers.openai._common import SDKProvider, check_adapter_options, given
 from robota.providers.openai._models import (
@@ -45,7 +46,8 @@ class OpenAIProvider(SDKProvider):
     """OpenAI's Responses (default) or Chat Completions API, through the official SDK.
 
     Args:
-        api_key: The API key; default: the ``OPENAI_API_KEY`` environment variable.
+        api_key: The API key; default: the ``OPENAI_API_KEY`` environment variable, else the
+            key ``robota auth set openai`` stored (:func:`robota.host.find_api_key`).
         base_url: Another endpoint speaking OpenAI's API (e.g. a gateway); default: OpenAI's.
             With one set, :meth:`endpoint_provenance` is ``"custom"`` (S18).
         api: ``"responses"`` or ``"chat"``.
@@ -98,12 +100,11 @@ class OpenAIProvider(SDKProvider):
             name, native_tools, _HOSTED[api], where=f"OpenAI's {api!r} API"
         )
         openai = load_openai("OpenAIProvider")  # a missing extra is said first
-        key = api_key if api_key is not None else os.environ.get(_API_KEY_VARIABLE)
-        if not key:
-            raise ConfigurationError(
-                f"OpenAIProvider needs an API key: pass api_key= or set {_API_KEY_VARIABLE} "
-                "(or store one with `robota auth set openai`)"
-            )
+        # One lookup order with the command (robota.host.find_api_key): api_key=, then
+        # $OPENAI_API_KEY, then the key `robota auth set openai` stored.
+        key = require_api_key(
+            "openai", who="OpenAIProvider", api_key=api_key, variables=(_API_KEY_VARIABLE,)
+        ).key
         self._client = openai.AsyncOpenAI(
             **given(
                 api_key=key,

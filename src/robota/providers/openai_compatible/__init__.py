@@ -6,6 +6,9 @@ shares the Chat Completions wire code with :mod:`robota.providers.openai` — th
 between provider packages — and claims nothing about the server that the caller did not declare.
 """
 
-from robota.providers.openai_compatible._provider import OpenAICompatibleProvider
+from robota.providers.openai_compatible._provider import (
+    BASE_URL_VARIABLE,
+    OpenAICompatibleProvider,
+)
 
-__all__ = ["OpenAICompatibleProvider"]
+__all__ = ["BASE_URL_VARIABLE", "OpenAICompatibleProvider"]

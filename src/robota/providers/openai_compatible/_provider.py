@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
-from typing import Any, Literal, final
+from typing import Any, Final, Literal, final
 
 from robota.core import (
     AbortSignal,
@@ -20,6 +21,7 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.host import find_api_key
 from robota.providers.openai._chat import (
     ChatCompletionsAPI,
     ChatWireOptions,
@@ -29,7 +31,13 @@ from robota.providers.openai._chat import (
     load_openai,
 )
 
-__all__ = ["OpenAICompatibleProvider"]
+__all__ = ["BASE_URL_VARIABLE", "OpenAICompatibleProvider"]
+
+BASE_URL_VARIABLE: Final = "OPENAI_COMPATIBLE_BASE_URL"
+"""The environment variable read for the server's API root when ``base_url`` is not given.
+
+Its own name on purpose: ``OPENAI_BASE_URL`` belongs to OpenAI's SDK and to ``openai:`` models.
+"""
 
 _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore it
 
@@ -44,11 +52,20 @@ class OpenAICompatibleProvider(SDKProvider):
     a model offers; its models have the default context window (with a warning) unless you
     declare their metadata.
 
+    The model string ``"openai-compatible:NAME"`` builds one (``robota.Agent(
+    "openai-compatible:llama3", base_url="http://127.0.0.1:8080/v1")``, or the same with
+    ``OPENAI_COMPATIBLE_BASE_URL`` set), exactly as the command's ``--model
+    openai-compatible:NAME --base-url URL`` does.
+
     Args:
-        base_url: The server's API root, e.g. ``"http://127.0.0.1:8080/v1"``.
-        api_key: The server's key, if it wants one. ``OPENAI_API_KEY`` is deliberately *not*
-            read, nor any other OpenAI account setting the SDK takes from the environment
-            (organization, project, admin key, custom headers): none is sent to another server.
+        base_url: The server's API root, e.g. ``"http://127.0.0.1:8080/v1"``; default: the
+            ``OPENAI_COMPATIBLE_BASE_URL`` environment variable.
+        api_key: The server's key, if it wants one; default: the key ``robota auth set
+            openai-compatible`` stored, else none (:func:`robota.host.find_api_key`; there is no
+            environment variable for it). ``OPENAI_API_KEY`` is deliberately *not* read, nor any
+            other OpenAI account setting the SDK takes from the environment (organization,
+            project, admin key, custom headers, ``OPENAI_BASE_URL``): none is sent to another
+            server.
         name: The provider's name in an agent; set it so two servers can coexist.
         http_client: An ``httpx2.AsyncClient`` for the SDK (stays yours; not closed here).
         timeout: Seconds before a request times out (the SDK's default when ``None``).
@@ -69,8 +86,10 @@ class OpenAICompatibleProvider(SDKProvider):
             each call is then a complete request whose answer is replayed as events.
 
     Raises:
-        ConfigurationError: for a missing ``base_url`` or name, or the ``openai`` SDK not
-            installed (the message says how to install the ``openai`` extra).
+        ConfigurationError: for no ``base_url`` (nor ``OPENAI_COMPATIBLE_BASE_URL``), an empty
+            ``api_key``, a missing name, or the ``openai`` SDK not installed (the message says
+            what to install).
+        CredentialStoreError: no key was given and the credential store cannot be read.
     """
 
     __slots__ = (
@@ -86,7 +105,7 @@ class OpenAICompatibleProvider(SDKProvider):
     def __init__(
         self,
         *,
-        base_url: str,
+        base_url: str | None = None,
         api_key: str | None = None,
         name: str = "openai-compatible",
         http_client: Any = None,
@@ -101,12 +120,14 @@ class OpenAICompatibleProvider(SDKProvider):
         headers: Mapping[str, str] | None = None,
         streaming: bool = True,
     ) -> None:
-        url: object = base_url
+        url: object = base_url if base_url is not None else os.environ.get(BASE_URL_VARIABLE)
         if not isinstance(url, str) or not url.strip():
             raise ConfigurationError(
-                "OpenAICompatibleProvider needs base_url=, the server's API root "
-                "(e.g. 'http://127.0.0.1:8080/v1')"
+                _no_base_url(base_url),
+                code="missing_base_url",
+                context={"variable": BASE_URL_VARIABLE},
             )
+        base_url = url
         check_adapter_options(name, (), (), where="OpenAICompatibleProvider")
         if capabilities is not None and not isinstance(capabilities, ProviderCapabilities):
             raise ConfigurationError(
@@ -118,9 +139,12 @@ class OpenAICompatibleProvider(SDKProvider):
                 f"got {max_tokens_field!r}"
             )
         openai = load_openai("OpenAICompatibleProvider")
+        # One lookup order with the command (robota.host.find_api_key): api_key=, then the key
+        # `robota auth set openai-compatible` stored; no variable, and a key is optional.
+        found = find_api_key("openai-compatible", api_key=api_key)
         client = openai.AsyncOpenAI(
             **given(
-                api_key=api_key or _NO_KEY,
+                api_key=_NO_KEY if found is None else found.key,
                 base_url=base_url,
                 http_client=http_client,
                 timeout=timeout,
@@ -207,3 +231,21 @@ class OpenAICompatibleProvider(SDKProvider):
 
     def __repr__(self) -> str:
         return f"<OpenAICompatibleProvider name={self._name!r}>"
+
+
+def _no_base_url(given: object) -> str:
+    """The missing-URL message, naming only the ways the caller has not tried."""
+    if given is not None:
+        return (
+            f"OpenAICompatibleProvider got base_url={given!r}; pass the server's API root, "
+            "e.g. 'http://127.0.0.1:8080/v1'"
+        )
+    if BASE_URL_VARIABLE in os.environ:
+        return (
+            f"${BASE_URL_VARIABLE} is set but empty; set it to the server's API root (e.g. "
+            "'http://127.0.0.1:8080/v1') or pass base_url="
+        )
+    return (
+        "OpenAICompatibleProvider needs the server's API root: pass base_url= (e.g. "
+        f"'http://127.0.0.1:8080/v1') or set {BASE_URL_VARIABLE}"
+    )
