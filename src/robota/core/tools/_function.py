@@ -154,7 +154,7 @@ class FunctionTool(Tool):
             if annotation is inspect.Parameter.empty:
                 raise ConfigurationError(
                     f"tool {tool_name!r}: parameter {param.name!r} has no type annotation; the "
-                    "model needs a type to call it (e.g. `{param.name}: str`)"
+                    f"model needs a type to call it (e.g. `{param.name}: str`)"
                 )
             default = ... if param.default is inspect.Parameter.empty else param.default
             if annotation in _PLAIN:
