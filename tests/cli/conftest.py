@@ -59,11 +59,18 @@ def home(tmp_path: pathlib.Path) -> pathlib.Path:
 
 @pytest.fixture
 def env(home: pathlib.Path) -> dict[str, str]:
-    """The child's whole environment: no API key, no proxy, the file credential store."""
-    return {
+    """The child's whole environment: no API key, no proxy, the file credential store.
+
+    ``PYTHONPATH`` is passed on when set, so the child imports the same ``robota`` as the tests
+    (a worktree's ``src`` rather than whatever checkout the environment installed).
+    """
+    child = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "ROBOTA_CREDENTIAL_STORE": "file",
         "LANG": "C.UTF-8",
     }
+    if os.environ.get("PYTHONPATH"):
+        child["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return child

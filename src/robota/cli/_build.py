@@ -47,6 +47,7 @@ class AgentFlags:
     effort: EffortSelection = "auto"
     tools: Sequence[str] = ()
     base_url: str | None = None
+    context_window: int | None = None
     api: Literal["responses", "chat"] | None = None
     api_key_env: str | None = None
     permission_mode: PermissionMode | None = None
@@ -211,6 +212,7 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
             tools=tools,
             effort=flags.effort,
             tool_gate=gate,
+            context_window=flags.context_window,
             name="robota-cli",
             max_rounds=robota.DEFAULT_MAX_ROUNDS if flags.max_rounds is None else flags.max_rounds,
         )

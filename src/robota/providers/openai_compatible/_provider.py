@@ -28,6 +28,7 @@ from robota.providers.openai._chat import (
     given,
     load_openai,
 )
+from robota.providers.openai_compatible._window import WindowProbe
 
 __all__ = ["OpenAICompatibleProvider"]
 
@@ -41,8 +42,10 @@ class OpenAICompatibleProvider(SDKProvider):
     Nothing is assumed about the server (S18, S30): it publishes no capability table unless you
     declare one, so a structured-output request is sent unchanged rather than guessed at; its
     endpoint provenance is ``"custom"``; no effort control is sent unless you declare the levels
-    a model offers; its models have the default context window (with a warning) unless you
-    declare their metadata.
+    a model offers. A model's context window is what you declare (``Agent(context_window=...)``
+    or ``models=``), else what the server reports — asked once per provider instance, on the first
+    run, from ``GET /v1/models`` and llama.cpp's ``GET /props`` (3 s each, no retries; a server
+    answering neither is fine) — else unknown: never a borrowed default (S13).
 
     Args:
         base_url: The server's API root, e.g. ``"http://127.0.0.1:8080/v1"``.
@@ -56,7 +59,7 @@ class OpenAICompatibleProvider(SDKProvider):
             retries).
         capabilities: The server's capability table, if you know it (S30).
         models: Metadata of the models it serves (context window, max output), registered under
-            this provider's name (S13).
+            this provider's name (S13); the server is not asked about a model declared here.
         pricing: Prices of those models, registered under this provider's name (S04).
         effort_levels: Per model, the effort levels the server accepts as
             ``reasoning_effort`` (S24); a model not listed gets no effort control.
@@ -77,9 +80,11 @@ class OpenAICompatibleProvider(SDKProvider):
         "_api",
         "_capabilities",
         "_client",
+        "_declared",
         "_efforts",
         "_name",
         "_owns_client",
+        "_probe",
         "_streaming",
     )
 
@@ -137,6 +142,7 @@ class OpenAICompatibleProvider(SDKProvider):
         client.webhook_secret = None
         client._custom_headers = dict(headers or {})
         self._client = client
+        self._probe = WindowProbe(client, base_url)
         self._owns_client = http_client is None
         self._guard_traces()  # S27: no trace header on a redirect hop off its origin
         self._name = name
@@ -151,7 +157,9 @@ class OpenAICompatibleProvider(SDKProvider):
                 strict_structured_output=False,
             ),
         )
+        self._declared: set[str] = set()
         for entry in models:
+            self._declared.add(entry.model)
             register_model_metadata(
                 entry.model,
                 context_window=entry.context_window,
@@ -172,6 +180,16 @@ class OpenAICompatibleProvider(SDKProvider):
     def endpoint_provenance(self) -> Literal["custom"]:
         """Always ``"custom"``: this is never the vendor's own endpoint (S18)."""
         return "custom"
+
+    async def reported_context_window(self, model: str) -> int | None:
+        """The window the server reports for ``model`` (asked once per instance), or ``None``.
+
+        A model declared with ``models=`` is not asked about: the declaration is the caller's
+        own statement, and the registered table answers for it.
+        """
+        if model in self._declared:
+            return None
+        return await self._probe.window(model)
 
     def capabilities(self) -> ProviderCapabilities | None:
         """The declared table, or ``None``: silence, never a denial (S30)."""
