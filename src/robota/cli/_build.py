@@ -25,13 +25,14 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, final
+from urllib.parse import urlsplit
 
 import robota
 from robota import ConfigurationError, EffortSelection, PermissionMode, Provider, ToolLike
 from robota.cli._errors import CliError, one_line
 from robota.cli._keys import KEY_VARIABLES, find_key
 
-__all__ = ["AgentFlags", "Built", "build_agent", "load_tools"]
+__all__ = ["AgentFlags", "Built", "build_agent", "check_base_url", "check_text_flag", "load_tools"]
 
 _COMPATIBLE: Final = "openai-compatible"
 
@@ -144,8 +145,54 @@ def _vendor(prefix: str, model: str, flags: AgentFlags) -> tuple[Provider, str, 
 _VENDORS: Final = frozenset({"openai", "anthropic", "gemini"})
 
 
+def check_base_url(url: str) -> None:
+    """Refuse a ``--base-url`` that is not an ``http(s)://host…`` URL.
+
+    A usage error, never reported as "cannot reach".
+
+    Raises:
+        CliError: exit code 2, saying how to write it.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise CliError(
+            f"--base-url {url!r} is not a URL: write the server's API root with http:// or "
+            "https://, e.g. --base-url http://127.0.0.1:8080/v1"
+        )
+
+
+def check_text_flag(value: str, what: str) -> None:
+    """Refuse text that is not valid Unicode.
+
+    argv bytes that were not UTF-8 arrive as lone surrogates (``surrogateescape``) and would
+    fail deep inside a provider's encoder.
+
+    Raises:
+        CliError: exit code 2, naming the flag and the first bad byte.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        byte = ord(value[error.start]) - 0xDC00
+        shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else repr(value[error.start])
+        raise CliError(
+            f"{what} is not UTF-8 text ({shown} at character {error.start}); convert it to "
+            "UTF-8 first (e.g. with iconv -t UTF-8)"
+        ) from None
+
+
 def _provider(flags: AgentFlags) -> tuple[Provider | None, str, str | None]:
     """The provider to pass (``None``: resolve through the entry points), model and endpoint."""
+    check_text_flag(flags.model, "--model")
+    if flags.system is not None:
+        check_text_flag(flags.system, "--system")
+    if flags.base_url is not None:
+        check_base_url(flags.base_url)
     prefix, sep, rest = flags.model.partition(":")
     if flags.api is not None and prefix != "openai":
         raise CliError("--api applies only to openai:MODEL")

@@ -14,7 +14,7 @@ import sys
 from typing import TextIO
 
 from robota import RobotaError
-from robota.cli._build import AgentFlags, build_agent
+from robota.cli._build import AgentFlags, build_agent, check_text_flag
 from robota.cli._errors import FAILURE, INTERRUPTED, NO_ANSWER, CliError, describe, one_line
 from robota.cli._output import (
     Printer,
@@ -95,7 +95,16 @@ def run_command(
     out = sys.stdout if out is None else out
     stdin = sys.stdin if stdin is None else stdin
     if prompt == "-":
-        prompt = stdin.read()
+        try:
+            prompt = stdin.read()
+        except UnicodeDecodeError as error:  # refused up front, never a codec traceback
+            raise CliError(
+                f"the prompt on stdin is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                f"at offset {error.start}); convert it to UTF-8 first (e.g. with iconv -t UTF-8)"
+            ) from None
+        check_text_flag(prompt, "the prompt on stdin")
+    else:
+        check_text_flag(prompt, "the prompt")
     if not prompt.strip():
         raise CliError("the prompt is empty")
     try:

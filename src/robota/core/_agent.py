@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
 from typing_extensions import TypedDict, Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._agent_checks import check_agent_arguments, check_run_input, check_text
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
@@ -353,6 +354,7 @@ class Agent(DurableAgentMixin):
         tool_search: bool = True,
         context_window: int | None = None,
     ) -> None:
+        check_agent_arguments(locals())  # wrong types and values, named with their fix
         if journal is not None and not isinstance(journal, ExecutionJournal):
             raise ConfigurationError(
                 f"journal must be an ExecutionJournal (robota.testing.InMemoryJournal, "
@@ -577,6 +579,12 @@ class Agent(DurableAgentMixin):
         The very next provider request carries it, even in a run already under way.
         """
         self._check_not_closed()
+        if text is not None:
+            if not isinstance(text, str):
+                raise ConfigurationError(
+                    f"the system prompt must be a string or None, got {type(text).__name__}"
+                )
+            check_text(text, "the system prompt")
         self._system_prompt = text
         self._store.set_system_prompt(text)
 
@@ -649,6 +657,7 @@ class Agent(DurableAgentMixin):
             EmptyCompletionError: tool-only completion was allowed and a reply was empty.
             StructuredOutputError: the output never validated within ``output_retries``.
         """
+        check_run_input(input, "run", options)
         settings = self._settings(output, options)
         return await self._execute(input, settings, options.get("signal"), None, options)
 
@@ -682,6 +691,7 @@ class Agent(DurableAgentMixin):
                 code="sync_in_event_loop",
                 category="user",
             )
+        check_run_input(input, "run_sync", options)
         settings = self._settings(output, options)
         return asyncio.run(self._execute(input, settings, options.get("signal"), None, options))
 
@@ -707,6 +717,7 @@ class Agent(DurableAgentMixin):
         it (S23).
         """
         self._check_not_closed()
+        check_run_input(input, "run_stream", options)
         settings = self._settings(output, options)
 
         def start(

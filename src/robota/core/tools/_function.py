@@ -117,7 +117,10 @@ class FunctionTool(Tool):
         namespace: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
-            raise ConfigurationError(f"@tool needs a function, got {fn!r}")
+            raise ConfigurationError(
+                f"@tool needs a function (robota.tool(my_function), or @robota.tool above a def), "
+                f"got {type(fn).__name__} {fn!r}"
+            )
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         self._thread = thread

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Literal, final
+from urllib.parse import urlsplit
 
 from robota.core import (
     AbortSignal,
@@ -31,6 +32,15 @@ from robota.providers.openai._chat import (
 from robota.providers.openai_compatible._window import WindowProbe
 
 __all__ = ["OpenAICompatibleProvider"]
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
 
 _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore it
 
@@ -72,8 +82,8 @@ class OpenAICompatibleProvider(SDKProvider):
             each call is then a complete request whose answer is replayed as events.
 
     Raises:
-        ConfigurationError: for a missing ``base_url`` or name, or the ``openai`` SDK not
-            installed (the message says ``pip install "robota[openai]"``).
+        ConfigurationError: for a missing or malformed ``base_url`` or name, or the ``openai``
+            SDK not installed (the message says ``pip install "robota[openai]"``).
     """
 
     __slots__ = (
@@ -111,6 +121,11 @@ class OpenAICompatibleProvider(SDKProvider):
             raise ConfigurationError(
                 "OpenAICompatibleProvider needs base_url=, the server's API root "
                 "(e.g. 'http://127.0.0.1:8080/v1')"
+            )
+        if not _is_http_url(url):
+            raise ConfigurationError(
+                f"OpenAICompatibleProvider base_url {base_url!r} is not a URL: write the "
+                "server's API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
             )
         check_adapter_options(name, (), (), where="OpenAICompatibleProvider")
         if capabilities is not None and not isinstance(capabilities, ProviderCapabilities):
