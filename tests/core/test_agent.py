@@ -55,7 +55,7 @@ def test_s03_provider_and_providers_are_exclusive_and_one_is_required() -> None:
         robota.Agent(model="m")
     with pytest.raises(robota.ConfigurationError, match="unique"):
         robota.Agent(providers=[ScriptedProvider([]), ScriptedProvider([])], model="scripted:m")
-    with pytest.raises(robota.ConfigurationError, match="not a Provider"):
+    with pytest.raises(robota.ConfigurationError, match=r"must be a robota\.Provider"):
         robota.Agent(provider=object(), model="m")  # type: ignore[arg-type]
 
 

@@ -610,7 +610,8 @@ async def test_s40_a_model_call_reconciled_with_a_reply_resumes_alike_every_time
 async def test_s39_an_execution_the_context_guard_stopped_resumes_with_its_diagnostic() -> None:
     journal = InMemoryJournal()
     provider = ScriptedProvider(["never"])
-    agent = robota.Agent(provider=provider, model="m", journal=journal)
+    # The window is the caller's: an unregistered model's window is unknown (issue 25).
+    agent = robota.Agent(provider=provider, model="m", journal=journal, context_window=200_000)
     stopped = await agent.run("hi", execution_id="e", context_floor=199_000)
     assert stopped.stop_reason == "context_limit"
     assert "not sent" in stopped.text

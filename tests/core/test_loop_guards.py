@@ -322,15 +322,17 @@ async def test_s39_context_guard_message_has_an_override_seam(small_model: str) 
     assert result.output.startswith("Too long: ")
 
 
-async def test_s13_unknown_model_uses_the_default_window_with_its_one_warning(
+async def test_s13_unknown_model_has_an_unknown_window_with_its_one_warning(
     model_name: str, memory_sink: robota.MemorySink
 ) -> None:
     agent = robota.Agent(provider=ScriptedProvider(["a", "b"]), model=model_name)
-    await agent.run("x")
+    first = await agent.run("x")
     await agent.run("y")
     warnings = [e for e in memory_sink.events if e.logger == "robota.models"]
     assert len(warnings) == 1
-    assert agent.context_usage().window == robota.DEFAULT_CONTEXT_WINDOW
+    assert agent.context_usage().window is None
+    assert agent.context_usage().ratio is None
+    assert first.context_window == robota.ContextWindow(None, "unknown")
 
 
 async def test_s31_context_floor_is_a_lower_bound_not_a_charge(small_model: str) -> None:

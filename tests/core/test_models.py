@@ -10,7 +10,6 @@ import pytest
 
 import robota
 from robota import (
-    DEFAULT_CONTEXT_WINDOW,
     ConfigurationError,
     MemorySink,
     Usage,
@@ -33,21 +32,23 @@ def test_s13_registered_model_answers_its_own_window(model_name: str) -> None:
     assert meta.max_output_tokens == 4_096
 
 
-def test_s13_unknown_model_falls_back_with_exactly_one_warning_per_model(
+def test_s13_unknown_model_has_an_unknown_window_with_exactly_one_warning_per_model(
     memory_sink: MemorySink, model_name: str
 ) -> None:
+    # Issue 25: no vendor's number is borrowed for a model nobody registered.
     other = model_name + "-other"
     for _ in range(5):
-        assert get_model_context_window(model_name) == DEFAULT_CONTEXT_WINDOW
+        assert get_model_context_window(model_name) is None
     get_model_context_window(other)
     get_model_context_window(other)
     warnings = [e for e in memory_sink.events if e.level == logging.WARNING]
     assert [e.fields["model"] for e in warnings] == [model_name, other]
     assert all(e.logger == "robota.models" for e in warnings)
+    assert "unknown" in warnings[0].message
 
 
-def test_s13_default_context_window_is_200k() -> None:
-    assert DEFAULT_CONTEXT_WINDOW == 200_000
+def test_s13_no_default_window_is_exported() -> None:
+    assert not hasattr(robota, "DEFAULT_CONTEXT_WINDOW")
 
 
 def test_s13_provider_specific_entry_is_preferred(model_name: str) -> None:

@@ -465,16 +465,42 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+_NOT_IMPLEMENTED: Final = Exchange(
+    status=404,
+    headers=(("content-type", "application/json"),),
+    body=b'{"error": {"message": "not implemented by this replay server", "type": "not_found"}}',
+)
+
+
+def _is_server_question(method: str, path: str) -> bool:
+    # What a client asks about the server rather than the model: the model list (an
+    # OpenAI-compatible provider reads a context window from it) and llama.cpp's /props.
+    return method == "GET" and (path.endswith("/models") or path == "/props")
+
+
 class ReplayServer:
     """An HTTP/1.1 server on 127.0.0.1 answering the N-th request with ``exchanges[N]``.
 
     Use it as ``with ReplayServer(script) as server:`` or ``async with``. A request past the
     end of the script gets a ``599`` JSON error and is recorded as a failure; call
     :meth:`assert_all_served` at the end of the test to check the script ran exactly.
+
+    Questions about the server — ``GET …/models`` and ``GET /props`` — are answered from
+    ``routes`` (keyed by ``(method, path)``) when it has them, else with ``404`` like a server
+    that does not implement them; either way they consume no exchange and are recorded in
+    :attr:`questions`, not :attr:`requests`. A route also answers any other exact
+    ``(method, path)`` it names.
     """
 
-    def __init__(self, exchanges: Sequence[Exchange]) -> None:
+    def __init__(
+        self,
+        exchanges: Sequence[Exchange],
+        *,
+        routes: Mapping[tuple[str, str], Exchange] | None = None,
+    ) -> None:
         self.exchanges: tuple[Exchange, ...] = tuple(exchanges)
+        self.routes: dict[tuple[str, str], Exchange] = dict(routes or {})
+        self._questions: list[ReceivedRequest] = []
         self._lock = threading.Lock()
         self._requests: list[ReceivedRequest] = []
         self._failures: list[str] = []
@@ -567,6 +593,12 @@ class ReplayServer:
             return list(self._requests)
 
     @property
+    def questions(self) -> list[ReceivedRequest]:
+        """The routed requests and questions about the server, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._questions)
+
+    @property
     def failures(self) -> list[str]:
         """Unscripted requests and server-side errors seen so far."""
         with self._lock:
@@ -595,6 +627,10 @@ class ReplayServer:
     def _next(self, request: ReceivedRequest) -> Exchange | str:
         """Record ``request``; its exchange, or the failure message when the script ran out."""
         with self._lock:
+            route = self.routes.get((request.method, request.path_only))
+            if route is not None or _is_server_question(request.method, request.path_only):
+                self._questions.append(request)
+                return route if route is not None else _NOT_IMPLEMENTED
             index = len(self._requests)
             self._requests.append(request)
             if index < len(self.exchanges):

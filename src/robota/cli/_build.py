@@ -29,6 +29,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, final
+from urllib.parse import urlsplit
 
 import robota
 from robota import (
@@ -42,7 +43,7 @@ from robota import (
 from robota.cli._errors import CliError, one_line
 from robota.cli._keys import explicit_key, missing_key
 
-__all__ = ["AgentFlags", "Built", "build_agent", "load_tools"]
+__all__ = ["AgentFlags", "Built", "build_agent", "check_base_url", "check_text_flag", "load_tools"]
 
 _COMPATIBLE: Final = "openai-compatible"
 COMPATIBLE_BASE_URL: Final = "OPENAI_COMPATIBLE_BASE_URL"
@@ -61,6 +62,7 @@ class AgentFlags:
     effort: EffortSelection = "auto"
     tools: Sequence[str] = ()
     base_url: str | None = None
+    context_window: int | None = None
     api: Literal["responses", "chat"] | None = None
     api_key_env: str | None = None
     permission_mode: PermissionMode | None = None
@@ -146,12 +148,60 @@ def _spec(flags: AgentFlags) -> tuple[str, str]:
     return flags.model, prefix
 
 
+def check_base_url(url: str) -> None:
+    """Refuse a ``--base-url`` that is not an ``http(s)://host…`` URL.
+
+    A usage error, never reported as "cannot reach".
+
+    Raises:
+        CliError: exit code 2, saying how to write it.
+    """
+    if not url.strip():
+        return  # an empty --base-url is reported as empty where the provider is built
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        host = None
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not host:
+        raise CliError(
+            f"--base-url {url!r} is not a URL: write the server's API root with http:// or "
+            "https://, e.g. --base-url http://127.0.0.1:8080/v1"
+        )
+
+
+def check_text_flag(value: str, what: str) -> None:
+    """Refuse text that is not valid Unicode.
+
+    argv bytes that were not UTF-8 arrive as lone surrogates (``surrogateescape``) and would
+    fail deep inside a provider's encoder.
+
+    Raises:
+        CliError: exit code 2, naming the flag and the first bad byte.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        byte = ord(value[error.start]) - 0xDC00
+        shown = f"byte 0x{byte:02x}" if 0x80 <= byte <= 0xFF else repr(value[error.start])
+        raise CliError(
+            f"{what} is not UTF-8 text ({shown} at character {error.start}); convert it to "
+            "UTF-8 first (e.g. with iconv -t UTF-8)"
+        ) from None
+
+
 def _registered() -> tuple[str, ...]:
     return robota.registered_provider_prefixes()
 
 
 def _provider(flags: AgentFlags) -> tuple[Provider, str, str | None]:
     """The provider, model and endpoint: resolved by the registry ``robota.Agent`` uses."""
+    check_text_flag(flags.model, "--model")
+    if flags.system is not None:
+        check_text_flag(flags.system, "--system")
+    if flags.base_url is not None:
+        check_base_url(flags.base_url)
     spec, prefix = _spec(flags)
     api_key = explicit_key(prefix, flags.api_key_env)
     try:
@@ -249,6 +299,7 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
             tools=tools,
             effort=flags.effort,
             tool_gate=gate,
+            context_window=flags.context_window,
             name="robota-cli",
             max_rounds=robota.DEFAULT_MAX_ROUNDS if flags.max_rounds is None else flags.max_rounds,
         )

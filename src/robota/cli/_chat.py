@@ -18,7 +18,7 @@ import robota
 from robota import RobotaError
 from robota.cli._build import AgentFlags, build_agent
 from robota.cli._errors import describe
-from robota.cli._output import Printer, RunRenderer
+from robota.cli._output import Printer, RunRenderer, no_answer_reason, unknown_window_note
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover, first_line_or_signal
 
 __all__ = ["chat_command"]
@@ -51,6 +51,12 @@ async def _turn(
     finally:
         interrupts.end_turn()
     renderer.finish()
+    note = unknown_window_note(result, agent.get_model().model)
+    if note is not None:
+        printer.note(note)
+    reason = no_answer_reason(result)
+    if reason is not None:
+        printer.error(reason)
     if result.status == "interrupted":
         printer.note("[interrupted] the turn was cancelled; its partial reply stays in history")
     printer.footer(result)

@@ -5,6 +5,9 @@
   agent is built.
 * :data:`FAILURE` (1) — the run started and failed: the server could not be reached
   (:class:`~robota.NetworkError`), the provider refused, any other :class:`~robota.RobotaError`.
+* :data:`NO_ANSWER` (3) — the run ended without an answer because a guard stopped it: the
+  request would not fit the model's context window (S39), so nothing was sent. The reason is
+  printed as one ``error: …`` line; never exit 0 with empty output.
 * :data:`INTERRUPTED` (130) — ``robota run`` was cancelled with Ctrl-C (the shell's convention).
 """
 
@@ -14,10 +17,11 @@ from typing import Final
 
 from robota import NetworkError, RobotaError
 
-__all__ = ["FAILURE", "INTERRUPTED", "USAGE", "CliError", "describe", "one_line"]
+__all__ = ["FAILURE", "INTERRUPTED", "NO_ANSWER", "USAGE", "CliError", "describe", "one_line"]
 
 USAGE: Final = 2
 FAILURE: Final = 1
+NO_ANSWER: Final = 3
 INTERRUPTED: Final = 130
 
 

@@ -10,7 +10,8 @@ Commands:
 Only :mod:`argparse` and the version are imported here; each command imports what it needs
 (``rich``, the providers, asyncio) when it runs, so ``robota --help`` stays fast. Every failure
 is one ``error: …`` line on stderr — exit code 2 when the command cannot start as written, 1 when
-a run failed — never a traceback (see :mod:`robota.cli._errors`).
+a run failed, 3 when a guard stopped a run with no answer — never a traceback (see
+:mod:`robota.cli._errors`).
 """
 
 from __future__ import annotations
@@ -48,7 +49,13 @@ keys (the same order as in Python):
   ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
 
 exit codes:
-  0 done, 1 the run failed, 2 the command cannot start as written, 130 cancelled (Ctrl-C)
+  0 done, 1 the run failed, 2 the command cannot start as written, 3 no answer: a guard
+  stopped the run (the prompt does not fit the model's context window; the reason is on
+  stderr), 130 cancelled (Ctrl-C)
+
+context window:
+  --context-window N, else what the server reports (an OpenAI-compatible /v1/models, llama.cpp's
+  /props), else the registered table; otherwise it is unknown and no size check is made
 
 examples:
   robota run "What is 2+2?" --model openai:gpt-5-mini
@@ -65,6 +72,16 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more (0 disables the cap)")
+    return value
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive number of tokens")
     return value
 
 
@@ -89,6 +106,12 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--base-url", metavar="URL", help="the server's API root, e.g. http://127.0.0.1:8080/v1"
+    )
+    parser.add_argument(
+        "--context-window",
+        type=_positive,
+        metavar="N",
+        help="the model's context window in tokens (wins over what the server reports)",
     )
     parser.add_argument(
         "--api", choices=("responses", "chat"), help="which OpenAI API (openai: only)"
@@ -255,6 +278,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         effort=args.effort,
         tools=tuple(args.tools),
         base_url=args.base_url,
+        context_window=args.context_window,
         api=args.api,
         api_key_env=args.api_key_env,
         permission_mode=args.permission_mode,

@@ -24,8 +24,10 @@ __all__ = [
     "RunRenderer",
     "ToolCallRecord",
     "format_arguments",
+    "no_answer_reason",
     "result_json",
     "shorten",
+    "unknown_window_note",
     "usage_footer",
 ]
 
@@ -215,6 +217,32 @@ class RunRenderer:
         self._end_text_line()
 
 
+def no_answer_reason(result: robota.RunResult[Any]) -> str | None:
+    """Why a run that ended without an answer has none (a guard stopped it), else ``None``.
+
+    The pre-send context guard (S39) commits its diagnostic as the reply but sends nothing, so
+    the run is ``complete`` with nothing streamed; the command must not report that as success.
+    """
+    if result.status != "complete":
+        return None
+    if result.stop_reason == "context_limit":
+        return result.text.strip() or "the request was not sent: it exceeds the context window"
+    if not result.text.strip():
+        return f"the run ended without an answer (stop reason: {result.stop_reason})"
+    return None
+
+
+def unknown_window_note(result: robota.RunResult[Any], model: str) -> str | None:
+    """A note when the run's context window was unknown (S13): nothing checked its size."""
+    window = result.context_window
+    if window is None or window.known:
+        return None
+    return (
+        f"note: the context window of {model} is unknown (not registered, not reported by the "
+        "server), so requests were not checked for size; pass --context-window N to set it"
+    )
+
+
 def result_json(result: robota.RunResult[Any], calls: list[ToolCallRecord]) -> dict[str, Any]:
     """The ``--json`` object for a finished run."""
     usage = result.usage
@@ -241,5 +269,8 @@ def result_json(result: robota.RunResult[Any], calls: list[ToolCallRecord]) -> d
             "native_control_sent": effort.native_control_sent,
         },
         "tool_calls": [call.to_json() for call in calls],
+        "context_window": None
+        if result.context_window is None
+        else {"tokens": result.context_window.tokens, "source": result.context_window.source},
         "run_id": result.run_id,
     }

@@ -15,9 +15,15 @@ import sys
 from typing import TextIO
 
 from robota import RobotaError
-from robota.cli._build import AgentFlags, build_agent
-from robota.cli._errors import FAILURE, INTERRUPTED, CliError, describe
-from robota.cli._output import Printer, RunRenderer, result_json
+from robota.cli._build import AgentFlags, build_agent, check_text_flag
+from robota.cli._errors import FAILURE, INTERRUPTED, NO_ANSWER, CliError, describe, one_line
+from robota.cli._output import (
+    Printer,
+    RunRenderer,
+    no_answer_reason,
+    result_json,
+    unknown_window_note,
+)
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover
 
 __all__ = ["run_command"]
@@ -28,6 +34,7 @@ async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, st
     with Interrupts(printer) as interrupts:
         approver = TerminalApprover(LineReader(stdin), printer, interrupts)
         built = build_agent(flags, approver=approver)
+        model = built.agent.get_model().model
         renderer = RunRenderer(None if as_json else out, None if as_json else printer)
         async with built.agent as agent:
             controller = interrupts.begin_turn()
@@ -45,10 +52,17 @@ async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, st
             finally:
                 interrupts.end_turn()
     renderer.finish()
+    note = unknown_window_note(result, model)
+    if note is not None:
+        printer.note(note)
     if as_json:
         out.write(json.dumps(result_json(result, renderer.calls), ensure_ascii=False) + "\n")
         out.flush()
-    else:
+    reason = no_answer_reason(result)
+    if reason is not None:  # a guard stopped the run: never exit 0 with empty output
+        sys.stderr.write(f"error: {one_line(reason)}\n")
+        return NO_ANSWER
+    if not as_json:
         if result.status == "interrupted":
             printer.note("interrupted: the answer above is what arrived before Ctrl-C")
         printer.footer(result)
@@ -63,7 +77,10 @@ def run_command(
     out: TextIO | None = None,
     stdin: TextIO | None = None,
 ) -> int:
-    """Run one turn and print it; returns the exit code (0, or 130 when interrupted).
+    """Run one turn and print it; returns the exit code.
+
+    0 when done; 3 when a guard stopped the run with no answer (its reason on stderr, never an
+    exit 0 with empty output); 130 when interrupted.
 
     Args:
         flags: The agent flags.
@@ -80,7 +97,16 @@ def run_command(
     out = sys.stdout if out is None else out
     stdin = sys.stdin if stdin is None else stdin
     if prompt == "-":
-        prompt = stdin.read()
+        try:
+            prompt = stdin.read()
+        except UnicodeDecodeError as error:  # refused up front, never a codec traceback
+            raise CliError(
+                f"the prompt on stdin is not UTF-8 text (byte 0x{error.object[error.start]:02x} "
+                f"at offset {error.start}); convert it to UTF-8 first (e.g. with iconv -t UTF-8)"
+            ) from None
+        check_text_flag(prompt, "the prompt on stdin")
+    else:
+        check_text_flag(prompt, "the prompt")
     if not prompt.strip():
         raise CliError("the prompt is empty")
     try:

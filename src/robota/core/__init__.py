@@ -117,7 +117,8 @@ from robota.core._messages import (
     UserMessage,
 )
 from robota.core._models import (
-    DEFAULT_CONTEXT_WINDOW,
+    ContextWindow,
+    ContextWindowSource,
     ModelMetadata,
     get_model_context_window,
     get_model_metadata,
@@ -329,7 +330,6 @@ __all__ = [
     "CONSTRAINT_KEYWORDS",
     "CONTEXT_GUARD_THRESHOLD",
     "DANGEROUS_PROPERTY_NAMES",
-    "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INTERRUPTED_ANNOTATION",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_OUTPUT_FEEDBACK",
@@ -374,6 +374,8 @@ __all__ = [
     "ConfigurationError",
     "ContextLimitMessage",
     "ContextUsage",
+    "ContextWindow",
+    "ContextWindowSource",
     "ConversationStore",
     "CorruptError",
     "CorruptReason",

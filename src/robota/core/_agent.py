@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
 from typing_extensions import TypedDict, Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._agent_checks import check_agent_arguments, check_run_input, check_text
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
@@ -42,7 +43,7 @@ from robota.core._history import (
 )
 from robota.core._logging import get_logger
 from robota.core._messages import Message, new_id
-from robota.core._models import get_model_context_window
+from robota.core._models import ContextWindow, check_context_window, get_model_context_window
 from robota.core._plugins import (
     ExtensionHook,
     Module,
@@ -270,6 +271,13 @@ class Agent(DurableAgentMixin):
             by name only, loaded or not, and :meth:`invoke_tool` reaches deferred tools.
         tool_search: Provide the built-in ``tool_search`` (default). With ``False``, a
             configuration that would withhold a schema is refused: nothing could load it.
+        context_window: The model's context window in tokens, when you know it (a local
+            server started with ``-c 4096``, say). It wins over what the server reports and the
+            registered table, and applies to the model named here (:meth:`set_model` to another
+            model looks that one up). Without it, a run asks the provider's server once, then
+            the table; a window nobody knows stays unknown — no size is assumed, the pre-send
+            guard checks nothing, and ``result.context_window.source == "unknown"`` says so
+            (S13, S39).
 
     Raises:
         ConfigurationError: for contradictory or invalid options; the message says what to fix.
@@ -286,6 +294,7 @@ class Agent(DurableAgentMixin):
         "_emitter",
         "_event_service",
         "_executor",
+        "_given_window",
         "_id",
         "_initialized",
         "_initialized_parts",
@@ -317,6 +326,7 @@ class Agent(DurableAgentMixin):
         "_system_prompt",
         "_tools",
         "_unavailable_instruction",
+        "_windows",
     )
 
     def __init__(
@@ -353,7 +363,9 @@ class Agent(DurableAgentMixin):
         journal: ExecutionJournal | None = None,
         tool_deferral: ToolDeferral = "auto",
         tool_search: bool = True,
+        context_window: int | None = None,
     ) -> None:
+        check_agent_arguments(locals())  # wrong types and values, named with their fix
         if journal is not None and not isinstance(journal, ExecutionJournal):
             raise ConfigurationError(
                 f"journal must be an ExecutionJournal (robota.testing.InMemoryJournal, "
@@ -386,6 +398,10 @@ class Agent(DurableAgentMixin):
         self._id = new_id("agent")
         self._name = name or "agent"
         self._provider, self._model = self._resolve(model)
+        window = check_context_window(context_window)
+        # S13: the caller's window belongs to the model it was given for.
+        self._given_window = None if window is None else (self._provider.name, self._model, window)
+        self._windows: dict[tuple[str, str], ContextWindow] = {}  # what runs resolved
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
@@ -521,8 +537,24 @@ class Agent(DurableAgentMixin):
             f"'provider:model' with a provider among: {names}"
         )
 
-    def _context_window(self) -> int:
-        return get_model_context_window(self._model, provider=self._provider.name)
+    def _context_window(self) -> int | None:
+        return self._window_of(self._provider.name, self._model)
+
+    def _caller_window(self, provider: str, model: str) -> int | None:
+        given = self._given_window
+        if given is not None and given[:2] == (provider, model):
+            return given[2]
+        return None
+
+    def _window_of(self, provider: str, model: str) -> int | None:
+        """The best window known without I/O: the caller's, a run's resolution, the table."""
+        given = self._caller_window(provider, model)
+        if given is not None:
+            return given
+        resolved = self._windows.get((provider, model))
+        if resolved is not None and resolved.known:
+            return resolved.tokens
+        return get_model_context_window(model, provider=provider)
 
     @property
     def name(self) -> str:
@@ -549,7 +581,7 @@ class Agent(DurableAgentMixin):
         self._check_not_closed()
         provider, name = self._resolve(model)
         # S19: deferral may weigh the new model's window; refuse a switch breaking an invariant.
-        self._catalog.check(lambda: get_model_context_window(name, provider=provider.name))
+        self._catalog.check(lambda: self._window_of(provider.name, name))
         self._provider, self._model = provider, name
         return ModelSelection(self._provider.name, self._model)
 
@@ -564,6 +596,12 @@ class Agent(DurableAgentMixin):
         The very next provider request carries it, even in a run already under way.
         """
         self._check_not_closed()
+        if text is not None:
+            if not isinstance(text, str):
+                raise ConfigurationError(
+                    f"the system prompt must be a string or None, got {type(text).__name__}"
+                )
+            check_text(text, "the system prompt")
         self._system_prompt = text
         self._store.set_system_prompt(text)
 
@@ -573,8 +611,12 @@ class Agent(DurableAgentMixin):
         return self._store.messages
 
     def context_usage(self, *, floor: int = 0) -> ContextUsage:
-        """How full the current model's context window is (S31), without any provider call."""
-        window = get_model_context_window(self._model, provider=self._provider.name)
+        """How full the current model's context window is (S31), without any provider call.
+
+        ``window`` is the caller's, the one the last run resolved (the server's report), or
+        the registered one; ``None`` when none is known (S13).
+        """
+        window = self._window_of(self._provider.name, self._model)
         ledger = self._store.context
         return ContextUsage(
             ledger.effective_tokens(_check_non_negative(floor, "context_floor")),
@@ -632,6 +674,7 @@ class Agent(DurableAgentMixin):
             EmptyCompletionError: tool-only completion was allowed and a reply was empty.
             StructuredOutputError: the output never validated within ``output_retries``.
         """
+        check_run_input(input, "run", options)
         settings = self._settings(output, options)
         return await self._execute(input, settings, options.get("signal"), None, options)
 
@@ -661,6 +704,7 @@ class Agent(DurableAgentMixin):
             RobotaError: when called from a running event loop (``await agent.run()`` there).
         """
         refuse_inside_event_loop("run_sync()", "await agent.run(...)")
+        check_run_input(input, "run_sync", options)
         settings = self._settings(output, options)
         return self._sync.run(self._execute(input, settings, options.get("signal"), None, options))
 
@@ -686,6 +730,7 @@ class Agent(DurableAgentMixin):
         it (S23).
         """
         self._check_not_closed()
+        check_run_input(input, "run_stream", options)
         settings = self._settings(output, options)
 
         def start(
@@ -753,6 +798,7 @@ class Agent(DurableAgentMixin):
             if options.get("effort") is None
             else check_effort(options.get("effort")),
             trace=check_trace(options.get("trace")),
+            context_window=self._caller_window(self._provider.name, self._model),
         )
 
     async def _execute(
@@ -812,7 +858,11 @@ class Agent(DurableAgentMixin):
                     notify=notify,
                     journal=binding,
                 )
-                return await self._run_current(execution, execution.run(input))
+                result = await self._run_current(execution, execution.run(input))
+                if result.context_window is not None:
+                    key = (settings.provider.name, settings.model)
+                    self._windows[key] = result.context_window
+                return result
             finally:
                 if lease is not None:
                     await release_lease(lease)

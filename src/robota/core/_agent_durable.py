@@ -66,6 +66,7 @@ class DurableAgentMixin:
         _slot: RunSlot
 
         def _check_not_closed(self) -> None: ...
+        def _caller_window(self, provider: str, model: str) -> int | None: ...
         def _settings(self, output: object, options: Any) -> ExecutionSettings: ...
         async def _ensure_initialized(self) -> None: ...
         async def _run_current(
@@ -88,7 +89,11 @@ class DurableAgentMixin:
             system_prompt=self._store.system_prompt,
             tool_catalog_digest=catalog_digest(self._tools.specs()),
             tool_residency=self._catalog.residency(
-                lambda: get_model_context_window(settings.model, provider=settings.provider.name)
+                # No I/O here, so a resume in another process computes the same residency.
+                lambda: (
+                    self._caller_window(settings.provider.name, settings.model)
+                    or get_model_context_window(settings.model, provider=settings.provider.name)
+                )
             ),
             max_rounds=settings.max_rounds,
             max_same_tool_inputs=settings.max_same_tool_inputs,

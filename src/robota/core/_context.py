@@ -77,17 +77,20 @@ class ContextUsage:
 
     Attributes:
         tokens: Effective tokens the history occupies (S31 rule).
-        window: The model's context window (registered, or the default with its warning, S13).
+        window: The model's context window: the caller's, the server's report or the
+            registered one; ``None`` when it is unknown (S13: no default is assumed).
         reported: Whether a provider report anchors ``tokens`` (else it is all estimate).
     """
 
     tokens: int
-    window: int
+    window: int | None
     reported: bool
 
     @property
-    def ratio(self) -> float:
-        """``tokens / window``."""
+    def ratio(self) -> float | None:
+        """``tokens / window``; ``None`` when the window is unknown."""
+        if self.window is None:
+            return None
         return self.tokens / self.window if self.window else 0.0
 
 

@@ -196,6 +196,7 @@ class EventNames:
     PROVIDER_NATIVE: Final = "execution.provider_native"
     ROUND_COMPLETED: Final = "execution.round_completed"
     CONTEXT_BLOCKED: Final = "execution.context_blocked"
+    CONTEXT_WINDOW_UNKNOWN: Final = "execution.context_window_unknown"
     ASSISTANT_COMMITTED: Final = "execution.assistant_committed"
     TRACE_NOT_PROPAGATED: Final = "execution.trace_not_propagated"
     HISTORY_APPENDED: Final = "history.appended"

@@ -1,36 +1,49 @@
-"""The model metadata registry (S04, S13).
+"""The model metadata registry and the context window a run plans against (S04, S13, S30, S39).
 
 The one place that answers "how big is this model's context window?".
 
 Core carries no vendor table (S02). Each provider package registers the models it owns with
 :func:`register_model_metadata`; this registry is the only aggregation point. A model nobody
-registered is a model nobody owns: :func:`get_model_context_window` then says so — one warning per
-model through the diagnostic sink (S14) — before falling back to :data:`DEFAULT_CONTEXT_WINDOW`,
-so nothing is planned against a borrowed number silently.
+registered is a model nobody owns, and its window is *unknown*: no vendor's number is borrowed
+for it (S13, and S30: silence is reported as unknown, never coerced into a value).
+:func:`get_model_context_window` then says so — one warning per model through the diagnostic sink
+(S14) — and returns ``None``.
+
+A run asks :func:`resolve_context_window`, which takes, in order: the window the caller passed
+(``Agent(context_window=...)``), what the server reports (:meth:`Provider.reported_context_window`,
+e.g. an OpenAI-compatible server's ``/v1/models`` or llama.cpp's ``/props``), the registered
+table; else the window is unknown — the pre-send guard (S39) then has no size to check, and the
+run records that (``RunResult.context_window``, the ``execution.context_window_unknown`` event).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
-from typing import Final, final
+from typing import TYPE_CHECKING, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._logging import get_logger
 from robota.core._registry import ModelKeyedRegistry
 
+if TYPE_CHECKING:
+    from robota.core.providers._contract import Provider
+
 __all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
+    "ContextWindow",
+    "ContextWindowSource",
     "ModelMetadata",
+    "check_context_window",
     "get_model_context_window",
     "get_model_metadata",
     "register_model_metadata",
+    "resolve_context_window",
     "unregister_model_metadata",
 ]
 
-DEFAULT_CONTEXT_WINDOW: Final = 200_000
-"""The fallback context window for an unregistered model (S13). It is one vendor's number, which
-is why using it always comes with a warning."""
+ContextWindowSource: TypeAlias = Literal["caller", "server", "registry", "unknown"]
+"""Where a run's context window came from (see :class:`ContextWindow`)."""
 
 _log = get_logger("robota.models")
 
@@ -98,11 +111,11 @@ def get_model_metadata(model: str, *, provider: str | None = None) -> ModelMetad
     return _metadata.get(model, provider)
 
 
-def get_model_context_window(model: str, *, provider: str | None = None) -> int:
-    """The context window of ``model``.
+def get_model_context_window(model: str, *, provider: str | None = None) -> int | None:
+    """The registered context window of ``model``, or ``None`` when nobody registered it.
 
     For a model nobody registered, logs one warning per model name through the diagnostic sink
-    and returns :data:`DEFAULT_CONTEXT_WINDOW`.
+    (S13, S14): its window is unknown, and no default is assumed.
     """
     entry = _metadata.get(model, provider)
     if entry is not None:
@@ -112,8 +125,76 @@ def get_model_context_window(model: str, *, provider: str | None = None) -> int:
         _warned.add(model)
     if first:
         _log.warning(
-            "model has no registered metadata; planning against the default context window",
+            "model has no registered metadata; its context window is unknown (pass "
+            "Agent(context_window=N) or register it with robota.register_model_metadata)",
             model=model,
-            default_context_window=DEFAULT_CONTEXT_WINDOW,
         )
-    return DEFAULT_CONTEXT_WINDOW
+    return None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ContextWindow:
+    """The context window a run planned against, and where it came from (S13, S39).
+
+    Attributes:
+        tokens: The window in tokens; ``None`` when it is unknown.
+        source: ``"caller"`` (``Agent(context_window=...)``), ``"server"`` (what the provider's
+            server reported), ``"registry"`` (the registered model table) or ``"unknown"`` —
+            then the pre-send guard has no size to check against, and nothing is assumed.
+    """
+
+    tokens: int | None
+    source: ContextWindowSource
+
+    @property
+    def known(self) -> bool:
+        """Whether the window is known (``tokens`` is not ``None``)."""
+        return self.tokens is not None
+
+
+def check_context_window(value: object, where: str = "context_window") -> int | None:
+    """``value`` as a window: a positive integer, or ``None`` (not given).
+
+    Raises:
+        ConfigurationError: for anything else; the message names the expected value.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ConfigurationError(
+            f"{where} must be a positive number of tokens (e.g. {where}=8192) or None, got "
+            f"{value!r}"
+        )
+    return value
+
+
+async def resolve_context_window(
+    provider: Provider, model: str, *, given: int | None = None
+) -> ContextWindow:
+    """The window a run on ``provider``/``model`` plans against (S13, S39).
+
+    In order: ``given`` (the caller's), what the provider's server reports
+    (:meth:`~robota.Provider.reported_context_window`; a provider that raises is treated as
+    reporting nothing), the registered table; else unknown. Never raises for a missing answer.
+    """
+    if given is not None:
+        return ContextWindow(given, "caller")
+    try:
+        reported = await provider.reported_context_window(model)
+    except asyncio.CancelledError:
+        raise
+    except Exception as error:  # noqa: BLE001 - a report is optional; the run goes on without it
+        _log.warning(
+            "the provider failed to report a context window; ignoring it",
+            provider=provider.name,
+            model=model,
+            error=f"{type(error).__name__}: {error}",
+        )
+        reported = None
+    if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
+        return ContextWindow(reported, "server")
+    registered = get_model_context_window(model, provider=provider.name)
+    if registered is not None:
+        return ContextWindow(registered, "registry")
+    return ContextWindow(None, "unknown")

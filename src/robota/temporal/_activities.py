@@ -400,7 +400,8 @@ class RobotaActivities:
         # S39's tool-result budget, which the loop applied to the markers: a stored result that
         # would fill the context past it is sent as the bounded notice instead. Earlier results
         # are resolved first, so a result sent once is sent in every later round too.
-        budget = TOOL_RESULT_BUDGET * get_model_context_window(request.model, provider=provider)
+        window = get_model_context_window(request.model, provider=provider)
+        budget = float("inf") if window is None else TOOL_RESULT_BUDGET * window  # S13: unknown
         used = 0  # the context before this message, as the model will be sent it
         messages: list[Message] = []
         for message in request.messages:

@@ -429,6 +429,8 @@ def test_s21_plan_mode_refuses_an_unclassified_tool(unclassified: robota.Tool) -
     decision = decide(unclassified, {}, mode="plan")
     assert decision.behavior == "deny"
     assert "no risk class" in decision.reason
+    # Issue 25: the refusal says how to declare one.
+    assert '@robota.tool(risk="inspect")' in decision.reason
 
 
 def test_s21_an_unclassified_tool_prompts(unclassified: robota.Tool) -> None:

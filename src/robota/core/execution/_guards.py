@@ -59,6 +59,11 @@ ContextLimitMessage = Callable[[ContextUsage], str]
 
 def default_context_limit_message(usage: ContextUsage) -> str:
     """The neutral diagnostic for a request the context guard did not send."""
+    if usage.window is None:  # the guard only blocks against a known window; kept total
+        return (
+            f"The request was not sent: it needs about {usage.tokens:,} tokens. "
+            "Shorten the conversation or start a new one."
+        )
     return (
         f"The request was not sent: it needs about {usage.tokens:,} tokens, more than "
         f"{int(usage.window * CONTEXT_GUARD_THRESHOLD):,} of the model's "

@@ -66,7 +66,7 @@ from robota.core._messages import (
     new_id,
     now,
 )
-from robota.core._models import get_model_context_window
+from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
 from robota.core._plugins import (
     ExtensionHook,
     Plugin,
@@ -150,6 +150,8 @@ class ExecutionSettings:
     effort: EffortSelection = "auto"
     runtime_state: RuntimeState | None = None
     trace: TraceContext | None = None
+    context_window: int | None = None
+    """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
 
 
 @final
@@ -222,7 +224,7 @@ class Execution:
         self._same_inputs = SameInputCounter(settings.max_same_tool_inputs)
         self._unavailable_streak = 0
         self._tools_tokens: tuple[tuple[ToolSpec, ...], int] = ((), 0)
-        self._window: int | None = None
+        self._window: ContextWindow | None = None
         self._attempts = 1
         self._output_value: object = None
         self._transport: OutputTransport = "unchanged"
@@ -271,6 +273,7 @@ class Execution:
             if settings.structured is not None:
                 # S18: asked once, before the first model call.
                 self._transport = choose_output_transport(settings.provider, settings.model)
+            await self._resolve_window()
             message = UserMessage(user_input)
             self._store.append(message)
             if self._journal is not None:
@@ -340,6 +343,7 @@ class Execution:
                         "trace": trace.event_data() if trace is not None else None,
                     },
                 )
+            await self._resolve_window()
             status = await self._settle(self._continue(recovery))
         except GeneratorExit:
             raise  # the coroutine is being closed (see _receive): nothing may be awaited now
@@ -901,8 +905,8 @@ class Execution:
             + (estimate_text_tokens(extra) if extra else 0)
         )
         window = self._context_window()
-        if tokens <= CONTEXT_GUARD_THRESHOLD * window:
-            return None
+        if window is None or tokens <= CONTEXT_GUARD_THRESHOLD * window:
+            return None  # an unknown window has no size to check against (S13, S39)
         usage = ContextUsage(tokens, window, self._store.context.reported)
         if self.emitter.enabled:
             self.emitter.emit(
@@ -911,12 +915,28 @@ class Execution:
             )
         return usage
 
-    def _context_window(self) -> int:
-        # Looked up once per run, on first need (S13: an unknown model warns once).
+    async def _resolve_window(self) -> None:
+        # S13/S39: once per run, before its first call — the caller's window, the server's
+        # report, the registered table; else unknown, which the run states (event and result).
+        settings = self.settings
+        window = await resolve_context_window(
+            settings.provider, settings.model, given=settings.context_window
+        )
+        self._window = window
+        if not window.known and self.emitter.enabled:
+            self.emitter.emit(
+                EventNames.CONTEXT_WINDOW_UNKNOWN,
+                {"model": settings.model, "provider": settings.provider.name},
+            )
+
+    def _context_window(self) -> int | None:
         if self._window is None:
+            # Not resolved yet (nothing awaited so far): the caller's window or the table.
             settings = self.settings
-            self._window = get_model_context_window(settings.model, provider=settings.provider.name)
-        return self._window
+            if settings.context_window is not None:
+                return settings.context_window
+            return get_model_context_window(settings.model, provider=settings.provider.name)
+        return self._window.tokens
 
     def _tools_tokens_of(self, specs: tuple[ToolSpec, ...]) -> int:
         cached_specs, tokens = self._tools_tokens
@@ -1009,7 +1029,9 @@ class Execution:
     def _record_results(self, outcomes: list[ToolCallOutcome], round_emitter: EventEmitter) -> None:
         # S39 tool-result context budget: once results would push the context past its budget,
         # the remaining ones become bounded notices; outcome and source stay on every record.
-        budget = TOOL_RESULT_BUDGET * self._context_window()
+        window = self._context_window()
+        # An unknown window sets no budget (S13): nothing is omitted against an assumed size.
+        budget = float("inf") if window is None else TOOL_RESULT_BUDGET * window
         used = self._store.context.effective_tokens(self.settings.context_floor)
         over = False
         for outcome in outcomes:
@@ -1060,6 +1082,7 @@ class Execution:
             effort=self._effort,
             execution_id=self.run_id,
             pending_requests=self._suspended,
+            context_window=self._window,
         )
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:

@@ -8,6 +8,7 @@ from typing import Generic, Literal, TypeAlias, final
 from typing_extensions import TypeVar
 
 from robota.core._messages import Message
+from robota.core._models import ContextWindow
 from robota.core._plugins import PluginFailure
 from robota.core._usage import Usage
 from robota.core.execution._journal import OutsideRequest
@@ -79,6 +80,10 @@ class RunResult(Generic[OutputT]):
             With a journal, :meth:`~robota.Agent.resume` continues it.
         pending_requests: For a suspended run, the saved requests waiting for an outside
             response (each with ``id``, ``kind``, ``payload``); ``()`` otherwise.
+        context_window: The context window the run's pre-send guard planned against and where
+            it came from (S13, S39): ``context_window.source == "unknown"`` (``tokens`` is
+            ``None``) says no window was known, so no request was checked for size. ``None``
+            only for results built by hand.
 
     A resumed execution's result covers the whole execution: ``messages`` from its input on,
     ``rounds``, ``tool_calls_executed`` and ``usage`` over every settled call.
@@ -100,6 +105,7 @@ class RunResult(Generic[OutputT]):
     effort: EffortOutcome | None = None
     execution_id: str = ""
     pending_requests: tuple[OutsideRequest, ...] = ()
+    context_window: ContextWindow | None = None
 
     def __post_init__(self) -> None:
         if not self.execution_id:

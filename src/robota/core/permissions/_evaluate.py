@@ -360,7 +360,10 @@ def _by_mode(mode: PermissionMode, risk: RiskClass | None, tool: Tool) -> Permis
             return PermissionDecision("allow", "plan mode allows inspection")
         if risk is None:
             return PermissionDecision(
-                "deny", f"plan mode refuses {tool.name!r}: it declares no risk class"
+                "deny",
+                f"plan mode refuses {tool.name!r}: it declares no risk class; declare one, e.g. "
+                '@robota.tool(risk="inspect") for a tool that only reads (or "modify", '
+                '"execute")',
             )
         return PermissionDecision("deny", f"plan mode does not make changes ({label} call)")
     if risk == "inspect":

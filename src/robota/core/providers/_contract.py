@@ -280,6 +280,17 @@ class Provider(ABC):
         """
         return None
 
+    async def reported_context_window(self, model: str) -> int | None:
+        """The context window of ``model`` as the provider's server reports it, or ``None``.
+
+        A run asks this before its first provider call, after a window the caller passed and
+        before the registered table (S13, S39). Override it for a server that can be asked (an
+        OpenAI-compatible ``/v1/models``, llama.cpp's ``/props``): ask once per instance and
+        cache the answer, use a short timeout, and return ``None`` — never raise — when the
+        server cannot say. The default ``None`` means "not reported".
+        """
+        return None
+
     async def chat_raw(
         self,
         request: ChatRequest,

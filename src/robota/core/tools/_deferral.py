@@ -118,7 +118,8 @@ class ToolCatalog:
         search: Whether the built-in ``tool_search`` exists; without it, engaged deferral that
             withholds something is refused.
         window: The agent's model's context window in tokens, read only when ``"auto"`` must
-            decide on the schema-token share; a run passes its own model's instead.
+            decide on the schema-token share (``None``: unknown, which weighs nothing); a run
+            passes its own model's instead.
 
     Raises:
         ConfigurationError: for an invalid setting, or a configuration breaking either
@@ -144,7 +145,7 @@ class ToolCatalog:
         *,
         setting: ToolDeferral = "auto",
         search: bool = True,
-        window: Callable[[], int],
+        window: Callable[[], int | None],
     ) -> None:
         self.registry = registry
         self.setting = check_deferral(setting)
@@ -165,7 +166,7 @@ class ToolCatalog:
             self._search = ToolSearchTool(self)
         return self._search
 
-    def check(self, window: Callable[[], int] | None = None) -> None:
+    def check(self, window: Callable[[], int | None] | None = None) -> None:
         """Refuse a configuration breaking either invariant (S19), for the window given.
 
         The agent calls it once built and before switching model; a run re-plans every round.
@@ -191,7 +192,7 @@ class ToolCatalog:
         return tuple(self._loaded)
 
     def residency(
-        self, window: Callable[[], int] | None = None
+        self, window: Callable[[], int | None] | None = None
     ) -> tuple[tuple[str, ToolResidency], ...]:
         """Each registered tool's effective residency: deferred only while deferral is engaged."""
         plan = self.plan(window)
@@ -201,7 +202,7 @@ class ToolCatalog:
             for tool in self.registry
         )
 
-    def visible(self, window: Callable[[], int] | None = None) -> tuple[ToolSpec, ...]:
+    def visible(self, window: Callable[[], int | None] | None = None) -> tuple[ToolSpec, ...]:
         """The specs a request may carry before the permission filter: resident, search, loaded.
 
         ``window`` is the run's model's context window (default: the agent's). The same tuple
@@ -224,7 +225,7 @@ class ToolCatalog:
         plan = self.plan()
         return sum(1 for tool in plan.deferred if tool.name not in self._loaded)
 
-    def plan(self, window: Callable[[], int] | None = None) -> _Plan:
+    def plan(self, window: Callable[[], int | None] | None = None) -> _Plan:
         """What deferral does now (cached until the catalog, window or loaded set changes).
 
         ``window`` is read only when ``"auto"`` must weigh the deferred schemas' token share.
@@ -236,7 +237,8 @@ class ToolCatalog:
             self._snapshot = (specs, tools, deferred)
         _, tools, deferred = self._snapshot
         needs_window = self.setting == "auto" and 0 < len(deferred) < AUTO_DEFERRAL_TOOL_COUNT
-        size = (window or self._window)() if needs_window else 0
+        # An unknown window (None) weighs nothing: only the tool count can engage deferral.
+        size = ((window or self._window)() or 0) if needs_window else 0
         key = (specs, size, len(self._loaded))
         plan = self._plan_value
         if plan is not None and self._plan_key[0] is specs and self._plan_key[1:] == key[1:]:

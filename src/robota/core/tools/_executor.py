@@ -328,7 +328,7 @@ class ToolExecutionService:
             return self.catalog.resolve(name)
         return self.registry.get(name)
 
-    def offered_specs(self, window: Callable[[], int] | None = None) -> tuple[ToolSpec, ...]:
+    def offered_specs(self, window: Callable[[], int | None] | None = None) -> tuple[ToolSpec, ...]:
         """The tools offered to the model, read fresh every round (S19).
 
         The registry's — or with deferral engaged, the resident ones, ``tool_search`` and the

@@ -122,7 +122,10 @@ class FunctionTool(Tool):
         namespace: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
-            raise ConfigurationError(f"@tool needs a function, got {fn!r}")
+            raise ConfigurationError(
+                f"@tool needs a function (robota.tool(my_function), or @robota.tool above a def), "
+                f"got {type(fn).__name__} {fn!r}"
+            )
         self._fn = fn
         self._is_async = inspect.iscoroutinefunction(fn)
         self._thread = thread
@@ -159,7 +162,7 @@ class FunctionTool(Tool):
             if annotation is inspect.Parameter.empty:
                 raise ConfigurationError(
                     f"tool {tool_name!r}: parameter {param.name!r} has no type annotation; the "
-                    "model needs a type to call it (e.g. `{param.name}: str`)"
+                    f"model needs a type to call it (e.g. `{param.name}: str`)"
                 )
             default = ... if param.default is inspect.Parameter.empty else param.default
             if annotation in _PLAIN:

@@ -331,6 +331,11 @@ class Tool(ABC):
     ) -> None:
         cls = type(self)
         self.name = _check_name(name if name is not None else getattr(cls, "name", None))
+        if description is not None and not isinstance(description, str):
+            raise ConfigurationError(
+                f"tool {self.name!r}: description must be a string (what the model reads), got "
+                f"{type(description).__name__}"
+            )
         text = description if description is not None else getattr(cls, "description", "")
         self.description = text if isinstance(text, str) else ""
         schema = parameters if parameters is not None else getattr(cls, "parameters", None)
@@ -338,7 +343,8 @@ class Tool(ABC):
         self.risk = risk if risk is not None else cls.risk
         if self.risk is not None and self.risk not in ("inspect", "modify", "execute"):
             raise ConfigurationError(
-                f"tool {self.name!r}: risk must be inspect, modify or execute; got {self.risk!r}"
+                f"tool {self.name!r}: risk must be inspect, modify or execute (e.g. "
+                f'@robota.tool(risk="inspect") for a tool that only reads); got {self.risk!r}'
             )
         self.permission_argument = (
             permission_argument if permission_argument is not None else cls.permission_argument

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, final
+from urllib.parse import urlsplit
 
 from robota.core import (
     AbortSignal,
@@ -30,6 +31,7 @@ from robota.providers.openai._chat import (
     given,
     load_openai,
 )
+from robota.providers.openai_compatible._window import WindowProbe
 
 __all__ = ["BASE_URL_VARIABLE", "OpenAICompatibleProvider"]
 
@@ -38,6 +40,15 @@ BASE_URL_VARIABLE: Final = "OPENAI_COMPATIBLE_BASE_URL"
 
 Its own name on purpose: ``OPENAI_BASE_URL`` belongs to OpenAI's SDK and to ``openai:`` models.
 """
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url.strip())
+        return parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        return False
+
 
 _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore it
 
@@ -49,8 +60,10 @@ class OpenAICompatibleProvider(SDKProvider):
     Nothing is assumed about the server (S18, S30): it publishes no capability table unless you
     declare one, so a structured-output request is sent unchanged rather than guessed at; its
     endpoint provenance is ``"custom"``; no effort control is sent unless you declare the levels
-    a model offers; its models have the default context window (with a warning) unless you
-    declare their metadata.
+    a model offers. A model's context window is what you declare (``Agent(context_window=...)``
+    or ``models=``), else what the server reports — asked once per provider instance, on the first
+    run, from ``GET /v1/models`` and llama.cpp's ``GET /props`` (3 s each, no retries; a server
+    answering neither is fine) — else unknown: never a borrowed default (S13).
 
     The model string ``"openai-compatible:NAME"`` builds one (``robota.Agent(
     "openai-compatible:llama3", base_url="http://127.0.0.1:8080/v1")``, or the same with
@@ -73,7 +86,7 @@ class OpenAICompatibleProvider(SDKProvider):
             retries).
         capabilities: The server's capability table, if you know it (S30).
         models: Metadata of the models it serves (context window, max output), registered under
-            this provider's name (S13).
+            this provider's name (S13); the server is not asked about a model declared here.
         pricing: Prices of those models, registered under this provider's name (S04).
         effort_levels: Per model, the effort levels the server accepts as
             ``reasoning_effort`` (S24); a model not listed gets no effort control.
@@ -96,9 +109,11 @@ class OpenAICompatibleProvider(SDKProvider):
         "_api",
         "_capabilities",
         "_client",
+        "_declared",
         "_efforts",
         "_name",
         "_owns_client",
+        "_probe",
         "_streaming",
     )
 
@@ -126,6 +141,11 @@ class OpenAICompatibleProvider(SDKProvider):
                 _no_base_url(base_url),
                 code="missing_base_url",
                 context={"variable": BASE_URL_VARIABLE},
+            )
+        if not _is_http_url(url):
+            raise ConfigurationError(
+                f"OpenAICompatibleProvider base_url {base_url!r} is not a URL: write the "
+                "server's API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
             )
         base_url = url
         check_adapter_options(name, (), (), where="OpenAICompatibleProvider")
@@ -161,6 +181,7 @@ class OpenAICompatibleProvider(SDKProvider):
         client.webhook_secret = None
         client._custom_headers = dict(headers or {})
         self._client = client
+        self._probe = WindowProbe(client, base_url)
         self._owns_client = http_client is None
         self._guard_traces()  # S27: no trace header on a redirect hop off its origin
         self._name = name
@@ -175,7 +196,9 @@ class OpenAICompatibleProvider(SDKProvider):
                 strict_structured_output=False,
             ),
         )
+        self._declared: set[str] = set()
         for entry in models:
+            self._declared.add(entry.model)
             register_model_metadata(
                 entry.model,
                 context_window=entry.context_window,
@@ -196,6 +219,16 @@ class OpenAICompatibleProvider(SDKProvider):
     def endpoint_provenance(self) -> Literal["custom"]:
         """Always ``"custom"``: this is never the vendor's own endpoint (S18)."""
         return "custom"
+
+    async def reported_context_window(self, model: str) -> int | None:
+        """The window the server reports for ``model`` (asked once per instance), or ``None``.
+
+        A model declared with ``models=`` is not asked about: the declaration is the caller's
+        own statement, and the registered table answers for it.
+        """
+        if model in self._declared:
+            return None
+        return await self._probe.window(model)
 
     def capabilities(self) -> ProviderCapabilities | None:
         """The declared table, or ``None``: silence, never a denial (S30)."""
