@@ -18,7 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from robota.cli._errors import USAGE, CliError, one_line
-from robota.core._install import install_command
+from robota.core import install_command
 from robota.core.execution._journal import ExecutionJournal
 
 __all__ = ["load_agents", "open_journal", "worker_command"]

@@ -96,6 +96,7 @@ from robota.core._history import (
     HistoryView,
     PendingAssistant,
 )
+from robota.core._install import install_command
 from robota.core._logging import (
     LogEvent,
     Logger,
@@ -556,6 +557,7 @@ __all__ = [
     "get_model_context_window",
     "get_model_metadata",
     "get_model_pricing",
+    "install_command",
     "is_abort",
     "is_env_reference",
     "is_sealed",

@@ -35,7 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, TypeAlias, final
 
-from robota.core import ConfigurationError, CredentialStore, CredentialStoreError
+from robota.core import (
+    ConfigurationError,
+    CredentialStore,
+    CredentialStoreError,
+    install_command,
+)
 from robota.host._credential_file import FileCredentialStore, KeyringCredentialStore
 
 __all__ = [
@@ -141,7 +146,7 @@ def default_credential_store() -> CredentialStoreChoice:
         if wanted == "keyring":
             raise ConfigurationError(
                 f"${CREDENTIAL_STORE_VARIABLE}=keyring, but no OS keychain is usable: install "
-                "the keyring package and a keyring backend, or set "
+                f"the keyring extra ({install_command('keyring')}) and a keyring backend, or set "
                 f"{CREDENTIAL_STORE_VARIABLE}=file"
             )
     path = credential_file_path()

@@ -27,8 +27,8 @@ from robota.core import (
     CredentialStore,
     CredentialStoreError,
     check_credential_key,
+    install_command,
 )
-from robota.core._install import install_command
 from robota.host._regular_file import read_regular_file
 from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
 

@@ -31,8 +31,8 @@ from robota.core import (
     EventNames,
     Usage,
     derive_span_id,
+    install_command,
 )
-from robota.core._install import install_command
 
 __all__ = ["OpenTelemetryExporter"]
 

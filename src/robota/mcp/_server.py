@@ -24,8 +24,8 @@ from robota.core import (
     ToolSource,
     abort_error_from_reason,
     get_logger,
+    install_command,
 )
-from robota.core._install import install_command
 from robota.mcp._results import (
     MCPConnectionError,
     MCPProtocolError,

@@ -34,8 +34,7 @@ import functools
 import hashlib
 from typing import TYPE_CHECKING, Any, Final, final
 
-from robota.core import ConfigurationError, StorageError
-from robota.core._install import install_command
+from robota.core import ConfigurationError, StorageError, install_command
 from robota.core.execution._journal import (
     ExecutionJournal,
     ExecutionLockedError,

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from robota.core import ConfigurationError
-from robota.core._install import install_command
+from robota.core import ConfigurationError, install_command
 
 __all__ = ["load_genai"]
 
