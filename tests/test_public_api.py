@@ -316,6 +316,7 @@ def test_all_is_pinned() -> None:
         "get_model_context_window",
         "get_model_metadata",
         "get_model_pricing",
+        "install_command",
         "is_abort",
         "is_env_reference",
         "is_sealed",
