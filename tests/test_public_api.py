@@ -23,7 +23,9 @@ EXPECTED_PUBLIC = {
     "Usage",
     "register_model_metadata",
     "get_model_context_window",
-    # Issue 25: an unknown window is unknown (no DEFAULT_CONTEXT_WINDOW); a run records its own.
+    "DEFAULT_CONTEXT_WINDOW",
+    # Issue 25: an unknown window is unknown (DEFAULT_CONTEXT_WINDOW is never assumed); a run
+    # records its own.
     "ContextWindow",
     "EnvResolver",
     # Issue 3 (the agent loop).
@@ -119,6 +121,7 @@ def test_all_is_pinned() -> None:
         "CredentialStore",
         "CredentialStoreError",
         "DANGEROUS_PROPERTY_NAMES",
+        "DEFAULT_CONTEXT_WINDOW",
         "DEFAULT_INTERRUPTED_ANNOTATION",
         "DEFAULT_MAX_ROUNDS",
         "DEFAULT_OUTPUT_FEEDBACK",

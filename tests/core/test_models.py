@@ -47,8 +47,11 @@ def test_s13_unknown_model_has_an_unknown_window_with_exactly_one_warning_per_mo
     assert "unknown" in warnings[0].message
 
 
-def test_s13_no_default_window_is_exported() -> None:
-    assert not hasattr(robota, "DEFAULT_CONTEXT_WINDOW")
+def test_s13_the_named_default_window_is_never_assumed(model_name: str) -> None:
+    # Issue 25: DEFAULT_CONTEXT_WINDOW stays a named number, but an unregistered model's window
+    # is unknown, not that number.
+    assert robota.DEFAULT_CONTEXT_WINDOW == 200_000
+    assert get_model_context_window(model_name) is None
 
 
 def test_s13_provider_specific_entry_is_preferred(model_name: str) -> None:

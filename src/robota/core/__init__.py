@@ -118,6 +118,7 @@ from robota.core._messages import (
     UserMessage,
 )
 from robota.core._models import (
+    DEFAULT_CONTEXT_WINDOW,
     ContextWindow,
     ContextWindowSource,
     ModelMetadata,
@@ -331,6 +332,7 @@ __all__ = [
     "CONSTRAINT_KEYWORDS",
     "CONTEXT_GUARD_THRESHOLD",
     "DANGEROUS_PROPERTY_NAMES",
+    "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INTERRUPTED_ANNOTATION",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_OUTPUT_FEEDBACK",

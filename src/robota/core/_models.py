@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._logging import get_logger
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from robota.core.providers._contract import Provider
 
 __all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
     "ContextWindow",
     "ContextWindowSource",
     "ModelMetadata",
@@ -44,6 +45,12 @@ __all__ = [
 
 ContextWindowSource: TypeAlias = Literal["caller", "server", "registry", "unknown"]
 """Where a run's context window came from (see :class:`ContextWindow`)."""
+
+DEFAULT_CONTEXT_WINDOW: Final = 200_000
+"""One vendor's context window (Claude's), kept as a named number for callers that want it.
+
+It is never assumed: a model nobody registered has an *unknown* window (S13, S30). Pass it
+yourself where you know it applies: ``Agent(model, context_window=DEFAULT_CONTEXT_WINDOW)``."""
 
 _log = get_logger("robota.models")
 
