@@ -49,6 +49,22 @@ def test_openai_compatible_with_an_empty_variable_says_it_is_empty(
     )
 
 
+def test_openai_compatible_with_a_variable_that_is_not_a_url_names_the_variable(
+    workdir: pathlib.Path, env: dict[str, str]
+) -> None:
+    """Review of issue 25: this printed `OpenAICompatibleProvider base_url None is not a URL`."""
+    result = robota(
+        ["run", "hi", "--model", "openai-compatible:m"],
+        env={**env, "OPENAI_COMPATIBLE_BASE_URL": "not-a-url"},
+        cwd=workdir,
+    )
+    assert result.returncode == 2
+    assert _error_line(result) == (
+        "error: $OPENAI_COMPATIBLE_BASE_URL 'not-a-url' is not a URL: set it to the server's "
+        "API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+    )
+
+
 def test_openai_compatible_reads_the_server_from_the_variable_as_python_does(
     workdir: pathlib.Path, env: dict[str, str]
 ) -> None:
