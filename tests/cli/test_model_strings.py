@@ -49,6 +49,22 @@ def test_openai_compatible_with_an_empty_variable_says_it_is_empty(
     )
 
 
+def test_openai_compatible_with_a_variable_that_is_not_a_url_names_the_variable(
+    workdir: pathlib.Path, env: dict[str, str]
+) -> None:
+    """Review of issue 25: this printed `OpenAICompatibleProvider base_url None is not a URL`."""
+    result = robota(
+        ["run", "hi", "--model", "openai-compatible:m"],
+        env={**env, "OPENAI_COMPATIBLE_BASE_URL": "not-a-url"},
+        cwd=workdir,
+    )
+    assert result.returncode == 2
+    assert _error_line(result) == (
+        "error: $OPENAI_COMPATIBLE_BASE_URL 'not-a-url' is not a URL: set it to the server's "
+        "API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+    )
+
+
 def test_openai_compatible_reads_the_server_from_the_variable_as_python_does(
     workdir: pathlib.Path, env: dict[str, str]
 ) -> None:
@@ -143,3 +159,24 @@ def test_a_setup_error_for_the_exact_form_typed_does_not_repeat_the_form(
         "error: --base-url ' ' is empty: give the server's API root, e.g. http://127.0.0.1:8080/v1"
     )
     assert _HINT not in line
+
+
+def test_a_registered_prefix_without_a_model_is_refused_even_with_a_base_url(
+    workdir: pathlib.Path, env: dict[str, str]
+) -> None:
+    """Review of issue 25: `openai-compatible:` with --base-url asked the server for the model
+    named "openai-compatible:"; `openai:` was said to name no provider."""
+    for spec in ("openai-compatible:", "openai:"):
+        with ReplayServer([Exchange.sse(chat_sse("must not be asked", model="m"))]) as server:
+            result = robota(
+                ["run", "hi", "--model", spec, "--base-url", server.base_url + "/v1"],
+                env=env,
+                cwd=workdir,
+            )
+            assert server.requests == []
+        assert result.returncode == 2
+        prefix = spec.partition(":")[0]
+        assert _error_line(result) == (
+            f"error: --model {spec!r} names no model after the prefix {prefix!r}: "
+            f"write {prefix}:MODEL"
+        )

@@ -459,3 +459,35 @@ def test_abandon_implies_abort_and_any_forwards_it() -> None:
     late = robota.AbortSignal.any([lone.signal])
     assert late.aborted
     assert late.abandoned
+
+
+class _SlowToReport(ScriptedProvider):
+    """A server that takes its time to say its context window (a probe's timeout is seconds)."""
+
+    def __init__(self) -> None:
+        super().__init__(["never sent"])
+        self.asked = asyncio.Event()
+        self.answer = asyncio.Event()  # never set: the question hangs until it is cancelled
+
+    async def reported_context_window(self, model: str) -> int | None:
+        self.asked.set()
+        await self.answer.wait()
+        return 8192
+
+
+async def test_s23_an_abort_while_the_window_is_being_asked_ends_the_run_at_once() -> None:
+    """Review of issue 25: the window question ignored the signal; Ctrl-C waited it out."""
+    provider = _SlowToReport()
+    agent = robota.Agent(provider=provider, model="m")
+    controller = robota.AbortController()
+
+    async def abort_once_asked() -> None:
+        await provider.asked.wait()
+        controller.abort("stop")
+
+    aborter = asyncio.create_task(abort_once_asked())
+    # The bound only stops a hang from hanging the suite: unfixed, the run never returns.
+    result = await asyncio.wait_for(agent.run("hi", signal=controller.signal), timeout=30)
+    await aborter
+    assert result.status == "interrupted"
+    assert provider.requests == []  # no model call after the abort

@@ -159,3 +159,23 @@ def test_tool_constructors_refuse_a_wrong_argument_naming_the_fix(build: Any, fi
         build()
     assert fix in caught.value.message
     assert "{" not in caught.value.message  # never a literal, unformatted placeholder
+
+
+_VENDOR_BASE_URLS: list[tuple[str, object, str]] = [
+    ("openai:gpt-5-mini", "not-a-url", "'not-a-url' is not a URL"),
+    ("openai:gpt-5-mini", 5, "base_url must be"),
+    ("anthropic:claude-sonnet-4-5", "ftp://example.com", "'ftp://example.com' is not a URL"),
+    ("gemini:gemini-2.5-flash", 5, "base_url must be"),
+]
+
+
+@pytest.mark.parametrize(("model", "base_url", "said"), _VENDOR_BASE_URLS)
+def test_a_vendor_base_url_that_is_not_a_url_is_refused_when_the_agent_is_built(
+    model: str, base_url: object, said: str
+) -> None:
+    """Review of issue 25: `base_url="not-a-url"` ended as "could not be reached" at the first
+    run, and `base_url=5` as a raw TypeError from the HTTP client."""
+    with pytest.raises(robota.ConfigurationError) as caught:
+        robota.Agent(model, api_key="sk-not-a-real-key", base_url=base_url)  # type: ignore[arg-type]
+    assert said in caught.value.message
+    assert "http://" in caught.value.message  # says how to write one

@@ -133,3 +133,14 @@ def test_the_model_is_the_first_positional_argument_and_the_rest_are_keywords() 
     assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters[1:])
     with pytest.raises(TypeError):
         robota.Agent("m", provider)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("spec", ["openai:", "openai-compatible:", "openai: "])
+def test_a_registered_prefix_without_a_model_says_the_model_is_missing(spec: str) -> None:
+    """Review of issue 25: 'openai:' was reported as naming no provider, though it names one."""
+    with pytest.raises(robota.ConfigurationError) as caught:
+        robota.Agent(spec, base_url="http://127.0.0.1:9/v1")
+    prefix = spec.partition(":")[0]
+    assert caught.value.message == (
+        f"model {spec!r} names no model after the prefix {prefix!r}: write '{prefix}:MODEL'"
+    )

@@ -173,3 +173,16 @@ def test_an_unknown_store_choice_is_a_configuration_error(
     monkeypatch.setenv("ROBOTA_CREDENTIAL_STORE", value)
     with pytest.raises(ConfigurationError, match=r"must be auto, keyring or file; got"):
         find_api_key("openai")
+
+
+@pytest.mark.parametrize("wrong", [5, b"sk-bytes", ["sk"]])
+def test_an_explicit_key_that_is_not_a_string_is_refused(
+    config_home: pathlib.Path, wrong: object
+) -> None:
+    """Review of issue 25: `api_key=5` was accepted and sent as `Bearer 5`."""
+    with pytest.raises(ConfigurationError) as caught:
+        find_api_key("openai", api_key=wrong, variables=("OPENAI_API_KEY",))  # type: ignore[arg-type]
+    assert caught.value.message == (
+        f'api_key= must be the key as a string (api_key="sk-..."), got {type(wrong).__name__}'
+    )
+    assert "sk" not in caught.value.message.replace('"sk-..."', "")  # the value is never shown

@@ -171,6 +171,31 @@ def test_openai_compatible_with_an_empty_base_url_variable_says_so(
     )
 
 
+def test_openai_compatible_with_a_base_url_variable_that_is_not_a_url_names_the_variable(
+    config_home: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review of issue 25: the message named `base_url None`, not the variable the user set."""
+    monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", "not-a-url")
+    with pytest.raises(robota.ConfigurationError) as caught:
+        robota.Agent("openai-compatible:m")
+    assert caught.value.message == (
+        "$OPENAI_COMPATIBLE_BASE_URL 'not-a-url' is not a URL: set it to the server's API root "
+        "with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+    )
+
+
+def test_openai_compatible_with_a_base_url_argument_that_is_not_a_url_names_the_argument(
+    config_home: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", "http://127.0.0.1:9/v1")
+    with pytest.raises(robota.ConfigurationError) as caught:
+        robota.Agent("openai-compatible:m", base_url="not-a-url")
+    assert caught.value.message == (
+        "OpenAICompatibleProvider base_url 'not-a-url' is not a URL: write the server's API "
+        "root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+    )
+
+
 def test_base_url_and_api_key_with_an_explicit_provider_are_refused() -> None:
     provider = ScriptedProvider(["hi"])
     for options in ({"base_url": "http://127.0.0.1:9/v1"}, {"api_key": EXPLICIT}):

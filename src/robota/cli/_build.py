@@ -135,6 +135,12 @@ def _spec(flags: AgentFlags) -> tuple[str, str]:
     if flags.api is not None and prefix != "openai":
         raise CliError("--api applies only to openai:MODEL")
     named = bool(sep and prefix and rest)
+    if sep and not rest.strip() and prefix in _registered():
+        # Never routed to --base-url as a model name: the prefix is known, the model is missing.
+        raise CliError(
+            f"--model {flags.model!r} names no model after the prefix {prefix!r}: "
+            f"write {prefix}:MODEL"
+        )
     if flags.base_url is not None and not (named and prefix in _registered()):
         # With --base-url a model string naming no registered provider goes to an
         # OpenAI-compatible server unchanged (`llama3:8b` keeps its colon).

@@ -176,11 +176,18 @@ def find_api_key(
             only when the explicit key and the variables give nothing).
 
     Raises:
-        ConfigurationError: ``api_key`` is the empty string (a key that was meant but is
-            missing, e.g. ``os.environ.get("X", "")``), or the store selection is invalid.
+        ConfigurationError: ``api_key`` is not a string, or is the empty string (a key that was
+            meant but is missing, e.g. ``os.environ.get("X", "")``), or the store selection is
+            invalid.
         CredentialStoreError: the store could not be read (never reported as "no key").
     """
     if api_key is not None:
+        if not isinstance(api_key, str):  # never echoed: it may be a key in the wrong type
+            raise ConfigurationError(
+                f'api_key= must be the key as a string (api_key="sk-..."), got '
+                f"{type(api_key).__name__}",
+                context={"service": service},
+            )
         if not api_key:
             raise ConfigurationError(
                 f"api_key= is empty for {service}: pass the key itself, or leave api_key= out "

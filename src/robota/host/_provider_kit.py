@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from json import JSONDecodeError
 from typing import Any, Final, Literal, Protocol, TypeAlias
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -55,6 +56,7 @@ __all__ = [
     "ToolProjector",
     "attested",
     "check_adapter_options",
+    "check_base_url",
     "count",
     "drive_call",
     "drive_stream",
@@ -587,6 +589,35 @@ def check_adapter_options(
             f"supported: {', '.join(sorted(allowed)) or 'none'}"
         )
     return native
+
+
+def check_base_url(base_url: object, *, where: str) -> None:
+    """Refuse a ``base_url`` that is not an ``http(s)://host…`` URL, when the adapter is built.
+
+    Otherwise a typo surfaces at the first run as "could not be reached", or a non-string as the
+    HTTP client's ``TypeError``. ``None`` (not given) passes.
+
+    Raises:
+        ConfigurationError: naming ``where`` and how to write the URL.
+    """
+    if base_url is None:
+        return
+    example = "e.g. base_url='https://gateway.example/v1'"
+    if not isinstance(base_url, str):
+        raise ConfigurationError(
+            f"{where} base_url must be a string URL with http:// or https:// ({example}), got "
+            f"{type(base_url).__name__}"
+        )
+    try:
+        parts = urlsplit(base_url.strip())
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid:
+        raise ConfigurationError(
+            f"{where} base_url {base_url!r} is not a URL: write the API root with http:// or "
+            f"https://, {example}"
+        )
 
 
 def given(**options: Any) -> dict[str, Any]:

@@ -919,9 +919,19 @@ class Execution:
         # S13/S39: once per run, before its first call — the caller's window, the server's
         # report, the registered table; else unknown, which the run states (event and result).
         settings = self.settings
-        window = await resolve_context_window(
-            settings.provider, settings.model, given=settings.context_window
-        )
+        try:
+            # S23: the question is one more await the run's abort ends; the run then settles as
+            # interrupted at its first round, with the window left unresolved.
+            with AbortGuard(self._signal) as guard:
+                window = await guard.call(
+                    lambda: resolve_context_window(
+                        settings.provider, settings.model, given=settings.context_window
+                    )
+                )
+        except Exception as error:
+            if is_abort(error, self._signal):
+                return
+            raise
         self._window = window
         if not window.known and self.emitter.enabled:
             self.emitter.emit(

@@ -72,7 +72,8 @@ def provider_for_model(
             ``openai:``).
 
     Raises:
-        ConfigurationError: for a string without a prefix, a prefix no installed package
+        ConfigurationError: for a string without a prefix or without a model after it, a
+            prefix no installed package
             registered (the message lists those that are), a factory whose import fails, one
             that does not take an option given, one that does not return a
             :class:`~robota.Provider`, or any the factory raised (a missing key says where
@@ -82,6 +83,10 @@ def provider_for_model(
         raise ConfigurationError(f"model must be a non-empty string, got {spec!r}")
     prefix, sep, model = spec.partition(":")
     known = _entry_points()
+    if sep and prefix in known and not model.strip():
+        raise ConfigurationError(
+            f"model {spec!r} names no model after the prefix {prefix!r}: write '{prefix}:MODEL'"
+        )
     if not sep or not prefix or not model:
         raise ConfigurationError(
             f"an agent needs a provider: model {spec!r} names none, so pass provider= or "

@@ -22,6 +22,7 @@ from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
     check_adapter_options,
+    check_base_url,
     drive_call,
     drive_stream,
     given,
@@ -119,6 +120,7 @@ class AnthropicProvider(SDKProvider):
     ) -> None:
         native = check_adapter_options(name, native_tools, NATIVE_TOOLS, where="AnthropicProvider")
         anthropic = load_anthropic("AnthropicProvider")  # a missing extra is said first
+        check_base_url(base_url, where="AnthropicProvider")
         # One lookup order with the command (robota.host.find_api_key).
         key = require_api_key(
             "anthropic", who="AnthropicProvider", api_key=api_key, variables=(_API_KEY_VARIABLE,)

@@ -22,6 +22,7 @@ from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
     check_adapter_options,
+    check_base_url,
     drive_call,
     drive_stream,
     trace_headers,
@@ -122,6 +123,7 @@ class GeminiProvider(SDKProvider):
     ) -> None:
         native = check_adapter_options(name, native_tools, _HOSTED, where="Gemini")
         genai = load_genai("GeminiProvider")  # a missing extra is said first
+        check_base_url(base_url, where="GeminiProvider")
         key = api_key
         if not vertexai:
             # One lookup order with the command (robota.host.find_api_key). On Vertex AI the

@@ -19,7 +19,12 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import require_api_key
 from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
-from robota.providers.openai._common import SDKProvider, check_adapter_options, given
+from robota.providers.openai._common import (
+    SDKProvider,
+    check_adapter_options,
+    check_base_url,
+    given,
+)
 from robota.providers.openai._models import (
     MODELS_SOURCE,
     effort_levels,
@@ -100,6 +105,7 @@ class OpenAIProvider(SDKProvider):
             name, native_tools, _HOSTED[api], where=f"OpenAI's {api!r} API"
         )
         openai = load_openai("OpenAIProvider")  # a missing extra is said first
+        check_base_url(base_url, where="OpenAIProvider")
         # One lookup order with the command (robota.host.find_api_key): api_key=, then
         # $OPENAI_API_KEY, then the key `robota auth set openai` stored.
         key = require_api_key(

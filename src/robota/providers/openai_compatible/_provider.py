@@ -99,7 +99,8 @@ class OpenAICompatibleProvider(SDKProvider):
             each call is then a complete request whose answer is replayed as events.
 
     Raises:
-        ConfigurationError: for no ``base_url`` (nor ``OPENAI_COMPATIBLE_BASE_URL``), an empty
+        ConfigurationError: for no ``base_url`` (nor ``OPENAI_COMPATIBLE_BASE_URL``), one that
+            is not an ``http(s)://`` URL (the message names where it came from), an empty
             ``api_key``, a missing name, or the ``openai`` SDK not installed (the message says
             what to install).
         CredentialStoreError: no key was given and the credential store cannot be read.
@@ -143,9 +144,15 @@ class OpenAICompatibleProvider(SDKProvider):
                 context={"variable": BASE_URL_VARIABLE},
             )
         if not _is_http_url(url):
+            # Name where the bad value came from: the argument, or the variable the user set.
             raise ConfigurationError(
-                f"OpenAICompatibleProvider base_url {base_url!r} is not a URL: write the "
-                "server's API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+                f"OpenAICompatibleProvider base_url {url!r} is not a URL: write the server's "
+                "API root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'"
+                if base_url is not None
+                else f"${BASE_URL_VARIABLE} {url!r} is not a URL: set it to the server's API "
+                "root with http:// or https://, e.g. 'http://127.0.0.1:8080/v1'",
+                code="invalid_base_url",
+                context={"variable": BASE_URL_VARIABLE},
             )
         base_url = url
         check_adapter_options(name, (), (), where="OpenAICompatibleProvider")
