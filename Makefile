@@ -25,9 +25,10 @@ help:
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Robota needs Python 3.11 or newer; found " + sys.version.split()[0] + ". Run make PYTHON=python3.11 ...")'
+	@echo "creating $(VENV) and installing the pinned toolchain (constraints.txt): a minute or two on first use"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check "pip==$(PIP_VERSION)"
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e . --group dev
+	$(BIN)/python -m pip install --progress-bar on --disable-pip-version-check -c constraints.txt -e . --group dev
 	@touch $(STAMP)
 
 venv: $(STAMP)
