@@ -20,7 +20,7 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
 )
-from robota.core.execution._journal import (
+from robota.core.execution._journal_messages import (
     decode_message,
     decode_usage,
     encode_message,

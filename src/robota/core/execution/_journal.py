@@ -25,7 +25,6 @@ versioned JSON text per record, so it stores text and never pickles objects.
 from __future__ import annotations
 
 import json
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -33,15 +32,14 @@ from types import TracebackType
 from typing import Any, ClassVar, Final, Literal, Self, TypeAlias, final
 
 from robota.core._errors import ExecutionControlError, RobotaError, StorageError
-from robota.core._messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    UserMessage,
-)
-from robota.core._usage import Usage
+from robota.core._messages import AssistantMessage, Message
+from robota.core.execution._journal_messages import decode_history as _history
+from robota.core.execution._journal_messages import decode_message, encode_message
+from robota.core.execution._journal_messages import opt_int as _opt_int
+from robota.core.execution._journal_messages import opt_str as _opt_str
+from robota.core.execution._journal_messages import read_bool as _bool
+from robota.core.execution._journal_messages import read_int as _int
+from robota.core.execution._journal_messages import read_str as _str
 
 __all__ = [
     "JOURNAL_FORMAT_VERSION",
@@ -547,144 +545,6 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             raise ValueError(f"unknown checkpoint outcome {outcome!r}")
         return Checkpoint(_history(b["history"]), outcome, _opt_str(b["stop_reason"]))
     raise ValueError(f"unknown record kind {kind!r}")
-
-
-# ---------------------------------------------------------------------------------- messages
-
-
-def encode_message(message: Message) -> dict[str, Any]:
-    """A message as a JSON object, every field kept (its id and timestamp included)."""
-    data: dict[str, Any] = {
-        "kind": message.kind,
-        "content": message.content,
-        "id": message.id,
-        "created_at": message.created_at,
-    }
-    if isinstance(message, AssistantMessage):
-        data["tool_calls"] = [[c.id, c.name, c.arguments] for c in message.tool_calls]
-        data["state"] = message.state
-        data["model"] = message.model
-        data["continuation"] = message.continuation
-        data["usage"] = encode_usage(message.usage)
-    elif isinstance(message, ToolMessage):
-        data["tool_call_id"] = message.tool_call_id
-        data["tool_name"] = message.tool_name
-        data["is_error"] = message.is_error
-    return data
-
-
-def decode_message(data: Any) -> Message:
-    """The message :func:`encode_message` wrote.
-
-    Raises:
-        TypeError, KeyError, ValueError: for a damaged object (the record decoder maps them).
-    """
-    if not isinstance(data, dict):
-        raise TypeError("a message must be an object")
-    kind = data["kind"]
-    common: dict[str, Any] = {"id": _str(data["id"]), "created_at": _float(data["created_at"])}
-    content = _str(data["content"])
-    if kind == "system":
-        return SystemMessage(content, **common)
-    if kind == "user":
-        return UserMessage(content, **common)
-    if kind == "tool":
-        return ToolMessage(
-            content,
-            tool_call_id=_str(data["tool_call_id"]),
-            tool_name=_str(data["tool_name"]),
-            is_error=_bool(data["is_error"]),
-            **common,
-        )
-    if kind == "assistant":
-        usage = decode_usage(data["usage"])
-        state = data["state"]
-        if state not in ("complete", "interrupted"):
-            raise ValueError(f"unknown assistant state {state!r}")
-        return AssistantMessage(
-            content,
-            tool_calls=tuple(ToolCall(_str(i), _str(n), _str(a)) for i, n, a in data["tool_calls"]),
-            state=state,
-            model=_opt_str(data["model"]),
-            usage=usage,
-            continuation=_opt_str(data["continuation"]),
-            **common,
-        )
-    raise ValueError(f"unknown message kind {kind!r}")
-
-
-def encode_usage(usage: Usage | None) -> list[Any] | None:
-    """A usage as a JSON array (``None`` stays ``None``), every count kept."""
-    if usage is None:
-        return None
-    return [
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.total_tokens,
-        usage.cache_read_tokens,
-        usage.partial,
-        usage.reasoning_tokens,
-    ]
-
-
-def decode_usage(raw: Any) -> Usage | None:
-    """The usage :func:`encode_usage` wrote.
-
-    Raises:
-        TypeError, ValueError: for a damaged array (the record decoder maps them).
-    """
-    if raw is None:
-        return None
-    p, c, t, cache, partial, reasoning = raw
-    usage = Usage(_int(p), _int(c), _int(t), _opt_int(cache), _bool(partial))
-    if reasoning is None:
-        return usage
-    return Usage(
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.total_tokens,
-        usage.cache_read_tokens,
-        usage.partial,
-        _int(reasoning),
-    )
-
-
-def _history(items: Any) -> tuple[Message, ...]:
-    if not isinstance(items, list):
-        raise TypeError("a history must be a list")
-    return tuple(decode_message(item) for item in items)
-
-
-def _str(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {type(value).__name__}")
-    return value
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else _str(value)
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an integer, got {type(value).__name__}")
-    return value
-
-
-def _opt_int(value: Any) -> int | None:
-    return None if value is None else _int(value)
-
-
-def _float(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"expected a number, got {value!r}")
-    return float(value)
-
-
-def _bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"expected a boolean, got {type(value).__name__}")
-    return value
 
 
 def _residency(value: Any) -> ToolResidency:
