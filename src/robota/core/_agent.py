@@ -758,11 +758,6 @@ class Agent(DurableAgentMixin):
         allow_tool_only = self._allow_tool_only if tool_only is None else bool(tool_only)
         structured = None
         if output is not None:
-            if self._journal is not None:
-                raise ConfigurationError(
-                    "output= (a structured result) is not supported on a journaled agent yet; "
-                    "run without journal=, or validate the final text yourself"
-                )
             if allow_tool_only:
                 raise ConfigurationError(
                     "output= asks for a validated final reply, which a tool-only completion does "

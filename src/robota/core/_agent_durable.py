@@ -7,9 +7,11 @@ store, tools and settings exactly as a run does. The journal work itself is in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import hashlib
+import json
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
 from robota.core._cancel import AbortGuard
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DurableAgentMixin"]
 
+T = TypeVar("T")
+
 
 class DurableAgentMixin:
     """Resume, respond and reconcile on :class:`~robota.Agent` (S40)."""
@@ -82,6 +86,7 @@ class DurableAgentMixin:
 
     def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
         """What an execution depends on, as this agent has it now (S40)."""
+        structured = settings.structured
         return RuntimeState(
             agent_name=self._name,
             provider=settings.provider.name,
@@ -102,6 +107,8 @@ class DurableAgentMixin:
             native_tools=settings.native_tools,
             effort=settings.effort,
             context_floor=settings.context_floor,
+            output_schema=structured.spec.schema_text if structured is not None else None,
+            output_retries=structured.retries if structured is not None else 0,
         )
 
     def _require_journal(self, what: str) -> ExecutionJournal:
@@ -112,10 +119,44 @@ class DurableAgentMixin:
             )
         return self._journal
 
+    @overload
     async def resume(
         self,
         execution_id: str,
         *,
+        output: None = None,
+        signal: AbortSignal | None = None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        trace: TraceContext | None = None,
+    ) -> RunResult[str]: ...
+    @overload
+    async def resume(
+        self,
+        execution_id: str,
+        *,
+        output: type[T],
+        signal: AbortSignal | None = None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        trace: TraceContext | None = None,
+    ) -> RunResult[T | None]: ...
+    @overload
+    async def resume(
+        self,
+        execution_id: str,
+        *,
+        output: Mapping[str, Any],
+        signal: AbortSignal | None = None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        trace: TraceContext | None = None,
+    ) -> RunResult[Any]: ...
+    async def resume(
+        self,
+        execution_id: str,
+        *,
+        output: object = None,
         signal: AbortSignal | None = None,
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
@@ -133,8 +174,15 @@ class DurableAgentMixin:
         the limits it started with, so resuming it raises the same error again; the journal
         keeps the refused calls undispatched rather than inventing results for them.
 
+        A structured execution (started with ``output=``, S18) is resumed with the same
+        ``output=``: a completed one returns the validated value it settled, rebuilt as the typed
+        object without a model call; an unfinished one validates the reply it resumes from and
+        retries within the budget it started with, each retry an ordinary journaled model call.
+
         Args:
             execution_id: The execution (``RunResult.execution_id``, or the id the host chose).
+            output: The ``output=`` the execution was started with (a type or a JSON schema;
+                ``None`` for a plain run). Its schema must be the saved one.
             signal: Cancels the continuation, as for :meth:`run`.
             event_service: Receives its events besides the agent's service.
             on_event: A callable receiving its events.
@@ -147,8 +195,10 @@ class DurableAgentMixin:
                 agent's runtime state differs; settle each item with :meth:`reconcile`. Nothing
                 ran and history was not touched.
             ExecutionLockedError: another writer holds the execution (raised at once).
-            ExecutionStateError: the execution is unknown, or this agent's live history
-                conflicts with the checkpoint (it is never overwritten).
+            ExecutionStateError: the execution is unknown, ``output=`` asks for another schema
+                than the execution was started with (code ``output_mismatch``; nothing ran), or
+                this agent's live history conflicts with the checkpoint (it is never
+                overwritten).
             StorageError: the journal failed.
             ConfigurationError: the agent has no journal.
         """
@@ -166,7 +216,7 @@ class DurableAgentMixin:
             lease = await acquire_lease(journal, execution_id)
             try:
                 recovery = recover(execution_id, await read_records(journal, execution_id))
-                settings = replace(self._resumed_settings(recovery), trace=trace)
+                settings = replace(self._resumed_settings(recovery, output), trace=trace)
                 require_settled(recovery, self._runtime_state(self._settings(None, {})))
                 self._restore(recovery)
                 emitter = self._scoped_emitter(
@@ -190,11 +240,16 @@ class DurableAgentMixin:
         finally:
             self._slot.release()
 
-    def _resumed_settings(self, recovery: Recovery) -> ExecutionSettings:
+    def _resumed_settings(self, recovery: Recovery, output: object) -> ExecutionSettings:
         # S40: the limits the execution started with, not this agent's current ones.
         saved = recovery.state
+        # A structured execution never allowed tool-only completion; one that did is refused
+        # by the schema comparison below, not by the combination check.
+        options = {"allow_tool_only_completion": False, "output_retries": saved.output_retries}
+        current = self._settings(output, options if output is not None else {})
+        _check_output(recovery, current)
         return replace(
-            self._settings(None, {}),
+            current,
             max_rounds=saved.max_rounds,
             max_same_tool_inputs=saved.max_same_tool_inputs,
             allow_tool_only_completion=saved.allow_tool_only_completion,
@@ -265,3 +320,38 @@ class DurableAgentMixin:
         await settle_item(
             journal, check_execution_id(execution_id), item_id, happened, result, current
         )
+
+
+def _check_output(recovery: Recovery, settings: ExecutionSettings) -> None:
+    """Refuse a continuation asking for another structured output than it started with (S18)."""
+    saved = recovery.state.output_schema
+    structured = settings.structured
+    asked = structured.spec.schema_text if structured is not None else None
+    if asked == saved:
+        return
+    execution = recovery.execution_id
+    if saved is None:
+        problem = "was started without output=; resume it without output="
+    elif asked is None:
+        problem = (
+            f"was started with output= ({_describe(saved)}); resume it with the same output= "
+            "type or schema"
+        )
+    else:
+        problem = (
+            f"was started with output= ({_describe(saved)}), and this resume asks for "
+            f"{_describe(asked, structured.spec.name if structured else None)}; resume it with "
+            "the output= it was started with"
+        )
+    raise ExecutionStateError(f"execution {execution!r} {problem}", code="output_mismatch")
+
+
+def _describe(schema_text: str, title: object = None) -> str:
+    if title is None:
+        try:
+            title = json.loads(schema_text).get("title")
+        except (ValueError, AttributeError):
+            title = None
+    digest = hashlib.sha256(schema_text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    named = f"{title!r}, " if isinstance(title, str) else ""
+    return f"schema {named}sha256 {digest}…"

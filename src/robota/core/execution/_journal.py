@@ -90,6 +90,9 @@ class RuntimeState:
         native_tools: Provider-hosted tools the run asked for (S30).
         effort: The reasoning-effort selection (S24).
         context_floor: The caller's context-token floor (S31).
+        output_schema: The structured output's JSON Schema as canonical JSON text (S18), or
+            ``None`` for a plain run; a continuation must ask for the same schema.
+        output_retries: The structured output's retry budget (S18).
     """
 
     agent_name: str
@@ -105,6 +108,8 @@ class RuntimeState:
     native_tools: tuple[str, ...] = ()
     effort: str = "auto"
     context_floor: int = 0
+    output_schema: str | None = None
+    output_retries: int = 0
 
 
 @final
@@ -130,6 +135,7 @@ class ModelCallStarted:
         forced: Whether this is a forced call without tools (S37, S39).
         reason: For a forced call, why it was forced (a :data:`~robota.StopReason`).
         history: The user and tool messages committed since the previous record.
+        attempt: The structured-output attempt the call belongs to (S18; 1 for a plain run).
     """
 
     kind: ClassVar[Literal["model_call_started"]] = "model_call_started"
@@ -139,6 +145,7 @@ class ModelCallStarted:
     forced: bool = False
     reason: str | None = None
     history: tuple[Message, ...] = ()
+    attempt: int = 1
 
 
 @final
@@ -241,6 +248,7 @@ class Checkpoint:
         history: The user and tool messages committed since the previous record.
         outcome: How the run stopped (``complete`` ends the execution).
         stop_reason: The run's :data:`~robota.StopReason` when it completed.
+        output: A structured run's validated value as JSON text (S18), when it has one.
     """
 
     kind: ClassVar[Literal["checkpoint"]] = "checkpoint"
@@ -248,6 +256,7 @@ class Checkpoint:
     history: tuple[Message, ...] = ()
     outcome: CheckpointOutcome = "interrupted"
     stop_reason: str | None = None
+    output: str | None = None
 
 
 JournalRecord: TypeAlias = (
@@ -423,6 +432,8 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                     "native_tools": list(state.native_tools),
                     "effort": state.effort,
                     "context_floor": state.context_floor,
+                    "output_schema": state.output_schema,
+                    "output_retries": state.output_retries,
                 },
                 "history": [encode_message(m) for m in record.history],
             }
@@ -433,6 +444,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                 "forced": record.forced,
                 "reason": record.reason,
                 "history": [encode_message(m) for m in record.history],
+                "attempt": record.attempt,
             }
         case ModelCallSettled():
             return {
@@ -472,6 +484,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                 "history": [encode_message(m) for m in record.history],
                 "outcome": record.outcome,
                 "stop_reason": record.stop_reason,
+                "output": record.output,
             }
     raise StorageError(f"not a journal record: {record!r}")  # pragma: no cover - typed callers
 
@@ -496,6 +509,9 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             native_tools=tuple(_str(n) for n in s["native_tools"]),
             effort=_str(s["effort"]),
             context_floor=_int(s["context_floor"]),
+            # Absent from records written before structured runs could be journaled.
+            output_schema=_opt_str(s.get("output_schema")),
+            output_retries=_int(s.get("output_retries", 0)),
         )
         return ExecutionStarted(_str(b["execution_id"]), state, _history(b["history"]))
     if kind == "model_call_started":
@@ -505,6 +521,7 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             forced=_bool(b["forced"]),
             reason=_opt_str(b["reason"]),
             history=_history(b["history"]),
+            attempt=_int(b.get("attempt", 1)),
         )
     if kind == "model_call_settled":
         message = decode_message(b["message"])
@@ -543,7 +560,9 @@ def _decode(kind: str, body: Any) -> JournalRecord:
         outcome = b["outcome"]
         if outcome not in ("complete", "interrupted", "suspended"):
             raise ValueError(f"unknown checkpoint outcome {outcome!r}")
-        return Checkpoint(_history(b["history"]), outcome, _opt_str(b["stop_reason"]))
+        return Checkpoint(
+            _history(b["history"]), outcome, _opt_str(b["stop_reason"]), _opt_str(b.get("output"))
+        )
     raise ValueError(f"unknown record kind {kind!r}")
 
 

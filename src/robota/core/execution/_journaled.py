@@ -120,6 +120,8 @@ class Recovery:
         requests: Saved waits, by request id; ``responses`` their answers.
         items: What the journal cannot prove.
         accepted: Runtime-state items the host accepted, with the accepted value.
+        attempts: The structured-output attempt of the latest model call (S18).
+        output: The completed execution's validated structured value as JSON text, if any.
     """
 
     started: ExecutionStarted
@@ -138,6 +140,8 @@ class Recovery:
     accepted: dict[str, str | None] = field(default_factory=dict)
     executed_before: int = 0
     unattested: bool = False
+    attempts: int = 1
+    output: str | None = None
 
     @property
     def resumed_message(self) -> AssistantMessage | None:
@@ -212,6 +216,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
             case ModelCallStarted():
                 history.extend(record.history)
                 open_calls[record.call_id] = record
+                recovery.attempts = record.attempt
             case ModelCallSettled():
                 begun = open_calls.pop(record.call_id, None)
                 if begun is None:
@@ -251,6 +256,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                 if record.outcome == "complete":
                     recovery.complete = True
                     recovery.stop_reason = record.stop_reason
+                    recovery.output = record.output
             case ExecutionStarted():
                 raise StorageError(
                     f"execution {execution_id!r} was started twice in its journal; it is damaged",
@@ -488,18 +494,26 @@ class JournalBinding:
         self._unsaved.clear()
         await self.write(ExecutionStarted(self.execution_id, state, tuple(history)))
 
-    async def checkpoint(self, outcome: str, stop_reason: str | None) -> None:
-        """The history since the previous record, where the run stops."""
+    async def checkpoint(
+        self, outcome: str, stop_reason: str | None, output: str | None = None
+    ) -> None:
+        """The history since the previous record, where the run stops (with its S18 value)."""
         await self.write(
-            Checkpoint(self._take(), outcome, stop_reason)  # type: ignore[arg-type]
+            Checkpoint(self._take(), outcome, stop_reason, output)  # type: ignore[arg-type]
         )
 
     # model calls ---------------------------------------------------------------------
 
-    async def model_call_started(self, round_no: int, *, forced: bool, reason: str | None) -> str:
-        """Mint the call's id and record it before dispatch; returns the id."""
+    async def model_call_started(
+        self, round_no: int, *, forced: bool, reason: str | None, attempt: int = 1
+    ) -> str:
+        """Mint the call's id and record it before dispatch; returns the id.
+
+        ``attempt`` is the structured-output attempt the call belongs to (S18): a retry turn is
+        an ordinary journaled call, and a continuation keeps counting from it.
+        """
         call_id = new_id("mcall")
-        await self.write(ModelCallStarted(call_id, round_no, forced, reason, self._take()))
+        await self.write(ModelCallStarted(call_id, round_no, forced, reason, self._take(), attempt))
         self._model_call = call_id
         return call_id
 

@@ -169,6 +169,7 @@ class Execution:
         "_info",
         "_journal",
         "_notify",
+        "_output_json",
         "_output_override",
         "_output_value",
         "_plugins",
@@ -227,6 +228,7 @@ class Execution:
         self._window: ContextWindow | None = None
         self._attempts = 1
         self._output_value: object = None
+        self._output_json: str | None = None  # the validated value a journal keeps (S18, S40)
         self._transport: OutputTransport = "unchanged"
         self._effort = EffortOutcome(settings.effort)
         self._round_effort: EffortResolution | None = None
@@ -317,6 +319,7 @@ class Execution:
                     self._same_inputs.admit(message.tool_calls)
         try:
             check_native_tools(settings.provider, settings.native_tools)
+            self._attempts = recovery.attempts
             pending = recovery.pending_requests()
             status: RunStatus
             if recovery.complete or pending:
@@ -343,8 +346,10 @@ class Execution:
                         "trace": trace.event_data() if trace is not None else None,
                     },
                 )
+            if settings.structured is not None:
+                self._transport = choose_output_transport(settings.provider, settings.model)
             await self._resolve_window()
-            status = await self._settle(self._continue(recovery))
+            status = await self._settle(self._loop(recovery))
         except GeneratorExit:
             raise  # the coroutine is being closed (see _receive): nothing may be awaited now
         except BaseException as error:
@@ -378,28 +383,32 @@ class Execution:
         last = recovery.last_call
         if last is not None and last[0].forced and not last[1].message.content.strip():
             self._output_override = self.settings.summary_fallback
+        structured = self.settings.structured
+        if structured is not None and recovery.output is not None:
+            # S18, S40: the settled value, validated again; no model call.
+            self._output_json = recovery.output
+            self._output_value = structured.spec.rebuild(recovery.output)
 
-    async def _continue(self, recovery: Recovery) -> RunStatus:
+    async def _continue(self, guard: AbortGuard, recovery: Recovery) -> RunStatus:
         last = recovery.last_call
-        with AbortGuard(self._signal) as guard:
-            if last is None:
-                return await self._turn(guard)
-            begun, settled = last
-            message = recovery.resumed_message
-            if begun.forced and settled.outcome == "success":
-                if not settled.message.content.strip():
-                    self._output_override = self.settings.summary_fallback
-                return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
-            if message is None:
-                # The next model call follows; calls of the last response that history does
-                # not answer (it failed or was cut short, then the process died) get theirs.
-                for index in recovery.unanswered:
-                    call = settled.message.tool_calls[index]
-                    self._store.append(_unrun_answer(call, settled.outcome).to_message())
-                return await self._turn(guard)
-            assert self._journal is not None
-            self._journal.resume_from(begun.call_id)
-            return await self._turn(guard, resumed=(message, recovery.resume_calls))
+        if last is None:
+            return await self._turn(guard)
+        begun, settled = last
+        message = recovery.resumed_message
+        if begun.forced and settled.outcome == "success":
+            if not settled.message.content.strip():
+                self._output_override = self.settings.summary_fallback
+            return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
+        if message is None:
+            # The next model call follows; calls of the last response that history does
+            # not answer (it failed or was cut short, then the process died) get theirs.
+            for index in recovery.unanswered:
+                call = settled.message.tool_calls[index]
+                self._store.append(_unrun_answer(call, settled.outcome).to_message())
+            return await self._turn(guard)
+        assert self._journal is not None
+        self._journal.resume_from(begun.call_id)
+        return await self._turn(guard, resumed=(message, recovery.resume_calls))
 
     async def _settle(self, work: Any) -> RunStatus:
         """Run ``work``; a saved wait becomes the ``suspended`` status (S40)."""
@@ -417,7 +426,10 @@ class Execution:
 
     async def _checkpoint(self, status: RunStatus) -> None:
         assert self._journal is not None
-        await self._journal.checkpoint(status, self._stop if status == "complete" else None)
+        complete = status == "complete"
+        await self._journal.checkpoint(
+            status, self._stop if complete else None, self._output_json if complete else None
+        )
 
     async def _failed(self, error: BaseException) -> BaseException:
         failure: BaseException = error
@@ -437,17 +449,25 @@ class Execution:
             result = replace(result, plugin_errors=tuple(self._failures))
         return result
 
-    async def _loop(self) -> RunStatus:
+    async def _loop(self, recovery: Recovery | None = None) -> RunStatus:
+        """The turns of a run; a continuation's first one picks up from ``recovery`` (S40)."""
         structured = self.settings.structured
         with AbortGuard(self._signal) as guard:
             while True:
-                status = await self._turn(guard)
+                if recovery is not None:
+                    status = await self._continue(guard, recovery)
+                    recovery = None
+                else:
+                    status = await self._turn(guard)
                 if structured is None or status != "complete" or self._stop == "context_limit":
                     return status
                 # S18: validate the final text on every run; retry with the issues and schema.
-                value, issues = structured.spec.parse(self._final_text())
+                # A continuation validates the settled reply it resumed from the same way, so a
+                # reply that settled before the process died is not asked for again (S40).
+                saved, value, issues = structured.spec.validate(self._final_text())
                 if not issues:
                     self._output_value = value
+                    self._output_json = saved
                     return status
                 if self._attempts > structured.retries:
                     raise StructuredOutputError(
@@ -652,7 +672,9 @@ class Execution:
         call_id = ""
         if journal is not None:
             # S40: durable before dispatch, with the history committed since the last record.
-            call_id = await journal.model_call_started(round_no, forced=forced, reason=reason)
+            call_id = await journal.model_call_started(
+                round_no, forced=forced, reason=reason, attempt=self._attempts
+            )
         elif self._trace is not None or round_emitter.enabled:
             call_id = new_id("call")  # S27: the provider call's own id, its span's key
         started_at = now()

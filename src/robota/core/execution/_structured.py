@@ -31,7 +31,7 @@ from typing import Any, Final, Literal, TypeAlias, final, overload
 
 import pydantic
 
-from robota.core._errors import ConfigurationError
+from robota.core._errors import ConfigurationError, StorageError
 from robota.core._messages import Message, SystemMessage
 from robota.core.providers._capabilities import provider_capabilities
 from robota.core.providers._contract import Provider, ResponseFormat
@@ -88,10 +88,48 @@ class OutputSpec:
 
     def parse(self, text: str) -> tuple[object, list[str]]:
         """The typed object from a reply, or the issues that stand in its way."""
+        _, typed, issues = self.validate(text)
+        return typed, issues
+
+    def validate(self, text: str) -> tuple[str | None, object, list[str]]:
+        """The reply's validated JSON value as canonical JSON text, the typed object, the issues.
+
+        The JSON text is what a journal keeps (S40): :meth:`rebuild` turns it back into the same
+        typed object without the reply's parsing leniency (fences, surrounding prose).
+        """
         try:
             value = _parse_json(text)
         except ValueError as exc:
-            return None, [f"$: the reply is not valid JSON ({exc})"]
+            return None, None, [f"$: the reply is not valid JSON ({exc})"]
+        typed, issues = self._typed(value)
+        if issues:
+            return None, None, issues
+        return _canonical(value), typed, []
+
+    def rebuild(self, saved: str) -> object:
+        """The typed object from JSON text :meth:`validate` returned (validated again).
+
+        Raises:
+            StorageError: the text is not JSON or no longer validates (a damaged journal).
+        """
+        try:
+            value = json.loads(saved)
+        except ValueError as exc:
+            raise StorageError(
+                f"a saved structured output is not JSON ({exc}); the journal is damaged",
+                code="journal_damaged",
+                cause=exc,
+            ) from exc
+        typed, issues = self._typed(value)
+        if issues:
+            raise StorageError(
+                "a saved structured output does not validate against its schema: "
+                + "; ".join(issues),
+                code="journal_damaged",
+            )
+        return typed
+
+    def _typed(self, value: object) -> tuple[object, list[str]]:
         issues = validate_against_json_schema(self.schema, value)
         if issues:
             return None, issues
@@ -109,6 +147,10 @@ class OutputSpec:
         if transport == "json_mode":
             return ResponseFormat("json_object")
         return None
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
 def _wire_name(name: str) -> str:
