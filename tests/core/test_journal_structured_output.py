@@ -210,3 +210,28 @@ async def test_s40_structured_fields_of_records_written_before_them_read_as_a_pl
                 old.pop(field, None)
         decoded = decode_journal_record(json.dumps(body))
         assert decoded == record
+
+
+async def test_s40_a_retry_call_reconciled_as_not_happened_is_made_once_with_one_feedback_turn() -> (
+    None
+):
+    inner = InMemoryJournal()
+    # The retry call's record (with its feedback turn) is durable; the process dies before the
+    # call is dispatched, and the host says it did not happen.
+    crashing = HookedJournal(inner, after=crash_at("model_call_started", nth=2))
+    agent, _ = _agent(crashing, [INVALID, VALID])
+    with pytest.raises(Crash):
+        await agent.run("x", output=City, execution_id="e")
+    fresh, provider = _agent(inner, [VALID])
+    with pytest.raises(robota.ReconciliationRequired) as required:
+        await fresh.resume("e", output=City)
+    (item,) = required.value.items
+    assert item.kind == "model_call"
+    await fresh.reconcile("e", item.id, happened=False)
+    result = await fresh.resume("e", output=City)
+    assert result.output == OSLO
+    assert result.attempts == 2
+    assert len(provider.requests) == 1
+    feedback = [m for m in fresh.history if isinstance(m, robota.UserMessage)][1:]
+    assert len(feedback) == 1  # the retry turn is not committed a second time
+    assert [m.kind for m in fresh.history] == ["user", "assistant", "user", "assistant"]

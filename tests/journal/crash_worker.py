@@ -8,8 +8,10 @@ Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE 
   call id is in the file happened; anything else did not), answer a pending request, resume
   again — and prints what it saw; ``respond`` answers the pending request and exits; ``resume``
   resumes once and prints the result.
-* ``SCENARIO``: ``tools`` (two rounds, three effects, two of them in one response) or
-  ``suspend`` (a tool that waits for an outside response beside an ordinary effect).
+* ``SCENARIO``: ``tools`` (two rounds, three effects, two of them in one response),
+  ``suspend`` (a tool that waits for an outside response beside an ordinary effect) or
+  ``structured`` (S18: ``output=City``; the first reply does not validate, the retry does; every
+  model call this process dispatches is logged to ``EFFECTS.model``).
 * ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
 * ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
   n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
@@ -29,6 +31,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import robota
@@ -128,6 +131,15 @@ class _ConversationModel(robota.Provider):
         self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
         results = [m.content for m in request.messages if isinstance(m, ToolMessage)]
+        if SCENARIO == "structured":
+            attempt = sum(isinstance(m, robota.UserMessage) for m in request.messages)
+            _log_model_call(f"attempt {attempt}")
+            # The first reply misses a field; the retry (after the feedback turn) is valid.
+            yield TextDelta('{"name": "Oslo"}' if attempt == 1 else VALID_CITY)
+            yield ResponseDone(
+                model=request.model, usage=Usage.from_counts(prompt=10, completion=5)
+            )
+            return
         if SCENARIO == "tools":
             plan: list[list[tuple[str, dict[str, str]]]] = [
                 [("effect", {"label": "a"}), ("effect", {"label": "b"})],
@@ -144,6 +156,24 @@ class _ConversationModel(robota.Provider):
             for index, (name, args) in enumerate(turn):
                 yield ToolCallReady(ToolCall(f"call_{index}", name, json.dumps(args)))
         yield ResponseDone(model=request.model, usage=Usage.from_counts(prompt=10, completion=5))
+
+
+@dataclass
+class City:
+    name: str
+    population: int
+
+
+VALID_CITY = '{"name": "Oslo", "population": 700000}'
+OUTPUT = City if SCENARIO == "structured" else None
+
+
+def _log_model_call(label: str) -> None:
+    # Outside the journal, so a trial can count the model calls every process dispatched.
+    with open(EFFECTS + ".model", "a", encoding="utf-8") as file:
+        file.write(label + "\n")
+        file.flush()
+        os.fsync(file.fileno())
 
 
 BODIES = [0]  # tool bodies started in this process
@@ -229,6 +259,12 @@ async def _locked_retry(make: Any) -> Any:
     return await make()
 
 
+def _note_output(report: dict[str, Any], result: robota.RunResult[Any]) -> None:
+    if isinstance(result.output, City):
+        report["output"] = asdict(result.output)
+        report["attempts"] = result.attempts
+
+
 async def main() -> None:
     report: dict[str, Any] = {"items": [], "statuses": []}
     journal = _KillingJournal(_open_journal(), _Killer(KILL_AT))
@@ -242,9 +278,10 @@ async def main() -> None:
     )
     try:
         if MODE == "run":
-            result = await agent.run("start", execution_id=EXECUTION_ID)
+            result = await agent.run("start", execution_id=EXECUTION_ID, output=OUTPUT)
             report["statuses"].append(result.status)
             report["pending"] = [r.id for r in result.pending_requests]
+            _note_output(report, result)
         elif MODE == "respond":
             records = await journal.read(EXECUTION_ID)
             for record in records:
@@ -253,8 +290,9 @@ async def main() -> None:
                         lambda r=record: agent.respond(EXECUTION_ID, r.request_id, "yes")
                     )
         elif MODE == "resume":
-            result = await _locked_retry(lambda: agent.resume(EXECUTION_ID))
+            result = await _locked_retry(lambda: agent.resume(EXECUTION_ID, output=OUTPUT))
             report["statuses"].append(result.status)
+            _note_output(report, result)
         elif MODE == "race":
             # One attempt, no retry: report how it ended and how long it took.
             started = time.monotonic()
@@ -267,13 +305,13 @@ async def main() -> None:
         else:  # recover
             for _ in range(10):
                 try:
-                    result = await _locked_retry(lambda: agent.resume(EXECUTION_ID))
+                    result = await _locked_retry(lambda: agent.resume(EXECUTION_ID, output=OUTPUT))
                 except robota.ExecutionStateError as error:
                     if error.code != "execution_unknown":
                         raise
                     # Killed before the execution's first record: nothing happened yet.
                     report["statuses"].append("restarted")
-                    result = await agent.run("start", execution_id=EXECUTION_ID)
+                    result = await agent.run("start", execution_id=EXECUTION_ID, output=OUTPUT)
                 except robota.ReconciliationRequired as required:
                     for item in required.items:
                         proven = _effect_of(item.call_id) if item.kind == "effect" else None
@@ -283,6 +321,7 @@ async def main() -> None:
                         )
                     continue
                 report["statuses"].append(result.status)
+                _note_output(report, result)
                 if result.status == "suspended":
                     for request in result.pending_requests:
                         await agent.respond(EXECUTION_ID, request.id, "yes")

@@ -10,7 +10,9 @@ resumes again. Every trial must show:
 * no logical effect twice in the external file;
 * an effect that started without a recorded result is named by ``ReconciliationRequired``
   (never silently re-run), and so is a model call without a recorded response;
-* after reconciliation, the final history equals the uncrashed run's.
+* after reconciliation, the final history equals the uncrashed run's;
+* a structured run (S18) recovers to the uncrashed run's typed result, and no model call is
+  dispatched twice unless the host said an unrecorded response did not happen.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ _EFFECT_UNCERTAIN = (
     ("outside_requested", "before"),  # the body started; its wait was not saved
 )
 _MODEL_UNCERTAIN = ("model_call_started", "after"), ("model_call_settled", "before")
+# Where a killed process had dispatched a model call whose response was not recorded: the host
+# says it did not happen, so that one call is made again.
+_MODEL_REPEATED = ("model_call_settled", "before")
 
 
 def _env() -> dict[str, str]:
@@ -75,6 +80,12 @@ def _worker(
     return done.returncode, _report(done.stdout), done.stderr
 
 
+def _model_calls(effects: Path) -> list[str]:
+    """The model calls the structured scenario's processes dispatched, in order."""
+    log = effects.with_name(effects.name + ".model")
+    return log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+
+
 def _effect_lines(effects: Path) -> list[tuple[str, str]]:
     if not effects.exists():
         return []
@@ -91,6 +102,8 @@ class _Baseline:
     labels: Counter[str]
     run_points: list[str]
     resume_points: list[str]
+    output: Any = None
+    model_calls: list[str] | None = None
 
 
 def _points(kinds: list[str], bodies: int) -> list[str]:
@@ -155,7 +168,14 @@ def _baseline(backend: _Backend, scenario: str, tmp: Path) -> _Baseline:
     assert report["statuses"][-1] == "complete", report
     labels = Counter(label for _, label in _effect_lines(effects))
     assert all(count == 1 for count in labels.values())
-    return _Baseline(report["history"], labels, _points(run_kinds, run_bodies), resume_points)
+    return _Baseline(
+        report["history"],
+        labels,
+        _points(run_kinds, run_bodies),
+        resume_points,
+        report.get("output"),
+        _model_calls(effects),
+    )
 
 
 def _trial(
@@ -186,6 +206,18 @@ def _trial(
         return f"{phase} {kill}: reconciliation items {report['items']}, expected {_expected_items(kill)}"
     if report["history"] != base.history:
         return f"{phase} {kill}: history differs:\n{report['history']}\n!=\n{base.history}"
+    if report.get("output") != base.output:
+        return f"{phase} {kill}: output {report.get('output')!r}, expected {base.output!r}"
+    return _repeated_model_calls(kill, base, _model_calls(effects))
+
+
+def _repeated_model_calls(kill: str, base: _Baseline, calls: list[str]) -> str | None:
+    if not base.model_calls:
+        return None  # only the structured scenario logs its model calls
+    repeated = [label for label, n in Counter(calls).items() if n > 1]
+    allowed = 1 if tuple(kill.split(":")[::2]) == _MODEL_REPEATED else 0
+    if sorted(set(calls)) != sorted(base.model_calls) or len(repeated) > allowed:
+        return f"{kill}: model calls {calls}, expected each of {base.model_calls} once"
     return None
 
 
@@ -231,6 +263,16 @@ def test_s40_sigkill_at_every_boundary_on_postgres(
     with capsys.disabled():
         print(f"\nS40 crash trials, PostgreSQL, {scenario}: {count} trials, {len(failures)} failed")
     assert count >= 20 if scenario == "tools" else count >= 15
+    assert not failures, "\n".join(failures)
+
+
+def test_s18_s40_structured_output_sigkill_at_every_boundary_on_sqlite(
+    sqlite_backend: _Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    count, failures = _run_trials(sqlite_backend, "structured", tmp_path)
+    with capsys.disabled():
+        print(f"\nS18/S40 crash trials, SQLite, structured: {count} trials, {len(failures)} failed")
+    assert count >= 12  # six appends: start, two calls started and settled, the checkpoint
     assert not failures, "\n".join(failures)
 
 
@@ -298,3 +340,30 @@ def test_s40_suspension_round_trip_across_processes(backend: _Backend, tmp_path:
     assert report["statuses"] == ["complete"]
     assert sorted(label for _, label in _effect_lines(effects)) == ["x=yes", "y"]
     assert report["history"][-1] == ["assistant", "done: did x with yes, did y", []]
+
+
+def test_s18_s40_sigkill_between_the_retry_reply_and_validation_resumes_without_a_model_call(
+    backend: _Backend, tmp_path: Path
+) -> None:
+    eid = f"structured-{uuid.uuid4().hex}"
+    effects = tmp_path / f"{eid}.effects"
+    # The retry's reply is durable; the process dies before the loop validates it.
+    kill = "model_call_settled:2:after"
+    code, _, err = _worker("run", "structured", backend.spec, eid, effects, kill)
+    assert code == -9, err
+    assert _model_calls(effects) == ["attempt 1", "attempt 2"]
+    code, report, err = _worker("recover", "structured", backend.spec, eid, effects)
+    assert code == 0, err
+    assert report is not None
+    assert report["items"] == []  # everything was proven: nothing to reconcile
+    assert report["statuses"] == ["complete"]
+    assert report["output"] == {"name": "Oslo", "population": 700000}
+    assert report["attempts"] == 2
+    assert _model_calls(effects) == ["attempt 1", "attempt 2"]  # no call was repeated
+    assert backend.kinds(eid)[-1] == "checkpoint"
+    code, again, err = _worker("resume", "structured", backend.spec, eid, effects)
+    assert code == 0, err
+    assert again is not None
+    assert again["statuses"] == ["complete"]
+    assert again["output"] == report["output"]
+    assert _model_calls(effects) == ["attempt 1", "attempt 2"]

@@ -399,6 +399,10 @@ class Execution:
             if not settled.message.content.strip():
                 self._output_override = self.settings.summary_fallback
             return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
+        if message is not None and not message.tool_calls and recovery.attempts > begun.attempt:
+            # S18: this reply failed validation and its retry turn is already in history (the
+            # retry call was reconciled as not having happened): the retry call follows.
+            return await self._turn(guard)
         if message is None:
             # The next model call follows; calls of the last response that history does
             # not answer (it failed or was cut short, then the process died) get theirs.
