@@ -266,12 +266,15 @@ def test_s40_sigkill_at_every_boundary_on_postgres(
     assert not failures, "\n".join(failures)
 
 
-def test_s18_s40_structured_output_sigkill_at_every_boundary_on_sqlite(
-    sqlite_backend: _Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def test_s18_s40_structured_output_sigkill_at_every_boundary(
+    backend: _Backend, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    count, failures = _run_trials(sqlite_backend, "structured", tmp_path)
+    count, failures = _run_trials(backend, "structured", tmp_path)
+    store = backend.spec.partition(":")[0]
     with capsys.disabled():
-        print(f"\nS18/S40 crash trials, SQLite, structured: {count} trials, {len(failures)} failed")
+        print(
+            f"\nS18/S40 crash trials, {store}, structured: {count} trials, {len(failures)} failed"
+        )
     assert count >= 12  # six appends: start, two calls started and settled, the checkpoint
     assert not failures, "\n".join(failures)
 
