@@ -13,10 +13,17 @@ given:
   (dated snapshots the API reports for an alias; they share the alias's row).
 
 Effort (S24) maps to an extended-thinking budget: each thinking model offers ``minimal`` to
-``high`` with the budgets of its row (``"none"`` and ``"auto"`` send no thinking at all). Models
-newer than these sources that appear in the recordings (``claude-sonnet-4-6``,
-``claude-opus-4-6``, ``claude-opus-4-8``) are not listed: nothing is stated about them (S30
-silence), so effort is ``not_applied`` and cost ``None``.
+``high`` with the budgets of its row (``"none"`` and ``"auto"`` send no thinking at all).
+
+Models newer than these sources (``claude-sonnet-4-6``, ``claude-opus-4-8`` in the recordings,
+``claude-opus-4-7``) are matched to their *family* (:data:`FAMILIES`, S13/S30): every Claude 4
+model (``claude-opus-4*``, ``claude-sonnet-4*``, ``claude-haiku-4*``) takes extended thinking,
+so the family offers ``minimal`` to ``high`` with the budgets every listed Claude 4 row accepts
+(the 32k-output rows'). As for any unlisted model, ``max_tokens`` defaults to
+:data:`DEFAULT_MAX_TOKENS` and a budget must fit below it, so a larger effort is clamped unless
+the caller sets ``max_output_tokens``. A family gives no price (cost ``None``), no context window
+(unknown, with a warning, S13) and no ``output_config.format`` (not stated for every member).
+Claude 3 models not listed and any other name (``claude-5-…``) match no family.
 """
 
 from __future__ import annotations
@@ -28,18 +35,25 @@ from typing import Final
 from robota.core import (
     EffortLevel,
     ModelCapabilities,
+    ModelFamily,
+    match_model_family,
 )
 from robota.host._provider_kit import register_model_table
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
     "EFFORT_CONTROL",
+    "FAMILIES",
+    "FAMILY_RULES",
     "MODELS",
     "MODELS_SOURCE",
+    "AnthropicFamily",
     "AnthropicModel",
+    "family",
     "model_capabilities_table",
     "register_anthropic_models",
     "row",
+    "thinking_budgets",
 ]
 
 MODELS_SOURCE: Final = "models-2025-12"
@@ -140,9 +154,60 @@ level ("Supported levels: high, low, max, medium.", claude-opus-4-6). A model he
 above for its effort; without a row it still has no registered price (cost ``None``)."""
 
 
+FAMILIES_SOURCE: Final = "models-2025-12 rows + recordings-2026-08"
+"""Where the family rules come from: what every listed Claude 4 row states (models-2025-12) and
+the newer Claude 4 models answering with thinking blocks in the recordings (recordings-2026-08)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicFamily:
+    """A family rule (S13, S30) and the thinking budgets every member accepts."""
+
+    rule: ModelFamily
+    thinking: Mapping[EffortLevel, int] | None
+
+
+FAMILIES: Final[tuple[AnthropicFamily, ...]] = (
+    AnthropicFamily(
+        ModelFamily(
+            "claude-4",
+            ("claude-opus-4*", "claude-sonnet-4*", "claude-haiku-4*"),
+            ModelCapabilities(
+                tools=True, streaming=True, parallel_tool_calls=True, vision=True, reasoning=True
+            ),
+            FAMILIES_SOURCE,
+        ),
+        _BUDGETS_32K,
+    ),
+)
+"""Family rules for names the table does not list, in order: the first match wins."""
+
+FAMILY_RULES: Final[tuple[ModelFamily, ...]] = tuple(f.rule for f in FAMILIES)
+_BY_RULE: Final = {f.rule.name: f for f in FAMILIES}
+
+
 def row(model: str) -> AnthropicModel | None:
     """The row for ``model`` (an alias or dated snapshot included), when listed."""
     return _BY_NAME.get(model)
+
+
+def family(model: str) -> AnthropicFamily | None:
+    """The family of a model the table does not list; ``None`` for a listed one or no match."""
+    if model in _BY_NAME:
+        return None
+    rule = match_model_family(FAMILY_RULES, model)
+    return None if rule is None else _BY_RULE[rule.name]
+
+
+def thinking_budgets(model: str) -> tuple[Mapping[EffortLevel, int] | None, str]:
+    """``model``'s thinking budgets (its row's, else its family's) and their source (S24)."""
+    entry = _BY_NAME.get(model)
+    if entry is not None:
+        return entry.thinking, MODELS_SOURCE
+    member = family(model)
+    if member is None:
+        return None, MODELS_SOURCE
+    return member.thinking, f"family {member.rule.name} ({member.rule.source})"
 
 
 def model_capabilities_table() -> dict[str, ModelCapabilities]:

@@ -32,10 +32,10 @@ from robota.host._provider_kit import (
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
     EFFORT_CONTROL,
-    MODELS_SOURCE,
+    FAMILY_RULES,
     model_capabilities_table,
     register_anthropic_models,
-    row,
+    thinking_budgets,
 )
 from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 from robota.providers.anthropic._sdk import load_anthropic
@@ -152,6 +152,7 @@ class AnthropicProvider(SDKProvider):
         return ProviderCapabilities(
             default_model=_GENERAL,
             models=model_capabilities_table(),
+            families=FAMILY_RULES,
             native_tools_supported=frozenset(NATIVE_TOOLS),
             native_tools_enabled=self._native,
         )
@@ -179,10 +180,10 @@ class AnthropicProvider(SDKProvider):
                 model=request.model,
                 source="recordings-2026",
             )
-        entry = row(request.model)
-        budgets = entry.thinking if entry is not None else None
+        # The model's row, else its family (S13): a newer Claude 4 model still thinks.
+        budgets, source = thinking_budgets(request.model)
         if budgets is None or request.tool_choice == "required":
-            return resolve_effort(request.effort, None, model=request.model, source=MODELS_SOURCE)
+            return resolve_effort(request.effort, None, model=request.model, source=source)
         limit = max_tokens_for(request, streamed=streamed)
         fitting = {level: budget for level, budget in budgets.items() if budget < limit}
         return resolve_effort(
@@ -190,7 +191,7 @@ class AnthropicProvider(SDKProvider):
             tuple(fitting),
             native={level: str(budget) for level, budget in fitting.items()},
             model=request.model,
-            source=MODELS_SOURCE,
+            source=source,
         )
 
     async def _send(
