@@ -119,7 +119,10 @@ _BY_NAME: Final[Mapping[str, OpenAIModel]] = {
 FAMILIES_SOURCE: Final = "models-2025-12 rows + recordings-2026-08"
 """Where the family rules come from: what every listed member of a family states (the rows
 above, models-2025-12), and the recorded ``gpt-5.5`` exchange (recordings-2026-08: it returns
-reasoning items, so it must be asked for their encrypted content)."""
+reasoning items, so it must be asked for their encrypted content). The exclusions (``*-chat*``
+models take no effort; ``o1-*`` is left out because ``o1-mini`` takes none) and the pro
+vocabulary come from OpenAI's model pages in the same reading, not from rows: verify them
+before a release."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +143,8 @@ _REASONS: Final = ModelCapabilities(
 _NO_REASONING: Final = ModelCapabilities(reasoning=False)
 
 FAMILIES: Final[tuple[OpenAIFamily, ...]] = (
-    # gpt-5.2-pro takes medium/high/xhigh, gpt-5-pro only high: "high" is what both accept.
+    # gpt-5-pro accepts only "high" (platform.openai.com/docs/models/gpt-5-pro, as of 2025-10;
+    # verify before a release): the one level a pro release is known to take.
     OpenAIFamily(
         ModelFamily(
             "gpt-5-pro",
