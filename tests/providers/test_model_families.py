@@ -151,10 +151,12 @@ def test_s13_gpt_4_families_do_not_reason() -> None:
 
 
 ANTHROPIC_CASES = [
-    ("claude-opus-4-7", "claude-4"),
     ("claude-sonnet-4-6", "claude-4"),
-    ("claude-opus-4-8", "claude-4"),
     ("claude-haiku-4-6-20260101", "claude-4"),
+    ("claude-opus-4-6-20260201", "claude-4"),  # a snapshot: budgets, deprecated but accepted
+    ("claude-opus-4-7", "claude-opus-4-7+"),
+    ("claude-opus-4-8", "claude-opus-4-7+"),
+    ("claude-opus-4-7-20260416", "claude-opus-4-7+"),
     ("claude-3-5-sonnet-latest", None),
     ("claude-opus-5", None),
     ("my-finetune", None),
@@ -168,17 +170,29 @@ def test_s13_anthropic_family_rules(model: str, family: str | None) -> None:
     assert found.source == ("family" if family else "default")
     assert (found.family.name if found.family else None) == family
     budgets, source = anthropic_models.thinking_budgets(model)
+    control = anthropic_models.effort_control(model)
     request = ChatRequest(model, [UserMessage("x")], effort="high", max_output_tokens=30_000)
     resolution = provider.resolve_effort(request)
     if family is None:
         assert budgets is None
+        assert control is None
         assert resolution.disposition == "not_applied"
-    else:
-        assert found.capabilities is not None
-        assert found.capabilities.reasoning is True
-        assert found.capabilities.structured_output is None  # not stated for every member
+        return
+    assert found.capabilities is not None
+    assert found.capabilities.reasoning is True
+    assert found.capabilities.structured_output is None  # not stated for every member
+    assert resolution.disposition == "applied"
+    if family == "claude-4":
+        assert control is None
         assert source.startswith("family claude-4 (")
         assert resolution.native_value == "24576"
+    else:
+        # Opus 4.7+ refuses a thinking budget: its effort control, never a budget.
+        assert budgets is None
+        assert control is not None
+        assert control[0] == ("low", "medium", "high", "max")
+        assert resolution.native_value == "high"
+        assert resolution.source == f"family claude-opus-4-7+ ({anthropic_models.ADAPTIVE_SOURCE})"
 
 
 def test_s24_an_exact_effort_control_still_wins_over_the_claude_4_family() -> None:
@@ -187,6 +201,7 @@ def test_s24_an_exact_effort_control_still_wins_over_the_claude_4_family() -> No
         ChatRequest("claude-opus-4-6", [UserMessage("x")], effort="max")
     )
     assert resolution.native_value == "max"
+    assert resolution.source == "recordings-2026"
 
 
 GEMINI_CASES = [

@@ -31,8 +31,8 @@ from robota.host._provider_kit import (
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
-    EFFORT_CONTROL,
     FAMILY_RULES,
+    effort_control,
     model_capabilities_table,
     register_anthropic_models,
     thinking_budgets,
@@ -171,15 +171,12 @@ class AnthropicProvider(SDKProvider):
     def _resolve(self, request: ChatRequest, *, streamed: bool) -> EffortResolution:
         # The budget must fit below the max_tokens of the call actually made (a complete call's
         # default is capped lower than a stream's).
-        control = EFFORT_CONTROL.get(request.model)
+        control = effort_control(request.model)
         if control is not None:
-            # The model's own effort control, sent as its level name (S24).
-            return resolve_effort(
-                request.effort,
-                control,
-                model=request.model,
-                source="recordings-2026",
-            )
+            # The model's own effort control (its entry, else its family's: a Claude Opus 4.7+
+            # refuses a thinking budget), sent as its level name (S24).
+            levels, source = control
+            return resolve_effort(request.effort, levels, model=request.model, source=source)
         # The model's row, else its family (S13): a newer Claude 4 model still thinks.
         budgets, source = thinking_budgets(request.model)
         if budgets is None or request.tool_choice == "required":
