@@ -69,7 +69,7 @@ def test_s04_s13_table_registered_at_import() -> None:
         ("claude-sonnet-4-5", "high", 8000, "clamped", "4096"),
         ("claude-opus-4-1", "high", None, "applied", "24576"),
         ("claude-3-5-haiku-latest", "high", None, "not_applied", None),
-        ("claude-sonnet-4-6", "high", None, "not_applied", None),
+        ("claude-5-opus", "high", None, "not_applied", None),
     ],
 )
 def test_s24_effort_dispositions(
@@ -80,6 +80,26 @@ def test_s24_effort_dispositions(
     assert resolution.disposition == disposition
     assert resolution.native_value == budget
     assert resolution.source == "models-2025-12"
+
+
+@pytest.mark.parametrize(
+    ("max_tokens", "disposition", "budget"),
+    [
+        (None, "clamped", "1024"),  # the unlisted default max_tokens (4096) fits only 1024
+        (30_000, "applied", "24576"),  # the family's budgets, the 32k-output rows'
+    ],
+)
+def test_s13_a_newer_claude_4_model_thinks_by_its_family(
+    max_tokens: int | None, disposition: str, budget: str
+) -> None:
+    adapter = AnthropicProvider(api_key="k")
+    resolution = adapter.resolve_effort(
+        request("claude-sonnet-4-6", effort="high", max_output_tokens=max_tokens)
+    )
+    assert resolution.disposition == disposition
+    assert resolution.native_value == budget
+    assert resolution.source is not None
+    assert resolution.source.startswith("family claude-4 (")
 
 
 async def test_s24_no_thinking_sent_for_auto_and_temperature_kept() -> None:

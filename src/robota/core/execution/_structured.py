@@ -33,7 +33,7 @@ import pydantic
 
 from robota.core._errors import ConfigurationError, StorageError
 from robota.core._messages import Message, SystemMessage
-from robota.core.providers._capabilities import provider_capabilities
+from robota.core.providers._capabilities import lookup_model_capabilities
 from robota.core.providers._contract import Provider, ResponseFormat
 from robota.core.schema._convert import schema_from_type
 from robota.core.schema._subset import check_parameter_schema
@@ -178,13 +178,14 @@ def _parse_json(text: str) -> object:
 
 def choose_output_transport(provider: Provider, model: str) -> OutputTransport:
     """Which transport carries a schema for ``model`` on ``provider`` (S18)."""
-    table = provider_capabilities(provider)
-    if table is None:
+    found = lookup_model_capabilities(provider, model)
+    if found.capabilities is None:
         return "unchanged"
-    own = table.models.get(model)
-    declared = own.structured_output if own is not None else None
+    # The model's own row or its family's rule (S30); the vendor default only for its own
+    # endpoint (S18).
+    declared = found.own.structured_output if found.own is not None else None
     if declared is None and provider.endpoint_provenance() != "custom":
-        declared = table.default_model.structured_output
+        declared = found.capabilities.structured_output
     if declared == "json_schema":
         return "json_schema"
     if declared == "json_mode":

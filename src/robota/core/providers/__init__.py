@@ -4,10 +4,15 @@ The base class adapters implement, and the one way to ask what they can do.
 """
 
 from robota.core.providers._capabilities import (
+    CapabilitySource,
     ModelCapabilities,
+    ModelCapabilityLookup,
+    ModelFamily,
     ProviderCapabilities,
     StructuredOutputTransport,
     check_native_tools,
+    lookup_model_capabilities,
+    match_model_family,
     model_capabilities,
     model_capability,
     provider_capabilities,
@@ -48,6 +53,7 @@ from robota.core.providers._resolve import (
 __all__ = [
     "EFFORT_LEVELS",
     "PROVIDER_ENTRY_POINT_GROUP",
+    "CapabilitySource",
     "ChatRequest",
     "ChatResponse",
     "EffortDisposition",
@@ -56,6 +62,8 @@ __all__ = [
     "EffortResolution",
     "EffortSelection",
     "ModelCapabilities",
+    "ModelCapabilityLookup",
+    "ModelFamily",
     "NativeCapture",
     "NativePayload",
     "Provider",
@@ -71,6 +79,8 @@ __all__ = [
     "check_effort",
     "check_native_tools",
     "collect_stream",
+    "lookup_model_capabilities",
+    "match_model_family",
     "model_capabilities",
     "model_capability",
     "normalize_request",

@@ -5,9 +5,11 @@ Generic code calls :func:`provider_capabilities` (the only reader of
 on a provider's name or a model's name (S02).
 
 Silence is not denial: every capability is ``bool | None`` (or a value or ``None``), where
-``None`` means "not stated". A model's own table is asked first, then the vendor's stated
-default; a capability neither states is reported as ``None``. Callers that must act on silence
-state their own assumption explicitly.
+``None`` means "not stated". A model's own table is asked first, then the family its name belongs
+to (:class:`ModelFamily`, for a model newer than the table), then the vendor's stated default; a
+capability none of them states is reported as ``None``. Callers that must act on silence state
+their own assumption explicitly. :func:`lookup_model_capabilities` also says which of these
+answered (:data:`CapabilitySource`).
 
 Provider-hosted ("native") tools such as server-side web search are a different thing from
 Robota's local function tools of the same name. A provider can *support* one without it being
@@ -17,18 +19,24 @@ is not enabled fails in :func:`check_native_tools` before any transport starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from fnmatch import fnmatchcase
 from typing import Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
 from robota.core.providers._contract import Provider
 
 __all__ = [
+    "CapabilitySource",
     "ModelCapabilities",
+    "ModelCapabilityLookup",
+    "ModelFamily",
     "ProviderCapabilities",
     "StructuredOutputTransport",
     "check_native_tools",
+    "lookup_model_capabilities",
+    "match_model_family",
     "model_capabilities",
     "model_capability",
     "provider_capabilities",
@@ -61,6 +69,59 @@ class ModelCapabilities:
     reasoning: bool | None = None
 
 
+CapabilitySource: TypeAlias = Literal["exact", "family", "default", "unknown"]
+"""Where a model's capabilities came from (see :func:`lookup_model_capabilities`):
+``"exact"`` the model's own row in the provider's table, ``"family"`` the family rule its name
+matched, ``"default"`` only the vendor's general statement, ``"unknown"`` no table at all."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ModelFamily:
+    """A documented rule for models a provider's exact table does not list (S13, S30).
+
+    A model string matches when it fits one of ``patterns`` and none of ``exclude``
+    (:func:`fnmatch.fnmatchcase` globs: ``*`` any text, ``?`` one character, case-sensitive).
+    A match gives the family's ``capabilities`` — never a price (cost stays unknown, S04) and
+    no context window: a family states capabilities and, in its adapter, an effort vocabulary.
+
+    Attributes:
+        name: A short label for the family (``"gpt-5"``), shown in lookups and effort records.
+        patterns: Globs a member's name fits.
+        capabilities: What the vendor states for every member (``None`` fields: not stated).
+        source: Where the rule comes from, dated (``"models-2025-12"``), opaque to core.
+        exclude: Globs that take a name back out of the family (``"gpt-5*-chat*"``).
+    """
+
+    name: str
+    patterns: tuple[str, ...]
+    capabilities: ModelCapabilities
+    source: str
+    exclude: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        patterns: object = self.patterns
+        if isinstance(patterns, str) or not patterns:
+            raise ConfigurationError(
+                f"ModelFamily {self.name!r}: patterns must be a non-empty tuple of globs, e.g. "
+                f"patterns=('gpt-5*',), got {patterns!r}"
+            )
+
+    def matches(self, model: str) -> bool:
+        """Whether ``model`` belongs to this family."""
+        return any(fnmatchcase(model, p) for p in self.patterns) and not any(
+            fnmatchcase(model, p) for p in self.exclude
+        )
+
+
+def match_model_family(families: Sequence[ModelFamily], model: str) -> ModelFamily | None:
+    """The first of ``families`` that ``model`` belongs to, or ``None``."""
+    for family in families:
+        if family.matches(model):
+            return family
+    return None
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class ProviderCapabilities:
@@ -68,13 +129,16 @@ class ProviderCapabilities:
 
     Attributes:
         default_model: What the vendor states for its models in general.
-        models: Per-model tables, consulted before ``default_model``.
+        models: Per-model tables (the exact table), consulted first.
+        families: Rules for names ``models`` does not list, in order (the first match wins);
+            consulted after ``models`` and before ``default_model``.
         native_tools_supported: Provider-hosted tools this provider can run.
         native_tools_enabled: The supported ones this instance was constructed with.
     """
 
     default_model: ModelCapabilities = field(default_factory=ModelCapabilities)
     models: Mapping[str, ModelCapabilities] = field(default_factory=dict)
+    families: Sequence[ModelFamily] = ()
     native_tools_supported: frozenset[str] = frozenset()
     native_tools_enabled: frozenset[str] = frozenset()
 
@@ -104,24 +168,62 @@ def provider_capabilities(provider: Provider) -> ProviderCapabilities | None:
     return table
 
 
-def model_capabilities(provider: Provider, model: str) -> ModelCapabilities | None:
-    """The merged table for ``model``: its own statements over the vendor default.
+@final
+@dataclass(frozen=True, slots=True)
+class ModelCapabilityLookup:
+    """A model's capabilities and where they came from (S30).
 
-    ``None`` when the provider publishes no table at all.
+    Attributes:
+        capabilities: The merged table (the model's own or its family's statements over the
+            vendor default); ``None`` when the provider publishes no table.
+        source: See :data:`CapabilitySource`.
+        own: What the exact row or the family states, before the vendor default is merged in;
+            ``None`` for ``"default"`` and ``"unknown"``.
+        family: The family rule that matched, for ``source == "family"``.
+    """
+
+    capabilities: ModelCapabilities | None
+    source: CapabilitySource
+    own: ModelCapabilities | None = None
+    family: ModelFamily | None = None
+
+
+def _merged(own: ModelCapabilities, default: ModelCapabilities) -> ModelCapabilities:
+    return ModelCapabilities(
+        **{
+            name: getattr(own, name) if getattr(own, name) is not None else getattr(default, name)
+            for name in _CAPABILITY_NAMES
+        }
+    )
+
+
+def lookup_model_capabilities(provider: Provider, model: str) -> ModelCapabilityLookup:
+    """``model``'s capabilities on ``provider`` and their source (S13, S30).
+
+    In order: the exact table (``"exact"``), the first matching family (``"family"``), the
+    vendor's general statement alone (``"default"``); a provider with no table is
+    ``"unknown"``. The exact table always wins over a family.
     """
     table = provider_capabilities(provider)
     if table is None:
-        return None
+        return ModelCapabilityLookup(None, "unknown")
     own = table.models.get(model)
-    if own is None:
-        return table.default_model
-    merged = {
-        name: getattr(own, name)
-        if getattr(own, name) is not None
-        else getattr(table.default_model, name)
-        for name in _CAPABILITY_NAMES
-    }
-    return ModelCapabilities(**merged)
+    if own is not None:
+        return ModelCapabilityLookup(_merged(own, table.default_model), "exact", own)
+    family = match_model_family(table.families, model)
+    if family is not None:
+        merged = _merged(family.capabilities, table.default_model)
+        return ModelCapabilityLookup(merged, "family", family.capabilities, family)
+    return ModelCapabilityLookup(table.default_model, "default")
+
+
+def model_capabilities(provider: Provider, model: str) -> ModelCapabilities | None:
+    """The merged table for ``model``: its own (or its family's) statements over the default.
+
+    ``None`` when the provider publishes no table at all. :func:`lookup_model_capabilities`
+    also says where the answer came from.
+    """
+    return lookup_model_capabilities(provider, model).capabilities
 
 
 def model_capability(provider: Provider, model: str, name: str) -> object | None:

@@ -13,10 +13,24 @@ given:
   (dated snapshots the API reports for an alias; they share the alias's row).
 
 Effort (S24) maps to an extended-thinking budget: each thinking model offers ``minimal`` to
-``high`` with the budgets of its row (``"none"`` and ``"auto"`` send no thinking at all). Models
-newer than these sources that appear in the recordings (``claude-sonnet-4-6``,
-``claude-opus-4-6``, ``claude-opus-4-8``) are not listed: nothing is stated about them (S30
-silence), so effort is ``not_applied`` and cost ``None``.
+``high`` with the budgets of its row (``"none"`` and ``"auto"`` send no thinking at all).
+
+Models newer than these sources (``claude-sonnet-4-6``, ``claude-opus-4-8`` in the recordings,
+``claude-opus-4-7``) are matched to their *family* (:data:`FAMILIES`, S13/S30), first match wins:
+
+* ``claude-opus-4-7``, ``-4-8``, ``-4-9`` (and their dated snapshots) refuse an extended-thinking
+  budget — the API answers 400 "thinking.type.enabled is not supported for this model" — and take
+  the effort control instead (``output_config.effort``). Offered: ``low``/``medium``/``high``/
+  ``max``, the levels claude-opus-4-6 accepts (its recorded 400) that 4.7 also lists.
+* every other Claude 4 model (``claude-opus-4*``, ``claude-sonnet-4*``, ``claude-haiku-4*``)
+  takes extended thinking: ``minimal`` to ``high`` with the budgets every listed Claude 4 row
+  accepts (the 32k-output rows'). As for any unlisted model, ``max_tokens`` defaults to
+  :data:`DEFAULT_MAX_TOKENS` and a budget must fit below it, so a larger effort is clamped unless
+  the caller sets ``max_output_tokens``.
+
+A family gives no price (cost ``None``), no context window (unknown, with a warning, S13) and no
+``output_config.format`` (not stated for every member). Claude 3 models not listed and any other
+name (``claude-opus-5``) match no family.
 """
 
 from __future__ import annotations
@@ -28,18 +42,27 @@ from typing import Final
 from robota.core import (
     EffortLevel,
     ModelCapabilities,
+    ModelFamily,
+    match_model_family,
 )
 from robota.host._provider_kit import register_model_table
 
 __all__ = [
+    "ADAPTIVE_SOURCE",
     "DEFAULT_MAX_TOKENS",
     "EFFORT_CONTROL",
+    "FAMILIES",
+    "FAMILY_RULES",
     "MODELS",
     "MODELS_SOURCE",
+    "AnthropicFamily",
     "AnthropicModel",
+    "effort_control",
+    "family",
     "model_capabilities_table",
     "register_anthropic_models",
     "row",
+    "thinking_budgets",
 ]
 
 MODELS_SOURCE: Final = "models-2025-12"
@@ -140,9 +163,95 @@ level ("Supported levels: high, low, max, medium.", claude-opus-4-6). A model he
 above for its effort; without a row it still has no registered price (cost ``None``)."""
 
 
+FAMILIES_SOURCE: Final = "models-2025-12 rows + recordings-2026-08"
+"""Where the family rules come from: what every listed Claude 4 row states (models-2025-12) and
+the newer Claude 4 models answering with thinking blocks in the recordings (recordings-2026-08)."""
+
+
+ADAPTIVE_SOURCE: Final = "api-400-reports-2026-06"
+"""Where the effort-control family comes from: the API's own 400 for a thinking budget on
+claude-opus-4-7 and claude-opus-4-8, as reported publicly 2026-04 to 2026-06 ("thinking.type.enabled
+is not supported for this model. Use thinking.type.adaptive and output_config.effort"); verify
+against docs.anthropic.com ("Adaptive thinking", "Effort") before a release."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnthropicFamily:
+    """A family rule (S13, S30) and its effort: thinking budgets, or the effort control's levels."""
+
+    rule: ModelFamily
+    thinking: Mapping[EffortLevel, int] | None
+    effort_control: tuple[EffortLevel, ...] | None = None
+
+
+_CLAUDE_4: Final = ModelCapabilities(
+    tools=True, streaming=True, parallel_tool_calls=True, vision=True, reasoning=True
+)
+
+FAMILIES: Final[tuple[AnthropicFamily, ...]] = (
+    AnthropicFamily(
+        ModelFamily(
+            "claude-opus-4-7+",
+            ("claude-opus-4-[7-9]", "claude-opus-4-[7-9]-*"),
+            _CLAUDE_4,
+            ADAPTIVE_SOURCE,
+        ),
+        None,
+        ("low", "medium", "high", "max"),
+    ),
+    AnthropicFamily(
+        ModelFamily(
+            "claude-4",
+            ("claude-opus-4*", "claude-sonnet-4*", "claude-haiku-4*"),
+            _CLAUDE_4,
+            FAMILIES_SOURCE,
+        ),
+        _BUDGETS_32K,
+    ),
+)
+"""Family rules for names the table does not list, in order: the first match wins."""
+
+FAMILY_RULES: Final[tuple[ModelFamily, ...]] = tuple(f.rule for f in FAMILIES)
+_BY_RULE: Final = {f.rule.name: f for f in FAMILIES}
+
+
 def row(model: str) -> AnthropicModel | None:
     """The row for ``model`` (an alias or dated snapshot included), when listed."""
     return _BY_NAME.get(model)
+
+
+def family(model: str) -> AnthropicFamily | None:
+    """The family of a model the table does not list; ``None`` for a listed one or no match."""
+    if model in _BY_NAME:
+        return None
+    rule = match_model_family(FAMILY_RULES, model)
+    return None if rule is None else _BY_RULE[rule.name]
+
+
+def effort_control(model: str) -> tuple[tuple[EffortLevel, ...], str] | None:
+    """The levels of ``model``'s own effort control and their source (S24), when it has one.
+
+    Its exact entry (:data:`EFFORT_CONTROL`), else its family's; ``None`` for a model that takes
+    a thinking budget (or nothing).
+    """
+    levels = EFFORT_CONTROL.get(model)
+    if levels is not None:
+        return levels, "recordings-2026"
+    member = family(model)
+    if member is None or member.effort_control is None:
+        return None
+    return member.effort_control, f"family {member.rule.name} ({member.rule.source})"
+
+
+def thinking_budgets(model: str) -> tuple[Mapping[EffortLevel, int] | None, str]:
+    """``model``'s thinking budgets (its row's, else its family's) and their source (S24)."""
+    entry = _BY_NAME.get(model)
+    if entry is not None:
+        return entry.thinking, MODELS_SOURCE
+    member = family(model)
+    if member is None:
+        return None, MODELS_SOURCE
+    return member.thinking, f"family {member.rule.name} ({member.rule.source})"
 
 
 def model_capabilities_table() -> dict[str, ModelCapabilities]:

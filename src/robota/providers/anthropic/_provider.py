@@ -31,11 +31,11 @@ from robota.host._provider_kit import (
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
-    EFFORT_CONTROL,
-    MODELS_SOURCE,
+    FAMILY_RULES,
+    effort_control,
     model_capabilities_table,
     register_anthropic_models,
-    row,
+    thinking_budgets,
 )
 from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 from robota.providers.anthropic._sdk import load_anthropic
@@ -152,6 +152,7 @@ class AnthropicProvider(SDKProvider):
         return ProviderCapabilities(
             default_model=_GENERAL,
             models=model_capabilities_table(),
+            families=FAMILY_RULES,
             native_tools_supported=frozenset(NATIVE_TOOLS),
             native_tools_enabled=self._native,
         )
@@ -170,19 +171,16 @@ class AnthropicProvider(SDKProvider):
     def _resolve(self, request: ChatRequest, *, streamed: bool) -> EffortResolution:
         # The budget must fit below the max_tokens of the call actually made (a complete call's
         # default is capped lower than a stream's).
-        control = EFFORT_CONTROL.get(request.model)
+        control = effort_control(request.model)
         if control is not None:
-            # The model's own effort control, sent as its level name (S24).
-            return resolve_effort(
-                request.effort,
-                control,
-                model=request.model,
-                source="recordings-2026",
-            )
-        entry = row(request.model)
-        budgets = entry.thinking if entry is not None else None
+            # The model's own effort control (its entry, else its family's: a Claude Opus 4.7+
+            # refuses a thinking budget), sent as its level name (S24).
+            levels, source = control
+            return resolve_effort(request.effort, levels, model=request.model, source=source)
+        # The model's row, else its family (S13): a newer Claude 4 model still thinks.
+        budgets, source = thinking_budgets(request.model)
         if budgets is None or request.tool_choice == "required":
-            return resolve_effort(request.effort, None, model=request.model, source=MODELS_SOURCE)
+            return resolve_effort(request.effort, None, model=request.model, source=source)
         limit = max_tokens_for(request, streamed=streamed)
         fitting = {level: budget for level, budget in budgets.items() if budget < limit}
         return resolve_effort(
@@ -190,7 +188,7 @@ class AnthropicProvider(SDKProvider):
             tuple(fitting),
             native={level: str(budget) for level, budget in fitting.items()},
             model=request.model,
-            source=MODELS_SOURCE,
+            source=source,
         )
 
     async def _send(

@@ -9,9 +9,16 @@ Every row is source-dated. Sources, as read on the date given:
   tokens: input, output, context-caching read; the ≤200k-token prompt tier where a model has
   two), read 2025-12.
 
-These tables were **compiled by hand: verify them against the live pages before a release**. A
-model that is not listed has no stated capabilities (silence, not denial: S30), no effort control
-(effort is then ``not_applied``), the default context window with a warning (S13) and no price.
+These tables were **compiled by hand: verify them against the live pages before a release**.
+
+A model the table does not list is matched to its *family* (:data:`FAMILIES`, S13/S30):
+``gemini-3-*``/``gemini-3.*`` take a thinking level, offering ``low``/``high`` (what every listed
+Gemini 3 model accepts); ``gemini-2.5-*`` take a thinking budget, offering ``low``/``medium``/
+``high`` with the budgets every listed 2.5 model accepts (no ``none``: 2.5 Pro cannot turn
+thinking off); ``gemini-2.0-*`` do not think. Image, speech, live and audio variants and
+``*thinking*`` experiments are excluded. A family gives no price (cost ``None``) and no context
+window (unknown, with a warning, S13). Any other name (``gemini-1.5-…``, ``gemini-4…``) has no
+stated capabilities beyond the vendor default (silence, not denial: S30) and no effort control.
 
 Thinking control (S24), per model:
 
@@ -32,16 +39,24 @@ from typing import Final, Literal
 from robota.core import (
     EffortLevel,
     ModelCapabilities,
+    ModelFamily,
+    match_model_family,
 )
 from robota.host._provider_kit import register_model_table
 
 __all__ = [
+    "FAMILIES",
+    "FAMILY_RULES",
     "MODELS",
     "MODELS_SOURCE",
+    "GeminiFamily",
     "GeminiModel",
+    "ThinkingControl",
+    "family",
     "model_capabilities_table",
     "register_gemini_models",
     "row",
+    "thinking_control",
 ]
 
 MODELS_SOURCE: Final = "gemini-models-2025-12"
@@ -114,9 +129,98 @@ _BY_NAME: Final[Mapping[str, GeminiModel]] = {
 }
 
 
+FAMILIES_SOURCE: Final = "gemini-models-2025-12 rows + recordings-2026-08"
+"""Where the family rules come from: what every listed member of a family states (the rows
+above) and the newer models answering with thoughts in the recordings (recordings-2026-08)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GeminiFamily:
+    """A family rule (S13, S30) and the thinking control every member accepts."""
+
+    rule: ModelFamily
+    thinking: ThinkingKind | None
+    native: Mapping[EffortLevel, str] = field(default_factory=dict)
+
+
+_THINKS: Final = ModelCapabilities(
+    tools=True,
+    streaming=True,
+    parallel_tool_calls=True,
+    structured_output="json_schema",
+    vision=True,
+    reasoning=True,
+)
+_NOT_TEXT: Final = ("*-image*", "*-tts*", "*-live*", "*audio*", "*thinking*")
+
+FAMILIES: Final[tuple[GeminiFamily, ...]] = (
+    GeminiFamily(
+        ModelFamily(
+            "gemini-3", ("gemini-3-*", "gemini-3.*"), _THINKS, FAMILIES_SOURCE, exclude=_NOT_TEXT
+        ),
+        "level",
+        {"low": "low", "high": "high"},
+    ),
+    GeminiFamily(
+        ModelFamily("gemini-2.5", ("gemini-2.5-*",), _THINKS, FAMILIES_SOURCE, exclude=_NOT_TEXT),
+        "budget",
+        {"low": "1024", "medium": "8192", "high": "24576"},
+    ),
+    GeminiFamily(
+        ModelFamily(
+            "gemini-2.0",
+            ("gemini-2.0-*",),
+            ModelCapabilities(reasoning=False),
+            FAMILIES_SOURCE,
+            exclude=_NOT_TEXT,
+        ),
+        None,
+    ),
+)
+"""Family rules for names the table does not list, in order: the first match wins."""
+
+FAMILY_RULES: Final[tuple[ModelFamily, ...]] = tuple(f.rule for f in FAMILIES)
+_BY_RULE: Final = {f.rule.name: f for f in FAMILIES}
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingControl:
+    """How a model's thinking is controlled (S24): from its row or its family."""
+
+    thinking: ThinkingKind | None
+    native: Mapping[EffortLevel, str]
+    source: str
+
+    @property
+    def efforts(self) -> tuple[EffortLevel, ...] | None:
+        """The neutral levels offered, ascending; ``None`` without a thinking control."""
+        return tuple(self.native) if self.thinking is not None else None
+
+
 def row(model: str) -> GeminiModel | None:
     """The row for ``model`` (``models/`` prefix allowed), when listed."""
     return _BY_NAME.get(model.removeprefix("models/"))
+
+
+def family(model: str) -> GeminiFamily | None:
+    """The family of a model the table does not list (``models/`` prefix allowed)."""
+    name = model.removeprefix("models/")
+    if name in _BY_NAME:
+        return None
+    rule = match_model_family(FAMILY_RULES, name)
+    return None if rule is None else _BY_RULE[rule.name]
+
+
+def thinking_control(model: str) -> ThinkingControl | None:
+    """``model``'s thinking control: its row's, else its family's; ``None`` for neither."""
+    entry = row(model)
+    if entry is not None:
+        return ThinkingControl(entry.thinking, entry.native, MODELS_SOURCE)
+    member = family(model)
+    if member is None:
+        return None
+    source = f"family {member.rule.name} ({member.rule.source})"
+    return ThinkingControl(member.thinking, member.native, source)
 
 
 def model_capabilities_table() -> dict[str, ModelCapabilities]:

@@ -29,10 +29,11 @@ from robota.host._provider_kit import (
 )
 from robota.providers.gemini._errors import map_error
 from robota.providers.gemini._models import (
+    FAMILY_RULES,
     MODELS_SOURCE,
     model_capabilities_table,
     register_gemini_models,
-    row,
+    thinking_control,
 )
 from robota.providers.gemini._projection import GEMINI_POLICY
 from robota.providers.gemini._sdk import load_genai
@@ -175,19 +176,21 @@ class GeminiProvider(SDKProvider):
         return ProviderCapabilities(
             default_model=_GENERAL,
             models=model_capabilities_table(),
+            families=FAMILY_RULES,
             native_tools_supported=_HOSTED,
             native_tools_enabled=self._native,
         )
 
     def resolve_effort(self, request: ChatRequest) -> EffortResolution:
         """The effort resolution for ``request`` against this model's row (S24)."""
-        entry = row(request.model)
+        # The model's row, else its family (S13): a newer Gemini 3 model still takes a level.
+        control = thinking_control(request.model)
         return resolve_effort(
             request.effort,
-            None if entry is None else entry.efforts,
-            native=None if entry is None else dict(entry.native),
+            None if control is None else control.efforts,
+            native=None if control is None else dict(control.native),
             model=request.model,
-            source=MODELS_SOURCE,
+            source=MODELS_SOURCE if control is None else control.source,
         )
 
     def endpoint_url(self) -> str | None:
@@ -197,12 +200,12 @@ class GeminiProvider(SDKProvider):
         return str(base) if base else (self._url or _DEFAULT_ENDPOINT)
 
     def _params(self, request: ChatRequest, effort: EffortResolution | None) -> dict[str, Any]:
-        entry = row(request.model)
+        control = thinking_control(request.model)
         return gemini_params(
             request,
             projector=self._projector,
             effort=effort,
-            thinking=None if entry is None else entry.thinking,
+            thinking=None if control is None else control.thinking,
         )
 
     async def _send(

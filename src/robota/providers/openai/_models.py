@@ -9,10 +9,16 @@ Every row is source-dated. Sources, as read on the date given:
 * ``recordings-2026-08`` — the answering-model names in the recorded exchanges in
   ``shared/vendor-recordings`` (dated snapshots the API reports for an alias).
 
-These tables were compiled by hand: check them against the live pages before a release. A model
-that is not listed has no stated capabilities (silence, not denial: S30), no effort control
-(effort is then ``not_applied``), the default context window with a warning (S13) and no price
-(cost ``None``, never a guess).
+These tables were compiled by hand: check them against the live pages before a release.
+
+A model the table does not list is matched to its *family* (:data:`FAMILIES`, S13/S30): a
+newer release (``gpt-5.5``, the recorded exchange shows it reasoning) or a dated snapshot the
+table does not list (``gpt-5.1-2025-11-13``). The family gives capabilities and an effort
+vocabulary that every listed member accepts, never a price (cost ``None``) or a context window
+(unknown, with a warning, S13). A new major version (``gpt-6``), ``o1-*`` variants (``o1-mini``
+takes no effort), ``*-chat*`` models, fine-tunes (``ft:…``) and anything else match no family:
+no stated capabilities beyond the vendor default (silence, not denial: S30), no effort control
+(``not_applied``), an unknown window and no price.
 """
 
 from __future__ import annotations
@@ -24,10 +30,23 @@ from typing import Final
 from robota.core import (
     EffortLevel,
     ModelCapabilities,
+    ModelFamily,
+    match_model_family,
 )
 from robota.host._provider_kit import register_model_table
 
-__all__ = ["MODELS", "OpenAIModel", "effort_levels", "register_openai_models"]
+__all__ = [
+    "FAMILIES",
+    "FAMILY_RULES",
+    "MODELS",
+    "OpenAIFamily",
+    "OpenAIModel",
+    "effort_levels",
+    "effort_source",
+    "family",
+    "reasoning_model",
+    "register_openai_models",
+]
 
 MODELS_SOURCE: Final = "models-2025-12"
 PRICING_SOURCE: Final = "pricing-2025-12"
@@ -97,15 +116,109 @@ _BY_NAME: Final[Mapping[str, OpenAIModel]] = {
 }
 
 
+FAMILIES_SOURCE: Final = "models-2025-12 rows + recordings-2026-08"
+"""Where the family rules come from: what every listed member of a family states (the rows
+above, models-2025-12), and the recorded ``gpt-5.5`` exchange (recordings-2026-08: it returns
+reasoning items, so it must be asked for their encrypted content). The exclusions (``*-chat*``
+models take no effort; ``o1-*`` is left out because ``o1-mini`` takes none) and the pro
+vocabulary come from OpenAI's model pages in the same reading, not from rows: verify them
+before a release."""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAIFamily:
+    """A family rule (S13, S30) and the effort levels every member accepts."""
+
+    rule: ModelFamily
+    efforts: tuple[EffortLevel, ...] | None  # None: no effort control
+
+
+_REASONS: Final = ModelCapabilities(
+    tools=True,
+    streaming=True,
+    parallel_tool_calls=True,
+    structured_output="json_schema",
+    reasoning=True,
+)
+_NO_REASONING: Final = ModelCapabilities(reasoning=False)
+
+FAMILIES: Final[tuple[OpenAIFamily, ...]] = (
+    # gpt-5-pro accepts only "high" (platform.openai.com/docs/models/gpt-5-pro, as of 2025-10;
+    # verify before a release): the one level a pro release is known to take.
+    OpenAIFamily(
+        ModelFamily(
+            "gpt-5-pro",
+            ("gpt-5-pro", "gpt-5-pro-*", "gpt-5.*-pro", "gpt-5.*-pro-*"),
+            ModelCapabilities(reasoning=True),
+            FAMILIES_SOURCE,
+        ),
+        ("high",),
+    ),
+    # Every gpt-5 row takes low/medium/high (5: +minimal, 5.1: +none, 5.2: +none, xhigh).
+    OpenAIFamily(
+        ModelFamily(
+            "gpt-5",
+            ("gpt-5", "gpt-5-*", "gpt-5.*"),
+            _REASONS,
+            FAMILIES_SOURCE,
+            exclude=("*-chat*",),
+        ),
+        ("low", "medium", "high"),
+    ),
+    OpenAIFamily(
+        ModelFamily("o-series", ("o3", "o3-*", "o4", "o4-*"), _REASONS, FAMILIES_SOURCE),
+        ("low", "medium", "high"),
+    ),
+    OpenAIFamily(
+        ModelFamily("gpt-4.1", ("gpt-4.1", "gpt-4.1-*"), _NO_REASONING, FAMILIES_SOURCE), None
+    ),
+    OpenAIFamily(
+        ModelFamily("gpt-4o", ("gpt-4o", "gpt-4o-*"), _NO_REASONING, FAMILIES_SOURCE), None
+    ),
+)
+"""Family rules for names the table does not list, in order: the first match wins."""
+
+FAMILY_RULES: Final[tuple[ModelFamily, ...]] = tuple(f.rule for f in FAMILIES)
+_BY_RULE: Final = {f.rule.name: f for f in FAMILIES}
+
+
 def row(model: str) -> OpenAIModel | None:
     """The row for ``model`` (an alias or dated snapshot included), when listed."""
     return _BY_NAME.get(model)
 
 
+def family(model: str) -> OpenAIFamily | None:
+    """The family of a model the table does not list; ``None`` for a listed one or no match."""
+    if model in _BY_NAME:
+        return None
+    rule = match_model_family(FAMILY_RULES, model)
+    return None if rule is None else _BY_RULE[rule.name]
+
+
 def effort_levels(model: str) -> tuple[EffortLevel, ...] | None:
-    """The effort levels ``model`` offers, or ``None`` for no (or no known) effort control."""
+    """The effort levels ``model`` offers (its row's, else its family's), or ``None``."""
     entry = _BY_NAME.get(model)
-    return None if entry is None else entry.efforts
+    if entry is not None:
+        return entry.efforts
+    member = family(model)
+    return None if member is None else member.efforts
+
+
+def effort_source(model: str) -> str:
+    """The source recorded on an effort resolution (S24): the table's, or the family rule's."""
+    member = family(model)
+    if member is None:
+        return MODELS_SOURCE
+    return f"family {member.rule.name} ({member.rule.source})"
+
+
+def reasoning_model(model: str) -> bool | None:
+    """Whether ``model`` reasons (its row, else its family); ``None`` when nothing is stated."""
+    entry = _BY_NAME.get(model)
+    if entry is not None:
+        return entry.efforts is not None
+    member = family(model)
+    return None if member is None else member.rule.capabilities.reasoning
 
 
 def model_capabilities_table() -> dict[str, ModelCapabilities]:

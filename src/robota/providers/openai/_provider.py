@@ -26,11 +26,12 @@ from robota.providers.openai._common import (
     given,
 )
 from robota.providers.openai._models import (
-    MODELS_SOURCE,
+    FAMILY_RULES,
     effort_levels,
+    effort_source,
     model_capabilities_table,
+    reasoning_model,
     register_openai_models,
-    row,
 )
 from robota.providers.openai._responses import ResponsesAPI
 from robota.providers.openai._sdk import load_openai
@@ -150,19 +151,24 @@ class OpenAIProvider(SDKProvider):
         return ProviderCapabilities(
             default_model=_GENERAL,
             models=model_capabilities_table(),
+            families=FAMILY_RULES,
             native_tools_supported=_HOSTED[self._api_name],
             native_tools_enabled=self._native,
         )
 
     def resolve_effort(self, request: ChatRequest) -> EffortResolution:
-        """The effort resolution for ``request`` against this model's table row (S24)."""
+        """The effort resolution for ``request`` against this model's row, else its family (S24)."""
         return resolve_effort(
-            request.effort, effort_levels(request.model), model=request.model, source=MODELS_SOURCE
+            request.effort,
+            effort_levels(request.model),
+            model=request.model,
+            source=effort_source(request.model),
         )
 
     def _reasoning_model(self, model: str) -> bool | None:
-        entry = row(model)
-        return None if entry is None else entry.efforts is not None
+        # The exact row, else the family rule (S13): a newer reasoning model must still be asked
+        # for its encrypted reasoning items, or they are lost between turns.
+        return reasoning_model(model)
 
     async def _send(
         self,
