@@ -50,6 +50,7 @@ from robota.core._events import EventNames
 from robota.core._logging import get_logger
 from robota.core._messages import ToolCall, ToolMessage, new_id, now
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
+from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, body_span_key
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
@@ -77,12 +78,7 @@ __all__ = [
 
 _log = get_logger("robota.tools")
 
-INTERRUPTED_BEFORE_START: Final = "Interrupted by user before this tool started; it did not run."
-INTERRUPTED_WHILE_RUNNING: Final = "Interrupted by user while this tool was running."
-ABANDONED_WHILE_RUNNING: Final = (
-    "Interrupted by user while this tool was running: the run stopped waiting for it, so what it "
-    "did before it was stopped is unknown."
-)
+_DEFAULT_TEXTS: Final = ModelTexts()
 
 
 @final
@@ -291,9 +287,10 @@ class ToolExecutionService:
         catalog: Tool deferral over ``registry`` (S19); ``None``: every tool is offered.
         settle: Awaited after every batch, so tool-set changes the batch caused (a tool source's
             refresh) are in place for the next round.
+        texts: The tool results core writes itself (unavailable, interrupted …; S35).
     """
 
-    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry", "settle")
+    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry", "settle", "texts")
 
     def __init__(
         self,
@@ -303,6 +300,7 @@ class ToolExecutionService:
         gate: ToolGate | None = None,
         catalog: ToolCatalog | None = None,
         settle: Callable[[], Awaitable[None]] | None = None,
+        texts: ModelTexts = _DEFAULT_TEXTS,
     ) -> None:
         limit: object = concurrency  # untyped callers can pass anything
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -314,6 +312,7 @@ class ToolExecutionService:
         self.gate = gate
         self.catalog = catalog
         self.settle = settle
+        self.texts = texts
         if catalog is not None:
             catalog.withheld = self._withheld
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
@@ -471,12 +470,12 @@ class ToolExecutionService:
             return scope.finish(self._unavailable(call, emitter))
         if scope.signal.aborted:
             _observe_queue(scope, call, "refusal", "interrupted")
-            return scope.finish(interrupted(call))
+            return scope.finish(interrupted(call, self.texts))
         async with limiter or contextlib.nullcontext():
             if limiter is not None and _aborted(scope.signal):
                 # Queued behind the limit when the abort landed (S38).
                 _observe_queue(scope, call, "refusal", "interrupted")
-                return scope.finish(interrupted(call))
+                return scope.finish(interrupted(call, self.texts))
             arguments, problem = _parse_arguments(call.arguments)
             if arguments is None:
                 _observe_queue(scope, call, "refusal", "invalid_arguments")
@@ -617,7 +616,10 @@ class ToolExecutionService:
             if is_abort(exc, ctx.signal):
                 status = "interrupted"
                 abandoned = ctx.signal.abandoned
-                text = ABANDONED_WHILE_RUNNING if abandoned else INTERRUPTED_WHILE_RUNNING
+                texts = self.texts
+                text = (
+                    texts.abandoned_while_running if abandoned else texts.interrupted_while_running
+                )
                 result = ToolResult(text, is_error=True)
             else:
                 status = "failed"
@@ -655,12 +657,10 @@ class ToolExecutionService:
         else:
             available = self.registry.names()
         listing = ", ".join(available) if available else "none"
-        text = (
-            f"Tool {call.name!r} is not available, so this call was not executed. "
-            f"Available tools: {listing}."
-        )
+        texts = self.texts
+        text = render(texts.unavailable_tool_result, tool=repr(call.name), available=listing)
         if hidden:
-            text += f" {hidden} more can be found with tool_search."
+            text += " " + render(texts.deferred_tools_hint, count=str(hidden))
         if emitter.enabled:
             emitter.emit(
                 EventNames.TOOL_SKIPPED,
@@ -734,14 +734,17 @@ def _aborted(signal: AbortSignal) -> bool:
     return signal.aborted
 
 
-def interrupted(call: ToolCall) -> ToolCallOutcome:
+def interrupted(call: ToolCall, texts: ModelTexts = _DEFAULT_TEXTS) -> ToolCallOutcome:
     """The outcome of a call that never started because the run was interrupted (S38)."""
-    return ToolCallOutcome(call, "interrupted", ToolResult(INTERRUPTED_BEFORE_START, is_error=True))
+    result = ToolResult(texts.interrupted_before_start, is_error=True)
+    return ToolCallOutcome(call, "interrupted", result)
 
 
-def not_dispatched(call: ToolCall, reason: str = "") -> ToolCallOutcome:
+def not_dispatched(
+    call: ToolCall, reason: str, texts: ModelTexts = _DEFAULT_TEXTS
+) -> ToolCallOutcome:
     """The outcome of a committed call a guard stopped before dispatch (S39)."""
-    text = "This tool call was not dispatched" + (f": {reason}" if reason else ".")
+    text = render(texts.not_dispatched_result, reason=reason)
     return ToolCallOutcome(call, "not_dispatched", ToolResult(text, is_error=True))
 
 
