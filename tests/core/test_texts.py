@@ -278,6 +278,58 @@ async def test_s35_abandoned_result_reaches_the_model() -> None:
     assert _tool_results(provider.requests[-1]) == ["GAVE UP WAITING"]
 
 
+class Search(robota.Tool):
+    name = "search"
+    description = "Search."
+
+    def __init__(self, parameters: dict[str, Any]) -> None:
+        super().__init__(parameters=parameters)
+
+    async def execute(self, args: Any, ctx: robota.ToolContext) -> str:
+        raise KeyError("gone")
+
+
+SOUND = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+BROKEN = {"type": "object", "properties": {"q": {}}}
+
+
+async def test_s16_default_argument_and_failure_results_are_unchanged() -> None:
+    turns = [[("search", "[1]"), ("search", {"q": 1}), ("search", {"q": "x"})], "done"]
+    provider = ScriptedProvider(turns)
+    await robota.Agent(provider=provider, model="m", tools=[Search(SOUND)]).run("go")
+    invalid, rejected, failed = _tool_results(provider.requests[1])
+    assert invalid == (
+        "Invalid arguments for tool 'search': the arguments must be a JSON object, got list."
+    )
+    assert rejected.endswith(". Fix the arguments and call the tool again.")
+    assert failed == "Tool 'search' failed: KeyError: 'gone'"
+    broken = ScriptedProvider([[("search", {"q": "x"})], "done"])
+    await robota.Agent(provider=broken, model="m", tools=[Search(BROKEN)]).run("go")
+    assert _tool_results(broken.requests[1]) == [
+        "Tool 'search' cannot be called: its parameter schema is invalid. This is an error in "
+        "the tool's definition, not in your arguments; do not call it again."
+    ]
+
+
+async def test_s35_argument_and_failure_results_reach_the_model() -> None:
+    texts = robota.ModelTexts(
+        invalid_arguments_result="BAD JSON {tool}: {problem}",
+        rejected_arguments_result="REJECTED {tool}: {problem}",
+        tool_failure_result="FAILED {tool} ({error})",
+        broken_schema_result="UNUSABLE {tool}",
+    )
+    turns = [[("search", "[1]"), ("search", {"q": 1}), ("search", {"q": "x"})], "done"]
+    provider = ScriptedProvider(turns)
+    await robota.Agent(provider=provider, model="m", tools=[Search(SOUND)], texts=texts).run("go")
+    invalid, rejected, failed = _tool_results(provider.requests[1])
+    assert invalid == "BAD JSON 'search': the arguments must be a JSON object, got list"
+    assert rejected.startswith("REJECTED 'search': ")
+    assert failed == "FAILED 'search' (KeyError: 'gone')"
+    broken = ScriptedProvider([[("search", {"q": "x"})], "done"])
+    await robota.Agent(provider=broken, model="m", tools=[Search(BROKEN)], texts=texts).run("go")
+    assert _tool_results(broken.requests[1]) == ["UNUSABLE 'search'"]
+
+
 # --------------------------------------------------------------------------- the object
 
 

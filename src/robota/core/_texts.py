@@ -107,6 +107,10 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "omitted_failed_notice": (frozenset({"tool", "source"}), frozenset()),
     "omitted_unexecuted_notice": (frozenset({"tool", "source", "status"}), frozenset()),
     "not_dispatched_result": (frozenset({"reason"}), frozenset()),
+    "invalid_arguments_result": (frozenset({"tool", "problem"}), frozenset({"problem"})),
+    "rejected_arguments_result": (frozenset({"tool", "problem"}), frozenset({"problem"})),
+    "broken_schema_result": (frozenset({"tool"}), frozenset()),
+    "tool_failure_result": (frozenset({"tool", "error"}), frozenset()),
     "interrupted_before_start": (frozenset(), frozenset()),
     "interrupted_while_running": (frozenset(), frozenset()),
     "abandoned_while_running": (frozenset(), frozenset()),
@@ -177,6 +181,17 @@ class ModelTexts:
         not_dispatched_result: The tool result of a committed call a guard stopped before
             dispatch (S39), or one whose response did not complete; ``{reason}`` says why.
             Default ``"This tool call was not dispatched: {reason}"``.
+        invalid_arguments_result: The tool result of a call whose arguments are not a JSON
+            object (S16); ``{tool}``, ``{problem}`` (required). Default ``"Invalid arguments
+            for tool {tool}: {problem}."``.
+        rejected_arguments_result: The tool result of a call whose arguments do not match the
+            tool's schema (S16); ``{problem}`` (required) lists the issues, ``{tool}``. Default
+            ``"{problem}. Fix the arguments and call the tool again."``.
+        broken_schema_result: The tool result of a call to a tool whose own parameter schema
+            is invalid (S16): the model is told not to retry. ``{tool}``.
+        tool_failure_result: The tool result of a body that raised (S39); ``{tool}``,
+            ``{error}`` (the error's message, or ``"TypeName: detail"``). Default ``"Tool
+            {tool} failed: {error}"``.
         interrupted_before_start: The tool result of a call the run's abort reached before it
             started (S38). Default ``"Interrupted by user before this tool started; it did not
             run."``.
@@ -209,6 +224,13 @@ class ModelTexts:
     )
     omitted_unexecuted_notice: str = _OMITTED + "was not executed ({status}).]"
     not_dispatched_result: str = "This tool call was not dispatched: {reason}"
+    invalid_arguments_result: str = "Invalid arguments for tool {tool}: {problem}."
+    rejected_arguments_result: str = "{problem}. Fix the arguments and call the tool again."
+    broken_schema_result: str = (
+        "Tool {tool} cannot be called: its parameter schema is invalid. This is an error in the "
+        "tool's definition, not in your arguments; do not call it again."
+    )
+    tool_failure_result: str = "Tool {tool} failed: {error}"
     interrupted_before_start: str = "Interrupted by user before this tool started; it did not run."
     interrupted_while_running: str = "Interrupted by user while this tool was running."
     abandoned_while_running: str = (

@@ -482,7 +482,7 @@ class RobotaActivities:
             if is_abort(exc, signal):
                 return ToolResult(texts.interrupted_while_running, is_error=True)
             # The body failed (or its arguments did): the model sees it, as in-process (S39).
-            return ToolResult(_failure_text(tool, exc), is_error=True)
+            return ToolResult(_failure_text(tool, exc, texts), is_error=True)
         return to_tool_result(output)
 
 

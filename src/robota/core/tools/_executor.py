@@ -479,7 +479,9 @@ class ToolExecutionService:
             arguments, problem = _parse_arguments(call.arguments)
             if arguments is None:
                 _observe_queue(scope, call, "refusal", "invalid_arguments")
-                text = f"Invalid arguments for tool {tool.name!r}: {problem}."
+                text = render(
+                    self.texts.invalid_arguments_result, tool=repr(tool.name), problem=problem
+                )
                 return scope.finish(self._refused(call, tool, text, emitter))
             _observe_queue(scope, call, "admission")
             try:
@@ -489,7 +491,7 @@ class ToolExecutionService:
                     raise
                 # A cancellation of the gate's own (an admission or post-hook await), not the
                 # run's: that call failed; it is never reported as not started.
-                result = ToolResult(_failure_text(tool, exc), is_error=True)
+                result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
                 return scope.finish(ToolCallOutcome(call, "failed", result, source=tool.source))
 
     async def _admit_and_run(
@@ -527,7 +529,7 @@ class ToolExecutionService:
         def refuse(text: str) -> ToolCallOutcome:
             return scope.finish(self._refused(call, tool, text, span))
 
-        validated = _validated(tool, arguments)
+        validated = _validated(tool, arguments, self.texts)
         if isinstance(validated, str):
             return refuse(validated)
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
@@ -538,7 +540,7 @@ class ToolExecutionService:
             if not admission.allowed:
                 return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
-                validated = _validated(tool, admission.arguments)
+                validated = _validated(tool, admission.arguments, self.texts)
                 if isinstance(validated, str):
                     return refuse(validated)
                 invocation = replace(invocation, arguments=validated)
@@ -607,7 +609,8 @@ class ToolExecutionService:
                 raise
             # A cancellation the body caught from something of its own, not the run's: it ended
             # by raising, so that is its recorded outcome (never "did not start").
-            status, result = "failed", ToolResult(_failure_text(tool, exc), is_error=True)
+            status = "failed"
+            result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
         except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
             control = _control_in(exc)
             if control is not None:
@@ -623,7 +626,7 @@ class ToolExecutionService:
                 result = ToolResult(text, is_error=True)
             else:
                 status = "failed"
-                result = ToolResult(_failure_text(tool, exc), is_error=True)
+                result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
         swallowed = journal.swallowed(call_key) if journal is not None else None
         if swallowed is not None:
             raise swallowed  # S39/S40: a control outcome the body caught still wins
@@ -759,12 +762,14 @@ def _tool_span(span: EventEmitter, tool: Tool) -> EventEmitter:
     return EventEmitter((service,), span.owner_path)
 
 
-def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | str:
+def _validated(
+    tool: Tool, arguments: Mapping[str, Any], texts: ModelTexts
+) -> Mapping[str, Any] | str:
     """The arguments the body receives, or the text of the refusal (S16)."""
     try:
         return tool.validate_arguments(arguments)
     except SchemaValidationError as exc:
-        return f"{exc.message}. Fix the arguments and call the tool again."
+        return render(texts.rejected_arguments_result, tool=repr(tool.name), problem=exc.message)
     except ConfigurationError as exc:
         if exc.code != SCHEMA_ERROR_CODE:
             raise
@@ -773,14 +778,12 @@ def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | 
         # told what to fix through the diagnostic sink. Refused rather than raised, like an
         # unavailable tool (S37), so the other calls of a batch settle normally.
         _log.error("tool schema is broken", tool=tool.name, issues=exc.context.get("issues"))
-        return (
-            f"Tool {tool.name!r} cannot be called: its parameter schema is invalid. This is an "
-            "error in the tool's definition, not in your arguments; do not call it again."
-        )
+        return render(texts.broken_schema_result, tool=repr(tool.name))
 
 
-def _failure_text(tool: Tool, exc: BaseException) -> str:
+def _failure_text(tool: Tool, exc: BaseException, texts: ModelTexts) -> str:
     if isinstance(exc, RobotaError):
-        return f"Tool {tool.name!r} failed: {exc.message}"
-    detail = str(exc) or type(exc).__name__
-    return f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}"
+        error = exc.message
+    else:
+        error = f"{type(exc).__name__}: {str(exc) or type(exc).__name__}"
+    return render(texts.tool_failure_result, tool=repr(tool.name), error=error)
