@@ -330,6 +330,66 @@ async def test_s35_argument_and_failure_results_reach_the_model() -> None:
     assert _tool_results(broken.requests[1]) == ["UNUSABLE 'search'"]
 
 
+async def test_s35_request_failed_notice_is_committed_and_sent_on_the_next_turn() -> None:
+    class FailsOnce(ScriptedProvider):
+        async def chat_stream(self, request, *, signal=None):  # type: ignore[no-untyped-def, override]
+            if not self.requests:
+                self.requests.append(request)
+                raise robota.ProviderError("stream cut", status=502)
+            async for event in super().chat_stream(request, signal=signal):
+                yield event
+
+    provider = FailsOnce(["fine"])
+    texts = robota.ModelTexts(request_failed_notice="CALL FAILED ({error})")
+    agent = robota.Agent(provider=provider, model="m", texts=texts)
+    with pytest.raises(robota.ProviderError):
+        await agent.run("go")
+    await agent.run("again")
+    sent = provider.requests[-1].messages[1].content
+    assert sent == f"CALL FAILED (stream cut)\n\n{robota.DEFAULT_INTERRUPTED_ANNOTATION}"
+
+
+def _deferred_agent(provider: ScriptedProvider, **options: Any) -> robota.Agent:
+    deferred = [robota.tool(probe.function, name=f"t{i}", defer=True) for i in range(3)]
+    return robota.Agent(
+        provider=provider, model="m", tools=[probe, *deferred], tool_deferral="on", **options
+    )
+
+
+async def test_s19_default_tool_search_texts_are_unchanged() -> None:
+    provider = ScriptedProvider([[("tool_search", {"query": "zzz"})], "done"])
+    await _deferred_agent(provider).run("go")
+    search = next(spec for spec in provider.requests[0].tools if spec.name == "tool_search")
+    assert search.description == (
+        "Find more tools. Some tools are not listed yet; search their names and descriptions with "
+        "keywords, or pick exact names with 'select:name1,name2'. Tools found become callable "
+        "from your next step."
+    )
+    assert (
+        '"note": "No tool matched; try other keywords."' in _tool_results(provider.requests[1])[0]
+    )
+
+
+async def test_s35_tool_search_texts_reach_the_model() -> None:
+    texts = robota.ModelTexts(
+        tool_search_description="FIND TOOLS",
+        tool_search_loaded_note="LOADED",
+        tool_search_no_match_note="NONE FOUND",
+    )
+    turns = [
+        [("tool_search", {"query": "zzz"})],
+        [("tool_search", {"query": "select:t1"})],
+        "done",
+    ]
+    provider = ScriptedProvider(turns)
+    await _deferred_agent(provider, texts=texts).run("go")
+    search = next(spec for spec in provider.requests[0].tools if spec.name == "tool_search")
+    assert search.description == "FIND TOOLS"
+    results = _tool_results(provider.requests[2])
+    assert '"note": "NONE FOUND"' in results[0]
+    assert '"note": "LOADED"' in results[1]
+
+
 # --------------------------------------------------------------------------- the object
 
 

@@ -437,6 +437,7 @@ class Agent(DurableAgentMixin):
             setting=tool_deferral,
             search=tool_search,
             window=self._context_window,
+            texts=self._texts,
         )
         self._executor = ToolExecutionService(
             self._tools,

@@ -111,6 +111,10 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "rejected_arguments_result": (frozenset({"tool", "problem"}), frozenset({"problem"})),
     "broken_schema_result": (frozenset({"tool"}), frozenset()),
     "tool_failure_result": (frozenset({"tool", "error"}), frozenset()),
+    "request_failed_notice": (frozenset({"error"}), frozenset()),
+    "tool_search_description": (frozenset(), frozenset()),
+    "tool_search_loaded_note": (frozenset(), frozenset()),
+    "tool_search_no_match_note": (frozenset(), frozenset()),
     "interrupted_before_start": (frozenset(), frozenset()),
     "interrupted_while_running": (frozenset(), frozenset()),
     "abandoned_while_running": (frozenset(), frozenset()),
@@ -192,6 +196,13 @@ class ModelTexts:
         tool_failure_result: The tool result of a body that raised (S39); ``{tool}``,
             ``{error}`` (the error's message, or ``"TypeName: detail"``). Default ``"Tool
             {tool} failed: {error}"``.
+        request_failed_notice: Appended to the committed assistant reply (after a blank line
+            when it has text) when a provider call fails (S39); ``{error}`` is the failure's
+            message. Default ``"Request failed: {error}"``.
+        tool_search_description: The description of the built-in ``tool_search`` tool, sent
+            with its schema while tool deferral is engaged (S19).
+        tool_search_loaded_note: The ``note`` in a ``tool_search`` result that loaded tools.
+        tool_search_no_match_note: The ``note`` in a ``tool_search`` result that found none.
         interrupted_before_start: The tool result of a call the run's abort reached before it
             started (S38). Default ``"Interrupted by user before this tool started; it did not
             run."``.
@@ -231,6 +242,14 @@ class ModelTexts:
         "tool's definition, not in your arguments; do not call it again."
     )
     tool_failure_result: str = "Tool {tool} failed: {error}"
+    request_failed_notice: str = "Request failed: {error}"
+    tool_search_description: str = (
+        "Find more tools. Some tools are not listed yet; search their names and descriptions "
+        "with keywords, or pick exact names with 'select:name1,name2'. Tools found become "
+        "callable from your next step."
+    )
+    tool_search_loaded_note: str = "These tools are loaded and can be called from your next step."
+    tool_search_no_match_note: str = "No tool matched; try other keywords."
     interrupted_before_start: str = "Interrupted by user before this tool started; it did not run."
     interrupted_while_running: str = "Interrupted by user while this tool was running."
     abandoned_while_running: str = (

@@ -76,7 +76,7 @@ from robota.core._plugins import (
 )
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
-from robota.core._texts import ModelTexts
+from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, TraceContext
 from robota.core._usage import Usage
 from robota.core.execution._cache import CachedResponse, ResponseCache
@@ -706,7 +706,7 @@ class Execution:
                 raise
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
-            notice = f"Request failed: {failure.message}"
+            notice = render(self.settings.texts.request_failed_notice, error=failure.message)
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
         self._usage = self._usage + (message.usage or _UNREPORTED)
