@@ -11,6 +11,7 @@ import pydantic
 import pytest
 
 import robota
+from robota.core.hooks import HookRunner, HookSpec
 from robota.core.providers import ChatRequest, ModelCapabilities, ProviderCapabilities
 from robota.testing import ScriptedProvider
 
@@ -388,6 +389,75 @@ async def test_s35_tool_search_texts_reach_the_model() -> None:
     results = _tool_results(provider.requests[2])
     assert '"note": "NONE FOUND"' in results[0]
     assert '"note": "LOADED"' in results[1]
+
+
+@robota.tool(risk="execute", argument=robota.PermissionArgument("command", "command"))
+def shell(command: str) -> str:
+    """Run a command (pretend)."""
+    return f"ran {command}"
+
+
+class _Decline:
+    async def __call__(self, request: robota.ApprovalRequest) -> robota.Approval:
+        return robota.Approval(False, reason="not now")
+
+
+class _Blocker:
+    async def execute(
+        self, hook: HookSpec, payload: Any, *, signal: Any = None
+    ) -> robota.HookOutcome:
+        return robota.HookOutcome.deny("policy says no")
+
+
+def _gates() -> list[robota.PermissionGate]:
+    blocker = HookRunner(
+        {"PreToolUse": [{"matcher": "shell", "hooks": [{"type": "command", "command": "x"}]}]},
+        {"command": _Blocker()},
+    )
+    return [
+        robota.PermissionGate(robota.PermissionPolicy(mode="bypass", deny=["shell(rm *)"])),
+        robota.PermissionGate(robota.PermissionPolicy()),
+        robota.PermissionGate(robota.PermissionPolicy(), approver=_Decline()),
+        robota.PermissionGate(robota.PermissionPolicy(mode="bypass"), hooks=blocker),
+    ]
+
+
+async def _gate_results(texts: robota.ModelTexts | None) -> list[str]:
+    results = []
+    for gate in _gates():
+        provider = ScriptedProvider([[("shell", {"command": "rm x"})], "done"])
+        agent = robota.Agent(
+            provider=provider, model="m", tools=[shell], tool_gate=gate, texts=texts
+        )
+        await agent.run("go")
+        results.extend(_tool_results(provider.requests[1]))
+    return results
+
+
+async def test_s21_default_gate_refusals_are_unchanged() -> None:
+    denied, unattended, declined, blocked = await _gate_results(None)
+    assert denied.startswith("Permission denied: denied by rule 'shell(rm *)'")
+    assert denied.endswith(".")
+    assert unattended.startswith("Permission denied: ")
+    assert unattended.endswith("; approval is required and no one is attached to give it.")
+    assert declined == "The user declined this call: not now."
+    assert blocked.startswith("Blocked by a hook: ")
+    assert "policy says no" in blocked
+
+
+async def test_s35_gate_refusals_reach_the_model_in_the_agents_words() -> None:
+    texts = robota.ModelTexts(
+        permission_denied_result="DENIED",
+        no_approver_result="NOBODY ({reason})",
+        declined_result="DECLINED{reason}",
+        hook_blocked_result="HOOK: {reason}",
+    )
+    denied, unattended, declined, blocked = await _gate_results(texts)
+    assert denied == "DENIED"
+    assert unattended.startswith("NOBODY (")
+    assert declined == "DECLINED: not now"
+    assert blocked.startswith("HOOK: ")
+    assert "policy says no" in blocked
 
 
 # --------------------------------------------------------------------------- the object

@@ -112,6 +112,10 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "broken_schema_result": (frozenset({"tool"}), frozenset()),
     "tool_failure_result": (frozenset({"tool", "error"}), frozenset()),
     "request_failed_notice": (frozenset({"error"}), frozenset()),
+    "permission_denied_result": (frozenset({"reason"}), frozenset()),
+    "no_approver_result": (frozenset({"reason"}), frozenset()),
+    "declined_result": (frozenset({"reason"}), frozenset()),
+    "hook_blocked_result": (frozenset({"reason"}), frozenset()),
     "tool_search_description": (frozenset(), frozenset()),
     "tool_search_loaded_note": (frozenset(), frozenset()),
     "tool_search_no_match_note": (frozenset(), frozenset()),
@@ -199,6 +203,16 @@ class ModelTexts:
         request_failed_notice: Appended to the committed assistant reply (after a blank line
             when it has text) when a provider call fails (S39); ``{error}`` is the failure's
             message. Default ``"Request failed: {error}"``.
+        permission_denied_result: The tool result of a call the permission policy denies
+            (S21, :class:`~robota.PermissionGate`); ``{reason}`` is the rule's reason. Default
+            ``"Permission denied: {reason}."``.
+        no_approver_result: The tool result of a call that needs approval when no approver is
+            attached (S21); ``{reason}`` says why it asks.
+        declined_result: The tool result of a call the person declined (S21); ``{reason}`` is
+            ``": "`` and their reason, or empty. Default ``"The user declined this
+            call{reason}."``.
+        hook_blocked_result: The tool result of a call a ``PreToolUse`` hook blocked (S22);
+            ``{reason}`` is the hook's. Default ``"Blocked by a hook: {reason}"``.
         tool_search_description: The description of the built-in ``tool_search`` tool, sent
             with its schema while tool deferral is engaged (S19).
         tool_search_loaded_note: The ``note`` in a ``tool_search`` result that loaded tools.
@@ -243,6 +257,12 @@ class ModelTexts:
     )
     tool_failure_result: str = "Tool {tool} failed: {error}"
     request_failed_notice: str = "Request failed: {error}"
+    permission_denied_result: str = "Permission denied: {reason}."
+    no_approver_result: str = (
+        "Permission denied: {reason}; approval is required and no one is attached to give it."
+    )
+    declined_result: str = "The user declined this call{reason}."
+    hook_blocked_result: str = "Blocked by a hook: {reason}"
     tool_search_description: str = (
         "Find more tools. Some tools are not listed yet; search their names and descriptions "
         "with keywords, or pick exact names with 'select:name1,name2'. Tools found become "

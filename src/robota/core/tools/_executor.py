@@ -93,6 +93,7 @@ class ToolInvocation:
         context: The context the body will receive.
         approver: For a direct invocation (S43), the approver its caller passed, if any; a
             model-driven call carries none (the gate's own approver answers it).
+        texts: The agent's model-facing texts; a gate words its refusals with them (S35).
     """
 
     tool: Tool
@@ -100,6 +101,7 @@ class ToolInvocation:
     arguments: Mapping[str, Any]
     context: ToolContext
     approver: Approver | None = None
+    texts: ModelTexts = _DEFAULT_TEXTS
 
 
 @final
@@ -532,7 +534,7 @@ class ToolExecutionService:
         validated = _validated(tool, arguments, self.texts)
         if isinstance(validated, str):
             return refuse(validated)
-        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
+        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
         if self.gate is not None:
