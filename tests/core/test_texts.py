@@ -181,7 +181,8 @@ async def test_s35_unavailable_tool_result_reaches_the_model() -> None:
 async def test_s35_deferred_tools_hint_reaches_the_model() -> None:
     deferred = [robota.tool(probe.function, name=f"t{i}", defer=True) for i in range(3)]
     texts = robota.ModelTexts(
-        unavailable_tool_result="No {tool}.", deferred_tools_hint="Search {count} more."
+        unavailable_tool_result="No {tool} in {available}.",
+        deferred_tools_hint="Search {count} more.",
     )
     provider = ScriptedProvider([[("nope", {})], "done"])
     agent = robota.Agent(
@@ -192,7 +193,9 @@ async def test_s35_deferred_tools_hint_reaches_the_model() -> None:
         texts=texts,
     )
     await agent.run("go")
-    assert _tool_results(provider.requests[1]) == ["No 'nope'. Search 3 more."]
+    assert _tool_results(provider.requests[1]) == [
+        "No 'nope' in probe, tool_search. Search 3 more."
+    ]
 
 
 async def test_s35_omitted_result_notices_reach_the_model(small_model: str) -> None:
@@ -480,7 +483,8 @@ def test_s35_model_texts_is_immutable_and_replace_keeps_the_rest() -> None:
         ("unavailable_tools_instruction", "Do not call tools.", "placeholder {calls}"),
         ("output_instruction", "Reply in JSON.", "placeholder {schema}"),
         ("output_feedback", "Wrong: {schema}", "placeholder {issues}"),
-        ("unavailable_tool_result", "Not available.", "placeholder {tool}"),
+        ("unavailable_tool_result", "Not available.", "placeholder {available}"),
+        ("unavailable_tool_result", "{available} only", "placeholder {tool}"),
         ("interrupted_before_start", None, "must be a string"),
         ("summary_instruction", "bad \udcff", "not valid Unicode"),
         ("context_limit_message", "too long", "a function of the ContextUsage"),
@@ -561,7 +565,9 @@ def test_s35_no_warning_without_old_keywords() -> None:
 
 
 async def test_s35_a_journaled_run_carries_the_texts() -> None:
-    texts = robota.ModelTexts(unavailable_tool_result="No {tool}.", summary_instruction="WRAP UP")
+    texts = robota.ModelTexts(
+        unavailable_tool_result="{tool}/{available}", summary_instruction="WRAP UP"
+    )
     provider = ScriptedProvider([[("nope", {})], "summary"])
     agent = robota.Agent(
         provider=provider,
@@ -573,5 +579,5 @@ async def test_s35_a_journaled_run_carries_the_texts() -> None:
     )
     await agent.run("go")
     last = provider.requests[-1]
-    assert _tool_results(last) == ["No 'nope'."]
+    assert _tool_results(last) == ["'nope'/probe"]
     assert last.messages[-1].content == "WRAP UP"

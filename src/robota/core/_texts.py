@@ -101,7 +101,7 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "output_instruction": (frozenset({"schema"}), frozenset({"schema"})),
     "output_feedback": (frozenset({"issues", "schema"}), frozenset({"issues"})),
     "interrupted_annotation": (frozenset(), frozenset()),
-    "unavailable_tool_result": (frozenset({"tool", "available"}), frozenset({"tool"})),
+    "unavailable_tool_result": (frozenset({"tool", "available"}), frozenset({"tool", "available"})),
     "deferred_tools_hint": (frozenset({"count"}), frozenset()),
     "omitted_completed_notice": (frozenset({"tool", "source"}), frozenset()),
     "omitted_failed_notice": (frozenset({"tool", "source"}), frozenset()),
@@ -173,7 +173,7 @@ class ModelTexts:
             whenever history is sent to a model (S34). Default
             :data:`~robota.DEFAULT_INTERRUPTED_ANNOTATION`.
         unavailable_tool_result: The tool result of a call naming no registered tool (S37);
-            ``{tool}`` (required) and ``{available}`` (the offered tool names joined with
+            ``{tool}`` and ``{available}`` (both required: the offered tool names joined with
             ``", "``, or ``none``). Default ``"Tool {tool} is not available, so this call was
             not executed. Available tools: {available}."``.
         deferred_tools_hint: Appended after a space to that result when some tools are withheld
