@@ -195,6 +195,7 @@ def test_all_is_pinned() -> None:
         "ModelMetadata",
         "ModelPricing",
         "ModelSelection",
+        "ModelTexts",
         "Module",
         "ModuleRegistry",
         "NativeCapture",

@@ -54,10 +54,9 @@ AGENT_CASES: list[tuple[str, dict[str, Any], str]] = [
     ("name is a number", {"name": 7}, 'name="researcher"'),
     ("tool_concurrency is zero", {"tool_concurrency": 0}, "tool_concurrency=4"),
     ("owns_providers is a string", {"owns_providers": "yes"}, "True or False"),
-    ("summary_instruction is None", {"summary_instruction": None}, "must be a string"),
+    ("texts is a dict", {"texts": {"summary_fallback": "x"}}, "texts=robota.ModelTexts("),
     ("context_window is zero", {"context_window": 0}, "context_window=8192"),
     ("context_window is a string", {"context_window": "4096"}, "context_window=8192"),
-    ("context_limit_message is text", {"context_limit_message": "too long"}, "a function"),
 ]
 
 

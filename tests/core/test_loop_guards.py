@@ -285,7 +285,8 @@ async def test_s37_a_round_with_available_tools_resets_the_streak() -> None:
 
 async def test_s37_unavailable_tools_instruction_has_an_override_seam() -> None:
     agent, provider = _agent(
-        [[("x", {})], [("x", {})], "ok"], unavailable_tools_instruction="Missing: {calls}."
+        [[("x", {})], [("x", {})], "ok"],
+        texts=robota.ModelTexts(unavailable_tools_instruction="Missing: {calls}."),
     )
     await agent.run("go")
     assert provider.requests[2].messages[-1].content == "Missing: 'x'."
@@ -316,7 +317,9 @@ async def test_s39_context_guard_message_has_an_override_seam(small_model: str) 
     agent = robota.Agent(
         provider=ScriptedProvider([]),
         model=small_model,
-        context_limit_message=lambda usage: f"Too long: {usage.tokens}/{usage.window}",
+        texts=robota.ModelTexts(
+            context_limit_message=lambda usage: f"Too long: {usage.tokens}/{usage.window}"
+        ),
     )
     result = await agent.run("word " * 2_000)
     assert result.output.startswith("Too long: ")

@@ -7,6 +7,7 @@ directly, as a dead attempt would have, and the next attempt is run.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 from typing import ClassVar
@@ -282,3 +283,29 @@ def test_provider_failures_keep_their_class_and_retry_after() -> None:
     assert (throttled.retry_after, throttled.status, throttled.provider) == (2.5, 429, "p")
     unreachable = provider_error("NetworkError", "reset", {}, provider="p", model="m")
     assert isinstance(unreachable, robota.NetworkError)
+
+
+async def test_s35_a_tool_activity_cut_by_the_runs_abort_answers_with_the_agents_text() -> None:
+    # The worker's agent comes from the same factory as the workflow's, so its ModelTexts
+    # (S35) are what the activity writes when the run's abort stops a body.
+    started = asyncio.Event()
+
+    @robota.tool
+    async def wait(ctx: robota.ToolContext) -> str:
+        """Waits for the run's abort."""
+        started.set()
+        await ctx.signal.wait()
+        raise robota.AbortError("stopped")
+
+    def factory() -> robota.Agent:
+        texts = robota.ModelTexts(interrupted_while_running="STOPPED BY THE RUN")
+        return robota.Agent(provider=ScriptedProvider([]), model="m", tools=[wait], texts=texts)
+
+    activities = RobotaActivities(AgentRegistry({"waiter": factory}))
+    env = ActivityEnvironment()
+    call = ToolCallInput("waiter", "wait", {}, "tool_w", "c0", 1)
+    task = asyncio.ensure_future(env.run(activities.tool_call, call.encode()))
+    await asyncio.wait_for(started.wait(), 5)
+    env.cancel()
+    result = decode_result(await asyncio.wait_for(task, 5))
+    assert (result.content, result.is_error) == ("STOPPED BY THE RUN", True)

@@ -88,7 +88,6 @@ from robota.core._events import (
     rebuild_history,
 )
 from robota.core._history import (
-    DEFAULT_INTERRUPTED_ANNOTATION,
     ConversationStore,
     HistoryMutation,
     HistoryObserver,
@@ -149,6 +148,17 @@ from robota.core._run_events import (
     ToolCallStarted,
     ToolOutcomeStatus,
 )
+from robota.core._texts import (
+    DEFAULT_INTERRUPTED_ANNOTATION,
+    DEFAULT_OUTPUT_FEEDBACK,
+    DEFAULT_OUTPUT_INSTRUCTION,
+    DEFAULT_SUMMARY_FALLBACK,
+    DEFAULT_SUMMARY_INSTRUCTION,
+    DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
+    ContextLimitMessage,
+    ModelTexts,
+    default_context_limit_message,
+)
 from robota.core._tracing import (
     ChildTraceClass,
     ProviderTrace,
@@ -168,13 +178,8 @@ from robota.core.execution._cache import (
 )
 from robota.core.execution._guards import (
     DEFAULT_MAX_ROUNDS,
-    DEFAULT_SUMMARY_FALLBACK,
-    DEFAULT_SUMMARY_INSTRUCTION,
-    DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
-    ContextLimitMessage,
-    default_context_limit_message,
 )
 from robota.core.execution._journal import (
     JOURNAL_FORMAT_VERSION,
@@ -209,8 +214,6 @@ from robota.core.execution._stream import (
     RunStream,
 )
 from robota.core.execution._structured import (
-    DEFAULT_OUTPUT_FEEDBACK,
-    DEFAULT_OUTPUT_INSTRUCTION,
     OutputTransport,
     choose_output_transport,
 )
@@ -448,6 +451,7 @@ __all__ = [
     "ModelMetadata",
     "ModelPricing",
     "ModelSelection",
+    "ModelTexts",
     "Module",
     "ModuleRegistry",
     "NativeCapture",

@@ -36,7 +36,6 @@ from robota.core._events import (
     OwnerRef,
 )
 from robota.core._history import (
-    DEFAULT_INTERRUPTED_ANNOTATION,
     ConversationStore,
     HistoryMutation,
     HistoryView,
@@ -54,6 +53,12 @@ from robota.core._plugins import (
 )
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
+from robota.core._texts import (
+    LEGACY_TEXT_OPTIONS,
+    ContextLimitMessage,
+    ModelTexts,
+    texts_from_options,
+)
 from robota.core._tracing import TraceContext, check_trace
 from robota.core.execution._cache import ResponseCache
 from robota.core.execution._durable import (
@@ -64,11 +69,6 @@ from robota.core.execution._durable import (
 )
 from robota.core.execution._guards import (
     DEFAULT_MAX_ROUNDS,
-    DEFAULT_SUMMARY_FALLBACK,
-    DEFAULT_SUMMARY_INSTRUCTION,
-    DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
-    ContextLimitMessage,
-    default_context_limit_message,
 )
 from robota.core.execution._journal import (
     ExecutionJournal,
@@ -83,8 +83,6 @@ from robota.core.execution._result import RunResult
 from robota.core.execution._slot import RunSlot
 from robota.core.execution._stream import RunStream
 from robota.core.execution._structured import (
-    DEFAULT_OUTPUT_FEEDBACK,
-    DEFAULT_OUTPUT_INSTRUCTION,
     OutputSpec,
     StructuredSettings,
 )
@@ -243,19 +241,18 @@ class Agent(DurableAgentMixin):
             stay open under their creator's control (S20).
         history: Earlier messages to continue from (a restored session).
         max_history_messages: A cap on history length; ``None`` (default) keeps everything.
-        summary_instruction: The forced summary's per-call instruction (S35 override seam).
-        summary_fallback: The output when the forced summary produces no text.
-        unavailable_tools_instruction: The forced final call's instruction after repeated
-            unavailable tool calls (S37); ``{calls}`` names the calls that never ran.
-        context_limit_message: Builds the diagnostic committed when the pre-send context guard
-            blocks a request (S39 override seam).
+        texts: Every text core places in front of a model — forced-summary and unavailable-tool
+            instructions, the structured-output instruction and feedback, the interrupted-reply
+            annotation, the context-limit diagnostic, and the tool results core writes itself
+            (unavailable tool, omitted result, not dispatched, interrupted). Default: neutral
+            texts; see :class:`~robota.ModelTexts` (S35 override seam).
+        summary_instruction, summary_fallback, unavailable_tools_instruction,
+            context_limit_message, interrupted_annotation, output_instruction, output_feedback:
+            Deprecated (a :class:`DeprecationWarning`; removed in the next release): the
+            :class:`~robota.ModelTexts` field of the same name, which ``texts=`` takes. Giving
+            one of them and ``texts=`` raises :class:`~robota.ConfigurationError`.
         response_cache: Serve identical requests from a cache (keyed by the model that answered,
             S30); hits are rounds with no dispatch.
-        output_instruction: The structured-output instruction stated on the first attempt when
-            the provider has no native schema parameter (S18); ``{schema}`` is the schema.
-        output_feedback: The retry turn after an invalid structured reply (S18); ``{issues}``
-            and ``{schema}`` are filled in.
-        interrupted_annotation: The note added to an interrupted reply when sent to a model.
         tool_gate: The admission seam for tool calls (permissions, hooks).
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
@@ -287,7 +284,6 @@ class Agent(DurableAgentMixin):
         "_allow_tool_only",
         "_catalog",
         "_close_errors",
-        "_context_limit_message",
         "_current",
         "_disposal",
         "_effort",
@@ -304,8 +300,6 @@ class Agent(DurableAgentMixin):
         "_model",
         "_modules",
         "_name",
-        "_output_feedback",
-        "_output_instruction",
         "_owns_providers",
         "_plugins",
         "_provider",
@@ -320,12 +314,10 @@ class Agent(DurableAgentMixin):
         "_state",
         "_store",
         "_stream_tasks",
-        "_summary_fallback",
-        "_summary_instruction",
         "_sync",
         "_system_prompt",
+        "_texts",
         "_tools",
-        "_unavailable_instruction",
         "_windows",
     )
 
@@ -351,21 +343,24 @@ class Agent(DurableAgentMixin):
         owns_providers: bool = False,
         history: Iterable[Message] = (),
         max_history_messages: int | None = None,
-        summary_instruction: str = DEFAULT_SUMMARY_INSTRUCTION,
-        summary_fallback: str = DEFAULT_SUMMARY_FALLBACK,
-        unavailable_tools_instruction: str = DEFAULT_UNAVAILABLE_TOOLS_INSTRUCTION,
-        context_limit_message: ContextLimitMessage = default_context_limit_message,
-        interrupted_annotation: str = DEFAULT_INTERRUPTED_ANNOTATION,
+        texts: ModelTexts | None = None,
+        summary_instruction: str | None = None,
+        summary_fallback: str | None = None,
+        unavailable_tools_instruction: str | None = None,
+        context_limit_message: ContextLimitMessage | None = None,
+        interrupted_annotation: str | None = None,
         tool_gate: ToolGate | None = None,
         response_cache: ResponseCache | None = None,
-        output_instruction: str = DEFAULT_OUTPUT_INSTRUCTION,
-        output_feedback: str = DEFAULT_OUTPUT_FEEDBACK,
+        output_instruction: str | None = None,
+        output_feedback: str | None = None,
         journal: ExecutionJournal | None = None,
         tool_deferral: ToolDeferral = "auto",
         tool_search: bool = True,
         context_window: int | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
+        given = locals()
+        self._texts = texts_from_options(texts, {k: given[k] for k in LEGACY_TEXT_OPTIONS})
         if journal is not None and not isinstance(journal, ExecutionJournal):
             raise ConfigurationError(
                 f"journal must be an ExecutionJournal (robota.testing.InMemoryJournal, "
@@ -442,6 +437,7 @@ class Agent(DurableAgentMixin):
             setting=tool_deferral,
             search=tool_search,
             window=self._context_window,
+            texts=self._texts,
         )
         self._executor = ToolExecutionService(
             self._tools,
@@ -449,6 +445,7 @@ class Agent(DurableAgentMixin):
             gate=tool_gate,
             catalog=self._catalog,
             settle=self._settle_sources if self._sources else None,
+            texts=self._texts,
         )
         if any(entry.residency == "deferred" for entry in self._tools):
             self._catalog.check()  # S19: both invariants are refused when the agent is built
@@ -458,17 +455,11 @@ class Agent(DurableAgentMixin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
         self._modules = ModuleRegistry(modules)
         self._owns_providers = owns_providers
-        self._summary_instruction = summary_instruction
-        self._summary_fallback = summary_fallback
-        self._unavailable_instruction = unavailable_tools_instruction
-        self._context_limit_message = context_limit_message
         self._response_cache = response_cache
-        self._output_instruction = output_instruction
-        self._output_feedback = output_feedback
         self._store = ConversationStore(
             messages=history,
             max_messages=max_history_messages,
-            interrupted_annotation=interrupted_annotation,
+            interrupted_annotation=self._texts.interrupted_annotation,
         )
         self._current: Execution | None = None
         for message in self._store.messages:
@@ -766,8 +757,8 @@ class Agent(DurableAgentMixin):
             structured = StructuredSettings(
                 spec=OutputSpec(output),
                 retries=_check_non_negative(options.get("output_retries", 2), "output_retries"),
-                instruction=self._output_instruction,
-                feedback=self._output_feedback,
+                instruction=self._texts.output_instruction,
+                feedback=self._texts.output_feedback,
             )
         return ExecutionSettings(
             agent_name=self._name,
@@ -783,10 +774,7 @@ class Agent(DurableAgentMixin):
             else _check_limit(same, "max_same_tool_inputs"),
             allow_tool_only_completion=allow_tool_only,
             context_floor=_check_non_negative(options.get("context_floor", 0), "context_floor"),
-            summary_instruction=self._summary_instruction,
-            summary_fallback=self._summary_fallback,
-            unavailable_tools_instruction=self._unavailable_instruction,
-            context_limit_message=self._context_limit_message,
+            texts=self._texts,
             response_cache=self._response_cache,
             structured=structured,
             effort=self._effort

@@ -13,20 +13,11 @@ instead of letting a codec error surface from a provider's serializer.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 from robota.core._errors import ConfigurationError
 
 __all__ = ["check_agent_arguments", "check_run_input", "check_text"]
-
-_TEXT_OPTIONS: Final = (
-    "summary_instruction",
-    "summary_fallback",
-    "unavailable_tools_instruction",
-    "interrupted_annotation",
-    "output_instruction",
-    "output_feedback",
-)
 
 
 def _kind(value: object) -> str:
@@ -123,10 +114,6 @@ def check_agent_arguments(options: Mapping[str, Any]) -> None:
             raise ConfigurationError(f"{field} must be a list ({example}), got one {_kind(value)}")
         _collection(value, field, example, "put each one in a list")
     _collection(options.get("history", ()), "history", "history=agent.history", "pass messages")
-    for field in _TEXT_OPTIONS:
-        value = options.get(field)
-        if not isinstance(value, str):
-            raise ConfigurationError(f"{field} must be a string, got {_kind(value)}")
     for field in ("owns_providers", "allow_tool_only_completion"):
         value = options.get(field)
         if not isinstance(value, bool):
@@ -136,12 +123,6 @@ def check_agent_arguments(options: Mapping[str, Any]) -> None:
         raise ConfigurationError(
             f"tool_concurrency must be a positive integer (e.g. tool_concurrency=4), got "
             f"{_kind(concurrency)}"
-        )
-    message = options.get("context_limit_message")
-    if not callable(message):
-        raise ConfigurationError(
-            "context_limit_message must be a function of the ContextUsage returning a string, "
-            f"got {_kind(message)}"
         )
 
 

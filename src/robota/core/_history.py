@@ -25,7 +25,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Final, Literal, TypeAlias, final, overload
+from typing import Literal, TypeAlias, final, overload
 
 from robota.core._context import ContextLedger, estimate_message_tokens
 from robota.core._errors import ConfigurationError, HistoryError
@@ -37,10 +37,10 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
 )
+from robota.core._texts import DEFAULT_INTERRUPTED_ANNOTATION
 from robota.core._usage import Usage
 
 __all__ = [
-    "DEFAULT_INTERRUPTED_ANNOTATION",
     "ConversationStore",
     "HistoryMutation",
     "HistoryObserver",
@@ -48,10 +48,6 @@ __all__ = [
     "HistoryView",
     "PendingAssistant",
 ]
-
-DEFAULT_INTERRUPTED_ANNOTATION: Final = "[This response was interrupted before it was completed.]"
-"""Neutral text appended to an interrupted assistant message when it is sent back to a model (S34).
-Override it per store (S35: every model-facing string has a seam)."""
 
 
 @final

@@ -50,6 +50,7 @@ from robota.core._errors import (
     StorageError,
 )
 from robota.core._models import get_model_context_window
+from robota.core._texts import ModelTexts
 from robota.core.execution._guards import TOOL_RESULT_BUDGET, omitted_result_notice
 from robota.core.execution._journal import (
     EffectSettled,
@@ -60,7 +61,6 @@ from robota.core.execution._journal import (
 )
 from robota.core.providers import ChatRequest, TextDelta, collect_stream
 from robota.core.tools._executor import (
-    INTERRUPTED_WHILE_RUNNING,
     ToolCallOutcome,
     _failure_text,
 )
@@ -275,7 +275,8 @@ class RobotaActivities:
             agent, provider_name = str(payload["agent"]), str(payload["provider"])
             request = decode_request(payload["request"])
             provider = self._registry.provider(agent, provider_name)
-        request = await self._resolved(request, payload.get("refs"), provider.name)
+        texts = self._registry.live(agent)._texts  # S35: the factory's texts, as in-process
+        request = await self._resolved(request, payload.get("refs"), provider.name, texts)
         info = activity.info()
         controller = AbortController()
         live = _LiveText(info.workflow_id or "", str(payload.get("stream", "")), info.attempt)
@@ -384,7 +385,9 @@ class RobotaActivities:
             )
         return _by_reference(key, result)
 
-    async def _resolved(self, request: ChatRequest, refs: object, provider: str) -> ChatRequest:
+    async def _resolved(
+        self, request: ChatRequest, refs: object, provider: str, texts: ModelTexts
+    ) -> ChatRequest:
         # Large tool results travel by reference (the workflow issued each marker); the vendor
         # is sent the stored content.
         if not isinstance(refs, Mapping) or not refs:
@@ -426,7 +429,7 @@ class RobotaActivities:
                     ToolResult(content),
                     started=True,
                 )
-                content = omitted_result_notice(outcome)
+                content = omitted_result_notice(outcome, texts)
             resolved = dataclasses.replace(message, content=content)
             used += estimate_message_tokens(resolved)
             messages.append(resolved)
@@ -447,7 +450,8 @@ class RobotaActivities:
         # The body runs in a task of its own: a cancel of the activity (the run was aborted,
         # S23) aborts the body's signal instead of cutting it off, and a running body finishes
         # as in-process (S38) — its result is recorded like any other.
-        body = asyncio.ensure_future(self._call(tool, call, ctx, controller.signal))
+        texts = self._registry.live(call.agent)._texts
+        body = asyncio.ensure_future(self._call(tool, call, ctx, controller.signal, texts))
         async with _Heartbeat():
             try:
                 result = await asyncio.shield(body)
@@ -469,16 +473,16 @@ class RobotaActivities:
 
     @staticmethod
     async def _call(
-        tool: Tool, call: ToolCallInput, ctx: ToolContext, signal: AbortSignal
+        tool: Tool, call: ToolCallInput, ctx: ToolContext, signal: AbortSignal, texts: ModelTexts
     ) -> ToolResult:
         try:
             arguments = tool.validate_arguments(call.arguments)
             output = await tool.execute(arguments, ctx)
         except Exception as exc:  # noqa: BLE001 - a body's failure is its result (S39)
             if is_abort(exc, signal):
-                return ToolResult(INTERRUPTED_WHILE_RUNNING, is_error=True)
+                return ToolResult(texts.interrupted_while_running, is_error=True)
             # The body failed (or its arguments did): the model sees it, as in-process (S39).
-            return ToolResult(_failure_text(tool, exc), is_error=True)
+            return ToolResult(_failure_text(tool, exc, texts), is_error=True)
         return to_tool_result(output)
 
 

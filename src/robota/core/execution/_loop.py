@@ -76,13 +76,13 @@ from robota.core._plugins import (
 )
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
+from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, TraceContext
 from robota.core._usage import Usage
 from robota.core.execution._cache import CachedResponse, ResponseCache
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
-    ContextLimitMessage,
     SameInputCounter,
     describe_calls,
     omitted_result_notice,
@@ -141,10 +141,7 @@ class ExecutionSettings:
     max_same_tool_inputs: int | None
     allow_tool_only_completion: bool
     context_floor: int
-    summary_instruction: str
-    summary_fallback: str
-    unavailable_tools_instruction: str
-    context_limit_message: ContextLimitMessage
+    texts: ModelTexts
     response_cache: ResponseCache | None
     structured: StructuredSettings | None = None
     effort: EffortSelection = "auto"
@@ -382,7 +379,7 @@ class Execution:
     def _restore_output(self, recovery: Recovery) -> None:
         last = recovery.last_call
         if last is not None and last[0].forced and not last[1].message.content.strip():
-            self._output_override = self.settings.summary_fallback
+            self._output_override = self.settings.texts.summary_fallback
         structured = self.settings.structured
         if structured is not None and recovery.output is not None:
             # S18, S40: the settled value, validated again; no model call.
@@ -397,7 +394,7 @@ class Execution:
         message = recovery.resumed_message
         if begun.forced and settled.outcome == "success":
             if not settled.message.content.strip():
-                self._output_override = self.settings.summary_fallback
+                self._output_override = self.settings.texts.summary_fallback
             return self._stopped(begun.reason or "max_rounds")  # type: ignore[arg-type]
         if message is not None and not message.tool_calls and recovery.attempts > begun.attempt:
             # S18: this reply failed validation and its retry turn is already in history (the
@@ -408,7 +405,9 @@ class Execution:
             # not answer (it failed or was cut short, then the process died) get theirs.
             for index in recovery.unanswered:
                 call = settled.message.tool_calls[index]
-                self._store.append(_unrun_answer(call, settled.outcome).to_message())
+                self._store.append(
+                    _unrun_answer(call, settled.outcome, self.settings.texts).to_message()
+                )
             return await self._turn(guard)
         assert self._journal is not None
         self._journal.resume_from(begun.call_id)
@@ -578,7 +577,7 @@ class Execution:
                 return self._stopped("interrupted")
             self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
             if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
-                instruction = settings.unavailable_tools_instruction.replace(
+                instruction = settings.texts.unavailable_tools_instruction.replace(
                     "{calls}", describe_calls(unavailable)
                 )
                 return await self._forced_call(guard, instruction, "unavailable_tools")
@@ -608,7 +607,7 @@ class Execution:
                 "the model's reply had neither text nor a tool call, and tool-only completion "
                 "was allowed, so no summary was requested"
             )
-        return await self._forced_call(guard, self.settings.summary_instruction, reason)
+        return await self._forced_call(guard, self.settings.texts.summary_instruction, reason)
 
     async def _forced_call(
         self, guard: AbortGuard, instruction: str, reason: StopReason
@@ -628,7 +627,7 @@ class Execution:
         if message.state == "interrupted":
             return self._stopped("interrupted")
         if not message.content.strip():
-            self._output_override = settings.summary_fallback
+            self._output_override = settings.texts.summary_fallback
         return self._stopped(reason)
 
     # ------------------------------------------------------------------ one provider call
@@ -647,7 +646,7 @@ class Execution:
         if blocked is not None:
             # S39: not sent; a neutral diagnostic explains why.
             diagnostic = commit_diagnostic(
-                self._store, settings.context_limit_message(blocked), self.emitter
+                self._store, settings.texts.context_limit_message(blocked), self.emitter
             )
             if self._journal is not None:
                 self._journal.keep(diagnostic)  # saved with the checkpoint, so a resume returns it
@@ -734,7 +733,7 @@ class Execution:
                 raise
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
-            notice = f"Request failed: {failure.message}"
+            notice = render(self.settings.texts.request_failed_notice, error=failure.message)
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
         self._usage = self._usage + (message.usage or _UNREPORTED)
@@ -772,7 +771,7 @@ class Execution:
         result.
         """
         for call in message.tool_calls:
-            self._store.append(_unrun_answer(call, outcome).to_message())
+            self._store.append(_unrun_answer(call, outcome, self.settings.texts).to_message())
 
     def _record_effort(self, dispatched: bool) -> None:
         # S24: the outcome says what went on the wire. A round without dispatch (a cache hit)
@@ -1006,7 +1005,7 @@ class Execution:
         # The calls stay in history with explicit "not dispatched" answers, so a later turn never
         # sends a call without its result (S39).
         for call in calls:
-            self._store.append(not_dispatched(call, reason).to_message())
+            self._store.append(not_dispatched(call, reason, self.settings.texts).to_message())
 
     async def _tool_round(
         self, calls: tuple[ToolCall, ...], pending: tuple[int, ...] | None = None
@@ -1026,7 +1025,8 @@ class Execution:
                 outcomes[index] = journal.restored(index, calls[index])
         round_emitter = self.emitter.child("round", str(self._rounds))
         for index in answered:
-            outcomes[index] = interrupted(calls[index])  # a placeholder: already in history
+            # A placeholder: already in history.
+            outcomes[index] = interrupted(calls[index], self.settings.texts)
         try:
             await self._tools.run_batch(
                 calls,
@@ -1051,13 +1051,15 @@ class Execution:
         self._record_results(settled, round_emitter)
         return [o.call for o in settled if o.status == "unavailable" and o.call is not None]
 
-    @staticmethod
     def _answers(
-        calls: tuple[ToolCall, ...], outcomes: list[ToolCallOutcome | None], answered: set[int]
+        self,
+        calls: tuple[ToolCall, ...],
+        outcomes: list[ToolCallOutcome | None],
+        answered: set[int],
     ) -> list[ToolCallOutcome]:
         # Every committed call gets its answer, whatever ended the batch (S34, S38).
         return [
-            o if o is not None else interrupted(calls[i])
+            o if o is not None else interrupted(calls[i], self.settings.texts)
             for i, o in enumerate(outcomes)
             if i not in answered
         ]
@@ -1077,7 +1079,8 @@ class Execution:
             size = estimate_message_tokens(message)
             if over or used + size > budget:
                 over = True
-                message = replace(message, content=omitted_result_notice(outcome))
+                notice = omitted_result_notice(outcome, self.settings.texts)
+                message = replace(message, content=notice)
                 size = estimate_message_tokens(message)
                 if round_emitter.enabled:
                     round_emitter.emit(
@@ -1176,10 +1179,10 @@ class _NativeCapture:
         )
 
 
-def _unrun_answer(call: ToolCall, outcome: str) -> ToolCallOutcome:
+def _unrun_answer(call: ToolCall, outcome: str, texts: ModelTexts) -> ToolCallOutcome:
     if outcome == "interrupted":
-        return interrupted(call)
-    return not_dispatched(call, "the response it came with did not complete")
+        return interrupted(call, texts)
+    return not_dispatched(call, "the response it came with did not complete", texts)
 
 
 def _as_provider_error(error: Exception, provider: str, model: str | None) -> RobotaError:

@@ -27,7 +27,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias, final, overload
+from typing import Any, Literal, TypeAlias, final, overload
 
 import pydantic
 
@@ -40,25 +40,12 @@ from robota.core.schema._subset import check_parameter_schema
 from robota.core.schema._validate import pydantic_issues, validate_against_json_schema
 
 __all__ = [
-    "DEFAULT_OUTPUT_FEEDBACK",
-    "DEFAULT_OUTPUT_INSTRUCTION",
     "OutputSpec",
     "OutputTransport",
     "choose_output_transport",
 ]
 
 OutputTransport: TypeAlias = Literal["json_schema", "json_mode", "instruction", "unchanged"]
-
-DEFAULT_OUTPUT_INSTRUCTION: Final = (
-    "Reply with only a JSON value that matches this JSON Schema, and no other text:\n{schema}"
-)
-"""The first attempt's system instruction (S18, S35 seam); ``{schema}`` is the schema as JSON."""
-
-DEFAULT_OUTPUT_FEEDBACK: Final = (
-    "The previous reply did not match the required JSON Schema:\n{issues}\n"
-    "Reply again with only a JSON value that matches this JSON Schema:\n{schema}"
-)
-"""The retry turn's text (S18, S35 seam); ``{issues}`` lists the problems, one per line."""
 
 _FENCE = re.compile(r"```(?:json)?\s*\n?(.*?)```", re.DOTALL)
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, final
 
+from robota.core._texts import ModelTexts, render
 from robota.core.hooks._runner import HookRunner
 from robota.core.permissions._evaluate import (
     PermissionContext,
@@ -131,11 +132,13 @@ class PermissionGate:
         # S43: a direct invocation is answered only by an approver its caller passed.
         approver = self._approver if invocation.call is not None else invocation.approver
         decision = self.evaluate(tool, arguments)
+        texts = invocation.texts
         if decision.behavior == "deny":
-            return Admission(False, f"Permission denied: {decision.reason}.")
+            return Admission(False, render(texts.permission_denied_result, reason=decision.reason))
         if decision.behavior == "ask":
             refusal = await self._ask(
                 approver,
+                texts,
                 ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
                 remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
             )
@@ -155,10 +158,11 @@ class PermissionGate:
             traceparent=invocation.context.hook_traceparent,
         )
         if result.blocked:
-            return Admission(False, f"Blocked by a hook: {result.reason}")
+            return Admission(False, render(texts.hook_blocked_result, reason=result.reason))
         if result.ask:
             refusal = await self._ask(
                 approver,
+                texts,
                 ApprovalRequest(tool, arguments, "a hook asked for a person", True, "hook"),
                 remember_as=None,
             )
@@ -184,18 +188,19 @@ class PermissionGate:
         )
 
     async def _ask(
-        self, approver: Approver | None, request: ApprovalRequest, *, remember_as: str | None
+        self,
+        approver: Approver | None,
+        texts: ModelTexts,
+        request: ApprovalRequest,
+        *,
+        remember_as: str | None,
     ) -> Admission | None:
         if approver is None:
-            return Admission(
-                False,
-                f"Permission denied: {request.reason}; approval is required and no one is "
-                "attached to give it.",
-            )
+            return Admission(False, render(texts.no_approver_result, reason=request.reason))
         answer = await approver(request)
         if not answer.approved:
             detail = f": {answer.reason}" if answer.reason else ""
-            return Admission(False, f"The user declined this call{detail}.")
+            return Admission(False, render(texts.declined_result, reason=detail))
         if answer.remember and remember_as is not None:
             self.remembered.append(remember_as)
         return None

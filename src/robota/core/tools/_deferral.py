@@ -32,6 +32,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._messages import Message, ToolMessage
+from robota.core._texts import ModelTexts
 from robota.core.providers._contract import ToolSpec
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import Tool, ToolContext, ToolOutput, ToolResidency
@@ -120,6 +121,7 @@ class ToolCatalog:
         window: The agent's model's context window in tokens, read only when ``"auto"`` must
             decide on the schema-token share (``None``: unknown, which weighs nothing); a run
             passes its own model's instead.
+        texts: The built-in ``tool_search``'s description and notes (S35).
 
     Raises:
         ConfigurationError: for an invalid setting, or a configuration breaking either
@@ -133,6 +135,7 @@ class ToolCatalog:
         "_search",
         "_searching",
         "_snapshot",
+        "_texts",
         "_window",
         "registry",
         "setting",
@@ -146,8 +149,10 @@ class ToolCatalog:
         setting: ToolDeferral = "auto",
         search: bool = True,
         window: Callable[[], int | None],
+        texts: ModelTexts | None = None,
     ) -> None:
         self.registry = registry
+        self._texts = texts or ModelTexts()
         self.setting = check_deferral(setting)
         self._searching = bool(search)
         self._search: ToolSearchTool | None = None  # built when deferral first engages
@@ -163,7 +168,7 @@ class ToolCatalog:
 
     def _search_tool(self) -> ToolSearchTool | None:
         if self._searching and self._search is None:
-            self._search = ToolSearchTool(self)
+            self._search = ToolSearchTool(self, self._texts)
         return self._search
 
     def check(self, window: Callable[[], int | None] | None = None) -> None:
@@ -371,12 +376,11 @@ class ToolSearchTool(Tool):
     (``risk="inspect"``), and goes through the permission gate like any other tool.
     """
 
-    def __init__(self, catalog: ToolCatalog) -> None:
+    def __init__(self, catalog: ToolCatalog, texts: ModelTexts | None = None) -> None:
+        self._texts = texts or ModelTexts()
         super().__init__(
             TOOL_SEARCH_NAME,
-            "Find more tools. Some tools are not listed yet; search their names and "
-            "descriptions with keywords, or pick exact names with 'select:name1,name2'. Tools "
-            "found become callable from your next step.",
+            self._texts.tool_search_description,
             {
                 "type": "object",
                 "properties": {
@@ -403,10 +407,8 @@ class ToolSearchTool(Tool):
         query = str(args.get("query", ""))
         limit = args.get("max_results", _DEFAULT_RESULTS)
         found = self._catalog.search(query, limit if isinstance(limit, int) else _DEFAULT_RESULTS)
-        if found:
-            note = "These tools are loaded and can be called from your next step."
-        else:
-            note = "No tool matched; try other keywords."
+        texts = self._texts
+        note = texts.tool_search_loaded_note if found else texts.tool_search_no_match_note
         return json.dumps(
             {
                 "loaded": [{"name": t.name, "description": t.description} for t in found],

@@ -50,6 +50,7 @@ from robota.core._events import EventNames
 from robota.core._logging import get_logger
 from robota.core._messages import ToolCall, ToolMessage, new_id, now
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
+from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, body_span_key
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
@@ -77,12 +78,7 @@ __all__ = [
 
 _log = get_logger("robota.tools")
 
-INTERRUPTED_BEFORE_START: Final = "Interrupted by user before this tool started; it did not run."
-INTERRUPTED_WHILE_RUNNING: Final = "Interrupted by user while this tool was running."
-ABANDONED_WHILE_RUNNING: Final = (
-    "Interrupted by user while this tool was running: the run stopped waiting for it, so what it "
-    "did before it was stopped is unknown."
-)
+_DEFAULT_TEXTS: Final = ModelTexts()
 
 
 @final
@@ -97,6 +93,7 @@ class ToolInvocation:
         context: The context the body will receive.
         approver: For a direct invocation (S43), the approver its caller passed, if any; a
             model-driven call carries none (the gate's own approver answers it).
+        texts: The agent's model-facing texts; a gate words its refusals with them (S35).
     """
 
     tool: Tool
@@ -104,6 +101,7 @@ class ToolInvocation:
     arguments: Mapping[str, Any]
     context: ToolContext
     approver: Approver | None = None
+    texts: ModelTexts = _DEFAULT_TEXTS
 
 
 @final
@@ -291,9 +289,10 @@ class ToolExecutionService:
         catalog: Tool deferral over ``registry`` (S19); ``None``: every tool is offered.
         settle: Awaited after every batch, so tool-set changes the batch caused (a tool source's
             refresh) are in place for the next round.
+        texts: The tool results core writes itself (unavailable, interrupted …; S35).
     """
 
-    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry", "settle")
+    __slots__ = ("_concurrency", "_offered", "catalog", "gate", "registry", "settle", "texts")
 
     def __init__(
         self,
@@ -303,6 +302,7 @@ class ToolExecutionService:
         gate: ToolGate | None = None,
         catalog: ToolCatalog | None = None,
         settle: Callable[[], Awaitable[None]] | None = None,
+        texts: ModelTexts = _DEFAULT_TEXTS,
     ) -> None:
         limit: object = concurrency  # untyped callers can pass anything
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -314,6 +314,7 @@ class ToolExecutionService:
         self.gate = gate
         self.catalog = catalog
         self.settle = settle
+        self.texts = texts
         if catalog is not None:
             catalog.withheld = self._withheld
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
@@ -471,16 +472,18 @@ class ToolExecutionService:
             return scope.finish(self._unavailable(call, emitter))
         if scope.signal.aborted:
             _observe_queue(scope, call, "refusal", "interrupted")
-            return scope.finish(interrupted(call))
+            return scope.finish(interrupted(call, self.texts))
         async with limiter or contextlib.nullcontext():
             if limiter is not None and _aborted(scope.signal):
                 # Queued behind the limit when the abort landed (S38).
                 _observe_queue(scope, call, "refusal", "interrupted")
-                return scope.finish(interrupted(call))
+                return scope.finish(interrupted(call, self.texts))
             arguments, problem = _parse_arguments(call.arguments)
             if arguments is None:
                 _observe_queue(scope, call, "refusal", "invalid_arguments")
-                text = f"Invalid arguments for tool {tool.name!r}: {problem}."
+                text = render(
+                    self.texts.invalid_arguments_result, tool=repr(tool.name), problem=problem
+                )
                 return scope.finish(self._refused(call, tool, text, emitter))
             _observe_queue(scope, call, "admission")
             try:
@@ -490,7 +493,7 @@ class ToolExecutionService:
                     raise
                 # A cancellation of the gate's own (an admission or post-hook await), not the
                 # run's: that call failed; it is never reported as not started.
-                result = ToolResult(_failure_text(tool, exc), is_error=True)
+                result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
                 return scope.finish(ToolCallOutcome(call, "failed", result, source=tool.source))
 
     async def _admit_and_run(
@@ -528,10 +531,10 @@ class ToolExecutionService:
         def refuse(text: str) -> ToolCallOutcome:
             return scope.finish(self._refused(call, tool, text, span))
 
-        validated = _validated(tool, arguments)
+        validated = _validated(tool, arguments, self.texts)
         if isinstance(validated, str):
             return refuse(validated)
-        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver)
+        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
         if self.gate is not None:
@@ -539,7 +542,7 @@ class ToolExecutionService:
             if not admission.allowed:
                 return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
-                validated = _validated(tool, admission.arguments)
+                validated = _validated(tool, admission.arguments, self.texts)
                 if isinstance(validated, str):
                     return refuse(validated)
                 invocation = replace(invocation, arguments=validated)
@@ -608,7 +611,8 @@ class ToolExecutionService:
                 raise
             # A cancellation the body caught from something of its own, not the run's: it ended
             # by raising, so that is its recorded outcome (never "did not start").
-            status, result = "failed", ToolResult(_failure_text(tool, exc), is_error=True)
+            status = "failed"
+            result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
         except Exception as exc:  # noqa: BLE001 - a body's failure becomes its recorded result
             control = _control_in(exc)
             if control is not None:
@@ -617,11 +621,14 @@ class ToolExecutionService:
             if is_abort(exc, ctx.signal):
                 status = "interrupted"
                 abandoned = ctx.signal.abandoned
-                text = ABANDONED_WHILE_RUNNING if abandoned else INTERRUPTED_WHILE_RUNNING
+                texts = self.texts
+                text = (
+                    texts.abandoned_while_running if abandoned else texts.interrupted_while_running
+                )
                 result = ToolResult(text, is_error=True)
             else:
                 status = "failed"
-                result = ToolResult(_failure_text(tool, exc), is_error=True)
+                result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
         swallowed = journal.swallowed(call_key) if journal is not None else None
         if swallowed is not None:
             raise swallowed  # S39/S40: a control outcome the body caught still wins
@@ -655,12 +662,10 @@ class ToolExecutionService:
         else:
             available = self.registry.names()
         listing = ", ".join(available) if available else "none"
-        text = (
-            f"Tool {call.name!r} is not available, so this call was not executed. "
-            f"Available tools: {listing}."
-        )
+        texts = self.texts
+        text = render(texts.unavailable_tool_result, tool=repr(call.name), available=listing)
         if hidden:
-            text += f" {hidden} more can be found with tool_search."
+            text += " " + render(texts.deferred_tools_hint, count=str(hidden))
         if emitter.enabled:
             emitter.emit(
                 EventNames.TOOL_SKIPPED,
@@ -734,14 +739,17 @@ def _aborted(signal: AbortSignal) -> bool:
     return signal.aborted
 
 
-def interrupted(call: ToolCall) -> ToolCallOutcome:
+def interrupted(call: ToolCall, texts: ModelTexts = _DEFAULT_TEXTS) -> ToolCallOutcome:
     """The outcome of a call that never started because the run was interrupted (S38)."""
-    return ToolCallOutcome(call, "interrupted", ToolResult(INTERRUPTED_BEFORE_START, is_error=True))
+    result = ToolResult(texts.interrupted_before_start, is_error=True)
+    return ToolCallOutcome(call, "interrupted", result)
 
 
-def not_dispatched(call: ToolCall, reason: str = "") -> ToolCallOutcome:
+def not_dispatched(
+    call: ToolCall, reason: str, texts: ModelTexts = _DEFAULT_TEXTS
+) -> ToolCallOutcome:
     """The outcome of a committed call a guard stopped before dispatch (S39)."""
-    text = "This tool call was not dispatched" + (f": {reason}" if reason else ".")
+    text = render(texts.not_dispatched_result, reason=reason)
     return ToolCallOutcome(call, "not_dispatched", ToolResult(text, is_error=True))
 
 
@@ -756,12 +764,14 @@ def _tool_span(span: EventEmitter, tool: Tool) -> EventEmitter:
     return EventEmitter((service,), span.owner_path)
 
 
-def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | str:
+def _validated(
+    tool: Tool, arguments: Mapping[str, Any], texts: ModelTexts
+) -> Mapping[str, Any] | str:
     """The arguments the body receives, or the text of the refusal (S16)."""
     try:
         return tool.validate_arguments(arguments)
     except SchemaValidationError as exc:
-        return f"{exc.message}. Fix the arguments and call the tool again."
+        return render(texts.rejected_arguments_result, tool=repr(tool.name), problem=exc.message)
     except ConfigurationError as exc:
         if exc.code != SCHEMA_ERROR_CODE:
             raise
@@ -770,14 +780,12 @@ def _validated(tool: Tool, arguments: Mapping[str, Any]) -> Mapping[str, Any] | 
         # told what to fix through the diagnostic sink. Refused rather than raised, like an
         # unavailable tool (S37), so the other calls of a batch settle normally.
         _log.error("tool schema is broken", tool=tool.name, issues=exc.context.get("issues"))
-        return (
-            f"Tool {tool.name!r} cannot be called: its parameter schema is invalid. This is an "
-            "error in the tool's definition, not in your arguments; do not call it again."
-        )
+        return render(texts.broken_schema_result, tool=repr(tool.name))
 
 
-def _failure_text(tool: Tool, exc: BaseException) -> str:
+def _failure_text(tool: Tool, exc: BaseException, texts: ModelTexts) -> str:
     if isinstance(exc, RobotaError):
-        return f"Tool {tool.name!r} failed: {exc.message}"
-    detail = str(exc) or type(exc).__name__
-    return f"Tool {tool.name!r} failed: {type(exc).__name__}: {detail}"
+        error = exc.message
+    else:
+        error = f"{type(exc).__name__}: {str(exc) or type(exc).__name__}"
+    return render(texts.tool_failure_result, tool=repr(tool.name), error=error)
