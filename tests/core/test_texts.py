@@ -538,13 +538,24 @@ async def test_s35_an_old_keyword_still_reaches_the_model() -> None:
     assert provider.requests[-1].messages[-1].content == "OLD"
 
 
-def test_s35_an_old_keyword_is_validated_like_its_field() -> None:
+def test_s35_an_old_keyword_keeps_what_it_accepted_during_its_deprecation() -> None:
+    # A deprecated keyword is deprecated, not changed: texts it took before ModelTexts existed
+    # (no placeholder, literal braces) still work for the one release it stays.
+    with pytest.warns(DeprecationWarning, match="output_instruction"):
+        agent = robota.Agent(provider=ScriptedProvider([]), model="m", output_instruction="JSON")
+    assert agent._texts.output_instruction == "JSON"
+    with pytest.warns(DeprecationWarning, match="summary_fallback"):
+        agent = robota.Agent(provider=ScriptedProvider([]), model="m", summary_fallback="{x}")
+    assert agent._texts.summary_fallback == "{x}"
     with (
-        pytest.warns(DeprecationWarning, match="output_instruction"),
+        pytest.warns(DeprecationWarning, match="summary_fallback"),
         pytest.raises(robota.ConfigurationError) as caught,
     ):
-        robota.Agent(provider=ScriptedProvider([]), model="m", output_instruction="JSON please")
-    assert caught.value.message.startswith("output_instruction must contain the placeholder")
+        robota.Agent(provider=ScriptedProvider([]), model="m", summary_fallback=5)
+    assert caught.value.message.startswith("summary_fallback must be a string")
+    # The new object itself checks its templates.
+    with pytest.raises(robota.ConfigurationError, match="must contain the placeholder"):
+        robota.ModelTexts(output_instruction="JSON")
 
 
 def test_s35_texts_and_an_old_keyword_together_are_refused() -> None:

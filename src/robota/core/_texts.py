@@ -14,6 +14,7 @@ refused when the object is built, with a :class:`~robota.ConfigurationError` nam
 
 from __future__ import annotations
 
+import contextvars
 import re
 import warnings
 from collections.abc import Callable, Mapping
@@ -124,6 +125,10 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "abandoned_while_running": (frozenset(), frozenset()),
 }
 
+# Set while the deprecated Agent keywords are mapped: their texts are type-checked but their
+# placeholders are not (they took any text before ModelTexts; `render` leaves unknown names as
+# written).
+_LEGACY: Final = contextvars.ContextVar("robota_legacy_texts", default=False)
 _PLACEHOLDER: Final = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -290,6 +295,8 @@ class ModelTexts:
                     f"ModelTexts.{name} must be a string, got {type(value).__name__} {value!r}"
                 )
             check_text(value, f"ModelTexts.{name}")
+            if _LEGACY.get():
+                continue  # a deprecated Agent keyword keeps what it accepted before
             used = set(_PLACEHOLDER.findall(value))
             for unknown in sorted(used - allowed):
                 takes = ", ".join("{" + p + "}" for p in sorted(allowed)) or "no placeholders"
@@ -348,11 +355,14 @@ def texts_from_options(texts: object, legacy: Mapping[str, object]) -> ModelText
         )
     if not given:
         return _DEFAULT
+    token = _LEGACY.set(True)
     try:
         return replace(_DEFAULT, **given)  # type: ignore[arg-type]
     except ConfigurationError as error:
         # The keyword, not the field, is what the caller wrote.
         raise ConfigurationError(error.message.replace("ModelTexts.", "", 1)) from None
+    finally:
+        _LEGACY.reset(token)
 
 
 _DEFAULT: Final = ModelTexts()
