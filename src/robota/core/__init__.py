@@ -127,6 +127,13 @@ from robota.core._models import (
     register_model_metadata,
     unregister_model_metadata,
 )
+from robota.core._parts import (
+    AudioPart,
+    DocumentPart,
+    ImagePart,
+    MessagePart,
+    TextPart,
+)
 from robota.core._plugins import (
     Module,
     ModuleRegistry,
@@ -367,6 +374,7 @@ __all__ = [
     "ArtifactKind",
     "ArtifactSealer",
     "AssistantMessage",
+    "AudioPart",
     "AuthenticationError",
     "CachedResponse",
     "CallbackEventService",
@@ -385,6 +393,7 @@ __all__ = [
     "CredentialStore",
     "CredentialStoreError",
     "DisposedAgentError",
+    "DocumentPart",
     "EffectSettled",
     "EffectStarted",
     "EffortDisposition",
@@ -419,6 +428,7 @@ __all__ = [
     "HookResult",
     "HookRunner",
     "HookSpec",
+    "ImagePart",
     "InMemoryResponseCache",
     "InternalError",
     "JournalLease",
@@ -433,6 +443,7 @@ __all__ = [
     "MemorySink",
     "Message",
     "MessageCommitted",
+    "MessagePart",
     "MessageState",
     "ModelCallSettled",
     "ModelCallStarted",
@@ -507,6 +518,7 @@ __all__ = [
     "StructuredOutputTransport",
     "SystemMessage",
     "TextDelta",
+    "TextPart",
     "Tool",
     "ToolCall",
     "ToolCallFinished",

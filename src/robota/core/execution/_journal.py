@@ -41,6 +41,7 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
 )
+from robota.core._parts import decode_content, encode_content
 from robota.core._usage import Usage
 
 __all__ = [
@@ -556,7 +557,9 @@ def encode_message(message: Message) -> dict[str, Any]:
     """A message as a JSON object, every field kept (its id and timestamp included)."""
     data: dict[str, Any] = {
         "kind": message.kind,
-        "content": message.content,
+        # A string as is (every journal written before issue 26 reads back unchanged); parts as
+        # objects, their bytes base64.
+        "content": encode_content(message.content),
         "id": message.id,
         "created_at": message.created_at,
     }
@@ -583,11 +586,11 @@ def decode_message(data: Any) -> Message:
         raise TypeError("a message must be an object")
     kind = data["kind"]
     common: dict[str, Any] = {"id": _str(data["id"]), "created_at": _float(data["created_at"])}
+    if kind == "user":
+        return UserMessage(decode_content(data["content"]), **common)
     content = _str(data["content"])
     if kind == "system":
         return SystemMessage(content, **common)
-    if kind == "user":
-        return UserMessage(content, **common)
     if kind == "tool":
         return ToolMessage(
             content,

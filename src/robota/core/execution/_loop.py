@@ -67,6 +67,7 @@ from robota.core._messages import (
     now,
 )
 from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
+from robota.core._parts import MessagePart, content_text
 from robota.core._plugins import (
     ExtensionHook,
     Plugin,
@@ -251,14 +252,14 @@ class Execution:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self, user_input: str) -> RunResult[Any]:
+    async def run(self, user_input: str | tuple[MessagePart, ...]) -> RunResult[Any]:
         """Execute the run: append the input, loop rounds, return the result."""
         settings = self.settings
         if self.emitter.enabled:
             self.emitter.emit(
                 EventNames.RUN_STARTED,
                 {
-                    "input": user_input,
+                    "input": content_text(user_input),
                     "model": settings.model,
                     "agent_name": settings.agent_name,
                     "provider": settings.provider.name,
