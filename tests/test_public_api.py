@@ -302,6 +302,7 @@ def test_all_is_pinned() -> None:
         "check_artifact_owner",
         "check_credential_key",
         "check_effort",
+        "check_media",
         "check_native_tools",
         "check_parameter_schema",
         "child_environment",

@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, TypeAlias, final
-from urllib.parse import urlsplit
 
 from robota.core._errors import ConfigurationError
+from robota.core.urls._split import URLError, split_url
 
 __all__ = [
     "AudioPart",
@@ -76,7 +76,10 @@ _SUFFIXES: Final = {
 
 
 def _guess(name: str) -> str | None:
-    suffix = Path(urlsplit(name).path if "://" in name else name).suffix.lower()
+    if "://" in name:  # a URL: the suffix of its path, query and fragment left out
+        name = name.split("://", 1)[1].split("?", 1)[0].split("#", 1)[0]
+        name = name.split("/", 1)[1] if "/" in name else ""
+    suffix = Path(name).suffix.lower()
     found = _SUFFIXES.get(suffix)
     if found is None:
         guessed, _ = mimetypes.guess_type(f"x{suffix}") if suffix else (None, None)
@@ -105,13 +108,16 @@ def _check_media(
             f"{part}(data=...) must be bytes, got {type(data).__name__}; read a file with "
             f"{part}.from_path(path) or pass bytes(...)"
         )
-    if url is not None and (
-        not isinstance(url, str) or urlsplit(url).scheme.lower() not in ("http", "https")
-    ):
-        raise ConfigurationError(
-            f"{part}(url=...) must be an http:// or https:// URL, got {url!r}; for a local "
-            f"file use {part}.from_path(path)"
-        )
+    if url is not None:
+        if not isinstance(url, str):
+            raise ConfigurationError(f"{part}(url=...) must be a string, got {type(url).__name__}")
+        try:
+            split_url(url)  # S06's strict reading: http(s), no credentials, no ambiguity
+        except URLError as error:
+            raise ConfigurationError(
+                f"{part}(url=...) must be an http:// or https:// URL, got {url!r} ({error}); "
+                f"for a local file use {part}.from_path(path)"
+            ) from None
     if media_type is None:
         guessed = _guess(url) if isinstance(url, str) else None
         if guessed in allowed:

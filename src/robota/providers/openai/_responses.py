@@ -23,18 +23,22 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from robota.core import (
     AbortSignal,
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    DocumentPart,
     EffortResolution,
+    ImagePart,
     Message,
+    MessagePart,
     ResponseDone,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallReady,
     ToolMessage,
@@ -45,7 +49,10 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._common import (
     ToolProjector,
     attested,
+    audio_input,
     count,
+    data_url,
+    document_name,
     drive_call,
     drive_stream,
     incomplete_stream,
@@ -115,15 +122,46 @@ def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
-def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(instructions, input)`` for our conversation."""
+_API: Final = "OpenAI Responses"
+
+
+def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | list[dict[str, Any]]:
+    """A user message's content: a string as is, parts as Responses input content items."""
+    if isinstance(content, str):
+        return content
+    out: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            out.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            out.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+        elif isinstance(part, DocumentPart):
+            if part.url is not None:
+                out.append({"type": "input_file", "file_url": part.url})
+            else:
+                out.append(
+                    {
+                        "type": "input_file",
+                        "filename": document_name(part),
+                        "file_data": data_url(part),
+                    }
+                )
+        else:
+            out.append(audio_input(part, _API, model))
+    return out
+
+
+def responses_input(
+    messages: Sequence[Message], model: str = ""
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for our conversation (``model`` names it in errors)."""
     instructions: str | None = None
     items: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, SystemMessage):
             instructions = message.content
         elif isinstance(message, UserMessage):
-            items.append({"role": "user", "content": message.content})
+            items.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
             items.extend(_decode_continuation(message.continuation))
             if message.content:
@@ -157,7 +195,7 @@ def responses_params(
     stream: bool,
 ) -> dict[str, Any]:
     """The keyword arguments of ``responses.create`` for ``request``."""
-    instructions, items = responses_input(request.messages)
+    instructions, items = responses_input(request.messages, request.model)
     params: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions is not None:
         params["instructions"] = instructions
