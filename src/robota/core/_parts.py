@@ -40,7 +40,6 @@ __all__ = [
     "decode_content",
     "encode_content",
     "media_parts",
-    "part_from_path",
     "user_content",
 ]
 
@@ -319,25 +318,6 @@ def _read(path: str | Path, media_type: str | None, part: str) -> tuple[bytes, s
             f"{part}.from_path could not read {str(file)!r}: {error.strerror or error}"
         ) from None
     return data, media_type if media_type is not None else _guess(file.name)
-
-
-def part_from_path(path: str | Path) -> MediaPart:
-    """The media part for a local file, chosen by its suffix (``robota run --attach``).
-
-    Raises:
-        ConfigurationError: the suffix names no accepted image, document or audio type.
-    """
-    media = _guess(Path(path).name)
-    if media in IMAGE_TYPES:
-        return ImagePart.from_path(path, media)
-    if media in DOCUMENT_TYPES:
-        return DocumentPart.from_path(path, media)
-    if media in AUDIO_TYPES:
-        return AudioPart.from_path(path, media)
-    raise ConfigurationError(
-        f"cannot tell what kind of file {str(path)!r} is from its name; attach a .png, .jpg, "
-        ".gif, .webp image, a .pdf document or a .wav, .mp3, .ogg, .flac, .aac, .aiff clip"
-    )
 
 
 def user_content(value: object, where: str) -> str | tuple[MessagePart, ...]:
