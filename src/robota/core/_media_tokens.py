@@ -1,7 +1,7 @@
 """How many context tokens a media part is counted as (S31, issue 26).
 
 Only an estimate, used where no provider report exists, and read from the few header bytes of
-the media — never by decoding it. The rule (documented in README "Images, documents, audio"):
+the media — never by decoding it. The rule (also in the README, under the message parts):
 
 * **image**: ``width × height / 750`` tokens (the rule Anthropic documents), at least 85 and at
   most 1,600 (vendors scale large images down to about 1.15 megapixels). The size is read from
