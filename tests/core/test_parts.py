@@ -242,3 +242,37 @@ async def test_s31_context_usage_counts_an_image_run() -> None:
     await agent.run(agent_parts)
     # The scripted provider's own report anchors the count; the estimate is its floor.
     assert agent.context_usage().tokens >= before + IMAGE_MAX_TOKENS
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def test_a_tool_result_and_message_take_media_parts_only() -> None:
+    image = robota.ImagePart(data=png(2, 2), media_type="image/png")
+    assert robota.ToolResult("shot", parts=[image]).parts == (image,)  # type: ignore[arg-type]
+    with pytest.raises(robota.ConfigurationError, match="not a media part"):
+        robota.ToolResult("x", parts=(robota.TextPart("no"),))  # type: ignore[arg-type]
+    with pytest.raises(robota.ConfigurationError, match="sequence of media parts"):
+        robota.ToolMessage("x", tool_call_id="c", tool_name="t", parts=image)  # type: ignore[arg-type]
+
+
+async def test_a_tool_returning_parts_puts_them_in_history_the_journal_and_estimates() -> None:
+    image = robota.ImagePart(data=png(4000, 4000), media_type="image/png")
+
+    @robota.tool
+    def screenshot() -> robota.ToolResult:
+        """Take a screenshot."""
+        return robota.ToolResult("the screen", parts=(image,))
+
+    journal = InMemoryJournal()
+    provider = ScriptedProvider([[("screenshot", {})], "I see it"])
+    agent = robota.Agent(provider=provider, model="m", tools=[screenshot], journal=journal)
+    await agent.run("look", execution_id="e3")
+    [tool] = [m for m in agent.history if isinstance(m, robota.ToolMessage)]
+    assert tool.parts == (image,)
+    assert estimate_message_tokens(tool) >= IMAGE_MAX_TOKENS
+    assert _roundtrip(tool) == tool
+    settled = [r for r in await journal.read("e3") if isinstance(r, robota.EffectSettled)]
+    assert [r.parts for r in settled] == [(image,)]
+    back = robota.decode_journal_record(robota.encode_journal_record(settled[0]))
+    assert back == settled[0]

@@ -325,3 +325,97 @@ async def test_s30_a_part_the_model_cannot_take_is_refused_before_any_transport(
     assert model in text
     assert type(part).__name__ in text
     assert caught.value.code == "media_unsupported"
+
+
+# --------------------------------------------------------------------------- tool results
+
+
+def _tool_exchange(model: str) -> ChatRequest:
+    call = robota.ToolCall("call_1", "screenshot", "{}")
+    image = robota.ImagePart(data=PNG, media_type="image/png")
+    return ChatRequest(
+        model=model,
+        messages=(
+            UserMessage("look"),
+            robota.AssistantMessage("", tool_calls=(call,)),
+            robota.ToolMessage(
+                "the screen", tool_call_id="call_1", tool_name="screenshot", parts=(image,)
+            ),
+        ),
+    )
+
+
+async def test_responses_sends_a_tool_results_image_in_its_output_items() -> None:
+    with ReplayServer([Exchange.json(200, _responses_reply())]) as server:
+        provider = _responses(server)
+        await provider.chat(_tool_exchange("gpt-4o"))
+        await provider.aclose()
+    output = server.requests[0].json()["input"][-1]
+    assert output == {
+        "type": "function_call_output",
+        "call_id": "call_1",
+        "output": [
+            {"type": "input_text", "text": "the screen"},
+            {
+                "type": "input_image",
+                "image_url": f"data:image/png;base64,{PNG64}",
+                "detail": "auto",
+            },
+        ],
+    }
+
+
+async def test_chat_completions_sends_a_tool_results_image_in_a_user_message_after_it() -> None:
+    with ReplayServer([Exchange.json(200, completion())]) as server:
+        provider = chat_provider(server, streaming=False)
+        await provider.chat(_tool_exchange("gpt-4o"))
+        await provider.aclose()
+    tool, media = server.requests[0].json()["messages"][-2:]
+    assert tool == {"role": "tool", "tool_call_id": "call_1", "content": "the screen"}
+    assert media == {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Attached to the result of screenshot (call_1):"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG64}"}},
+        ],
+    }
+
+
+async def test_anthropic_sends_a_tool_results_image_as_a_block_of_the_tool_result() -> None:
+    reply = message_body([{"type": "text", "text": "ok"}])
+    with ReplayServer([Exchange.json(200, reply)]) as server:
+        provider = anthropic_provider(server)
+        await provider.chat(_tool_exchange("claude-sonnet-4-5"))
+        await provider.aclose()
+    [result] = server.requests[0].json()["messages"][-1]["content"]
+    assert result == {
+        "type": "tool_result",
+        "tool_use_id": "call_1",
+        "content": [
+            {"type": "text", "text": "the screen"},
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": "image/png", "data": PNG64},
+            },
+        ],
+    }
+
+
+async def test_gemini_sends_a_tool_results_image_after_its_function_response() -> None:
+    with ReplayServer([Exchange.json(200, _GEMINI_REPLY)]) as server:
+        provider = _gemini(server)
+        await provider.chat(_tool_exchange("gemini-2.5-flash"))
+        await provider.aclose()
+    last = server.requests[0].json()["contents"][-1]
+    assert last["role"] == "user"
+    assert [next(iter(p)) for p in last["parts"]] == ["functionResponse", "inlineData"]
+    assert last["parts"][1]["inlineData"] == {"mime_type": "image/png", "data": _urlsafe(PNG)}
+
+
+async def test_s30_a_tool_results_image_is_refused_for_a_model_without_vision() -> None:
+    with ReplayServer([Exchange.json(200, completion())]) as server:
+        provider = chat_provider(server, streaming=False)
+        with pytest.raises(robota.ConfigurationError, match="vision=False"):
+            await provider.chat(_tool_exchange("o3-mini"))
+        await provider.aclose()
+    assert server.requests == []

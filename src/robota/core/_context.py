@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from robota.core._media_tokens import estimate_part_tokens
-from robota.core._messages import AssistantMessage, Message
+from robota.core._messages import AssistantMessage, Message, ToolMessage
 from robota.core._parts import TextPart
 from robota.core.providers._contract import ToolSpec
 
@@ -63,7 +63,9 @@ def estimate_message_tokens(message: Message) -> int:
             else estimate_part_tokens(part)
             for part in content
         )
-    if isinstance(message, AssistantMessage):
+    if isinstance(message, ToolMessage):
+        tokens += sum(estimate_part_tokens(part) for part in message.parts)
+    elif isinstance(message, AssistantMessage):
         for call in message.tool_calls:
             tokens += (
                 _CALL_OVERHEAD

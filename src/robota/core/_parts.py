@@ -40,6 +40,7 @@ __all__ = [
     "decode_content",
     "encode_content",
     "media_parts",
+    "tool_parts",
     "user_content",
 ]
 
@@ -346,6 +347,29 @@ def user_content(value: object, where: str) -> str | tuple[MessagePart, ...]:
                     hint += f', or pass one string: {method}("What is 2+2?")'
             raise ConfigurationError(
                 f"{where}: item {index} is a {type(part).__name__}, not a message part{hint}"
+            )
+    return parts
+
+
+def tool_parts(value: object, where: str) -> tuple[MediaPart, ...]:
+    """``value`` as a tool result's media: a tuple of image, document or audio parts.
+
+    Raises:
+        ConfigurationError: an item that is not a media part.
+    """
+    if isinstance(value, tuple) and not value:
+        return ()
+    if isinstance(value, (str, bytes, bytearray)) or not isinstance(value, Sequence):
+        raise ConfigurationError(
+            f"{where} takes a sequence of media parts (robota.ImagePart, DocumentPart, "
+            f"AudioPart), got {type(value).__name__}"
+        )
+    parts = tuple(value)
+    for index, part in enumerate(parts):
+        if type(part) not in (ImagePart, DocumentPart, AudioPart):
+            raise ConfigurationError(
+                f"{where}: item {index} is a {type(part).__name__}, not a media part (text "
+                "belongs in the result's content)"
             )
     return parts
 

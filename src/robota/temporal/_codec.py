@@ -20,7 +20,7 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
 )
-from robota.core._parts import decode_content, encode_content
+from robota.core._parts import decode_content, encode_content, tool_parts
 from robota.core.execution._journal import (
     decode_message,
     decode_usage,
@@ -340,14 +340,26 @@ class ToolCallInput:
 
 
 def encode_result(result: ToolResult) -> dict[str, Any]:
-    """A tool result as a payload (its display-only ``view`` stays in the activity)."""
-    return {"v": PAYLOAD_VERSION, "content": result.content, "is_error": result.is_error}
+    """A tool result as a payload (its display-only ``view`` stays in the activity).
+
+    Media parts travel inline, base64 (issue 26); only the text is ever stored aside.
+    """
+    data: dict[str, Any] = {
+        "v": PAYLOAD_VERSION,
+        "content": result.content,
+        "is_error": result.is_error,
+    }
+    if result.parts:
+        data["parts"] = encode_content(result.parts)
+    return data
 
 
 def decode_result(data: object) -> ToolResult:
     """The result :func:`encode_result` wrote."""
     body = check_version(data, "tool result")
-    return ToolResult(str(body["content"]), is_error=bool(body["is_error"]))
+    parts = body.get("parts")
+    media = () if parts is None else tool_parts(decode_content(parts), "a tool result payload")
+    return ToolResult(str(body["content"]), is_error=bool(body["is_error"]), parts=media)
 
 
 def messages_of(items: Sequence[object]) -> tuple[Message, ...]:

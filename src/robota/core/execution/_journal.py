@@ -41,7 +41,7 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
 )
-from robota.core._parts import decode_content, encode_content
+from robota.core._parts import MediaPart, decode_content, encode_content, tool_parts
 from robota.core._usage import Usage
 
 __all__ = [
@@ -190,6 +190,7 @@ class EffectSettled:
     status: str
     content: str
     is_error: bool = False
+    parts: tuple[MediaPart, ...] = ()
 
 
 @final
@@ -458,6 +459,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                 "status": record.status,
                 "content": record.content,
                 "is_error": record.is_error,
+                **({"parts": encode_content(record.parts)} if record.parts else {}),
             }
         case OutsideRequested():
             return {
@@ -532,7 +534,11 @@ def _decode(kind: str, body: Any) -> JournalRecord:
         )
     if kind == "effect_settled":
         return EffectSettled(
-            _str(b["call_key"]), _str(b["status"]), _str(b["content"]), _bool(b["is_error"])
+            _str(b["call_key"]),
+            _str(b["status"]),
+            _str(b["content"]),
+            _bool(b["is_error"]),
+            _media(b.get("parts")),
         )
     if kind == "outside_requested":
         return OutsideRequested(
@@ -551,6 +557,13 @@ def _decode(kind: str, body: Any) -> JournalRecord:
 
 
 # ---------------------------------------------------------------------------------- messages
+
+
+def _media(data: object) -> tuple[MediaPart, ...]:
+    """The media parts of a tool result, as :func:`encode_content` wrote them (absent: none)."""
+    if data is None:
+        return ()
+    return tool_parts(decode_content(data), "a journaled tool result")
 
 
 def encode_message(message: Message) -> dict[str, Any]:
@@ -573,6 +586,8 @@ def encode_message(message: Message) -> dict[str, Any]:
         data["tool_call_id"] = message.tool_call_id
         data["tool_name"] = message.tool_name
         data["is_error"] = message.is_error
+        if message.parts:  # absent for the usual text-only result (older readers unaffected)
+            data["parts"] = encode_content(message.parts)
     return data
 
 
@@ -597,6 +612,7 @@ def decode_message(data: Any) -> Message:
             tool_call_id=_str(data["tool_call_id"]),
             tool_name=_str(data["tool_name"]),
             is_error=_bool(data["is_error"]),
+            parts=_media(data.get("parts")),
             **common,
         )
     if kind == "assistant":

@@ -1052,7 +1052,7 @@ class Execution:
             size = estimate_message_tokens(message)
             if over or used + size > budget:
                 over = True
-                message = replace(message, content=omitted_result_notice(outcome))
+                message = replace(message, content=omitted_result_notice(outcome), parts=())
                 size = estimate_message_tokens(message)
                 if round_emitter.enabled:
                     round_emitter.emit(

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field, fields
 from typing import Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
-from robota.core._messages import Message
+from robota.core._messages import Message, ToolMessage
+from robota.core._parts import MessagePart
 from robota.core.providers._contract import Provider
 
 __all__ = [
@@ -188,9 +189,10 @@ def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> 
     merged: ModelCapabilities | None = None
     for index, message in enumerate(messages):
         content = message.content
-        if isinstance(content, str):
-            continue
-        for part in content:
+        media: tuple[MessagePart, ...] = () if isinstance(content, str) else content
+        if isinstance(message, ToolMessage):
+            media = message.parts
+        for part in media:
             if part.kind == "text":
                 continue
             if merged is None:

@@ -217,7 +217,10 @@ def wire_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[st
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content,
+                # issue 26: a result's images and documents as blocks after its text
+                "content": _user_blocks((TextPart(message.content), *message.parts))
+                if message.parts
+                else message.content,
             }
             if message.is_error:
                 result["is_error"] = True

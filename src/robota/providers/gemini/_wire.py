@@ -224,6 +224,8 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str | None, list[dict[
     for message in messages:
         if isinstance(message, ToolMessage):
             results.append(_function_response(message))
+            if message.parts:  # issue 26: a result's media follow in the same user turn
+                results.extend(_user_parts(message.parts))
             continue
         flush()
         if isinstance(message, SystemMessage):

@@ -176,8 +176,13 @@ def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | l
     """A user message's content: a string as is, parts as Chat Completions content parts."""
     if isinstance(content, str):
         return content
+    return _items(content, model)
+
+
+def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
+    """Parts as Chat Completions content parts."""
     out: list[dict[str, Any]] = []
-    for part in content:
+    for part in parts:
         if isinstance(part, TextPart):
             out.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
@@ -201,7 +206,13 @@ def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | l
 def chat_messages(messages: Sequence[Message], model: str = "") -> list[dict[str, Any]]:
     """Our conversation as Chat Completions ``messages`` (``model`` names it in errors)."""
     out: list[dict[str, Any]] = []
+    # A tool message takes text only: a result's media follow its group of tool messages, in
+    # one user message naming the calls they came from (issue 26).
+    media: list[dict[str, Any]] = []
     for message in messages:
+        if media and not isinstance(message, ToolMessage):
+            out.append({"role": "user", "content": media})
+            media = []
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
         elif isinstance(message, UserMessage):
@@ -227,6 +238,12 @@ def chat_messages(messages: Sequence[Message], model: str = "") -> list[dict[str
             out.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
+            if message.parts:
+                label = f"Attached to the result of {message.tool_name} ({message.tool_call_id}):"
+                media.append({"type": "text", "text": label})
+                media.extend(_items(message.parts, model))
+    if media:
+        out.append({"role": "user", "content": media})
     return out
 
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 from robota.core import (
     AbortSignal,
     AssistantMessage,
+    AudioPart,
     ChatRequest,
     ChatResponse,
     DocumentPart,
@@ -62,6 +63,7 @@ from robota.providers.openai._common import (
     no_capture,
     output_schema,
     traced_call,
+    unsendable,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -129,8 +131,13 @@ def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | l
     """A user message's content: a string as is, parts as Responses input content items."""
     if isinstance(content, str):
         return content
+    return _items(content, model)
+
+
+def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
+    """Parts as Responses input content items."""
     out: list[dict[str, Any]] = []
-    for part in content:
+    for part in parts:
         if isinstance(part, TextPart):
             out.append({"type": "input_text", "text": part.text})
         elif isinstance(part, ImagePart):
@@ -176,11 +183,20 @@ def responses_input(
                 for call in message.tool_calls
             )
         elif isinstance(message, ToolMessage):
+            output: str | list[dict[str, Any]] = message.content
+            if message.parts:  # issue 26: text, image and file items in the output
+                output = [{"type": "input_text", "text": message.content}]
+                for part in message.parts:
+                    if isinstance(part, AudioPart):
+                        raise unsendable(
+                            part, _API, model, "a function call's output takes no audio"
+                        )
+                    output.extend(_items((part,), model))
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id,
-                    "output": message.content,
+                    "output": output,
                 }
             )
     return instructions, items
