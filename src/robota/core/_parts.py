@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Final, Literal, TypeAlias, final
@@ -38,6 +38,7 @@ __all__ = [
     "UserInput",
     "content_text",
     "decode_content",
+    "decode_media",
     "encode_content",
     "media_parts",
     "tool_parts",
@@ -448,3 +449,9 @@ def decode_content(data: object) -> str | tuple[MessagePart, ...]:
         else:
             raise ValueError(f"unknown message part kind {kind!r}")
     return tuple(parts)
+
+
+def decode_media(data: Mapping[str, Any]) -> tuple[MediaPart, ...]:
+    """A stored tool result's ``"parts"`` (as :func:`encode_content` wrote them; absent: none)."""
+    parts = data.get("parts")
+    return () if parts is None else tool_parts(decode_content(parts), "a stored tool result")

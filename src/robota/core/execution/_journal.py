@@ -41,7 +41,7 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
 )
-from robota.core._parts import MediaPart, decode_content, encode_content, tool_parts
+from robota.core._parts import MediaPart, decode_content, decode_media, encode_content
 from robota.core._usage import Usage
 
 __all__ = [
@@ -533,13 +533,8 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             arguments,
         )
     if kind == "effect_settled":
-        return EffectSettled(
-            _str(b["call_key"]),
-            _str(b["status"]),
-            _str(b["content"]),
-            _bool(b["is_error"]),
-            _media(b.get("parts")),
-        )
+        key, status, content = _str(b["call_key"]), _str(b["status"]), _str(b["content"])
+        return EffectSettled(key, status, content, _bool(b["is_error"]), decode_media(b))
     if kind == "outside_requested":
         return OutsideRequested(
             _str(b["request_id"]), _str(b["call_key"]), _str(b["request_kind"]), b["payload"]
@@ -559,20 +554,11 @@ def _decode(kind: str, body: Any) -> JournalRecord:
 # ---------------------------------------------------------------------------------- messages
 
 
-def _media(data: object) -> tuple[MediaPart, ...]:
-    """The media parts of a tool result, as :func:`encode_content` wrote them (absent: none)."""
-    if data is None:
-        return ()
-    return tool_parts(decode_content(data), "a journaled tool result")
-
-
 def encode_message(message: Message) -> dict[str, Any]:
-    """A message as a JSON object, every field kept (its id and timestamp included)."""
+    """A message as a JSON object, every field kept (id, timestamp; a string content as is)."""
     data: dict[str, Any] = {
         "kind": message.kind,
-        # A string as is (every journal written before issue 26 reads back unchanged); parts as
-        # objects, their bytes base64.
-        "content": encode_content(message.content),
+        "content": encode_content(message.content),  # parts: objects, bytes base64
         "id": message.id,
         "created_at": message.created_at,
     }
@@ -586,8 +572,7 @@ def encode_message(message: Message) -> dict[str, Any]:
         data["tool_call_id"] = message.tool_call_id
         data["tool_name"] = message.tool_name
         data["is_error"] = message.is_error
-        if message.parts:  # absent for the usual text-only result (older readers unaffected)
-            data["parts"] = encode_content(message.parts)
+        data.update({"parts": encode_content(message.parts)} if message.parts else {})
     return data
 
 
@@ -612,7 +597,7 @@ def decode_message(data: Any) -> Message:
             tool_call_id=_str(data["tool_call_id"]),
             tool_name=_str(data["tool_name"]),
             is_error=_bool(data["is_error"]),
-            parts=_media(data.get("parts")),
+            parts=decode_media(data),
             **common,
         )
     if kind == "assistant":
