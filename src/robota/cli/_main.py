@@ -156,6 +156,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--json", action="store_true", help="print one JSON object (output, usage, cost …)"
     )
+    run.add_argument(
+        "--attach",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="send FILE with the prompt: an image (.png .jpg .gif .webp), a PDF, or audio "
+        "(.wav .mp3 .ogg .flac .aac .aiff); repeat for several",
+    )
 
     chat = commands.add_parser(
         "chat",
@@ -287,7 +295,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         from robota.cli._run import run_command  # noqa: PLC0415
 
-        return run_command(flags, args.prompt, as_json=args.json)
+        return run_command(flags, args.prompt, as_json=args.json, attach=tuple(args.attach))
     from robota.cli._chat import chat_command  # noqa: PLC0415
 
     return chat_command(flags)

@@ -12,9 +12,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TextIO
 
-from robota import RobotaError
+from robota import (
+    AudioPart,
+    ConfigurationError,
+    DocumentPart,
+    ImagePart,
+    MessagePart,
+    RobotaError,
+    TextPart,
+)
 from robota.cli._build import AgentFlags, build_agent, check_text_flag
 from robota.cli._errors import FAILURE, INTERRUPTED, NO_ANSWER, CliError, describe, one_line
 from robota.cli._output import (
@@ -29,7 +39,45 @@ from robota.cli._terminal import Interrupts, LineReader, TerminalApprover
 __all__ = ["run_command"]
 
 
-async def _run(flags: AgentFlags, prompt: str, *, as_json: bool, out: TextIO, stdin: TextIO) -> int:
+_ATTACHABLE: dict[str, type[ImagePart] | type[DocumentPart] | type[AudioPart]] = {
+    **dict.fromkeys((".png", ".jpg", ".jpeg", ".gif", ".webp"), ImagePart),
+    ".pdf": DocumentPart,
+    **dict.fromkeys((".wav", ".mp3", ".ogg", ".flac", ".aac", ".aif", ".aiff"), AudioPart),
+}
+
+
+def attachments(prompt: str, files: Sequence[str]) -> str | list[MessagePart]:
+    """The run's input: the prompt alone, or the prompt and a part per ``--attach`` file.
+
+    Raises:
+        CliError: a file that cannot be read, or whose suffix names no accepted kind.
+    """
+    if not files:
+        return prompt
+    parts: list[MessagePart] = [TextPart(prompt)]
+    for name in files:
+        kind = _ATTACHABLE.get(Path(name).suffix.lower())
+        if kind is None:
+            raise CliError(
+                f"--attach {name}: cannot tell what kind of file this is from its name; attach "
+                "an image (.png .jpg .gif .webp), a .pdf, or audio (.wav .mp3 .ogg .flac .aac "
+                ".aiff)"
+            )
+        try:
+            parts.append(kind.from_path(name))
+        except ConfigurationError as error:
+            raise CliError(f"--attach {name}: {one_line(error.message)}") from None
+    return parts
+
+
+async def _run(
+    flags: AgentFlags,
+    prompt: str | list[MessagePart],
+    *,
+    as_json: bool,
+    out: TextIO,
+    stdin: TextIO,
+) -> int:
     printer = Printer()
     with Interrupts(printer) as interrupts:
         approver = TerminalApprover(LineReader(stdin), printer, interrupts)
@@ -76,6 +124,7 @@ def run_command(
     as_json: bool = False,
     out: TextIO | None = None,
     stdin: TextIO | None = None,
+    attach: Sequence[str] = (),
 ) -> int:
     """Run one turn and print it; returns the exit code.
 
@@ -88,6 +137,8 @@ def run_command(
         as_json: Print one JSON object instead of streaming.
         out: stdout by default.
         stdin: stdin by default (the prompt for ``-``, and answers to permission asks).
+        attach: Files sent with the prompt (``--attach``), each as an image, document or
+            audio part chosen by its suffix.
 
     Raises:
         CliError: every failure, with its exit code (2 before the run starts, 1 during it).
@@ -109,8 +160,9 @@ def run_command(
         check_text_flag(prompt, "the prompt")
     if not prompt.strip():
         raise CliError("the prompt is empty")
+    content = attachments(prompt, attach)
     try:
-        return asyncio.run(_run(flags, prompt, as_json=as_json, out=out, stdin=stdin))
+        return asyncio.run(_run(flags, content, as_json=as_json, out=out, stdin=stdin))
     except CliError as error:
         if as_json:
             body = {

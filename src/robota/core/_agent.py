@@ -43,6 +43,7 @@ from robota.core._history import (
 from robota.core._logging import get_logger
 from robota.core._messages import Message, new_id
 from robota.core._models import ContextWindow, check_context_window, get_model_context_window
+from robota.core._parts import UserInput, user_content
 from robota.core._plugins import (
     ExtensionHook,
     Module,
@@ -635,23 +636,24 @@ class Agent(DurableAgentMixin):
 
     @overload
     async def run(
-        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: None = None, **options: Unpack[RunOptions]
     ) -> RunResult[str]: ...
     @overload
     async def run(
-        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: type[T], **options: Unpack[RunOptions]
     ) -> RunResult[T | None]: ...
     @overload
     async def run(
-        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
     ) -> RunResult[Any]: ...
     async def run(
-        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: object = None, **options: Unpack[RunOptions]
     ) -> RunResult[Any]:
         """Run one turn: send ``input``, run the tools the model asks for, return the result.
 
         Args:
-            input: The user's message.
+            input: The user's message: a string, or a sequence of parts (``TextPart``,
+                ``ImagePart``, ``DocumentPart``, ``AudioPart``) for images, PDFs and audio.
             output: Ask for a structured result (S18): a type (a pydantic model, a dataclass, a
                 ``typing_extensions.TypedDict`` …) or an object JSON schema. ``result.output`` is
                 then the validated object (``None`` when the run was interrupted).
@@ -671,18 +673,18 @@ class Agent(DurableAgentMixin):
 
     @overload
     def run_sync(
-        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: None = None, **options: Unpack[RunOptions]
     ) -> RunResult[str]: ...
     @overload
     def run_sync(
-        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: type[T], **options: Unpack[RunOptions]
     ) -> RunResult[T | None]: ...
     @overload
     def run_sync(
-        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
     ) -> RunResult[Any]: ...
     def run_sync(
-        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: object = None, **options: Unpack[RunOptions]
     ) -> RunResult[Any]:
         """:meth:`run` for synchronous code: same arguments, same result.
 
@@ -701,18 +703,18 @@ class Agent(DurableAgentMixin):
 
     @overload
     def run_stream(
-        self, input: str, *, output: None = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: None = None, **options: Unpack[RunOptions]
     ) -> RunStream[str]: ...
     @overload
     def run_stream(
-        self, input: str, *, output: type[T], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: type[T], **options: Unpack[RunOptions]
     ) -> RunStream[T | None]: ...
     @overload
     def run_stream(
-        self, input: str, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: Mapping[str, Any], **options: Unpack[RunOptions]
     ) -> RunStream[Any]: ...
     def run_stream(
-        self, input: str, *, output: object = None, **options: Unpack[RunOptions]
+        self, input: UserInput, *, output: object = None, **options: Unpack[RunOptions]
     ) -> RunStream[Any]:
         """A streamed run: iterate it for events, then ``await stream.result()``.
 
@@ -786,15 +788,15 @@ class Agent(DurableAgentMixin):
 
     async def _execute(
         self,
-        input: str,
+        input: UserInput,
         settings: ExecutionSettings,
         signal: AbortSignal | None,
         notify: Callable[[RunEvent], None] | None,
         options: RunOptions,
     ) -> RunResult[Any]:
         self._check_not_closed()
-        if not isinstance(input, str):
-            raise ConfigurationError(f"run input must be a string, got {type(input).__name__}")
+        # A sequence of parts becomes the tuple history keeps (the caller's list may change).
+        content = user_content(input, "agent.run()")
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
             await guard.call(self._slot.acquire)
@@ -841,7 +843,7 @@ class Agent(DurableAgentMixin):
                     notify=notify,
                     journal=binding,
                 )
-                result = await self._run_current(execution, execution.run(input))
+                result = await self._run_current(execution, execution.run(content))
                 if result.context_window is not None:
                     key = (settings.provider.name, settings.model)
                     self._windows[key] = result.context_window

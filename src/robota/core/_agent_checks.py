@@ -134,12 +134,20 @@ def check_run_input(input: object, method: str, options: Mapping[str, Any]) -> N
     """
     from robota.core._abort import AbortSignal  # noqa: PLC0415 - keeps this module's edges few
 
-    if not isinstance(input, str):
+    if isinstance(input, str):
+        check_text(input, f"the input of agent.{method}()")
+    elif isinstance(input, (list, tuple)) and input:
+        from robota.core._parts import TextPart, user_content  # noqa: PLC0415 - parts runs only
+
+        for part in user_content(input, f"agent.{method}()"):
+            if isinstance(part, TextPart):
+                check_text(part.text, f"a TextPart in the input of agent.{method}()")
+    else:
         raise ConfigurationError(
             f"agent.{method}() takes the user's message as a string, e.g. "
-            f'agent.{method}("What is 2+2?"), got {_kind(input)}'
+            f'agent.{method}("What is 2+2?"), or a list of parts (robota.TextPart, ImagePart, '
+            f"DocumentPart, AudioPart), got {_kind(input)}"
         )
-    check_text(input, f"the input of agent.{method}()")
     signal = options.get("signal")
     if signal is not None and not isinstance(signal, AbortSignal):
         raise ConfigurationError(

@@ -14,7 +14,8 @@ The :class:`ContextLedger` keeps all of it incrementally: every history change c
 costs the messages it drops), so the per-round cost does not grow with the conversation.
 
 Estimates are deliberately simple — about four characters per token plus a small per-message
-overhead — and only ever used where no report exists.
+overhead, and media parts by the rule in :mod:`robota.core._media_tokens` — and only ever used
+where no report exists.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, final
 
-from robota.core._messages import AssistantMessage, Message
+from robota.core._media_tokens import estimate_part_tokens
+from robota.core._messages import AssistantMessage, Message, ToolMessage
+from robota.core._parts import TextPart
 from robota.core.providers._contract import ToolSpec
 
 __all__ = [
@@ -50,8 +53,19 @@ def estimate_text_tokens(text: str) -> int:
 
 def estimate_message_tokens(message: Message) -> int:
     """A rough token count of one message as a request would carry it."""
-    tokens = _MESSAGE_OVERHEAD + estimate_text_tokens(message.content)
-    if isinstance(message, AssistantMessage):
+    content = message.content
+    if isinstance(content, str):
+        tokens = _MESSAGE_OVERHEAD + estimate_text_tokens(content)
+    else:
+        tokens = _MESSAGE_OVERHEAD + sum(
+            estimate_text_tokens(part.text)
+            if isinstance(part, TextPart)
+            else estimate_part_tokens(part)
+            for part in content
+        )
+    if isinstance(message, ToolMessage):
+        tokens += sum(estimate_part_tokens(part) for part in message.parts)
+    elif isinstance(message, AssistantMessage):
         for call in message.tool_calls:
             tokens += (
                 _CALL_OVERHEAD

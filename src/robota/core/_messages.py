@@ -20,6 +20,7 @@ from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar, Literal, TypeAlias, final
 
+from robota.core._parts import MediaPart, MessagePart, tool_parts, user_content
 from robota.core._usage import Usage
 
 __all__ = [
@@ -123,15 +124,26 @@ class SystemMessage:
 @final
 @dataclass(frozen=True, slots=True)
 class UserMessage:
-    """Input from the caller."""
+    """Input from the caller.
+
+    Attributes:
+        content: A string (the common case, stored as is), or a tuple of parts
+            (:class:`~robota.TextPart`, :class:`~robota.ImagePart`,
+            :class:`~robota.DocumentPart`, :class:`~robota.AudioPart`); any sequence of parts
+            passed is stored as a tuple.
+    """
 
     kind: ClassVar[Literal["user"]] = "user"
     state: ClassVar[Literal["complete"]] = "complete"
 
-    content: str
+    content: str | tuple[MessagePart, ...]
     _: KW_ONLY
     id: str = field(default_factory=_message_id)
     created_at: float = field(default_factory=now)
+
+    def __post_init__(self) -> None:
+        if type(self.content) is not str:  # a string costs this one check, nothing more
+            object.__setattr__(self, "content", user_content(self.content, "UserMessage"))
 
 
 @final
@@ -180,6 +192,8 @@ class ToolMessage:
         tool_name: The tool name as the call named it.
         is_error: Whether the result reports a failure (the body raised, the call was refused,
             skipped or not dispatched).
+        parts: Images, documents or audio the result carries besides its text (an MCP image
+            result, a tool returning ``ToolResult(..., parts=...)``); ``()`` for most results.
     """
 
     kind: ClassVar[Literal["tool"]] = "tool"
@@ -190,8 +204,13 @@ class ToolMessage:
     tool_call_id: str
     tool_name: str
     is_error: bool = False
+    parts: tuple[MediaPart, ...] = ()
     id: str = field(default_factory=_message_id)
     created_at: float = field(default_factory=now)
+
+    def __post_init__(self) -> None:
+        if self.parts != ():
+            object.__setattr__(self, "parts", tool_parts(self.parts, "ToolMessage(parts=...)"))
 
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage

@@ -35,6 +35,7 @@ from robota.core._logging import get_logger
 
 if TYPE_CHECKING:
     from robota.core._messages import AssistantMessage
+    from robota.core._parts import MessagePart
     from robota.core.execution._result import RunResult
     from robota.core.providers._contract import ChatRequest
 
@@ -111,8 +112,11 @@ class Plugin:
     async def setup(self, agent: object) -> None:
         """Called once before the agent's first run. Raising fails that run; the next retries."""
 
-    async def before_run(self, run: RunInfo, input: str) -> None:
-        """A run is starting (its slot is held, its input not yet in history)."""
+    async def before_run(self, run: RunInfo, input: str | tuple[MessagePart, ...]) -> None:
+        """A run is starting (its slot is held, its input not yet in history).
+
+        ``input`` is the user message's content: the string, or the tuple of parts.
+        """
 
     async def after_run(self, run: RunInfo, result: RunResult) -> None:
         """A run ended with ``result`` (complete or interrupted)."""

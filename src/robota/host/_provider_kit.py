@@ -34,6 +34,7 @@ from robota.core import (
     ToolSpec,
     Usage,
     abort_error_from_reason,
+    check_media,
     check_native_tools,
     origin_of,
     register_model_metadata,
@@ -421,6 +422,7 @@ class SDKProvider(Provider):
     ) -> ChatResponse:
         """:meth:`chat`, reporting the native request and response (S25, S28)."""
         check_native_tools(self, request.native_tools)  # S30: before any transport
+        check_media(self, request.model, request.messages)
         return await self._send(request, self.resolve_effort(request), signal, capture)
 
     def chat_stream_raw(
@@ -432,6 +434,7 @@ class SDKProvider(Provider):
     ) -> AsyncIterator[StreamEvent]:
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
         check_native_tools(self, request.native_tools)  # S30: before any transport
+        check_media(self, request.model, request.messages)
         if not self._streaming:
             return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._open(request, self.resolve_effort(request), signal, capture)

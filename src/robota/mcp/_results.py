@@ -11,6 +11,8 @@ from typing import Any, Final, final
 
 from robota.core import (
     AbortSignal,
+    AudioPart,
+    ImagePart,
     RejectedTool,
     RobotaError,
     Tool,
@@ -248,6 +250,29 @@ def _block_text(block: Any) -> str:
     return f"[{kind or 'unknown'} content]"
 
 
+def _media_part(block: Any) -> ImagePart | AudioPart | None:
+    """An MCP image or audio block as the part the model is shown (issue 26).
+
+    ``None`` for any other block, for data that is not base64, and for a media type the parts
+    do not take (an SVG image, say): the model then sees only the block's bracketed line.
+    """
+    kind = getattr(block, "type", None)
+    if kind not in ("image", "audio"):
+        return None
+    data, mime = getattr(block, "data", None), getattr(block, "mime_type", None)
+    if not isinstance(data, str) or not isinstance(mime, str):
+        return None
+    try:
+        raw = base64.b64decode(data, validate=True)
+        return (
+            ImagePart(data=raw, media_type=mime)
+            if kind == "image"
+            else AudioPart(data=raw, media_type=mime)
+        )
+    except (binascii.Error, ValueError):  # ConfigurationError is a ValueError
+        return None
+
+
 def _dump(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     return dump(by_alias=True, exclude_none=True, mode="json") if callable(dump) else value
@@ -258,7 +283,9 @@ def map_result(result: Any) -> ToolResult:
 
     The model is shown the text blocks as they are, each image, audio, blob resource and
     resource link as a bracketed line naming it (type, size, URI), a text resource with its URI,
-    and the structured content as JSON when the server sent no text. ``isError`` makes it a
+    and the structured content as JSON when the server sent no text. Image and audio blocks of a
+    media type the message parts take are also the result's ``parts`` (issue 26), so the model
+    sees the image or hears the clip where its adapter can send it. ``isError`` makes it a
     failure the model sees. The whole result, binary data included, is kept as the display
     ``view`` (never sent to the model).
     """
@@ -272,6 +299,10 @@ def map_result(result: Any) -> ToolResult:
         "content": [_dump(block) for block in blocks],
         "structured_content": structured,
     }
+    media = tuple(part for part in map(_media_part, blocks) if part is not None)
     return ToolResult(
-        "\n".join(texts), is_error=bool(getattr(result, "is_error", False)), view=view
+        "\n".join(texts),
+        is_error=bool(getattr(result, "is_error", False)),
+        view=view,
+        parts=media,
     )

@@ -335,7 +335,10 @@ class RobotaActivities:
             for record in await journal.read(key):
                 if isinstance(record, EffectSettled):
                     # Settled by an earlier attempt whose completion never reached Temporal.
-                    return _by_reference(key, ToolResult(record.content, is_error=record.is_error))
+                    return _by_reference(
+                        key,
+                        ToolResult(record.content, is_error=record.is_error, parts=record.parts),
+                    )
                 if isinstance(record, EffectStarted):
                     started, unsettled = record, unsettled + 1
                 elif isinstance(record, OutsideRequested):
@@ -381,7 +384,7 @@ class RobotaActivities:
                 raise waiting.failure() from None
             status = "failed" if result.is_error else "succeeded"
             await lease.append(
-                EffectSettled(call.call_id, status, result.content, is_error=result.is_error)
+                EffectSettled(call.call_id, status, result.content, result.is_error, result.parts)
             )
         return _by_reference(key, result)
 
@@ -569,7 +572,7 @@ def _by_reference(key: str, result: ToolResult) -> dict[str, Any]:
     # nonce no tool output can guess, and each model call resolves the markers it was issued.
     length = len(result.content.encode("utf-8", "surrogatepass"))
     marker = f"[robota: a {length}-byte tool result stored aside, ref {os.urandom(8).hex()}]"
-    payload = encode_result(ToolResult(marker, is_error=result.is_error))
+    payload = encode_result(ToolResult(marker, is_error=result.is_error, parts=result.parts))
     payload["ref"] = {"marker": marker, "key": key}
     return payload
 

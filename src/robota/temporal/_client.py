@@ -8,14 +8,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from robota.core import MessagePart
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
+from robota.core._parts import user_content
 from robota.core.execution._journal import (
     OutsideRequest,
     ReconciliationItem,
@@ -85,7 +87,7 @@ class RunState:
 async def start_agent_run(
     client: Client,
     agent_name: str,
-    input: str,
+    input: str | Sequence[MessagePart],
     *,
     task_queue: str,
     id: str | None = None,
@@ -100,7 +102,8 @@ async def start_agent_run(
     Args:
         client: A connected ``temporalio.client.Client``.
         agent_name: The name the agent is registered under on the workers.
-        input: The user's message.
+        input: The user's message: a string, or a sequence of parts (their bytes travel in
+            the workflow's input payload, base64, within Temporal's payload limit).
         task_queue: The task queue the workers poll.
         id: The workflow id (also the run's execution id); default: a fresh one.
         max_rounds: The run's round budget (default: the agent's).
@@ -120,9 +123,7 @@ async def start_agent_run(
     """
     _check_text("agent_name", agent_name)
     _check_text("task_queue", task_queue)
-    given: object = input  # untyped callers can pass anything
-    if not isinstance(given, str):
-        raise ConfigurationError(f"input must be a string, got {type(input).__name__}")
+    content = user_content(input, "start_agent_run(input=...)")  # refuses anything else
     choice: object = tool_choice
     if choice not in (None, "auto", "none", "required"):
         raise ConfigurationError(f"tool_choice must be auto, none or required, got {choice!r}")
@@ -141,7 +142,7 @@ async def start_agent_run(
             raise ConfigurationError(f"{label} must be a positive number of seconds: {value!r}")
     spec = RunInput(
         agent=agent_name,
-        input=input,
+        input=content,
         max_rounds=max_rounds,
         tool_choice=tool_choice,
         model_timeout=float(model_timeout),

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from robota.core import Message, ToolCall, ToolResult, Usage
+from robota.core import Message, MessagePart, ToolCall, ToolResult, Usage
 from robota.core._errors import (
     AuthenticationError,
     ConfigurationError,
@@ -20,6 +20,7 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
 )
+from robota.core._parts import decode_content, encode_content, tool_parts
 from robota.core.execution._journal_messages import (
     decode_message,
     decode_usage,
@@ -82,7 +83,7 @@ class RunInput:
     """
 
     agent: str
-    input: str
+    input: str | tuple[MessagePart, ...]
     max_rounds: int | None = None
     tool_choice: Literal["auto", "none", "required"] | None = None
     model_timeout: float = 300.0
@@ -94,7 +95,7 @@ class RunInput:
         return {
             "v": PAYLOAD_VERSION,
             "agent": self.agent,
-            "input": self.input,
+            "input": encode_content(self.input),  # a string as is; parts with base64 bytes
             "max_rounds": self.max_rounds,
             "tool_choice": self.tool_choice,
             "model_timeout": self.model_timeout,
@@ -111,7 +112,7 @@ class RunInput:
             raise PayloadError(f"tool_choice must be auto, none or required, got {choice!r}")
         return cls(
             agent=str(body["agent"]),
-            input=str(body["input"]),
+            input=decode_content(body["input"]),
             max_rounds=body.get("max_rounds"),
             tool_choice=cast("Literal['auto', 'none', 'required'] | None", choice),
             model_timeout=float(body.get("model_timeout", 300.0)),
@@ -339,14 +340,26 @@ class ToolCallInput:
 
 
 def encode_result(result: ToolResult) -> dict[str, Any]:
-    """A tool result as a payload (its display-only ``view`` stays in the activity)."""
-    return {"v": PAYLOAD_VERSION, "content": result.content, "is_error": result.is_error}
+    """A tool result as a payload (its display-only ``view`` stays in the activity).
+
+    Media parts travel inline, base64 (issue 26); only the text is ever stored aside.
+    """
+    data: dict[str, Any] = {
+        "v": PAYLOAD_VERSION,
+        "content": result.content,
+        "is_error": result.is_error,
+    }
+    if result.parts:
+        data["parts"] = encode_content(result.parts)
+    return data
 
 
 def decode_result(data: object) -> ToolResult:
     """The result :func:`encode_result` wrote."""
     body = check_version(data, "tool result")
-    return ToolResult(str(body["content"]), is_error=bool(body["is_error"]))
+    parts = body.get("parts")
+    media = () if parts is None else tool_parts(decode_content(parts), "a tool result payload")
+    return ToolResult(str(body["content"]), is_error=bool(body["is_error"]), parts=media)
 
 
 def messages_of(items: Sequence[object]) -> tuple[Message, ...]:

@@ -155,7 +155,7 @@ def _forget(future: asyncio.Future[Any]) -> None:
         future.exception()  # retrieved, so an abandoned read never logs as unhandled
 
 
-def _history(agent: Agent) -> list[tuple[str, str, str]]:
+def _history(agent: Agent) -> list[tuple[str, str, object]]:
     return [(m.id, m.state, m.content) for m in agent.history]
 
 

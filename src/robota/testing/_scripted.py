@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, final
 
-from robota.core import AbortError, AbortSignal, RobotaError, ToolCall, Usage
+from robota.core import AbortError, AbortSignal, MessagePart, RobotaError, TextPart, ToolCall, Usage
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -95,6 +95,12 @@ def _as_turn(item: TurnLike) -> ScriptedTurn:
     )
 
 
+def _text(content: str | tuple[MessagePart, ...]) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n\n".join(p.text if isinstance(p, TextPart) else f"[{p.kind}]" for p in content)
+
+
 def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4) if text else 0
 
@@ -171,7 +177,7 @@ class ScriptedProvider(Provider):
     def _take(self, request: ChatRequest) -> ScriptedTurn:
         self.requests.append(request)
         if self._next >= len(self._turns):
-            last = request.messages[-1].content if request.messages else ""
+            last = _text(request.messages[-1].content) if request.messages else ""
             raise ScriptExhaustedError(
                 f"ScriptedProvider {self._name!r} has no turn left for request "
                 f"#{len(self.requests)} (the script has {len(self._turns)} turns; the request's "
@@ -217,7 +223,7 @@ class ScriptedProvider(Provider):
                 # Ids restart every turn, as some vendors' do: ids are not unique (S36).
                 yield ToolCallReady(ToolCall(f"call_{index}", tool_name, arguments))
             usage = turn.usage or Usage.from_counts(
-                prompt=sum(_estimate_tokens(m.content) for m in request.messages),
+                prompt=sum(_estimate_tokens(_text(m.content)) for m in request.messages),
                 completion=_estimate_tokens(turn.text) + _estimate_tokens(arguments_text),
             )
             yield ResponseDone(

@@ -33,6 +33,7 @@ from typing import Any, ClassVar, Final, Literal, Self, TypeAlias, final
 
 from robota.core._errors import ExecutionControlError, RobotaError, StorageError
 from robota.core._messages import AssistantMessage, Message
+from robota.core._parts import MediaPart, decode_media, encode_content
 from robota.core.execution._journal_messages import decode_history as _history
 from robota.core.execution._journal_messages import decode_message, encode_message
 from robota.core.execution._journal_messages import opt_int as _opt_int
@@ -194,6 +195,7 @@ class EffectSettled:
     status: str
     content: str
     is_error: bool = False
+    parts: tuple[MediaPart, ...] = ()
 
 
 @final
@@ -467,6 +469,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                 "status": record.status,
                 "content": record.content,
                 "is_error": record.is_error,
+                **({"parts": encode_content(record.parts)} if record.parts else {}),
             }
         case OutsideRequested():
             return {
@@ -545,9 +548,8 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             arguments,
         )
     if kind == "effect_settled":
-        return EffectSettled(
-            _str(b["call_key"]), _str(b["status"]), _str(b["content"]), _bool(b["is_error"])
-        )
+        key, status, content = _str(b["call_key"]), _str(b["status"]), _str(b["content"])
+        return EffectSettled(key, status, content, _bool(b["is_error"]), decode_media(b))
     if kind == "outside_requested":
         return OutsideRequested(
             _str(b["request_id"]), _str(b["call_key"]), _str(b["request_kind"]), b["payload"]

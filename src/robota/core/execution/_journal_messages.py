@@ -17,6 +17,7 @@ from robota.core._messages import (
     ToolMessage,
     UserMessage,
 )
+from robota.core._parts import decode_content, decode_media, encode_content
 from robota.core._usage import Usage
 
 __all__ = [
@@ -34,10 +35,10 @@ __all__ = [
 
 
 def encode_message(message: Message) -> dict[str, Any]:
-    """A message as a JSON object, every field kept (its id and timestamp included)."""
+    """A message as a JSON object, every field kept (id, timestamp; a string content as is)."""
     data: dict[str, Any] = {
         "kind": message.kind,
-        "content": message.content,
+        "content": encode_content(message.content),  # parts: objects, bytes base64
         "id": message.id,
         "created_at": message.created_at,
     }
@@ -51,6 +52,7 @@ def encode_message(message: Message) -> dict[str, Any]:
         data["tool_call_id"] = message.tool_call_id
         data["tool_name"] = message.tool_name
         data["is_error"] = message.is_error
+        data.update({"parts": encode_content(message.parts)} if message.parts else {})
     return data
 
 
@@ -64,17 +66,18 @@ def decode_message(data: Any) -> Message:
         raise TypeError("a message must be an object")
     kind = data["kind"]
     common: dict[str, Any] = {"id": read_str(data["id"]), "created_at": _float(data["created_at"])}
+    if kind == "user":
+        return UserMessage(decode_content(data["content"]), **common)
     content = read_str(data["content"])
     if kind == "system":
         return SystemMessage(content, **common)
-    if kind == "user":
-        return UserMessage(content, **common)
     if kind == "tool":
         return ToolMessage(
             content,
             tool_call_id=read_str(data["tool_call_id"]),
             tool_name=read_str(data["tool_name"]),
             is_error=read_bool(data["is_error"]),
+            parts=decode_media(data),
             **common,
         )
     if kind == "assistant":

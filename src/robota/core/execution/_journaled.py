@@ -30,6 +30,7 @@ from robota.core._messages import (
     UserMessage,
     new_id,
 )
+from robota.core._parts import MediaPart
 from robota.core.execution._journal import (
     Checkpoint,
     EffectSettled,
@@ -239,7 +240,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                 effect = recovery.effects.setdefault(record.call_key, _Effect(record.call_key))
                 effect.state = "settled"
                 effect.outcome = _settled_outcome(
-                    effect, record.status, record.content, record.is_error
+                    effect, record.status, record.content, record.is_error, record.parts
                 )
             case OutsideRequested():
                 recovery.requests[record.request_id] = record
@@ -333,12 +334,18 @@ def _answered(history: Sequence[Message], message: AssistantMessage) -> set[int]
     return answered
 
 
-def _settled_outcome(effect: _Effect, status: str, content: str, is_error: bool) -> ToolCallOutcome:
+def _settled_outcome(
+    effect: _Effect,
+    status: str,
+    content: str,
+    is_error: bool,
+    parts: tuple[MediaPart, ...] = (),
+) -> ToolCallOutcome:
     started = effect.started
     return ToolCallOutcome(
         None,
         status,  # type: ignore[arg-type]
-        ToolResult(content, is_error=is_error),
+        ToolResult(content, is_error=is_error, parts=parts),
         started.call_id if started is not None else None,
         started=started is not None,
     )
@@ -565,7 +572,9 @@ class JournalBinding:
     async def effect_settled(self, call_key: str, outcome: ToolCallOutcome) -> None:
         """Durable before the result is used (S40)."""
         result = outcome.result
-        await self.write(EffectSettled(call_key, outcome.status, result.content, result.is_error))
+        await self.write(
+            EffectSettled(call_key, outcome.status, result.content, result.is_error, result.parts)
+        )
 
     async def effect_abandoned(self, call_key: str) -> None:
         """The start of ``call_key`` was saved but its body never ran (the batch stopped)."""

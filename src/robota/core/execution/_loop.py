@@ -67,6 +67,7 @@ from robota.core._messages import (
     now,
 )
 from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
+from robota.core._parts import MessagePart, content_text
 from robota.core._plugins import (
     ExtensionHook,
     Plugin,
@@ -250,14 +251,14 @@ class Execution:
 
     # ------------------------------------------------------------------ the run
 
-    async def run(self, user_input: str) -> RunResult[Any]:
+    async def run(self, user_input: str | tuple[MessagePart, ...]) -> RunResult[Any]:
         """Execute the run: append the input, loop rounds, return the result."""
         settings = self.settings
         if self.emitter.enabled:
             self.emitter.emit(
                 EventNames.RUN_STARTED,
                 {
-                    "input": user_input,
+                    "input": content_text(user_input),
                     "model": settings.model,
                     "agent_name": settings.agent_name,
                     "provider": settings.provider.name,
@@ -1080,7 +1081,7 @@ class Execution:
             if over or used + size > budget:
                 over = True
                 notice = omitted_result_notice(outcome, self.settings.texts)
-                message = replace(message, content=notice)
+                message = replace(message, content=notice, parts=())
                 size = estimate_message_tokens(message)
                 if round_emitter.enabled:
                     round_emitter.emit(

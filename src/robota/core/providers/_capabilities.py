@@ -22,9 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
-from typing import Literal, TypeAlias, final
+from typing import Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
+from robota.core._messages import Message, ToolMessage
+from robota.core._parts import MessagePart
 from robota.core.providers._contract import Provider
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "ModelFamily",
     "ProviderCapabilities",
     "StructuredOutputTransport",
+    "check_media",
     "check_native_tools",
     "lookup_model_capabilities",
     "match_model_family",
@@ -57,8 +60,13 @@ class ModelCapabilities:
         streaming: Can stream responses.
         parallel_tool_calls: Can ask for several tool calls in one response.
         structured_output: See :data:`StructuredOutputTransport`.
-        vision: Accepts images.
+        vision: Accepts images (:class:`~robota.ImagePart`).
         reasoning: Exposes a reasoning-effort control.
+        documents: Accepts PDF documents (:class:`~robota.DocumentPart`).
+        audio: Accepts audio input (:class:`~robota.AudioPart`).
+
+    A media part a model's table states ``False`` for is refused before any transport
+    (:func:`check_media`); ``None`` (not stated) lets the server decide.
     """
 
     tools: bool | None = None
@@ -67,6 +75,8 @@ class ModelCapabilities:
     structured_output: StructuredOutputTransport | None = None
     vision: bool | None = None
     reasoning: bool | None = None
+    documents: bool | None = None
+    audio: bool | None = None
 
 
 CapabilitySource: TypeAlias = Literal["exact", "family", "default", "unknown"]
@@ -262,3 +272,39 @@ def check_native_tools(provider: Provider, requested: Iterable[str]) -> None:
             )
     if problems:
         raise NativeToolUnavailableError("native tool unavailable: " + "; ".join(problems))
+
+
+_MEDIA_CAPABILITY: Final = {"image": "vision", "document": "documents", "audio": "audio"}
+_MEDIA_WORD: Final = {"image": "images", "document": "PDF documents", "audio": "audio"}
+
+
+def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> None:
+    """Refuse, before any transport, a media part ``model`` is stated not to accept (S30).
+
+    Only a capability stated ``False`` refuses; an unknown one (``None``, e.g. a model an
+    OpenAI-compatible server hosts) lets the server decide. A text-only conversation costs one
+    type check per message.
+
+    Raises:
+        ConfigurationError: naming the part, its message and the model, and what to do.
+    """
+    merged: ModelCapabilities | None = None
+    for index, message in enumerate(messages):
+        content = message.content
+        media: tuple[MessagePart, ...] = () if isinstance(content, str) else content
+        if isinstance(message, ToolMessage):
+            media = message.parts
+        for part in media:
+            if part.kind == "text":
+                continue
+            if merged is None:
+                merged = model_capabilities(provider, model) or ModelCapabilities()
+            name = _MEDIA_CAPABILITY[part.kind]
+            if getattr(merged, name) is False:
+                raise ConfigurationError(
+                    f"model {model!r} on provider {provider.name!r} does not accept "
+                    f"{_MEDIA_WORD[part.kind]}: {part!r} in message {index} was not sent (its "
+                    f"capability table says {name}=False); choose a model that takes "
+                    f"{_MEDIA_WORD[part.kind]}, or leave the part out",
+                    code="media_unsupported",
+                )

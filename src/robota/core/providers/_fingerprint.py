@@ -12,13 +12,14 @@ import json
 from typing import Any
 
 from robota.core._messages import AssistantMessage, Message, ToolMessage
+from robota.core._parts import encode_content
 from robota.core.providers._contract import ChatRequest
 
 __all__ = ["normalize_request", "request_fingerprint"]
 
 
 def _normalize_message(message: Message) -> dict[str, Any]:
-    data: dict[str, Any] = {"kind": message.kind, "content": message.content}
+    data: dict[str, Any] = {"kind": message.kind, "content": encode_content(message.content)}
     if isinstance(message, AssistantMessage):
         data["state"] = message.state
         data["tool_calls"] = [[c.id, c.name, c.arguments] for c in message.tool_calls]

@@ -263,6 +263,7 @@ class ToolCallOutcome:
             tool_call_id=self.call.id,
             tool_name=self.call.name,
             is_error=self.result.is_error,
+            parts=self.result.parts,
         )
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeAlias, final
 from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError, ExecutionControlError, SchemaValidationError
 from robota.core._events import EventService
+from robota.core._parts import MediaPart, tool_parts
 from robota.core._tracing import RunTrace, child_environment
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
@@ -81,11 +82,18 @@ class ToolResult:
         content: What the model is shown.
         is_error: Whether the result reports a failure the model should see as one.
         view: Display data for a user interface (S39). It never enters model context or history.
+        parts: Images, documents or audio shown to the model with ``content`` (issue 26), e.g.
+            a screenshot; each adapter sends them in its vendor's form for a tool result.
     """
 
     content: str
     is_error: bool = False
     view: object = None
+    parts: tuple[MediaPart, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.parts != ():
+            object.__setattr__(self, "parts", tool_parts(self.parts, "ToolResult(parts=...)"))
 
 
 ToolOutput: TypeAlias = ToolResult | str | object

@@ -264,6 +264,8 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
             structured_output="json_schema" if entry.structured_output else "none",
             vision=True,
             reasoning=entry.thinking is not None,
+            documents=True,
+            audio=False,
         )
         for name, entry in _BY_NAME.items()
     }

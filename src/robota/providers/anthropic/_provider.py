@@ -52,7 +52,9 @@ __all__ = ["AnthropicProvider", "map_error"]
 
 _API_KEY_VARIABLE: Final = "ANTHROPIC_API_KEY"
 _BASE_URL_VARIABLE: Final = "ANTHROPIC_BASE_URL"
-_GENERAL: Final = ModelCapabilities(tools=True, streaming=True, parallel_tool_calls=True)
+_GENERAL: Final = ModelCapabilities(
+    tools=True, streaming=True, parallel_tool_calls=True, audio=False
+)  # the Messages API has no audio input block
 """What Anthropic states for its current models in general (models-2025-12)."""
 
 

@@ -28,6 +28,7 @@ local calls. Usage by core's rule (S29): prompt = ``input_tokens`` + ``cache_rea
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,13 +36,17 @@ from typing import Any, Final
 
 from robota.core import (
     AssistantMessage,
+    AudioPart,
     ChatRequest,
     ChatResponse,
+    ConfigurationError,
     EffortResolution,
     Message,
+    MessagePart,
     ResponseDone,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallReady,
     ToolMessage,
@@ -149,6 +154,33 @@ def _tool_input(arguments: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _user_blocks(content: str | tuple[MessagePart, ...]) -> list[dict[str, Any]]:
+    """A user message as content blocks: text, ``image`` and ``document`` (base64 or URL)."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    blocks: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            if part.text:  # the API refuses an empty text block
+                blocks.append({"type": "text", "text": part.text})
+            continue
+        if isinstance(part, AudioPart):
+            raise ConfigurationError(
+                f"Anthropic's Messages API takes no audio: {part!r} was not sent; transcribe "
+                "it first, or use a provider that takes audio (OpenAI, Gemini)",
+                code="media_unsupported",
+            )
+        source: dict[str, Any]
+        if part.url is not None:
+            source = {"type": "url", "url": part.url}
+        else:
+            assert part.data is not None  # a part holds exactly one of them
+            encoded = base64.b64encode(part.data).decode("ascii")
+            source = {"type": "base64", "media_type": part.media_type, "data": encoded}
+        blocks.append({"type": part.kind, "source": source})  # "image" or "document"
+    return blocks
+
+
 def wire_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system, messages)`` for our conversation (see the module docstring)."""
     system: list[str] = []
@@ -166,7 +198,7 @@ def wire_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[st
         if isinstance(message, SystemMessage):
             system.append(message.content)
         elif isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.content}] if message.content else [])
+            add("user", _user_blocks(message.content))
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = decode_continuation(message.continuation)
             if message.content:
@@ -185,7 +217,10 @@ def wire_messages(messages: Sequence[Message]) -> tuple[str | None, list[dict[st
             result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
-                "content": message.content,
+                # issue 26: a result's images and documents as blocks after its text
+                "content": _user_blocks((TextPart(message.content), *message.parts))
+                if message.parts
+                else message.content,
             }
             if message.is_error:
                 result["is_error"] = True

@@ -233,6 +233,8 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
             structured_output="json_schema",
             vision=True,
             reasoning=entry.thinking is not None,
+            documents=True,
+            audio=True,
         )
         for name, entry in _BY_NAME.items()
     }

@@ -61,9 +61,11 @@ from robota.core import (
     ChatResponse,
     EffortResolution,
     Message,
+    MessagePart,
     ResponseDone,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallReady,
     ToolMessage,
@@ -187,6 +189,27 @@ def _function_response(message: ToolMessage) -> dict[str, Any]:
     return {"function_response": body}
 
 
+def _user_parts(content: str | tuple[MessagePart, ...]) -> list[dict[str, Any]]:
+    """A user message's parts: ``text``, ``inline_data`` (bytes) or ``file_data`` (a URL).
+
+    The bytes go to the SDK as they are; it base64-encodes them once, on the wire.
+    """
+    if isinstance(content, str):
+        return [{"text": content}]
+    parts: list[dict[str, Any]] = []
+    for part in content:
+        if isinstance(part, TextPart):
+            parts.append({"text": part.text})
+        elif part.data is not None:
+            parts.append({"inline_data": {"mime_type": part.media_type, "data": part.data}})
+        else:
+            file: dict[str, Any] = {"file_uri": part.url}
+            if part.media_type is not None:
+                file["mime_type"] = part.media_type
+            parts.append({"file_data": file})
+    return parts
+
+
 def gemini_contents(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
     """``(system_instruction, contents)`` for our conversation."""
     system: str | None = None
@@ -201,6 +224,8 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str | None, list[dict[
     for message in messages:
         if isinstance(message, ToolMessage):
             results.append(_function_response(message))
+            if message.parts:  # issue 26: a result's media follow in the same user turn
+                results.extend(_user_parts(message.parts))
             continue
         flush()
         if isinstance(message, SystemMessage):
@@ -208,7 +233,7 @@ def gemini_contents(messages: Sequence[Message]) -> tuple[str | None, list[dict[
             # than the one head history holds).
             system = message.content if system is None else f"{system}\n\n{message.content}"
         elif isinstance(message, UserMessage):
-            contents.append({"role": "user", "parts": [{"text": message.content}]})
+            contents.append({"role": "user", "parts": _user_parts(message.content)})
         elif isinstance(message, AssistantMessage):
             parts = _model_parts(message)
             if parts:  # Gemini refuses a content without parts

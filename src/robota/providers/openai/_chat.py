@@ -31,18 +31,22 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from robota.core import (
     AbortSignal,
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    DocumentPart,
     EffortResolution,
+    ImagePart,
     Message,
+    MessagePart,
     ResponseDone,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallReady,
     ToolMessage,
@@ -55,8 +59,11 @@ from robota.providers.openai._common import (
     SDKProvider,
     ToolProjector,
     attested,
+    audio_input,
     check_adapter_options,
     count,
+    data_url,
+    document_name,
     drive_call,
     drive_stream,
     given,
@@ -68,6 +75,7 @@ from robota.providers.openai._common import (
     output_schema,
     replayed,
     traced_call,
+    unsendable,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -161,14 +169,54 @@ def encode_continuation(message_extra: Any, call_extras: Sequence[Any]) -> str |
     return json.dumps(data, separators=(",", ":")) if data else None
 
 
-def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """Our conversation as Chat Completions ``messages``."""
+_API: Final = "OpenAI Chat Completions"
+
+
+def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | list[dict[str, Any]]:
+    """A user message's content: a string as is, parts as Chat Completions content parts."""
+    if isinstance(content, str):
+        return content
+    return _items(content, model)
+
+
+def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
+    """Parts as Chat Completions content parts."""
     out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append({"type": "text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            out.append({"type": "image_url", "image_url": {"url": data_url(part)}})
+        elif isinstance(part, DocumentPart):
+            if part.data is None:
+                raise unsendable(
+                    part,
+                    _API,
+                    model,
+                    "Chat Completions takes a PDF only as bytes; pass data= or use the "
+                    "Responses API (api='responses'), which takes a file URL",
+                )
+            file = {"filename": document_name(part), "file_data": data_url(part)}
+            out.append({"type": "file", "file": file})
+        else:
+            out.append(audio_input(part, _API, model))
+    return out
+
+
+def chat_messages(messages: Sequence[Message], model: str = "") -> list[dict[str, Any]]:
+    """Our conversation as Chat Completions ``messages`` (``model`` names it in errors)."""
+    out: list[dict[str, Any]] = []
+    # A tool message takes text only: a result's media follow its group of tool messages, in
+    # one user message naming the calls they came from (issue 26).
+    media: list[dict[str, Any]] = []
     for message in messages:
+        if media and not isinstance(message, ToolMessage):
+            out.append({"role": "user", "content": media})
+            media = []
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
         elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.content})
+            out.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
             item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:
@@ -190,6 +238,12 @@ def chat_messages(messages: Sequence[Message]) -> list[dict[str, Any]]:
             out.append(
                 {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
             )
+            if message.parts:
+                label = f"Attached to the result of {message.tool_name} ({message.tool_call_id}):"
+                media.append({"type": "text", "text": label})
+                media.extend(_items(message.parts, model))
+    if media:
+        out.append({"role": "user", "content": media})
     return out
 
 
@@ -213,7 +267,7 @@ def chat_params(
     """The keyword arguments of ``chat.completions.create`` for ``request``."""
     params: dict[str, Any] = {
         "model": request.model,
-        "messages": chat_messages(request.messages),
+        "messages": chat_messages(request.messages, request.model),
     }
     if request.tools:
         params["tools"] = [

@@ -3,14 +3,16 @@
 The kit (:mod:`robota.host._provider_kit`) drives SDK calls; this module adds OpenAI's own parts:
 :func:`map_error` (the ``openai`` SDK's exceptions through :mod:`._errors`, everything else
 through the kit's transport mapping) and :func:`output_schema` (when Structured Outputs may be
-``strict``).
+``strict``), and the user-message parts both APIs map the same way (issue 26).
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final, Literal
 
+from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
 from robota.core.schema import project_tool_schema
 from robota.host._provider_kit import (
     SDKProvider,
@@ -39,9 +41,12 @@ __all__ = [
     "StreamTranslator",
     "ToolProjector",
     "attested",
+    "audio_input",
     "check_adapter_options",
     "check_base_url",
     "count",
+    "data_url",
+    "document_name",
     "drive_call",
     "drive_stream",
     "given",
@@ -53,7 +58,51 @@ __all__ = [
     "output_schema",
     "replayed",
     "traced_call",
+    "unsendable",
 ]
+
+_AUDIO_FORMATS: Final[Mapping[str, Literal["wav", "mp3"]]] = {
+    "audio/wav": "wav",
+    "audio/mpeg": "mp3",
+}
+
+
+def data_url(part: ImagePart | DocumentPart) -> str:
+    """The part's URL, or its bytes as a ``data:`` URL (the one base64 copy of them)."""
+    if part.url is not None:
+        return part.url
+    assert part.data is not None  # a part holds exactly one of them
+    return f"data:{part.media_type};base64,{base64.b64encode(part.data).decode('ascii')}"
+
+
+def document_name(part: DocumentPart) -> str:
+    """The file name OpenAI requires with a document's bytes."""
+    return part.name or "document.pdf"
+
+
+def unsendable(part: MessagePart, api: str, model: str, fix: str) -> ConfigurationError:
+    """The error for a part ``api`` has no form for (raised before any transport)."""
+    return ConfigurationError(
+        f"{api} cannot send {part!r} to model {model!r}: {fix}", code="media_unsupported"
+    )
+
+
+def audio_input(part: AudioPart, api: str, model: str) -> dict[str, Any]:
+    """An ``input_audio`` part (both APIs): base64 bytes and ``wav`` or ``mp3``."""
+    if part.data is None:
+        raise unsendable(part, api, model, "OpenAI takes audio only as bytes; pass data=")
+    audio_format = _AUDIO_FORMATS.get(part.media_type or "")
+    if audio_format is None:
+        raise unsendable(
+            part, api, model, "OpenAI takes audio/wav or audio/mpeg (mp3) only; convert the clip"
+        )
+    return {
+        "type": "input_audio",
+        "input_audio": {
+            "data": base64.b64encode(part.data).decode("ascii"),
+            "format": audio_format,
+        },
+    }
 
 
 def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:

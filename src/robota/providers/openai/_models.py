@@ -231,6 +231,8 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
             structured_output="json_schema" if entry.structured_output else "json_mode",
             vision=entry.vision,
             reasoning=entry.efforts is not None,
+            documents=entry.vision,  # PDF pages reach the model as text and images
+            audio=False,  # audio input is for the -audio- models, none listed here
         )
         for name, entry in _BY_NAME.items()
     }

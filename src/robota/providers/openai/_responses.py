@@ -23,18 +23,23 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from robota.core import (
     AbortSignal,
     AssistantMessage,
+    AudioPart,
     ChatRequest,
     ChatResponse,
+    DocumentPart,
     EffortResolution,
+    ImagePart,
     Message,
+    MessagePart,
     ResponseDone,
     SystemMessage,
     TextDelta,
+    TextPart,
     ToolCall,
     ToolCallReady,
     ToolMessage,
@@ -45,7 +50,10 @@ from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._common import (
     ToolProjector,
     attested,
+    audio_input,
     count,
+    data_url,
+    document_name,
     drive_call,
     drive_stream,
     incomplete_stream,
@@ -55,6 +63,7 @@ from robota.providers.openai._common import (
     no_capture,
     output_schema,
     traced_call,
+    unsendable,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -115,15 +124,51 @@ def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
 
 
-def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """``(instructions, input)`` for our conversation."""
+_API: Final = "OpenAI Responses"
+
+
+def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | list[dict[str, Any]]:
+    """A user message's content: a string as is, parts as Responses input content items."""
+    if isinstance(content, str):
+        return content
+    return _items(content, model)
+
+
+def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
+    """Parts as Responses input content items."""
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            out.append({"type": "input_text", "text": part.text})
+        elif isinstance(part, ImagePart):
+            out.append({"type": "input_image", "image_url": data_url(part), "detail": "auto"})
+        elif isinstance(part, DocumentPart):
+            if part.url is not None:
+                out.append({"type": "input_file", "file_url": part.url})
+            else:
+                out.append(
+                    {
+                        "type": "input_file",
+                        "filename": document_name(part),
+                        "file_data": data_url(part),
+                    }
+                )
+        else:
+            out.append(audio_input(part, _API, model))
+    return out
+
+
+def responses_input(
+    messages: Sequence[Message], model: str = ""
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """``(instructions, input)`` for our conversation (``model`` names it in errors)."""
     instructions: str | None = None
     items: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, SystemMessage):
             instructions = message.content
         elif isinstance(message, UserMessage):
-            items.append({"role": "user", "content": message.content})
+            items.append({"role": "user", "content": _user_content(message.content, model)})
         elif isinstance(message, AssistantMessage):
             items.extend(_decode_continuation(message.continuation))
             if message.content:
@@ -138,11 +183,20 @@ def responses_input(messages: Sequence[Message]) -> tuple[str | None, list[dict[
                 for call in message.tool_calls
             )
         elif isinstance(message, ToolMessage):
+            output: str | list[dict[str, Any]] = message.content
+            if message.parts:  # issue 26: text, image and file items in the output
+                output = [{"type": "input_text", "text": message.content}]
+                for part in message.parts:
+                    if isinstance(part, AudioPart):
+                        raise unsendable(
+                            part, _API, model, "a function call's output takes no audio"
+                        )
+                    output.extend(_items((part,), model))
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": message.tool_call_id,
-                    "output": message.content,
+                    "output": output,
                 }
             )
     return instructions, items
@@ -157,7 +211,7 @@ def responses_params(
     stream: bool,
 ) -> dict[str, Any]:
     """The keyword arguments of ``responses.create`` for ``request``."""
-    instructions, items = responses_input(request.messages)
+    instructions, items = responses_input(request.messages, request.model)
     params: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions is not None:
         params["instructions"] = instructions
