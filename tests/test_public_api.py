@@ -192,6 +192,7 @@ def test_all_is_pinned() -> None:
         "ModelMetadata",
         "ModelPricing",
         "ModelSelection",
+        "ModelSettings",
         "Module",
         "ModuleRegistry",
         "NativeCapture",

@@ -146,6 +146,7 @@ def test_payloads_round_trip_and_refuse_unknown_versions() -> None:
         effort="high",
     )
     back = decode_request(encode_request(request))
+    assert back.settings == robota.ModelSettings()
     assert [m.content for m in back.messages] == ["hi", "yo"]
     assert [m.id for m in back.messages] == [m.id for m in request.messages]
     assert (back.tools, back.tool_choice, back.effort) == (request.tools, "required", "high")
@@ -282,3 +283,25 @@ def test_provider_failures_keep_their_class_and_retry_after() -> None:
     assert (throttled.retry_after, throttled.status, throttled.provider) == (2.5, 429, "p")
     unreachable = provider_error("NetworkError", "reset", {}, provider="p", model="m")
     assert isinstance(unreachable, robota.NetworkError)
+
+
+def test_s28_model_settings_survive_the_request_and_run_input_payloads() -> None:
+    settings = robota.ModelSettings(
+        temperature=0.5,
+        top_p=0.9,
+        max_output_tokens=12,
+        stop=("a", "b"),
+        seed=4,
+        presence_penalty=0.1,
+        frequency_penalty=-0.1,
+        parallel_tool_calls=False,
+        timeout=3.0,
+        extra={"openai": {"service_tier": "flex"}},
+    )
+    request = ChatRequest(model="m", messages=(robota.UserMessage("hi"),), settings=settings)
+    back = decode_request(encode_request(request))
+    assert back.settings == settings
+    assert (back.temperature, back.max_output_tokens) == (0.5, 12)
+    spec = RunInput("agent", "go", settings=settings)
+    assert RunInput.decode(spec.encode()) == spec
+    assert RunInput.decode(RunInput("agent", "go").encode()).settings is None

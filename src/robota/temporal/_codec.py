@@ -26,7 +26,7 @@ from robota.core.execution._journal import (
     encode_message,
     encode_usage,
 )
-from robota.core.providers import ChatRequest, ChatResponse, ResponseFormat, ToolSpec
+from robota.core.providers import ChatRequest, ChatResponse, ModelSettings, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
 
 __all__ = [
@@ -79,6 +79,7 @@ class RunInput:
         tool_timeout: Seconds one tool activity may take, start to close.
         heartbeat_timeout: Seconds without a heartbeat before Temporal counts an activity's
             worker as gone and retries it elsewhere.
+        settings: The run's model settings (S28), laid over the agent's field by field.
     """
 
     agent: str
@@ -88,6 +89,7 @@ class RunInput:
     model_timeout: float = 300.0
     tool_timeout: float = 600.0
     heartbeat_timeout: float = 10.0
+    settings: ModelSettings | None = None
 
     def encode(self) -> dict[str, Any]:
         """The payload."""
@@ -100,6 +102,7 @@ class RunInput:
             "model_timeout": self.model_timeout,
             "tool_timeout": self.tool_timeout,
             "heartbeat_timeout": self.heartbeat_timeout,
+            "settings": None if self.settings is None else encode_settings(self.settings),
         }
 
     @classmethod
@@ -117,6 +120,7 @@ class RunInput:
             model_timeout=float(body.get("model_timeout", 300.0)),
             tool_timeout=float(body.get("tool_timeout", 600.0)),
             heartbeat_timeout=float(body.get("heartbeat_timeout", 10.0)),
+            settings=None if body.get("settings") is None else decode_settings(body["settings"]),
         )
 
 
@@ -203,7 +207,33 @@ def encode_request(request: ChatRequest) -> dict[str, Any]:
         else {"type": fmt.type, "schema": fmt.schema, "name": fmt.name},
         "effort": request.effort,
         "options": dict(request.options),
+        "settings": encode_settings(request.settings),
     }
+
+
+def encode_settings(settings: ModelSettings) -> dict[str, Any]:
+    """The set fields of model settings as a payload (S28); unset fields are left out."""
+    data: dict[str, Any] = {}
+    for name in settings.set_fields():
+        value = getattr(settings, name)
+        if name == "stop":
+            value = list(value)
+        elif name == "extra":
+            value = {provider: dict(body) for provider, body in value.items()}
+        data[name] = value
+    return data
+
+
+def decode_settings(data: object) -> ModelSettings:
+    """The settings :func:`encode_settings` wrote (an absent payload: none set)."""
+    if not data:
+        return ModelSettings()
+    if not isinstance(data, dict):
+        raise TypeError(f"model settings payload must be an object, got {data!r}")
+    body = dict(data)
+    if "stop" in body:
+        body["stop"] = tuple(body["stop"])
+    return ModelSettings(**body)
 
 
 def decode_request(data: object) -> ChatRequest:
@@ -223,6 +253,7 @@ def decode_request(data: object) -> ChatRequest:
         else ResponseFormat(fmt["type"], fmt.get("schema"), fmt.get("name", "output")),
         effort=body.get("effort", "auto"),
         options=dict(body.get("options", {})),
+        settings=decode_settings(body.get("settings")),
     )
 
 

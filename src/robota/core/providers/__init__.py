@@ -44,6 +44,7 @@ from robota.core.providers._resolve import (
     provider_for_model,
     registered_provider_prefixes,
 )
+from robota.core.providers._settings import ModelSettings
 
 __all__ = [
     "EFFORT_LEVELS",
@@ -56,6 +57,7 @@ __all__ = [
     "EffortResolution",
     "EffortSelection",
     "ModelCapabilities",
+    "ModelSettings",
     "NativeCapture",
     "NativePayload",
     "Provider",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
-from robota.core.providers._contract import Provider
+from robota.core.providers._contract import ChatRequest, Provider
 
 __all__ = [
     "ModelCapabilities",
@@ -32,6 +32,7 @@ __all__ = [
     "model_capabilities",
     "model_capability",
     "provider_capabilities",
+    "unsupported_settings",
 ]
 
 StructuredOutputTransport: TypeAlias = Literal["json_schema", "json_mode", "none"]
@@ -51,6 +52,8 @@ class ModelCapabilities:
         structured_output: See :data:`StructuredOutputTransport`.
         vision: Accepts images.
         reasoning: Exposes a reasoning-effort control.
+        settings: The :class:`~robota.ModelSettings` fields this model honours (by field name);
+            a set field outside it is not sent, and the run reports it (S28, S30).
     """
 
     tools: bool | None = None
@@ -59,6 +62,7 @@ class ModelCapabilities:
     structured_output: StructuredOutputTransport | None = None
     vision: bool | None = None
     reasoning: bool | None = None
+    settings: frozenset[str] | None = None
 
 
 @final
@@ -160,3 +164,24 @@ def check_native_tools(provider: Provider, requested: Iterable[str]) -> None:
             )
     if problems:
         raise NativeToolUnavailableError("native tool unavailable: " + "; ".join(problems))
+
+
+def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str, ...]:
+    """The set fields of ``request.settings`` that ``request.model`` does not honour (S28, S30).
+
+    Empty when the provider publishes no table or the model's table does not state its
+    settings: silence is not denial. ``parallel_tool_calls`` counts only on a request that
+    offers tools (it is not sent otherwise).
+    """
+    wanted = request.settings.set_fields()
+    if not wanted:
+        return ()
+    merged = model_capabilities(provider, request.model)
+    if merged is None or merged.settings is None:
+        return ()
+    honoured = merged.settings
+    return tuple(
+        name
+        for name in wanted
+        if name not in honoured and (name != "parallel_tool_calls" or request.tools)
+    )
