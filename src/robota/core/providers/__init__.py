@@ -11,6 +11,8 @@ from robota.core.providers._capabilities import (
     model_capabilities,
     model_capability,
     provider_capabilities,
+    unsupported_settings,
+    without_unsupported_settings,
 )
 from robota.core.providers._contract import (
     ChatRequest,
@@ -82,4 +84,6 @@ __all__ = [
     "request_fingerprint",
     "resolve_effort",
     "stream_response",
+    "unsupported_settings",
+    "without_unsupported_settings",
 ]

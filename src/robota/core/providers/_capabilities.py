@@ -18,8 +18,8 @@ is not enabled fails in :func:`check_native_tools` before any transport starts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
-from typing import Literal, TypeAlias, final
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
 from robota.core.providers._contract import ChatRequest, Provider
@@ -33,6 +33,7 @@ __all__ = [
     "model_capability",
     "provider_capabilities",
     "unsupported_settings",
+    "without_unsupported_settings",
 ]
 
 StructuredOutputTransport: TypeAlias = Literal["json_schema", "json_mode", "none"]
@@ -184,4 +185,24 @@ def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str,
         name
         for name in wanted
         if name not in honoured and (name != "parallel_tool_calls" or request.tools)
+    )
+
+
+def without_unsupported_settings(provider: Provider, request: ChatRequest) -> ChatRequest:
+    """``request`` with the settings ``provider`` does not honour for its model unset (S28).
+
+    What an adapter sends: a field its capability table leaves out never reaches the wire
+    (the runtime reports it, :func:`unsupported_settings`). Returns ``request`` itself when
+    nothing is dropped.
+    """
+    dropped = unsupported_settings(provider, request)
+    if not dropped:
+        return request
+    unset: dict[str, Any] = dict.fromkeys(dropped)
+    settings = replace(request.settings, **unset)
+    return replace(
+        request,
+        settings=settings,
+        max_output_tokens=settings.max_output_tokens,
+        temperature=settings.temperature,
     )

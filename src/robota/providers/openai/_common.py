@@ -29,7 +29,9 @@ from robota.host._provider_kit import (
     member,
     no_capture,
     replayed,
+    sdk_call,
     traced_call,
+    with_extra_fields,
 )
 from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
@@ -52,7 +54,9 @@ __all__ = [
     "no_capture",
     "output_schema",
     "replayed",
+    "sdk_call",
     "traced_call",
+    "with_extra_fields",
 ]
 
 
