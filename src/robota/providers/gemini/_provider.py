@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Final, final
 
 from robota.core import (
@@ -38,6 +39,7 @@ from robota.providers.gemini._projection import GEMINI_POLICY
 from robota.providers.gemini._sdk import load_genai
 from robota.providers.gemini._wire import (
     API_NAME,
+    GEMINI_SETTINGS,
     GeminiStreamAssembler,
     gemini_params,
     gemini_response,
@@ -173,7 +175,7 @@ class GeminiProvider(SDKProvider):
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what Google states for Gemini models in general."""
         return ProviderCapabilities(
-            default_model=_GENERAL,
+            default_model=replace(_GENERAL, settings=GEMINI_SETTINGS),
             models=model_capabilities_table(),
             native_tools_supported=_HOSTED,
             native_tools_enabled=self._native,
@@ -203,6 +205,7 @@ class GeminiProvider(SDKProvider):
             projector=self._projector,
             effort=effort,
             thinking=None if entry is None else entry.thinking,
+            provider=self._name,
         )
 
     async def _send(
