@@ -16,7 +16,7 @@ from robota.core.providers import (
     request_fingerprint,
 )
 from robota.core.providers._capabilities import unsupported_settings
-from robota.testing import ScriptedProvider, ScriptedTurn
+from robota.testing import InMemoryJournal, ScriptedProvider, ScriptedTurn
 
 
 def test_s28_model_settings_is_public_frozen_and_slotted() -> None:
@@ -197,3 +197,49 @@ async def test_s30_an_unsupported_setting_is_reported_once_per_run_naming_field_
     # parallel_tool_calls is not reported: no tools were offered, so it is not sent.
     assert reported == [{"setting": "seed", "model": "m", "provider": "scripted"}]
     assert len(provider.requests) == 2
+
+
+async def test_s40_a_resumed_execution_keeps_the_runs_settings() -> None:
+    journal = InMemoryJournal()
+
+    @robota.tool
+    async def approve(ctx: robota.ToolContext) -> str:
+        """Wait for a person."""
+        answer = await ctx.request_outside_response("approval", {})
+        return str(answer)
+
+    run_settings = robota.ModelSettings(temperature=0.1, stop=("X",), extra={"p": {"k": 1}})
+    first = ScriptedProvider([[("approve", {})]])
+    agent = robota.Agent(
+        provider=first,
+        model="m",
+        tools=[approve],
+        journal=journal,
+        settings=robota.ModelSettings(seed=3),
+    )
+    suspended = await agent.run("go", execution_id="e", settings=run_settings)
+    assert suspended.status == "suspended"
+    await agent.respond("e", suspended.pending_requests[0].id, "yes")
+    second = ScriptedProvider(["done"])
+    other = robota.Agent(provider=second, model="m", tools=[approve], journal=journal)
+    result = await other.resume("e")
+    assert result.status == "complete"
+    (request,) = second.requests
+    # The continuation sends what the execution began with, not the resuming agent's own.
+    assert request.settings == robota.ModelSettings(seed=3).merged(run_settings)
+    assert request.temperature == 0.1
+
+
+async def test_a_damaged_settings_record_is_a_storage_error() -> None:
+    journal = InMemoryJournal()
+    agent = robota.Agent(provider=ScriptedProvider(["ok"]), model="m", journal=journal)
+    await agent.run("go", execution_id="e", settings=robota.ModelSettings(seed=1))
+    started = (await journal.read("e"))[0]
+    assert isinstance(started, robota.ExecutionStarted)
+    assert started.state.model_settings == {"seed": 1}
+    text = robota.encode_journal_record(started)
+    assert robota.decode_journal_record(text) == started
+    damaged = text.replace('"model_settings":{"seed":1}', '"model_settings":{"temperature":9}')
+    assert damaged != text
+    with pytest.raises(robota.StorageError):
+        robota.decode_journal_record(damaged)

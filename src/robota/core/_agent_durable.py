@@ -37,6 +37,7 @@ from robota.core.execution._journaled import (
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.providers._effort import check_effort
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
@@ -102,6 +103,7 @@ class DurableAgentMixin:
             native_tools=settings.native_tools,
             effort=settings.effort,
             context_floor=settings.context_floor,
+            model_settings=settings_to_data(settings.model_settings),
         )
 
     def _require_journal(self, what: str) -> ExecutionJournal:
@@ -202,6 +204,7 @@ class DurableAgentMixin:
             native_tools=saved.native_tools,
             effort=check_effort(saved.effort),
             context_floor=saved.context_floor,
+            model_settings=settings_from_data(saved.model_settings),
             runtime_state=saved,
         )
 

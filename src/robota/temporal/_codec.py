@@ -28,6 +28,7 @@ from robota.core.execution._journal import (
 )
 from robota.core.providers import ChatRequest, ChatResponse, ModelSettings, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 __all__ = [
     "PAYLOAD_VERSION",
@@ -213,27 +214,12 @@ def encode_request(request: ChatRequest) -> dict[str, Any]:
 
 def encode_settings(settings: ModelSettings) -> dict[str, Any]:
     """The set fields of model settings as a payload (S28); unset fields are left out."""
-    data: dict[str, Any] = {}
-    for name in settings.set_fields():
-        value = getattr(settings, name)
-        if name == "stop":
-            value = list(value)
-        elif name == "extra":
-            value = {provider: dict(body) for provider, body in value.items()}
-        data[name] = value
-    return data
+    return settings_to_data(settings)
 
 
 def decode_settings(data: object) -> ModelSettings:
     """The settings :func:`encode_settings` wrote (an absent payload: none set)."""
-    if not data:
-        return ModelSettings()
-    if not isinstance(data, dict):
-        raise TypeError(f"model settings payload must be an object, got {data!r}")
-    body = dict(data)
-    if "stop" in body:
-        body["stop"] = tuple(body["stop"])
-    return ModelSettings(**body)
+    return settings_from_data(data)
 
 
 def decode_request(data: object) -> ChatRequest:

@@ -28,7 +28,7 @@ import json
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Final, Literal, Self, TypeAlias, final
 
@@ -42,6 +42,7 @@ from robota.core._messages import (
     UserMessage,
 )
 from robota.core._usage import Usage
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 __all__ = [
     "JOURNAL_FORMAT_VERSION",
@@ -92,6 +93,9 @@ class RuntimeState:
         native_tools: Provider-hosted tools the run asked for (S30).
         effort: The reasoning-effort selection (S24).
         context_floor: The caller's context-token floor (S31).
+        model_settings: The run's merged model settings (S28), as
+            :func:`~robota.core.providers._settings.settings_to_data` writes them; a
+            continuation keeps them.
     """
 
     agent_name: str
@@ -107,6 +111,7 @@ class RuntimeState:
     native_tools: tuple[str, ...] = ()
     effort: str = "auto"
     context_floor: int = 0
+    model_settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 @final
@@ -425,6 +430,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                     "native_tools": list(state.native_tools),
                     "effort": state.effort,
                     "context_floor": state.context_floor,
+                    "model_settings": dict(state.model_settings),
                 },
                 "history": [encode_message(m) for m in record.history],
             }
@@ -478,6 +484,11 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
     raise StorageError(f"not a journal record: {record!r}")  # pragma: no cover - typed callers
 
 
+def _settings_data(value: object) -> dict[str, Any]:
+    # Checked by building them: a damaged record fails here, not in a later run.
+    return settings_to_data(settings_from_data(value))
+
+
 def _decode(kind: str, body: Any) -> JournalRecord:
     if not isinstance(body, dict):
         raise TypeError("a record body must be an object")
@@ -498,6 +509,7 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             native_tools=tuple(_str(n) for n in s["native_tools"]),
             effort=_str(s["effort"]),
             context_floor=_int(s["context_floor"]),
+            model_settings=_settings_data(s.get("model_settings")),
         )
         return ExecutionStarted(_str(b["execution_id"]), state, _history(b["history"]))
     if kind == "model_call_started":

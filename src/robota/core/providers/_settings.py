@@ -17,11 +17,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from types import MappingProxyType
-from typing import Final, final
+from typing import Any, Final, final
 
 from robota.core._errors import ConfigurationError
 
-__all__ = ["SETTING_NAMES", "ModelSettings", "check_settings"]
+__all__ = [
+    "SETTING_NAMES",
+    "ModelSettings",
+    "check_settings",
+    "settings_from_data",
+    "settings_to_data",
+]
 
 
 def _number(value: object, name: str, low: float, high: float, hint: str) -> float | None:
@@ -218,3 +224,31 @@ def check_settings(value: object, where: str) -> ModelSettings | None:
         f"{where} must be a robota.ModelSettings (e.g. ModelSettings(temperature=0.2)), "
         f"got {type(value).__name__}"
     )
+
+
+def settings_to_data(settings: ModelSettings) -> dict[str, Any]:
+    """The set fields of ``settings`` as plain JSON values (journal and Temporal payloads)."""
+    data: dict[str, Any] = {}
+    for name in settings.set_fields():
+        value = getattr(settings, name)
+        if name == "stop":
+            value = list(value)
+        elif name == "extra":
+            value = {provider: dict(body) for provider, body in value.items()}
+        data[name] = value
+    return data
+
+
+def settings_from_data(data: object) -> ModelSettings:
+    """The settings :func:`settings_to_data` wrote; an empty or absent payload: none set."""
+    if not data:
+        return ModelSettings()
+    if not isinstance(data, Mapping):
+        raise TypeError(f"model settings must be an object, got {data!r}")
+    body = dict(data)
+    unknown = set(body) - set(SETTING_NAMES)
+    if unknown:
+        raise TypeError(f"unknown model settings {sorted(unknown)}")
+    if "stop" in body:
+        body["stop"] = tuple(body["stop"])
+    return ModelSettings(**body)
