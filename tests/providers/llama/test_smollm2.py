@@ -9,6 +9,8 @@ ends it before the sequence, and a seed with temperature 0 gives the same text t
 
 from __future__ import annotations
 
+import pydantic
+
 import robota
 from providers.llama._server import LlamaServer
 from robota.core import ChatRequest, ModelMetadata, UserMessage
@@ -92,3 +94,29 @@ async def test_s28_a_seed_with_temperature_0_gives_the_same_text_twice(
     await provider.aclose()
     assert first.text.strip()
     assert first.text == again.text
+
+
+class Colour(pydantic.BaseModel):
+    """One colour, nothing else: a closed schema the server's grammar can hold the model to."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    name: str = pydantic.Field(max_length=20)
+
+
+async def test_s18_a_json_schema_structured_output_is_validated(
+    smollm2_server: LlamaServer,
+) -> None:
+    table = robota.ProviderCapabilities(
+        models={"smollm2": robota.ModelCapabilities(structured_output="json_schema")}
+    )
+    provider = _provider(smollm2_server, capabilities=table)
+    agent = robota.Agent(provider=provider, model="smollm2")
+    result = await agent.run(
+        "Give one colour of the rainbow as JSON.",
+        output=Colour,
+        output_retries=0,  # the grammar holds the first reply to the schema: no retry needed
+        settings=robota.ModelSettings(temperature=0, max_output_tokens=100),
+    )
+    await provider.aclose()
+    assert isinstance(result.output, Colour)
+    assert result.output.name.strip()
