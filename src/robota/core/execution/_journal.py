@@ -93,9 +93,7 @@ class RuntimeState:
         native_tools: Provider-hosted tools the run asked for (S30).
         effort: The reasoning-effort selection (S24).
         context_floor: The caller's context-token floor (S31).
-        model_settings: The run's merged model settings (S28), as
-            :func:`~robota.core.providers._settings.settings_to_data` writes them; a
-            continuation keeps them.
+        model_settings: The run's merged model settings as plain data (S28); kept on resume.
     """
 
     agent_name: str
@@ -484,11 +482,6 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
     raise StorageError(f"not a journal record: {record!r}")  # pragma: no cover - typed callers
 
 
-def _settings_data(value: object) -> dict[str, Any]:
-    # Checked by building them: a damaged record fails here, not in a later run.
-    return settings_to_data(settings_from_data(value))
-
-
 def _decode(kind: str, body: Any) -> JournalRecord:
     if not isinstance(body, dict):
         raise TypeError("a record body must be an object")
@@ -509,7 +502,7 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             native_tools=tuple(_str(n) for n in s["native_tools"]),
             effort=_str(s["effort"]),
             context_floor=_int(s["context_floor"]),
-            model_settings=_settings_data(s.get("model_settings")),
+            model_settings=settings_to_data(settings_from_data(s.get("model_settings"))),
         )
         return ExecutionStarted(_str(b["execution_id"]), state, _history(b["history"]))
     if kind == "model_call_started":
