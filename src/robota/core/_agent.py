@@ -412,7 +412,7 @@ class Agent(DurableAgentMixin):
         self._windows: dict[tuple[str, str], ContextWindow] = {}  # what runs resolved
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
-        self._model_settings = check_settings(settings, "settings") or ModelSettings()
+        self._model_settings = check_settings(settings, "settings")
         self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
         self._allow_tool_only = bool(allow_tool_only_completion)
         if event_service is not None and not isinstance(event_service, EventService):

@@ -31,7 +31,7 @@ latest settled response, reusing every durable settlement.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, abort_error_from_reason, is_abort
@@ -110,7 +110,7 @@ from robota.core.providers._contract import (
 )
 from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
-from robota.core.providers._settings import ModelSettings
+from robota.core.providers._settings import NO_SETTINGS, ModelSettings
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
@@ -153,7 +153,7 @@ class ExecutionSettings:
     trace: TraceContext | None = None
     context_window: int | None = None
     """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
-    model_settings: ModelSettings = field(default_factory=ModelSettings)
+    model_settings: ModelSettings = NO_SETTINGS
     """The agent's model settings with the run's laid over them (S28)."""
 
 
@@ -178,6 +178,7 @@ class Execution:
         "_round_effort",
         "_rounds",
         "_same_inputs",
+        "_settings_set",
         "_signal",
         "_stop",
         "_store",
@@ -241,6 +242,7 @@ class Execution:
         self._trace = RunTrace(settings.trace, run_id) if settings.trace is not None else None
         self._unpropagated: set[str] = set()
         self._unsupported_reported: set[tuple[str, str]] = set()
+        self._settings_set = settings.model_settings is not NO_SETTINGS
         self._attempt: str | None = None  # a continuation's own id (S27: its spans are new)
         self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
@@ -789,7 +791,8 @@ class Execution:
         # S24: resolved before dispatch, so a call that then fails or is aborted still records
         # what went on the wire; a resolution on the response (ResponseDone.effort) refines it.
         self._round_effort = provider.resolve_effort(request)
-        self._report_unsupported(request, round_emitter)
+        if self._settings_set:
+            self._report_unsupported(request, round_emitter)
         sent = self._traced(request, call_id, round_emitter)
         stream: AsyncIterator[StreamEvent]
         if round_emitter.enabled:

@@ -28,7 +28,7 @@ from robota.core._messages import Message, ToolCall
 from robota.core._tracing import ProviderTrace
 from robota.core._usage import Usage
 from robota.core.providers._effort import EffortResolution, EffortSelection
-from robota.core.providers._settings import ModelSettings
+from robota.core.providers._settings import NO_SETTINGS, ModelSettings
 
 if TYPE_CHECKING:
     from robota.core.providers._capabilities import ProviderCapabilities
@@ -121,12 +121,14 @@ class ChatRequest:
     effort: EffortSelection = "auto"
     options: Mapping[str, object] = field(default_factory=dict)
     trace: ProviderTrace | None = field(default=None, repr=False)
-    settings: ModelSettings = field(default_factory=ModelSettings)
+    settings: ModelSettings = NO_SETTINGS
 
     def __post_init__(self) -> None:
         # The two historical fields and ``settings`` say the same thing: fill each from the
         # other, and refuse a contradiction rather than guess which one the caller meant.
         settings = self.settings
+        if settings is NO_SETTINGS and self.max_output_tokens is None and self.temperature is None:
+            return  # the common case, once per model call: nothing to reconcile
         if not isinstance(settings, ModelSettings):
             raise ConfigurationError(
                 f"ChatRequest.settings must be a robota.ModelSettings, got {settings!r}"

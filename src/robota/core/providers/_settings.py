@@ -22,6 +22,7 @@ from typing import Any, Final, final
 from robota.core._errors import ConfigurationError
 
 __all__ = [
+    "NO_SETTINGS",
     "SETTING_NAMES",
     "ModelSettings",
     "check_settings",
@@ -187,7 +188,7 @@ class ModelSettings:
         ``extra`` merges per provider name: ``over``'s mapping for a provider replaces this
         one's for that provider; other providers' entries are kept.
         """
-        if over is None:
+        if over is None or over is NO_SETTINGS:
             return self
         if not isinstance(over, ModelSettings):
             raise ConfigurationError(
@@ -215,10 +216,15 @@ class ModelSettings:
 SETTING_NAMES: Final = tuple(f.name for f in fields(ModelSettings))
 """Every :class:`ModelSettings` field name, in declaration order."""
 
+NO_SETTINGS: Final = ModelSettings()
+"""Nothing set: the default everywhere, so the runtime can tell "none" by identity, for free."""
 
-def check_settings(value: object, where: str) -> ModelSettings | None:
-    """``value`` as settings: ``None`` or a :class:`ModelSettings`, else a ConfigurationError."""
-    if value is None or isinstance(value, ModelSettings):
+
+def check_settings(value: object, where: str) -> ModelSettings:
+    """``value`` as settings (``None``: :data:`NO_SETTINGS`), else a ConfigurationError."""
+    if value is None:
+        return NO_SETTINGS
+    if isinstance(value, ModelSettings):
         return value
     raise ConfigurationError(
         f"{where} must be a robota.ModelSettings (e.g. ModelSettings(temperature=0.2)), "
@@ -242,7 +248,7 @@ def settings_to_data(settings: ModelSettings) -> dict[str, Any]:
 def settings_from_data(data: object) -> ModelSettings:
     """The settings :func:`settings_to_data` wrote; an empty or absent payload: none set."""
     if not data:
-        return ModelSettings()
+        return NO_SETTINGS
     if not isinstance(data, Mapping):
         raise TypeError(f"model settings must be an object, got {data!r}")
     body = dict(data)
