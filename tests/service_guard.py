@@ -19,7 +19,9 @@ from typing import Final
 
 FAST_RUN_ENV: Final = "ROBOTA_TEST_FAST"
 SERVICE_MARK: Final = "service"
-SERVICE_FIXTURES: Final = frozenset({"postgres_dsn", "llama_server", "temporal_address"})
+SERVICE_FIXTURES: Final = frozenset(
+    {"postgres_dsn", "llama_server", "smollm2_server", "temporal_address"}
+)
 
 
 class ServiceInFastRunError(RuntimeError):

@@ -199,6 +199,7 @@ def test_all_is_pinned() -> None:
         "ModelMetadata",
         "ModelPricing",
         "ModelSelection",
+        "ModelSettings",
         "ModelTexts",
         "Module",
         "ModuleRegistry",

@@ -409,3 +409,30 @@ def small_measurer() -> robota.Agent:
 
 
 AGENTS["small-measurer"] = small_measurer  # a 100,000-token window
+
+
+class SettingsEcho(RuleProvider):
+    """Replies with the model settings its request carried, as JSON (S28 on Temporal)."""
+
+    def __init__(self) -> None:
+        super().__init__("none", calls=0)
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        settings = request.settings
+        seen = {name: getattr(settings, name) for name in settings.set_fields()}
+        seen["extra"] = {k: dict(v) for k, v in (settings.extra or {}).items()}
+        yield robota.TextDelta(json.dumps(seen, sort_keys=True))
+        yield robota.ResponseDone(model="rule-model")
+
+
+def settings_echo() -> robota.Agent:
+    return robota.Agent(
+        provider=SettingsEcho(),
+        model="rule-model",
+        settings=robota.ModelSettings(temperature=0.2, max_output_tokens=77, seed=1),
+    )
+
+
+AGENTS["settings_echo"] = settings_echo

@@ -147,6 +147,7 @@ def test_payloads_round_trip_and_refuse_unknown_versions() -> None:
         effort="high",
     )
     back = decode_request(encode_request(request))
+    assert back.settings == robota.ModelSettings()
     assert [m.content for m in back.messages] == ["hi", "yo"]
     assert [m.id for m in back.messages] == [m.id for m in request.messages]
     assert (back.tools, back.tool_choice, back.effort) == (request.tools, "required", "high")
@@ -309,3 +310,25 @@ async def test_s35_a_tool_activity_cut_by_the_runs_abort_answers_with_the_agents
     env.cancel()
     result = decode_result(await asyncio.wait_for(task, 5))
     assert (result.content, result.is_error) == ("STOPPED BY THE RUN", True)
+
+
+def test_s28_model_settings_survive_the_request_and_run_input_payloads() -> None:
+    settings = robota.ModelSettings(
+        temperature=0.5,
+        top_p=0.9,
+        max_output_tokens=12,
+        stop=("a", "b"),
+        seed=4,
+        presence_penalty=0.1,
+        frequency_penalty=-0.1,
+        parallel_tool_calls=False,
+        timeout=3.0,
+        extra={"openai": {"service_tier": "flex"}},
+    )
+    request = ChatRequest(model="m", messages=(robota.UserMessage("hi"),), settings=settings)
+    back = decode_request(encode_request(request))
+    assert back.settings == settings
+    assert (back.temperature, back.max_output_tokens) == (0.5, 12)
+    spec = RunInput("agent", "go", settings=settings)
+    assert RunInput.decode(spec.encode()) == spec
+    assert RunInput.decode(RunInput("agent", "go").encode()).settings is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import os
 import re
 import signal
@@ -81,6 +82,27 @@ def wait_for_file(path: Path, timeout: float = 30.0) -> str:
 
 
 # ------------------------------------------------------------------ in-process workers
+
+
+async def test_s28_run_settings_reach_the_model_call_activity_over_the_agents(
+    client: Client, queue: str, tmp_path: Path
+) -> None:
+    run_settings = robota.ModelSettings(
+        max_output_tokens=5, stop=("Z",), timeout=9.5, extra={"rules": {"a": 1}}
+    )
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(
+            client, "settings_echo", "hi", task_queue=queue, settings=run_settings
+        )
+        result = await get_result(handle)
+    assert json.loads(result.text) == {
+        "temperature": 0.2,
+        "max_output_tokens": 5,
+        "seed": 1,
+        "stop": ["Z"],
+        "timeout": 9.5,
+        "extra": {"rules": {"a": 1}},
+    }
 
 
 async def test_a_run_with_tool_calls_completes_through_activities(

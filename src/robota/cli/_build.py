@@ -60,6 +60,8 @@ class AgentFlags:
     system: str | None = None
     max_rounds: int | None = None
     effort: EffortSelection = "auto"
+    temperature: float | None = None
+    max_output_tokens: int | None = None
     tools: Sequence[str] = ()
     base_url: str | None = None
     context_window: int | None = None
@@ -304,6 +306,9 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
             system_prompt=flags.system,
             tools=tools,
             effort=flags.effort,
+            settings=robota.ModelSettings(
+                temperature=flags.temperature, max_output_tokens=flags.max_output_tokens
+            ),
             tool_gate=gate,
             context_window=flags.context_window,
             name="robota-cli",

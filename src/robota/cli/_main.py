@@ -85,6 +85,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _temperature(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 2.0:  # NaN fails too
+        raise argparse.ArgumentTypeError("must be a number from 0 to 2")
+    return value
+
+
 def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", "-m", required=True, metavar="PREFIX:MODEL", help="the model to use"
@@ -95,6 +105,18 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--effort", choices=EFFORTS, default="auto", help="reasoning effort (default: auto)"
+    )
+    parser.add_argument(
+        "--temperature",
+        type=_temperature,
+        metavar="T",
+        help="sampling temperature, 0 to 2 (default: the model's)",
+    )
+    parser.add_argument(
+        "--max-output-tokens",
+        type=_positive,
+        metavar="N",
+        help="cap on each reply's tokens (default: the model's)",
     )
     parser.add_argument(
         "--tools",
@@ -284,6 +306,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         system=args.system,
         max_rounds=args.max_rounds,
         effort=args.effort,
+        temperature=args.temperature,
+        max_output_tokens=args.max_output_tokens,
         tools=tuple(args.tools),
         base_url=args.base_url,
         context_window=args.context_window,

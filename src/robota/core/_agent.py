@@ -90,6 +90,7 @@ from robota.core.execution._structured import (
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.providers._effort import EffortSelection, check_effort
 from robota.core.providers._resolve import provider_for_model
+from robota.core.providers._settings import ModelSettings, check_settings
 from robota.core.tools._deferral import ToolCatalog, ToolDeferral
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
@@ -172,6 +173,8 @@ class RunOptions(TypedDict, total=False):
             propagation is handed a traceparent naming that call's span (sent only to a listed
             origin), each tool body gets ``ctx.traceparent`` naming its own span, and granted
             child processes get ``TRACEPARENT``.
+        settings: :class:`~robota.ModelSettings` for this run's model calls; its set fields
+            override the agent's ``settings`` field by field (S28).
     """
 
     signal: AbortSignal | None
@@ -187,6 +190,7 @@ class RunOptions(TypedDict, total=False):
     on_event: Callable[[AgentEvent], None] | None
     execution_id: str | None
     trace: TraceContext | None
+    settings: ModelSettings | None
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
@@ -237,6 +241,8 @@ class Agent(DurableAgentMixin):
         tool_concurrency: Most tool bodies of one response running at once.
         effort: The default reasoning effort of every run (S24; a run's ``effort=`` wins);
             default ``"auto"``: nothing is sent and the model uses its own default.
+        settings: The default :class:`~robota.ModelSettings` of every run (temperature, output
+            cap, stop sequences …); a run's ``settings=`` overrides it field by field (S28).
         name: A name for events and plugins; default: ``"agent"``.
         owns_providers: Close the providers at :meth:`aclose`. By default they are borrowed and
             stay open under their creator's control (S20).
@@ -299,6 +305,7 @@ class Agent(DurableAgentMixin):
         "_max_rounds",
         "_max_same_inputs",
         "_model",
+        "_model_settings",
         "_modules",
         "_name",
         "_owns_providers",
@@ -358,6 +365,7 @@ class Agent(DurableAgentMixin):
         tool_deferral: ToolDeferral = "auto",
         tool_search: bool = True,
         context_window: int | None = None,
+        settings: ModelSettings | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         given = locals()
@@ -400,6 +408,7 @@ class Agent(DurableAgentMixin):
         self._windows: dict[tuple[str, str], ContextWindow] = {}  # what runs resolved
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
+        self._model_settings = check_settings(settings, "settings")
         self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
         self._allow_tool_only = bool(allow_tool_only_completion)
         if event_service is not None and not isinstance(event_service, EventService):
@@ -784,6 +793,9 @@ class Agent(DurableAgentMixin):
             else check_effort(options.get("effort")),
             trace=check_trace(options.get("trace")),
             context_window=self._caller_window(self._provider.name, self._model),
+            model_settings=self._model_settings.merged(
+                check_settings(options.get("settings"), "run option settings")
+            ),
         )
 
     async def _execute(

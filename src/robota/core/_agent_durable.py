@@ -39,6 +39,7 @@ from robota.core.execution._journaled import (
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.providers._effort import check_effort
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
@@ -109,6 +110,7 @@ class DurableAgentMixin:
             context_floor=settings.context_floor,
             output_schema=structured.spec.schema_text if structured is not None else None,
             output_retries=structured.retries if structured is not None else 0,
+            model_settings=settings_to_data(settings.model_settings),
         )
 
     def _require_journal(self, what: str) -> ExecutionJournal:
@@ -257,6 +259,7 @@ class DurableAgentMixin:
             native_tools=saved.native_tools,
             effort=check_effort(saved.effort),
             context_floor=saved.context_floor,
+            model_settings=settings_from_data(saved.model_settings),
             runtime_state=saved,
         )
 

@@ -15,7 +15,9 @@ Names emitted by the runtime (see :class:`EventNames`):
 * ``execution.*`` — replay-grade records of one execution: ``provider_request``,
   ``provider_response``, ``provider_native`` (a provider's own payload, S25), ``round_completed``
   (the content-free per-round observation, S39), ``assistant_committed``, ``context_blocked``
-  (the pre-send guard did not send a request, S39).
+  (the pre-send guard did not send a request, S39), ``setting_unsupported`` (a set
+  :class:`~robota.ModelSettings` field the model does not honour was not sent; ``setting``,
+  ``model`` and ``provider`` name it, once per run, S28/S30).
 * ``history.*`` — every history mutation: ``appended`` and ``system_prompt_set`` carrying the
   message itself, and ``trimmed`` (a host-configured cap dropped ``count`` messages), so
   :func:`rebuild_history` reproduces the real history from them.
@@ -199,6 +201,7 @@ class EventNames:
     CONTEXT_WINDOW_UNKNOWN: Final = "execution.context_window_unknown"
     ASSISTANT_COMMITTED: Final = "execution.assistant_committed"
     TRACE_NOT_PROPAGATED: Final = "execution.trace_not_propagated"
+    SETTING_UNSUPPORTED: Final = "execution.setting_unsupported"
     HISTORY_APPENDED: Final = "history.appended"
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
     HISTORY_TRIMMED: Final = "history.trimmed"

@@ -12,6 +12,8 @@ SDK's exceptions (``map_error``) on top of :func:`map_transport_error`.
 from __future__ import annotations
 
 import email.utils
+import functools
+import inspect
 import time
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
@@ -47,6 +49,7 @@ from robota.core.providers import (
     NativeCapture,
     StreamEvent,
     stream_response,
+    without_unsupported_settings,
 )
 from robota.core.schema import ProjectionPolicy, project_tool_spec
 
@@ -70,6 +73,8 @@ __all__ = [
     "register_model_table",
     "replayed",
     "retry_after_seconds",
+    "sdk_call",
+    "with_extra_fields",
 ]
 
 
@@ -423,6 +428,7 @@ class SDKProvider(Provider):
         """:meth:`chat`, reporting the native request and response (S25, S28)."""
         check_native_tools(self, request.native_tools)  # S30: before any transport
         check_media(self, request.model, request.messages)
+        request = without_unsupported_settings(self, request)  # S28: the runtime reports them
         return await self._send(request, self.resolve_effort(request), signal, capture)
 
     def chat_stream_raw(
@@ -435,6 +441,7 @@ class SDKProvider(Provider):
         """:meth:`chat_stream`, reporting the native request and stream events (S25, S28)."""
         check_native_tools(self, request.native_tools)  # S30: before any transport
         check_media(self, request.model, request.messages)
+        request = without_unsupported_settings(self, request)  # S28: the runtime reports them
         if not self._streaming:
             return replayed(self.chat_raw(request, signal=signal, capture=capture))
         return self._open(request, self.resolve_effort(request), signal, capture)
@@ -492,6 +499,47 @@ def traced_call(
             _TRACE_ORIGIN.reset(token)
 
     return call
+
+
+def with_extra_fields(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+    """Add ``request.settings.extra[provider]`` to the request body ``params`` (S28).
+
+    The fields the conversation itself decided (messages, tools, streaming …) are kept: an
+    extra field never replaces a key ``params`` already has.
+    """
+    for key, value in request.settings.extra_for(provider).items():
+        if key not in params and key not in ("stream", "stream_options"):
+            params[key] = value
+
+
+@functools.cache
+def _keywords(function: Callable[..., Any]) -> frozenset[str]:
+    return frozenset(inspect.signature(function).parameters)
+
+
+def sdk_call(
+    create: Callable[..., Awaitable[Any]],
+    request: ChatRequest,
+    url: str | None,
+    params: Mapping[str, Any],
+) -> Callable[[], Awaitable[Any]]:
+    """:func:`traced_call` sending ``params`` as the request body exactly (S28).
+
+    For an SDK method with ``extra_body`` and ``timeout`` keywords (OpenAI's, Anthropic's): the
+    body fields the method takes as keywords go as keywords, any other (a settings ``extra``
+    field the SDK does not know yet) through ``extra_body``; ``request.settings.timeout`` is the
+    SDK's per-request timeout.
+    """
+    options: dict[str, Any] = {}
+    timeout = request.settings.timeout
+    if timeout is not None:
+        options["timeout"] = timeout
+    known = _keywords(getattr(create, "__func__", create))
+    unknown = {key: value for key, value in params.items() if key not in known}
+    if unknown:
+        params = {key: value for key, value in params.items() if key in known}
+        options["extra_body"] = unknown
+    return traced_call(create, request, url, params, **options)
 
 
 async def _strip_trace_off_origin(request: Any) -> None:

@@ -23,6 +23,8 @@ from robota.core.execution._journal import (
     ReconciliationItem,
     ReconciliationRequired,
 )
+from robota.core.providers import ModelSettings
+from robota.core.providers._settings import check_settings
 from robota.temporal._codec import PROVIDER_ERRORS, RunInput, RunOutput, provider_error
 from robota.temporal._workflow import (
     APPROVE_SIGNAL,
@@ -96,6 +98,7 @@ async def start_agent_run(
     model_timeout: float = 300.0,
     tool_timeout: float = 600.0,
     heartbeat_timeout: float = 10.0,
+    settings: ModelSettings | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start one turn of the registered agent ``agent_name`` as a Temporal workflow.
 
@@ -112,6 +115,8 @@ async def start_agent_run(
         tool_timeout: Seconds one tool body may take.
         heartbeat_timeout: Seconds without a heartbeat before a worker counts as gone and its
             activity is retried on another.
+        settings: The run's :class:`~robota.ModelSettings` (S28); its set fields override the
+            registered agent's. They reach every model-call activity of the run.
 
     Returns:
         The workflow's handle: pass it to :func:`get_result`, :func:`run_state`,
@@ -148,6 +153,7 @@ async def start_agent_run(
         model_timeout=float(model_timeout),
         tool_timeout=float(tool_timeout),
         heartbeat_timeout=float(heartbeat_timeout),
+        settings=check_settings(settings, "settings"),
     )
     workflow_id = id or f"robota-{agent_name}-{uuid.uuid4().hex}"
     return await client.start_workflow(

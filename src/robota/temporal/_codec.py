@@ -27,8 +27,9 @@ from robota.core.execution._journal_messages import (
     encode_message,
     encode_usage,
 )
-from robota.core.providers import ChatRequest, ChatResponse, ResponseFormat, ToolSpec
+from robota.core.providers import ChatRequest, ChatResponse, ModelSettings, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 __all__ = [
     "PAYLOAD_VERSION",
@@ -80,6 +81,7 @@ class RunInput:
         tool_timeout: Seconds one tool activity may take, start to close.
         heartbeat_timeout: Seconds without a heartbeat before Temporal counts an activity's
             worker as gone and retries it elsewhere.
+        settings: The run's model settings (S28), laid over the agent's field by field.
     """
 
     agent: str
@@ -89,6 +91,7 @@ class RunInput:
     model_timeout: float = 300.0
     tool_timeout: float = 600.0
     heartbeat_timeout: float = 10.0
+    settings: ModelSettings | None = None
 
     def encode(self) -> dict[str, Any]:
         """The payload."""
@@ -101,6 +104,7 @@ class RunInput:
             "model_timeout": self.model_timeout,
             "tool_timeout": self.tool_timeout,
             "heartbeat_timeout": self.heartbeat_timeout,
+            "settings": None if self.settings is None else encode_settings(self.settings),
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class RunInput:
             model_timeout=float(body.get("model_timeout", 300.0)),
             tool_timeout=float(body.get("tool_timeout", 600.0)),
             heartbeat_timeout=float(body.get("heartbeat_timeout", 10.0)),
+            settings=None if body.get("settings") is None else decode_settings(body["settings"]),
         )
 
 
@@ -204,7 +209,18 @@ def encode_request(request: ChatRequest) -> dict[str, Any]:
         else {"type": fmt.type, "schema": fmt.schema, "name": fmt.name},
         "effort": request.effort,
         "options": dict(request.options),
+        "settings": encode_settings(request.settings),
     }
+
+
+def encode_settings(settings: ModelSettings) -> dict[str, Any]:
+    """The set fields of model settings as a payload (S28); unset fields are left out."""
+    return settings_to_data(settings)
+
+
+def decode_settings(data: object) -> ModelSettings:
+    """The settings :func:`encode_settings` wrote (an absent payload: none set)."""
+    return settings_from_data(data)
 
 
 def decode_request(data: object) -> ChatRequest:
@@ -224,6 +240,7 @@ def decode_request(data: object) -> ChatRequest:
         else ResponseFormat(fmt["type"], fmt.get("schema"), fmt.get("name", "output")),
         effort=body.get("effort", "auto"),
         options=dict(body.get("options", {})),
+        settings=decode_settings(body.get("settings")),
     )
 
 

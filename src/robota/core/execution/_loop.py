@@ -97,7 +97,7 @@ from robota.core.execution._structured import (
     StructuredSettings,
     choose_output_transport,
 )
-from robota.core.providers._capabilities import check_native_tools
+from robota.core.providers._capabilities import check_native_tools, unsupported_settings
 from robota.core.providers._contract import (
     ChatRequest,
     NativePayload,
@@ -111,6 +111,7 @@ from robota.core.providers._contract import (
 )
 from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
+from robota.core.providers._settings import NO_SETTINGS, ModelSettings
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
@@ -150,6 +151,8 @@ class ExecutionSettings:
     trace: TraceContext | None = None
     context_window: int | None = None
     """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
+    model_settings: ModelSettings = NO_SETTINGS
+    """The agent's model settings with the run's laid over them (S28)."""
 
 
 @final
@@ -174,6 +177,7 @@ class Execution:
         "_round_effort",
         "_rounds",
         "_same_inputs",
+        "_settings_set",
         "_signal",
         "_stop",
         "_store",
@@ -185,6 +189,7 @@ class Execution:
         "_unattested",
         "_unavailable_streak",
         "_unpropagated",
+        "_unsupported_reported",
         "_usage",
         "_window",
         "emitter",
@@ -236,6 +241,8 @@ class Execution:
         # S27: only host-supplied context; the run's span derives from the execution id.
         self._trace = RunTrace(settings.trace, run_id) if settings.trace is not None else None
         self._unpropagated: set[str] = set()
+        self._unsupported_reported: set[tuple[str, str]] = set()
+        self._settings_set = settings.model_settings is not NO_SETTINGS
         self._attempt: str | None = None  # a continuation's own id (S27: its spans are new)
         self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
@@ -525,6 +532,7 @@ class Execution:
             if structured is not None
             else None,
             effort=settings.effort,
+            settings=settings.model_settings,
         )
 
     async def _turn(
@@ -809,6 +817,8 @@ class Execution:
         # S24: resolved before dispatch, so a call that then fails or is aborted still records
         # what went on the wire; a resolution on the response (ResponseDone.effort) refines it.
         self._round_effort = provider.resolve_effort(request)
+        if self._settings_set:
+            self._report_unsupported(request, round_emitter)
         sent = self._traced(request, call_id, round_emitter)
         stream: AsyncIterator[StreamEvent]
         if round_emitter.enabled:
@@ -858,6 +868,29 @@ class Execution:
                 key = request_fingerprint(request, model=answered)
             await cache.put(key, CachedResponse(answered, tuple(recorded)))
         return True
+
+    def _report_unsupported(self, request: ChatRequest, emitter: EventEmitter) -> None:
+        """Say, once per run for each model and field, which settings are not sent (S28, S30).
+
+        The adapter skips a set field its capability table does not list for the model; the run
+        reports it here rather than letting it vanish.
+        """
+        provider = self.settings.provider
+        for name in unsupported_settings(provider, request):
+            if (request.model, name) in self._unsupported_reported:
+                continue
+            self._unsupported_reported.add((request.model, name))
+            _log.warning(
+                "model setting not supported; not sent",
+                setting=name,
+                model=request.model,
+                provider=provider.name,
+            )
+            if emitter.enabled:
+                emitter.emit(
+                    EventNames.SETTING_UNSUPPORTED,
+                    {"setting": name, "model": request.model, "provider": provider.name},
+                )
 
     def _traced(self, request: ChatRequest, call_id: str, emitter: EventEmitter) -> ChatRequest:
         """The request as handed to the provider, with this call's trace context (S27).

@@ -17,6 +17,8 @@ from robota.core.providers._capabilities import (
     model_capabilities,
     model_capability,
     provider_capabilities,
+    unsupported_settings,
+    without_unsupported_settings,
 )
 from robota.core.providers._contract import (
     ChatRequest,
@@ -50,6 +52,7 @@ from robota.core.providers._resolve import (
     provider_for_model,
     registered_provider_prefixes,
 )
+from robota.core.providers._settings import ModelSettings
 
 __all__ = [
     "EFFORT_LEVELS",
@@ -65,6 +68,7 @@ __all__ = [
     "ModelCapabilities",
     "ModelCapabilityLookup",
     "ModelFamily",
+    "ModelSettings",
     "NativeCapture",
     "NativePayload",
     "Provider",
@@ -92,4 +96,6 @@ __all__ = [
     "request_fingerprint",
     "resolve_effort",
     "stream_response",
+    "unsupported_settings",
+    "without_unsupported_settings",
 ]

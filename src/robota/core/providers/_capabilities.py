@@ -20,14 +20,14 @@ is not enabled fails in :func:`check_native_tools` before any transport starts.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
-from typing import Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
 from robota.core._messages import Message, ToolMessage
 from robota.core._parts import MessagePart
-from robota.core.providers._contract import Provider
+from robota.core.providers._contract import ChatRequest, Provider
 
 __all__ = [
     "CapabilitySource",
@@ -43,6 +43,8 @@ __all__ = [
     "model_capabilities",
     "model_capability",
     "provider_capabilities",
+    "unsupported_settings",
+    "without_unsupported_settings",
 ]
 
 StructuredOutputTransport: TypeAlias = Literal["json_schema", "json_mode", "none"]
@@ -64,6 +66,8 @@ class ModelCapabilities:
         reasoning: Exposes a reasoning-effort control.
         documents: Accepts PDF documents (:class:`~robota.DocumentPart`).
         audio: Accepts audio input (:class:`~robota.AudioPart`).
+        settings: The :class:`~robota.ModelSettings` fields this model honours (by field name);
+            a set field outside it is not sent, and the run reports it (S28, S30).
 
     A media part a model's table states ``False`` for is refused before any transport
     (:func:`check_media`); ``None`` (not stated) lets the server decide.
@@ -77,6 +81,7 @@ class ModelCapabilities:
     reasoning: bool | None = None
     documents: bool | None = None
     audio: bool | None = None
+    settings: frozenset[str] | None = None
 
 
 CapabilitySource: TypeAlias = Literal["exact", "family", "default", "unknown"]
@@ -308,3 +313,44 @@ def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> 
                     f"{_MEDIA_WORD[part.kind]}, or leave the part out",
                     code="media_unsupported",
                 )
+
+
+def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str, ...]:
+    """The set fields of ``request.settings`` that ``request.model`` does not honour (S28, S30).
+
+    Empty when the provider publishes no table or the model's table does not state its
+    settings: silence is not denial. ``parallel_tool_calls`` counts only on a request that
+    offers tools (it is not sent otherwise).
+    """
+    wanted = request.settings.set_fields()
+    if not wanted:
+        return ()
+    merged = model_capabilities(provider, request.model)
+    if merged is None or merged.settings is None:
+        return ()
+    honoured = merged.settings
+    return tuple(
+        name
+        for name in wanted
+        if name not in honoured and (name != "parallel_tool_calls" or request.tools)
+    )
+
+
+def without_unsupported_settings(provider: Provider, request: ChatRequest) -> ChatRequest:
+    """``request`` with the settings ``provider`` does not honour for its model unset (S28).
+
+    What an adapter sends: a field its capability table leaves out never reaches the wire
+    (the runtime reports it, :func:`unsupported_settings`). Returns ``request`` itself when
+    nothing is dropped.
+    """
+    dropped = unsupported_settings(provider, request)
+    if not dropped:
+        return request
+    unset: dict[str, Any] = dict.fromkeys(dropped)
+    settings = replace(request.settings, **unset)
+    return replace(
+        request,
+        settings=settings,
+        max_output_tokens=settings.max_output_tokens,
+        temperature=settings.temperature,
+    )

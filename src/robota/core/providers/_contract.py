@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
+from robota.core._errors import ConfigurationError
 from robota.core._messages import Message, ToolCall
 from robota.core._tracing import ProviderTrace
 from robota.core._usage import Usage
 from robota.core.providers._effort import EffortResolution, EffortSelection
+from robota.core.providers._settings import NO_SETTINGS, ModelSettings
 
 if TYPE_CHECKING:
     from robota.core.providers._capabilities import ProviderCapabilities
@@ -92,12 +94,16 @@ class ChatRequest:
         tool_choice: See :data:`ToolChoice`.
         native_tools: Provider-hosted tools requested for this call (e.g. ``"web_search"``);
             checked against the provider's capabilities before any transport (S30).
-        max_output_tokens: Upper bound on the response length, when set.
-        temperature: Sampling temperature, when set.
+        max_output_tokens: Upper bound on the response length, when set; always equal to
+            ``settings.max_output_tokens`` (give either, or both with the same value).
+        temperature: Sampling temperature, when set; always equal to ``settings.temperature``.
         response_format: The structured-output transport chosen for this request (S18), if any.
         effort: The run's reasoning-effort selection (S24); the adapter resolves it against its
             own per-model table. ``"auto"`` sends no native control.
         options: Provider-specific options, passed through untouched (core never reads them).
+        settings: The run's merged model settings (S28): the agent's with the run's laid over
+            them. The adapter maps the fields its API has and skips the ones its capability
+            table does not list for the model (the runtime reports those, S30).
         trace: This call's trace context (S27), set by the runtime at invocation only for a
             provider that declares :meth:`Provider.propagates_trace_context`. Send
             ``trace.headers_for(url)`` with the call: empty unless the host listed the URL's
@@ -115,6 +121,30 @@ class ChatRequest:
     effort: EffortSelection = "auto"
     options: Mapping[str, object] = field(default_factory=dict)
     trace: ProviderTrace | None = field(default=None, repr=False)
+    settings: ModelSettings = NO_SETTINGS
+
+    def __post_init__(self) -> None:
+        # The two historical fields and ``settings`` say the same thing: fill each from the
+        # other, and refuse a contradiction rather than guess which one the caller meant.
+        settings = self.settings
+        if settings is NO_SETTINGS and self.max_output_tokens is None and self.temperature is None:
+            return  # the common case, once per model call: nothing to reconcile
+        if not isinstance(settings, ModelSettings):
+            raise ConfigurationError(
+                f"ChatRequest.settings must be a robota.ModelSettings, got {settings!r}"
+            )
+        for name in ("max_output_tokens", "temperature"):
+            own, inner = getattr(self, name), getattr(settings, name)
+            if own is None and inner is not None:
+                object.__setattr__(self, name, inner)
+            elif own is not None and inner is None:
+                settings = settings.merged(ModelSettings(**{name: own}))
+            elif own is not None and own != inner:
+                raise ConfigurationError(
+                    f"ChatRequest.{name}={own!r} contradicts settings.{name}={inner!r}; "
+                    "give one of them"
+                )
+        object.__setattr__(self, "settings", settings)
 
 
 @final

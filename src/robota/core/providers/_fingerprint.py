@@ -17,6 +17,15 @@ from robota.core.providers._contract import ChatRequest
 
 __all__ = ["normalize_request", "request_fingerprint"]
 
+_ASKED = (
+    "top_p",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "parallel_tool_calls",
+)
+
 
 def _normalize_message(message: Message) -> dict[str, Any]:
     data: dict[str, Any] = {"kind": message.kind, "content": encode_content(message.content)}
@@ -33,8 +42,9 @@ def _normalize_message(message: Message) -> dict[str, Any]:
 def normalize_request(request: ChatRequest, *, model: str | None = None) -> dict[str, Any]:
     """The request as plain JSON-able data (``model`` overrides the request's model).
 
-    A non-default effort selection (S24) is part of what is asked; ``"auto"`` adds nothing, so
-    fingerprints of requests that never selected an effort stay what they were.
+    A non-default effort selection (S24) and the model settings that change the answer (S28)
+    are part of what is asked; ``"auto"`` and unset settings add nothing, so fingerprints of
+    requests that never selected them stay what they were.
     """
     data: dict[str, Any] = {
         "model": request.model if model is None else model,
@@ -57,6 +67,18 @@ def normalize_request(request: ChatRequest, *, model: str | None = None) -> dict
     }
     if request.effort != "auto":
         data["effort"] = request.effort
+    # S28: settings that change the answer are part of what is asked; none set adds nothing
+    # (temperature and the output cap are above). The timeout does not change the answer.
+    sampling = {
+        name: list(value) if isinstance(value, tuple) else value
+        for name in _ASKED
+        if (value := getattr(request.settings, name)) is not None
+    }
+    extra = request.settings.extra
+    if extra:
+        sampling["extra"] = {key: dict(body) for key, body in extra.items()}
+    if sampling:
+        data["settings"] = sampling
     return data
 
 

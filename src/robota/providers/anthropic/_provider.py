@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import replace
 from typing import Any, Final, final
 
 from robota.core import (
@@ -27,7 +27,7 @@ from robota.host._provider_kit import (
     drive_stream,
     given,
     map_transport_error,
-    traced_call,
+    sdk_call,
 )
 from robota.providers.anthropic._errors import map_anthropic_error
 from robota.providers.anthropic._models import (
@@ -41,6 +41,7 @@ from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 from robota.providers.anthropic._sdk import load_anthropic
 from robota.providers.anthropic._wire import (
     API_NAME,
+    MESSAGES_SETTINGS,
     NATIVE_TOOLS,
     MessagesStreamAssembler,
     max_tokens_for,
@@ -136,9 +137,6 @@ class AnthropicProvider(SDKProvider):
                 max_retries=max_retries,
             )
         )
-        # The body fields this SDK takes as keywords; any other field (``temperature``, which
-        # newer SDKs no longer type, or a caller's vendor option) goes through ``extra_body``.
-        self._known = frozenset(inspect.signature(self._client.messages.create).parameters)
         self._owns_client = http_client is None
         self._guard_traces()
         self._name = name
@@ -152,7 +150,7 @@ class AnthropicProvider(SDKProvider):
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what Anthropic states for its models in general."""
         return ProviderCapabilities(
-            default_model=_GENERAL,
+            default_model=replace(_GENERAL, settings=MESSAGES_SETTINGS),
             models=model_capabilities_table(),
             families=FAMILY_RULES,
             native_tools_supported=frozenset(NATIVE_TOOLS),
@@ -209,6 +207,7 @@ class AnthropicProvider(SDKProvider):
             effort=effort,
             prompt_caching=self._caching,
             stream=False,
+            provider=self._name,
         )
         create = self._create(params, request)
         message = await drive_call(
@@ -236,6 +235,7 @@ class AnthropicProvider(SDKProvider):
             effort=effort,
             prompt_caching=self._caching,
             stream=True,
+            provider=self._name,
         )
         return drive_stream(
             self._create(params, request),
@@ -254,12 +254,9 @@ class AnthropicProvider(SDKProvider):
 
         S27: the trace headers go to the call only (never into the captured ``params``).
         """
-        known = {key: value for key, value in params.items() if key in self._known}
-        extra = {key: value for key, value in params.items() if key not in self._known}
-        create = self._client.messages.create
-        if extra:
-            return traced_call(create, request, self.endpoint_url(), known, extra_body=extra)
-        return traced_call(create, request, self.endpoint_url(), known)
+        # Body fields this SDK does not take as keywords (``temperature``, which newer SDKs no
+        # longer type, or a caller's vendor option) go through ``extra_body``.
+        return sdk_call(self._client.messages.create, request, self.endpoint_url(), params)
 
     def __repr__(self) -> str:
         return f"<AnthropicProvider name={self._name!r}>"

@@ -62,6 +62,7 @@ from robota.host._provider_kit import (
     incomplete_stream,
     invalid_response,
     member,
+    with_extra_fields,
 )
 from robota.providers.anthropic._errors import from_error_payload
 from robota.providers.anthropic._models import DEFAULT_MAX_TOKENS, row
@@ -69,6 +70,7 @@ from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 
 __all__ = [
     "API_NAME",
+    "MESSAGES_SETTINGS",
     "NATIVE_TOOLS",
     "NON_STREAMED_MAX_TOKENS",
     "MessagesStreamAssembler",
@@ -96,6 +98,21 @@ non-streamed request whose ``max_tokens`` could take longer than ten minutes (~2
 _CONTINUATION_KEY: Final = "anthropic"
 _THINKING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
 _EPHEMERAL: Final[Mapping[str, str]] = {"type": "ephemeral"}
+MESSAGES_SETTINGS: Final = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "stop",
+        "parallel_tool_calls",
+        "timeout",
+        "extra",
+    }
+)
+"""The :class:`~robota.ModelSettings` fields the Messages API has (``max_tokens``,
+``temperature``, ``top_p``, ``stop_sequences``, ``tool_choice.disable_parallel_tool_use``);
+it has no ``seed`` and no presence or frequency penalty."""
+
 _TOOL_CHOICE: Final[Mapping[str, Mapping[str, str]]] = {
     "auto": {"type": "auto"},
     "required": {"type": "any"},
@@ -254,8 +271,21 @@ def messages_params(
     effort: EffortResolution | None,
     prompt_caching: bool,
     stream: bool,
+    provider: str = "anthropic",
 ) -> dict[str, Any]:
-    """The keyword arguments of ``messages.create`` for ``request``."""
+    """The request body of ``messages.create`` for ``request``.
+
+    ``provider`` names whose ``settings.extra`` fields the body carries (S28).
+
+    Raises:
+        ConfigurationError: for a temperature above 1, which the Messages API refuses.
+    """
+    settings = request.settings
+    if settings.temperature is not None and settings.temperature > 1:
+        raise ConfigurationError(
+            f"Anthropic takes a temperature from 0 to 1, got {settings.temperature}; "
+            "set ModelSettings(temperature=...) within that range"
+        )
     system, turns = wire_messages(request.messages)
     params: dict[str, Any] = {
         "model": request.model,
@@ -280,7 +310,10 @@ def messages_params(
         if prompt_caching:
             tools[-1]["cache_control"] = dict(_EPHEMERAL)
         params["tools"] = tools
-        params["tool_choice"] = dict(_TOOL_CHOICE[request.tool_choice])
+        choice: dict[str, Any] = dict(_TOOL_CHOICE[request.tool_choice])
+        if settings.parallel_tool_calls is False and request.tool_choice != "none":
+            choice["disable_parallel_tool_use"] = True
+        params["tool_choice"] = choice
     if prompt_caching and turns:
         _mark_last(turns[-1]["content"])
     native = effort.native_value if effort is not None else None
@@ -291,8 +324,12 @@ def messages_params(
         params["thinking"] = {"type": "enabled", "budget_tokens": int(native)}
     elif native is not None:
         params["output_config"] = {"effort": native}
-    if not thinking and request.temperature is not None:
-        params["temperature"] = request.temperature  # not with thinking: the API refuses it
+    if not thinking and settings.temperature is not None:
+        params["temperature"] = settings.temperature  # not with thinking: the API refuses it
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.stop is not None:
+        params["stop_sequences"] = list(settings.stop)
     response_format = request.response_format
     entry = row(request.model)
     if (
@@ -312,6 +349,7 @@ def messages_params(
     for key, value in request.options.items():
         if key not in params and key != "stream":
             params[key] = value
+    with_extra_fields(params, request, provider)
     if stream:
         params["stream"] = True
     return params

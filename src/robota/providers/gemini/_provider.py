@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Final, final
 
 from robota.core import (
@@ -39,6 +40,7 @@ from robota.providers.gemini._projection import GEMINI_POLICY
 from robota.providers.gemini._sdk import load_genai
 from robota.providers.gemini._wire import (
     API_NAME,
+    GEMINI_SETTINGS,
     GeminiStreamAssembler,
     gemini_params,
     gemini_response,
@@ -174,7 +176,7 @@ class GeminiProvider(SDKProvider):
     def capabilities(self) -> ProviderCapabilities:
         """The per-model table (S30), over what Google states for Gemini models in general."""
         return ProviderCapabilities(
-            default_model=_GENERAL,
+            default_model=replace(_GENERAL, settings=GEMINI_SETTINGS),
             models=model_capabilities_table(),
             families=FAMILY_RULES,
             native_tools_supported=_HOSTED,
@@ -206,6 +208,7 @@ class GeminiProvider(SDKProvider):
             projector=self._projector,
             effort=effort,
             thinking=None if control is None else control.thinking,
+            provider=self._name,
         )
 
     async def _send(

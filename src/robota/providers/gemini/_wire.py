@@ -85,6 +85,7 @@ from robota.host._provider_kit import (
 __all__ = [
     "API_NAME",
     "CONTINUATION_KEY",
+    "GEMINI_SETTINGS",
     "MINTED_PREFIX",
     "GeminiStreamAssembler",
     "gemini_contents",
@@ -258,16 +259,47 @@ def _thinking(effort: EffortResolution | None, kind: str | None) -> dict[str, An
     return {"thinking_level": effort.native_value.upper()}
 
 
+GEMINI_SETTINGS: Final = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "timeout",
+        "extra",
+    }
+)
+"""The :class:`~robota.ModelSettings` fields the Gemini API has (google-genai's
+``GenerateContentConfig``: ``temperature``, ``top_p``, ``max_output_tokens``, ``stop_sequences``,
+``seed``, ``presence_penalty``, ``frequency_penalty``; ``HttpOptions`` ``timeout`` and
+``extra_body``). It has no control over parallel function calls."""
+
+_SAMPLING: Final = (
+    "temperature",
+    "top_p",
+    "max_output_tokens",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+)
+
+
 def gemini_params(
     request: ChatRequest,
     *,
     projector: ToolProjector,
     effort: EffortResolution | None,
     thinking: str | None,
+    provider: str = "gemini",
 ) -> dict[str, Any]:
     """The keyword arguments of ``models.generate_content[_stream]`` for ``request``.
 
-    ``thinking`` is the model row's control kind (``"budget"``, ``"level"`` or ``None``).
+    ``thinking`` is the model row's control kind (``"budget"``, ``"level"`` or ``None``);
+    ``provider`` names whose ``settings.extra`` fields go into the REST body (the SDK's
+    per-request ``http_options.extra_body``, shaped as the REST API names them, S28).
     """
     system, contents = gemini_contents(request.messages)
     config: dict[str, Any] = {}
@@ -286,10 +318,22 @@ def gemini_params(
         config["tool_config"] = {"function_calling_config": {"mode": _MODES[request.tool_choice]}}
         # Declarations, not Python callables: the SDK must never run tools itself.
         config["automatic_function_calling"] = {"disable": True}
-    if request.max_output_tokens is not None:
-        config["max_output_tokens"] = request.max_output_tokens
-    if request.temperature is not None:
-        config["temperature"] = request.temperature
+    # S28: GenerateContentConfig's sampling fields (GEMINI_SETTINGS).
+    settings = request.settings
+    for name in _SAMPLING:
+        value = getattr(settings, name)
+        if value is not None:
+            config[name] = value
+    if settings.stop is not None:
+        config["stop_sequences"] = list(settings.stop)
+    http: dict[str, Any] = {}
+    if settings.timeout is not None:
+        http["timeout"] = max(1, round(settings.timeout * 1000))  # the SDK counts milliseconds
+    extra = settings.extra_for(provider)
+    if extra:
+        http["extra_body"] = dict(extra)
+    if http:
+        config["http_options"] = http
     response_format = request.response_format
     if response_format is not None:
         config["response_mime_type"] = "application/json"

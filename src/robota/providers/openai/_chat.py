@@ -74,8 +74,9 @@ from robota.providers.openai._common import (
     no_capture,
     output_schema,
     replayed,
-    traced_call,
+    sdk_call,
     unsendable,
+    with_extra_fields,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
@@ -83,6 +84,7 @@ from robota.providers.openai._sdk import load_openai
 
 __all__ = [
     "API_NAME",
+    "CHAT_SETTINGS",
     "ChatCompletionsAPI",
     "ChatStreamAssembler",
     "ChatWireOptions",
@@ -167,6 +169,23 @@ def encode_continuation(message_extra: Any, call_extras: Sequence[Any]) -> str |
             {"extra_content": extra} if extra is not None else {} for extra in call_extras
         ]
     return json.dumps(data, separators=(",", ":")) if data else None
+
+
+CHAT_SETTINGS: Final = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "stop",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "parallel_tool_calls",
+        "timeout",
+        "extra",
+    }
+)
+"""The :class:`~robota.ModelSettings` fields Chat Completions has: all of them."""
 
 
 _API: Final = "OpenAI Chat Completions"
@@ -263,8 +282,12 @@ def chat_params(
     projector: ToolProjector,
     effort: EffortResolution | None,
     stream: bool,
+    provider: str = "openai",
 ) -> dict[str, Any]:
-    """The keyword arguments of ``chat.completions.create`` for ``request``."""
+    """The request body of ``chat.completions.create`` for ``request``.
+
+    ``provider`` names whose ``settings.extra`` fields the body carries (S28).
+    """
     params: dict[str, Any] = {
         "model": request.model,
         "messages": chat_messages(request.messages, request.model),
@@ -282,10 +305,18 @@ def chat_params(
             for spec in map(projector.project, request.tools)
         ]
         params["tool_choice"] = request.tool_choice
-    if request.max_output_tokens is not None:
-        params[options.max_tokens_field] = request.max_output_tokens
-    if request.temperature is not None:
-        params["temperature"] = request.temperature
+    # S28: every setting this API has (CHAT_SETTINGS).
+    settings = request.settings
+    if settings.max_output_tokens is not None:
+        params[options.max_tokens_field] = settings.max_output_tokens
+    for name in ("temperature", "top_p", "seed", "presence_penalty", "frequency_penalty"):
+        value = getattr(settings, name)
+        if value is not None:
+            params[name] = value
+    if settings.stop is not None:
+        params["stop"] = list(settings.stop)
+    if settings.parallel_tool_calls is not None and request.tools:
+        params["parallel_tool_calls"] = settings.parallel_tool_calls
     response_format = request.response_format
     if response_format is not None:
         if response_format.type == "json_schema" and response_format.schema is not None:
@@ -304,6 +335,7 @@ def chat_params(
     for key, value in request.options.items():
         if key not in params and key not in ("stream", "stream_options"):
             params[key] = value
+    with_extra_fields(params, request, provider)
     if stream:
         params["stream"] = True
         if options.stream_usage:
@@ -530,14 +562,19 @@ class ChatCompletionsAPI:
     ) -> ChatResponse:
         """One non-streamed call."""
         params = chat_params(
-            request, options=self._options, projector=self._projector, effort=effort, stream=False
+            request,
+            options=self._options,
+            projector=self._projector,
+            effort=effort,
+            stream=False,
+            provider=self._provider,
         )
         if extra:
             params.update(extra)
         completion = await drive_call(
-            traced_call(
+            sdk_call(
                 client.chat.completions.create, request, str(client.base_url), params
-            ),  # S27
+            ),  # S27, S28
             api=API_NAME,
             params=params,
             capture=capture,
@@ -560,14 +597,19 @@ class ChatCompletionsAPI:
     ) -> AsyncIterator[StreamEvent]:
         """One streamed call."""
         params = chat_params(
-            request, options=self._options, projector=self._projector, effort=effort, stream=True
+            request,
+            options=self._options,
+            projector=self._projector,
+            effort=effort,
+            stream=True,
+            provider=self._provider,
         )
         if extra:
             params.update(extra)
         return drive_stream(
-            traced_call(
+            sdk_call(
                 client.chat.completions.create, request, str(client.base_url), params
-            ),  # S27
+            ),  # S27, S28
             ChatStreamAssembler(provider=self._provider, requested=request.model, effort=effort),
             api=API_NAME,
             params=params,

@@ -31,7 +31,9 @@ from robota.host._provider_kit import (
     member,
     no_capture,
     replayed,
+    sdk_call,
     traced_call,
+    with_extra_fields,
 )
 from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
@@ -57,8 +59,10 @@ __all__ = [
     "no_capture",
     "output_schema",
     "replayed",
+    "sdk_call",
     "traced_call",
     "unsendable",
+    "with_extra_fields",
 ]
 
 _AUDIO_FORMATS: Final[Mapping[str, Literal["wav", "mp3"]]] = {

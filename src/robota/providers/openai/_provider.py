@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core import (
@@ -18,7 +19,7 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import require_api_key
-from robota.providers.openai._chat import ChatCompletionsAPI, ChatWireOptions
+from robota.providers.openai._chat import CHAT_SETTINGS, ChatCompletionsAPI, ChatWireOptions
 from robota.providers.openai._common import (
     SDKProvider,
     check_adapter_options,
@@ -33,7 +34,7 @@ from robota.providers.openai._models import (
     reasoning_model,
     register_openai_models,
 )
-from robota.providers.openai._responses import ResponsesAPI
+from robota.providers.openai._responses import RESPONSES_SETTINGS, ResponsesAPI
 from robota.providers.openai._sdk import load_openai
 
 __all__ = ["OpenAIAPI", "OpenAIProvider"]
@@ -148,8 +149,9 @@ class OpenAIProvider(SDKProvider):
         endpoint; for a custom ``base_url`` (:meth:`endpoint_provenance` ``"custom"``) the
         runtime does not extend it to models the table does not list (S18).
         """
+        honoured = RESPONSES_SETTINGS if self._api_name == "responses" else CHAT_SETTINGS
         return ProviderCapabilities(
-            default_model=_GENERAL,
+            default_model=replace(_GENERAL, settings=honoured),
             models=model_capabilities_table(),
             families=FAMILY_RULES,
             native_tools_supported=_HOSTED[self._api_name],

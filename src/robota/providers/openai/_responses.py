@@ -62,14 +62,16 @@ from robota.providers.openai._common import (
     member,
     no_capture,
     output_schema,
-    traced_call,
+    sdk_call,
     unsendable,
+    with_extra_fields,
 )
 from robota.providers.openai._errors import from_error_payload
 from robota.providers.openai._projection import OPENAI_POLICY
 
 __all__ = [
     "API_NAME",
+    "RESPONSES_SETTINGS",
     "ResponsesAPI",
     "ResponsesStreamAssembler",
     "responses_input",
@@ -122,6 +124,13 @@ def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
     own = data.get(_CONTINUATION_KEY) if isinstance(data, dict) else None
     items = own.get("reasoning") if isinstance(own, dict) else None
     return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+RESPONSES_SETTINGS: Final = frozenset(
+    {"temperature", "top_p", "max_output_tokens", "parallel_tool_calls", "timeout", "extra"}
+)
+"""The :class:`~robota.ModelSettings` fields the Responses API has (``responses.create``,
+openai-python 2.x): no ``stop``, ``seed`` or penalties there."""
 
 
 _API: Final = "OpenAI Responses"
@@ -209,8 +218,12 @@ def responses_params(
     effort: EffortResolution | None,
     reasoning_model: bool | None,
     stream: bool,
+    provider: str = "openai",
 ) -> dict[str, Any]:
-    """The keyword arguments of ``responses.create`` for ``request``."""
+    """The request body of ``responses.create`` for ``request``.
+
+    ``provider`` names whose ``settings.extra`` fields the body carries (S28).
+    """
     instructions, items = responses_input(request.messages, request.model)
     params: dict[str, Any] = {"model": request.model, "input": items, "store": False}
     if instructions is not None:
@@ -231,10 +244,16 @@ def responses_params(
     if tools:
         params["tools"] = tools
         params["tool_choice"] = request.tool_choice
-    if request.max_output_tokens is not None:
-        params["max_output_tokens"] = request.max_output_tokens
-    if request.temperature is not None:
-        params["temperature"] = request.temperature
+    # S28: the settings this API has (RESPONSES_SETTINGS); the rest are not sent.
+    settings = request.settings
+    if settings.max_output_tokens is not None:
+        params["max_output_tokens"] = settings.max_output_tokens
+    if settings.temperature is not None:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None:
+        params["top_p"] = settings.top_p
+    if settings.parallel_tool_calls is not None and request.tools:
+        params["parallel_tool_calls"] = settings.parallel_tool_calls
     response_format = request.response_format
     if response_format is not None:
         if response_format.type == "json_schema" and response_format.schema is not None:
@@ -260,6 +279,7 @@ def responses_params(
     for key, value in request.options.items():
         if key not in params and key not in ("stream", "stream_options"):
             params[key] = value
+    with_extra_fields(params, request, provider)
     if stream:
         params["stream"] = True
     return params
@@ -492,9 +512,10 @@ class ResponsesAPI:
             effort=effort,
             reasoning_model=reasoning_model,
             stream=False,
+            provider=self._provider,
         )
         response = await drive_call(
-            traced_call(client.responses.create, request, str(client.base_url), params),
+            sdk_call(client.responses.create, request, str(client.base_url), params),
             api=API_NAME,
             params=params,
             capture=capture,
@@ -522,9 +543,10 @@ class ResponsesAPI:
             effort=effort,
             reasoning_model=reasoning_model,
             stream=True,
+            provider=self._provider,
         )
         return drive_stream(
-            traced_call(client.responses.create, request, str(client.base_url), params),
+            sdk_call(client.responses.create, request, str(client.base_url), params),
             ResponsesStreamAssembler(provider=self._provider, effort=effort),
             api=API_NAME,
             params=params,
