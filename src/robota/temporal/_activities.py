@@ -33,6 +33,7 @@ from robota.core import (
     AbortSignal,
     Agent,
     Message,
+    ModelTexts,
     Provider,
     Tool,
     ToolCall,
@@ -50,7 +51,6 @@ from robota.core._errors import (
     StorageError,
 )
 from robota.core._models import get_model_context_window
-from robota.core._texts import ModelTexts
 from robota.core.execution._guards import TOOL_RESULT_BUDGET, omitted_result_notice
 from robota.core.execution._journal import (
     EffectSettled,

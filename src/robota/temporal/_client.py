@@ -17,14 +17,13 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 from robota.core import MessagePart
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
-from robota.core._parts import user_content
 from robota.core.execution._journal import (
     OutsideRequest,
     ReconciliationItem,
     ReconciliationRequired,
 )
+from robota.core.payloads import check_settings, user_content
 from robota.core.providers import ModelSettings
-from robota.core.providers._settings import check_settings
 from robota.temporal._codec import PROVIDER_ERRORS, RunInput, RunOutput, provider_error
 from robota.temporal._workflow import (
     APPROVE_SIGNAL,

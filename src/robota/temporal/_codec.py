@@ -20,16 +20,19 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
 )
-from robota.core._parts import decode_content, encode_content, tool_parts
-from robota.core.execution._journal_messages import (
+from robota.core.payloads import (
+    decode_content,
     decode_message,
     decode_usage,
+    encode_content,
     encode_message,
     encode_usage,
+    settings_from_data,
+    settings_to_data,
+    tool_parts,
 )
 from robota.core.providers import ChatRequest, ChatResponse, ModelSettings, ResponseFormat, ToolSpec
 from robota.core.providers._effort import EffortResolution
-from robota.core.providers._settings import settings_from_data, settings_to_data
 
 __all__ = [
     "PAYLOAD_VERSION",
