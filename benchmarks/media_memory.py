@@ -74,7 +74,8 @@ def _call_reply(path: str, count: int) -> dict[str, Any]:
     arguments = json.dumps({"text": f"t{count}"})
     call_id = f"call_{count}"
     if path.endswith("/chat/completions"):
-        call = {"id": call_id, "type": "function", "function": {"name": "echo", "arguments": arguments}}
+        function = {"name": "echo", "arguments": arguments}
+        call = {"id": call_id, "type": "function", "function": function}
         message = {"role": "assistant", "content": None, "tool_calls": [call]}
         return _chat(message, "tool_calls")
     if path.endswith("/responses"):
@@ -192,7 +193,7 @@ def serve() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
-    import threading  # noqa: PLC0415 - only the child process serves
+    import threading
 
     threading.Thread(target=server.serve_forever, daemon=True).start()
     sys.stdin.read()
@@ -229,26 +230,30 @@ class _Probe:
 
 def _provider(adapter: str, base_url: str, probe: _Probe) -> tuple[robota.Provider, str]:
     if adapter == "gemini":
-        from robota.providers.gemini import GeminiProvider  # noqa: PLC0415
+        from robota.providers.gemini import GeminiProvider
 
-        gemini = GeminiProvider(api_key="k", http_options={"base_url": base_url + "/"}, streaming=False)
-        models = gemini._client.aio.models  # noqa: SLF001 - the benchmark's probe point
+        gemini = GeminiProvider(
+            api_key="k", http_options={"base_url": base_url + "/"}, streaming=False
+        )
+        models = gemini._client.aio.models
         models.generate_content = probe.wrap(models.generate_content)
         return gemini, "gemini-2.5-flash"
     if adapter == "anthropic":
-        from robota.providers.anthropic import AnthropicProvider  # noqa: PLC0415
+        from robota.providers.anthropic import AnthropicProvider
 
-        anthropic = AnthropicProvider(api_key="k", base_url=base_url, max_retries=0, streaming=False)
-        messages = anthropic._client.messages  # noqa: SLF001
+        anthropic = AnthropicProvider(
+            api_key="k", base_url=base_url, max_retries=0, streaming=False
+        )
+        messages = anthropic._client.messages
         messages.create = probe.wrap(messages.create)  # type: ignore[method-assign]
         return anthropic, "claude-sonnet-4-5"
-    from robota.providers.openai import OpenAIProvider  # noqa: PLC0415
+    from robota.providers.openai import OpenAIProvider
 
     api = "chat" if adapter == "openai-chat" else "responses"
     openai = OpenAIProvider(
         api_key="k", base_url=base_url + "/v1", api=api, max_retries=0, streaming=False
     )
-    client = openai._client  # noqa: SLF001
+    client = openai._client
     resource = client.chat.completions if api == "chat" else client.responses
     resource.create = probe.wrap(resource.create)  # type: ignore[method-assign]
     return openai, "gpt-4o"
@@ -279,7 +284,8 @@ async def measure(adapter: str, rounds: int, base_url: str, image: bytes) -> Fig
     warm = robota.Agent(provider=provider, model=model, tools=tools)
     await warm.run("warm up")  # lazy imports and the connection, outside the measurement
     agent = robota.Agent(provider=provider, model=model, tools=tools)
-    parts = [robota.TextPart(f"What is this? rounds={rounds}"), robota.ImagePart(image, "image/png")]
+    question = robota.TextPart(f"What is this? rounds={rounds}")
+    parts = [question, robota.ImagePart(image, "image/png")]
     gc.collect()
     tracemalloc.start()
     try:
@@ -301,8 +307,15 @@ async def measure(adapter: str, rounds: int, base_url: str, image: bytes) -> Fig
     )
 
 
-async def measure_all(image: bytes) -> list[Figure]:
-    child = subprocess.Popen(
+async def measure_all(image: bytes, base_url: str) -> list[Figure]:
+    return [
+        await measure(adapter, rounds, base_url, image) for adapter in ADAPTERS for rounds in (1, 3)
+    ]
+
+
+def run_with_server(image: bytes) -> list[Figure]:
+    """Every figure, against the server started in a child process for the duration."""
+    child = subprocess.Popen(  # noqa: S603 - this interpreter, this file, fixed arguments
         [sys.executable, __file__, "--serve"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -310,12 +323,8 @@ async def measure_all(image: bytes) -> list[Figure]:
     )
     try:
         assert child.stdout is not None
-        base_url = f"http://127.0.0.1:{child.stdout.readline().strip()}"
-        return [
-            await measure(adapter, rounds, base_url, image)
-            for adapter in ADAPTERS
-            for rounds in (1, 3)
-        ]
+        port = child.stdout.readline().strip()
+        return asyncio.run(measure_all(image, f"http://127.0.0.1:{port}"))
     finally:
         assert child.stdin is not None
         child.stdin.close()
@@ -325,7 +334,7 @@ async def measure_all(image: bytes) -> list[Figure]:
 def main() -> bool:
     """Print the figures; ``True`` when every adapter meets its target."""
     image = make_image()
-    figures = asyncio.run(measure_all(image))
+    figures = run_with_server(image)
     print(
         f"\nMedia memory (issue 26): a {len(image) / 1e6:.0f} MB image, peak Python allocation "
         "after the part is built, as a multiple of the image size"
@@ -335,9 +344,8 @@ def main() -> bool:
     for f in figures:
         verdict = "PASS" if f.passed else "FAIL"
         ok = ok and f.passed
-        print(
-            f"  {f.adapter:<18}{f.rounds:>7}{f.ours:>7.2f}×{f.sdk:>7.2f}×   ≤{f.target:.2f}×  {verdict}"
-        )
+        figures_text = f"{f.ours:>7.2f}×{f.sdk:>7.2f}×   ≤{f.target:.2f}×"
+        print(f"  {f.adapter:<18}{f.rounds:>7}{figures_text}  {verdict}")
     print(
         "  ours: until the SDK method is entered (one base64 copy is 1.33×); SDK: while it "
         "serialises (its own copies, plus the wire form ours handed it)"

@@ -17,6 +17,8 @@ many samples after a warm-up; the best sample is shown beside it.
   list, agent and tool construction.
 * Adapter overhead (issue 16; see ``adapters.py``): the OpenAI Chat Completions and Anthropic
   adapters beside their bare SDKs parsing the same streamed tool call.
+* Media memory (issue 26; see ``media_memory.py``): the peak allocation of a 20 MB image on its
+  way to each vendor SDK, ours against the SDK's, PASS/FAIL against one copy of the wire form.
 * Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
   interpreters, as ratios to ``python -c pass``.
 """
@@ -34,6 +36,7 @@ from collections.abc import Callable
 import adapters
 import journal_overhead
 import loop_suite
+import media_memory
 import startup
 import validation
 from bench_models import ZeroLatency, echo
@@ -174,6 +177,8 @@ def main() -> int:
     status = asyncio.run(_loop_benchmarks())
     loop_suite.main()
     adapters.main()
+    if not media_memory.main():
+        status = 1
     validation.main()
     journal_overhead.main()
     startup.main()

@@ -5,7 +5,8 @@ Vendor-neutral, so each adapter package (``robota.providers.openai``, ``…anthr
 attestation rule, the error values for answers that are not the API's, the mapping of
 ``httpx2`` transport failures, the call and stream drivers (native payloads reported on the raw
 surface, the run's signal honoured at every await, the SDK stream always closed), the tool
-projection cache and the :class:`SDKProvider` base. Each adapter supplies its own mapping of its
+projection cache, the :class:`SDKProvider` base and :func:`base64_text` (media bytes as base64
+text in one allocation, issue 26). Each adapter supplies its own mapping of its
 SDK's exceptions (``map_error``) on top of :func:`map_transport_error`.
 """
 
@@ -52,6 +53,7 @@ from robota.core.providers import (
     without_unsupported_settings,
 )
 from robota.core.schema import ProjectionPolicy, project_tool_spec
+from robota.host._base64 import base64_text
 
 __all__ = [
     "ErrorMapper",
@@ -59,6 +61,7 @@ __all__ = [
     "StreamTranslator",
     "ToolProjector",
     "attested",
+    "base64_text",
     "check_adapter_options",
     "check_base_url",
     "count",

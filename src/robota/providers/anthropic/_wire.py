@@ -28,7 +28,6 @@ local calls. Usage by core's rule (S29): prompt = ``input_tokens`` + ``cache_rea
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +57,7 @@ from robota.core.schema import project_tool_schema
 from robota.host._provider_kit import (
     ToolProjector,
     attested,
+    base64_text,
     count,
     incomplete_stream,
     invalid_response,
@@ -192,7 +192,8 @@ def _user_blocks(content: str | tuple[MessagePart, ...]) -> list[dict[str, Any]]
             source = {"type": "url", "url": part.url}
         else:
             assert part.data is not None  # a part holds exactly one of them
-            encoded = base64.b64encode(part.data).decode("ascii")
+            # The one base64 copy of the bytes (issue 26: built in one allocation).
+            encoded = base64_text(part.data)
             source = {"type": "base64", "media_type": part.media_type, "data": encoded}
         blocks.append({"type": part.kind, "source": source})  # "image" or "document"
     return blocks

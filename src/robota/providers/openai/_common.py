@@ -8,7 +8,6 @@ through the kit's transport mapping) and :func:`output_schema` (when Structured 
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
@@ -19,6 +18,7 @@ from robota.host._provider_kit import (
     StreamTranslator,
     ToolProjector,
     attested,
+    base64_text,
     check_adapter_options,
     check_base_url,
     count,
@@ -72,11 +72,11 @@ _AUDIO_FORMATS: Final[Mapping[str, Literal["wav", "mp3"]]] = {
 
 
 def data_url(part: ImagePart | DocumentPart) -> str:
-    """The part's URL, or its bytes as a ``data:`` URL (the one base64 copy of them)."""
+    """The part's URL, or its bytes as a ``data:`` URL (the one base64 copy of them, issue 26)."""
     if part.url is not None:
         return part.url
     assert part.data is not None  # a part holds exactly one of them
-    return f"data:{part.media_type};base64,{base64.b64encode(part.data).decode('ascii')}"
+    return base64_text(part.data, prefix=f"data:{part.media_type};base64,")
 
 
 def document_name(part: DocumentPart) -> str:
@@ -103,7 +103,7 @@ def audio_input(part: AudioPart, api: str, model: str) -> dict[str, Any]:
     return {
         "type": "input_audio",
         "input_audio": {
-            "data": base64.b64encode(part.data).decode("ascii"),
+            "data": base64_text(part.data),
             "format": audio_format,
         },
     }
