@@ -52,7 +52,7 @@ MAX_INPUT_BYTES: Final = 1536 * 1024
 
 _TAG: Final = b"robota-stored:"
 _FIND: Final = re.compile(rb"robota-stored:([0-9a-f]{32})")
-_MAX_STAND_IN: Final = 256 * 1024  # a stand-in is never larger; only these are looked into
+_MAX_STAND_IN: Final = 1024 * 1024  # a stand-in is smaller (audio of 300 h); only these are read
 _MAX_ID: Final = 200  # the journal's execution-id bound
 _EXACT_AUDIO_TOKENS: Final = 65_536
 
