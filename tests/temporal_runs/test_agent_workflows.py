@@ -500,9 +500,9 @@ async def test_a_payload_of_an_unknown_version_fails_the_run_with_the_upgrade_me
 ) -> None:
     async with serving(client, queue):
         handle = await client.start_workflow(
-            "robota.agent", {"v": 2, "agent": "recorder"}, id=f"v2-{queue}", task_queue=queue
+            "robota.agent", {"v": 3, "agent": "recorder"}, id=f"v3-{queue}", task_queue=queue
         )
-        with pytest.raises(robota.RobotaError, match=r"version 2.*upgrade the worker"):
+        with pytest.raises(robota.RobotaError, match=r"version 3.*upgrade the worker"):
             await asyncio.wait_for(get_result(handle), 30)
 
 

@@ -20,9 +20,19 @@ workers turn their providers' SDK retries off (:meth:`robota.Provider.disable_sd
 
 In workflow code (replayed, no I/O): the agent's factory, its permission gate and plugins. Refused
 when a run starts: an agent with its own journal, tool sources or hooks. A tool result over
-``INLINE_RESULT_BYTES`` is stored in the journal and referenced; the model call resolves it within
-the S39 tool-result budget (past it, the bounded notice), while the workflow's pre-send context
-guard counts the reference (a known limit).
+``INLINE_RESULT_BYTES`` — its text and media parts, base64 — is stored in the journal and
+referenced by a marker with no parts (the run's messages show the marker); the model call
+restores the text and the parts within the S39 tool-result budget (past it, the bounded notice),
+while the workflow's pre-send context guard counts the marker (a known limit).
+
+Large media in a run's input (issue 26): ``start_agent_run(..., journal=...)`` writes each media
+part over 64 KiB to the journal the workers share and sends a stand-in of the same kind whose
+bytes are a reference, shaped to count the same context tokens (S31); every model call sends the
+stored part. Without a journal, input media over what a payload carries are refused before the
+run starts. Typed results: ``start_agent_run(..., output=...)`` carries the JSON schema; each
+retry turn is a model-call activity (a replay never calls the model again);
+:attr:`RunOutput.output` holds the validated JSON value and ``get_result(handle, output=Type)``
+the typed object.
 :func:`create_replayer` replays recorded histories, to check a change before deploying it.
 """
 

@@ -32,6 +32,9 @@ from robota.core import (
     AbortController,
     AbortSignal,
     Agent,
+    AudioPart,
+    DocumentPart,
+    ImagePart,
     Message,
     ModelTexts,
     Provider,
@@ -40,9 +43,9 @@ from robota.core import (
     ToolContext,
     ToolMessage,
     ToolResult,
+    estimate_message_tokens,
 )
 from robota.core._abort import is_abort
-from robota.core._context import estimate_message_tokens, estimate_text_tokens
 from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
@@ -71,6 +74,7 @@ from robota.temporal._codec import (
     encode_response,
     encode_result,
 )
+from robota.temporal._media import resolve_media
 
 __all__ = [
     "MODEL_CALL",
@@ -277,6 +281,14 @@ class RobotaActivities:
             provider = self._registry.provider(agent, provider_name)
         texts = self._registry.live(agent)._texts  # S35: the factory's texts, as in-process
         request = await self._resolved(request, payload.get("refs"), provider.name, texts)
+        try:
+            messages = await resolve_media(request.messages, payload.get("media"), self._journal)
+        except StorageError as error:
+            raise ApplicationError(
+                f"the execution journal failed reading the input's media: {error.message}",
+                type="robota.StorageError",
+            ) from None
+        request = dataclasses.replace(request, messages=messages)
         info = activity.info()
         controller = AbortController()
         live = _LiveText(info.workflow_id or "", str(payload.get("stream", "")), info.attempt)
@@ -392,7 +404,7 @@ class RobotaActivities:
         self, request: ChatRequest, refs: object, provider: str, texts: ModelTexts
     ) -> ChatRequest:
         # Large tool results travel by reference (the workflow issued each marker); the vendor
-        # is sent the stored content.
+        # is sent the stored content and media parts.
         if not isinstance(refs, Mapping) or not refs:
             return request
         journal = self._journal
@@ -423,17 +435,18 @@ class RobotaActivities:
                     type="robota.StorageError",
                     non_retryable=True,
                 )
-            content = settled[-1].content
-            if used + estimate_text_tokens(content) > budget:
+            stored = settled[-1]
+            resolved = dataclasses.replace(message, content=stored.content, parts=stored.parts)
+            if used + estimate_message_tokens(resolved) > budget:
                 call = ToolCall(message.tool_call_id, message.tool_name, "{}")
                 outcome = ToolCallOutcome(
                     call,
                     "failed" if message.is_error else "completed",
-                    ToolResult(content),
+                    ToolResult(stored.content),
                     started=True,
                 )
-                content = omitted_result_notice(outcome, texts)
-            resolved = dataclasses.replace(message, content=content)
+                notice = omitted_result_notice(outcome, texts)
+                resolved = dataclasses.replace(message, content=notice, parts=())
             used += estimate_message_tokens(resolved)
             messages.append(resolved)
         return dataclasses.replace(request, messages=tuple(messages))
@@ -565,16 +578,25 @@ def _inline(tool: Tool, result: ToolResult) -> dict[str, Any]:
 
 
 def _by_reference(key: str, result: ToolResult) -> dict[str, Any]:
-    size = _size(result)
+    size = _size(result)  # the text and the media parts, base64, as the payload carries them
     if size <= INLINE_RESULT_BYTES:
         return encode_result(result)
-    # The journal holds the content (EffectSettled); the workflow carries a marker with a
-    # nonce no tool output can guess, and each model call resolves the markers it was issued.
+    # The journal holds the content and the media parts (EffectSettled); the workflow carries a
+    # marker with a nonce no tool output can guess and no parts, and each model call resolves
+    # the markers it was issued (content and parts).
     length = len(result.content.encode("utf-8", "surrogatepass"))
-    marker = f"[robota: a {length}-byte tool result stored aside, ref {os.urandom(8).hex()}]"
-    payload = encode_result(ToolResult(marker, is_error=result.is_error, parts=result.parts))
+    media = f" with {_count(result.parts)}" if result.parts else ""
+    marker = f"[robota: a {length}-byte tool result{media} stored aside, ref {os.urandom(8).hex()}]"
+    payload = encode_result(ToolResult(marker, is_error=result.is_error))
     payload["ref"] = {"marker": marker, "key": key}
     return payload
+
+
+def _count(parts: tuple[ImagePart | DocumentPart | AudioPart, ...]) -> str:
+    kinds: dict[str, int] = {}
+    for part in parts:
+        kinds[part.kind] = kinds.get(part.kind, 0) + 1
+    return " and ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in kinds.items())
 
 
 class _LiveText:

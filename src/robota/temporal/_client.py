@@ -7,15 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from dataclasses import dataclass, replace
+from typing import Any, Literal, cast, get_args
 
+import pydantic
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core import MessagePart
+from robota.core import ExecutionJournal, MessagePart, StructuredOutputError
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
@@ -24,7 +26,9 @@ from robota.core.execution._journal import (
 )
 from robota.core.payloads import check_settings, user_content
 from robota.core.providers import ModelSettings
+from robota.core.schema import check_parameter_schema, schema_from_type
 from robota.temporal._codec import PROVIDER_ERRORS, RunInput, RunOutput, provider_error
+from robota.temporal._media import store_input_media
 from robota.temporal._workflow import (
     APPROVE_SIGNAL,
     RECONCILE_UPDATE,
@@ -98,14 +102,18 @@ async def start_agent_run(
     tool_timeout: float = 600.0,
     heartbeat_timeout: float = 10.0,
     settings: ModelSettings | None = None,
+    output: object = None,
+    output_retries: int | None = None,
+    journal: ExecutionJournal | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start one turn of the registered agent ``agent_name`` as a Temporal workflow.
 
     Args:
         client: A connected ``temporalio.client.Client``.
         agent_name: The name the agent is registered under on the workers.
-        input: The user's message: a string, or a sequence of parts (their bytes travel in
-            the workflow's input payload, base64, within Temporal's payload limit).
+        input: The user's message: a string, or a sequence of parts. Without ``journal``
+            their bytes travel in the workflow's input payload, base64, and an input whose
+            media are over what a Temporal payload carries is refused before the run starts.
         task_queue: The task queue the workers poll.
         id: The workflow id (also the run's execution id); default: a fresh one.
         max_rounds: The run's round budget (default: the agent's).
@@ -116,6 +124,16 @@ async def start_agent_run(
             activity is retried on another.
         settings: The run's :class:`~robota.ModelSettings` (S28); its set fields override the
             registered agent's. They reach every model-call activity of the run.
+        output: Ask for a structured result (S18), as ``Agent.run(output=...)`` does: a type (a
+            pydantic model, a dataclass, a ``TypedDict`` …) or an object JSON schema. Its
+            schema travels with the run; every retry turn is a model-call activity, so a
+            replay never asks the model again. The validated JSON value is
+            :attr:`RunOutput.output`; ``get_result(handle, output=Type)`` builds the type.
+        output_retries: Retry turns after an invalid structured reply (default: 2).
+        journal: The execution journal the workers share (``create_worker(journal=...)``).
+            Each media part of ``input`` over 64 KiB (base64) is written to it before the run
+            starts, and the run carries a small stand-in; every model call swaps the stored
+            part back in, so large images, PDFs and audio never cross Temporal's payloads.
 
     Returns:
         The workflow's handle: pass it to :func:`get_result`, :func:`run_state`,
@@ -123,7 +141,8 @@ async def start_agent_run(
 
     Raises:
         ConfigurationError: for an empty agent name or task queue, a bad ``tool_choice``,
-            ``max_rounds`` or timeout.
+            ``max_rounds``, timeout or ``output``, or, without ``journal``, input media over
+            what a Temporal payload carries.
     """
     _check_text("agent_name", agent_name)
     _check_text("task_queue", task_queue)
@@ -144,6 +163,21 @@ async def start_agent_run(
     for label, value in timeouts:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
             raise ConfigurationError(f"{label} must be a positive number of seconds: {value!r}")
+    schema = None if output is None else _output_schema(output)
+    retries: object = output_retries
+    if retries is not None and (
+        isinstance(retries, bool) or not isinstance(retries, int) or retries < 0
+    ):
+        raise ConfigurationError(
+            f"output_retries must be a non-negative integer, got {output_retries!r}"
+        )
+    if journal is not None and not isinstance(journal, ExecutionJournal):
+        raise ConfigurationError(
+            "journal must be the ExecutionJournal the workers share (robota.host.SQLiteJournal, "
+            f"robota.host.PostgresJournal …), got {journal!r}"
+        )
+    workflow_id = id or f"robota-{agent_name}-{uuid.uuid4().hex}"
+    content, stored = await store_input_media(content, workflow_id, journal)
     spec = RunInput(
         agent=agent_name,
         input=content,
@@ -153,11 +187,30 @@ async def start_agent_run(
         tool_timeout=float(tool_timeout),
         heartbeat_timeout=float(heartbeat_timeout),
         settings=check_settings(settings, "settings"),
+        output_schema=schema,
+        output_retries=output_retries,
+        stored=stored,
     )
-    workflow_id = id or f"robota-{agent_name}-{uuid.uuid4().hex}"
     return await client.start_workflow(
         WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue
     )
+
+
+def _output_schema(output: object) -> Mapping[str, Any]:
+    """The JSON schema of ``output=`` (a type, or an object schema), checked as S18 checks it."""
+    if isinstance(output, Mapping):
+        schema: Mapping[str, Any] = output
+    else:
+        schema = schema_from_type(output)
+    issues = check_parameter_schema(schema)
+    if issues:
+        raise ConfigurationError(
+            "the output schema is not in the parameter-schema subset (S16): " + "; ".join(issues)
+        )
+    try:
+        return cast("Mapping[str, Any]", json.loads(json.dumps(schema)))
+    except (TypeError, ValueError) as error:
+        raise ConfigurationError(f"the output schema is not JSON: {error}") from None
 
 
 def _check_text(label: str, value: object) -> None:
@@ -201,7 +254,9 @@ def _item(details: Mapping[str, Any]) -> ReconciliationItem:
     )
 
 
-async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float = 1.0) -> RunOutput:
+async def get_result(
+    handle: WorkflowHandle[Any, Any], *, poll_interval: float = 1.0, output: object = None
+) -> RunOutput:
     """Wait for the run's result.
 
     A run waiting for a person or another system — an ``ask`` (:func:`approve`) or a tool's
@@ -213,16 +268,22 @@ async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float =
         handle: The run's workflow handle.
         poll_interval: Seconds between looks at the run's state (a query; on a run no worker
             has cached, each is a replay).
+        output: For a run started with ``output=``: the type to validate
+            :attr:`RunOutput.output` into (a pydantic model, a dataclass, a ``TypedDict`` …).
 
     Returns:
         The :class:`~robota.temporal.RunOutput`; for a cancelled run, ``status="interrupted"``
-        with the text committed so far (S23).
+        with the text committed so far (S23). With ``output``, its ``output`` is an instance of
+        that type (``None`` for an interrupted run).
 
     Raises:
         ReconciliationRequired: the run waits for the host to settle an effect that started
             without a recorded result (S40); each item's ``call_id`` names the call. Settle it
             with :func:`reconcile`, then call :func:`get_result` again.
         ProviderError: the run failed at the provider.
+        StructuredOutputError: the structured run's reply never validated within its retries,
+            or ``output`` was given and the run's value does not validate into it.
+        ConfigurationError: ``output`` was given for a run not started with ``output=``.
         RobotaError: the run failed otherwise (the error's ``code`` says how).
     """
     waiting = asyncio.ensure_future(handle.result())
@@ -250,7 +311,30 @@ async def get_result(handle: WorkflowHandle[Any, Any], *, poll_interval: float =
         data = waiting.result()
     except WorkflowFailureError as failure:
         raise _robota_error(failure) from None
-    return RunOutput.decode(data)
+    result = RunOutput.decode(data)
+    if output is None:
+        return result
+    return replace(result, output=_typed(result, output))
+
+
+def _typed(result: RunOutput, output: object) -> object:
+    if not result.structured:
+        raise ConfigurationError(
+            "get_result(output=...) validates a structured run's output, and this run was not "
+            "started with start_agent_run(..., output=...)"
+        )
+    if result.output is None:
+        return None  # an interrupted run has no output (S23)
+    try:
+        return pydantic.TypeAdapter(output).validate_python(result.output)  # type: ignore[arg-type]
+    except pydantic.ValidationError as error:
+        issues = tuple(str(item["msg"]) for item in error.errors())
+        raise StructuredOutputError(
+            f"the run's output does not validate as {getattr(output, '__name__', output)}: "
+            + "; ".join(issues),
+            issues=issues,
+            attempts=0,
+        ) from None
 
 
 _CATEGORIES: frozenset[object] = frozenset(get_args(ErrorCategory))
@@ -268,6 +352,13 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
             return provider_error(kind, cause.message, details, provider=None, model=None)
         if kind == "ConfigurationError":
             return ConfigurationError(cause.message, code=code)
+        if kind == "StructuredOutputError":
+            issues = details.get("issues")
+            return StructuredOutputError(
+                cause.message,
+                issues=[str(i) for i in issues] if isinstance(issues, list) else (),
+                attempts=int(details.get("attempts") or 0),
+            )
         category, recoverable = details.get("category"), details.get("recoverable")
         return RobotaError(
             cause.message,

@@ -36,8 +36,10 @@ from robota.core.providers._effort import EffortResolution
 
 __all__ = [
     "PAYLOAD_VERSION",
+    "READABLE_VERSIONS",
     "RunInput",
     "RunOutput",
+    "StoredMedia",
     "ToolCallInput",
     "decode_request",
     "decode_response",
@@ -47,8 +49,16 @@ __all__ = [
     "encode_result",
 ]
 
-PAYLOAD_VERSION: Final = 1
-"""The version every payload carries; bumped when a shape changes incompatibly."""
+PAYLOAD_VERSION: Final = 2
+"""The newest payload version; bumped when a shape changes incompatibly.
+
+Version 2 (issue 26) adds a run's structured output (``output=``) and media stored aside in the
+journal. A payload that uses neither is still written as version 1, so a worker of an earlier
+release keeps serving plain runs during a rolling deploy, and refuses — rather than misreads —
+a run that needs the newer reader. Every version up to this one is read.
+"""
+
+READABLE_VERSIONS: Final = (1, 2)
 
 
 class PayloadError(ConfigurationError):
@@ -60,9 +70,9 @@ def check_version(data: object, what: str) -> Mapping[str, Any]:
     if not isinstance(data, Mapping):
         raise PayloadError(f"a {what} payload must be an object, got {type(data).__name__}")
     version = data.get("v")
-    if version != PAYLOAD_VERSION:
+    if version not in READABLE_VERSIONS or type(version) is not int:
         raise PayloadError(
-            f"a {what} payload of version {version!r}; this worker reads version "
+            f"a {what} payload of version {version!r}; this worker reads versions up to "
             f"{PAYLOAD_VERSION} — upgrade the worker that reads it"
         )
     return data
@@ -85,6 +95,10 @@ class RunInput:
         heartbeat_timeout: Seconds without a heartbeat before Temporal counts an activity's
             worker as gone and retries it elsewhere.
         settings: The run's model settings (S28), laid over the agent's field by field.
+        output_schema: The structured output's JSON schema (S18), or ``None`` for a plain run.
+        output_retries: Retry turns after an invalid structured reply (``None``: the default).
+        stored: The input's media parts kept aside in the journal (issue 26): each a
+            :class:`StoredMedia` whose stand-in is in ``input``.
     """
 
     agent: str
@@ -95,11 +109,14 @@ class RunInput:
     tool_timeout: float = 600.0
     heartbeat_timeout: float = 10.0
     settings: ModelSettings | None = None
+    output_schema: Mapping[str, Any] | None = None
+    output_retries: int | None = None
+    stored: tuple[StoredMedia, ...] = ()
 
     def encode(self) -> dict[str, Any]:
-        """The payload."""
-        return {
-            "v": PAYLOAD_VERSION,
+        """The payload (version 1 unless it uses a version-2 field)."""
+        data: dict[str, Any] = {
+            "v": 1,
             "agent": self.agent,
             "input": encode_content(self.input),  # a string as is; parts with base64 bytes
             "max_rounds": self.max_rounds,
@@ -109,6 +126,14 @@ class RunInput:
             "heartbeat_timeout": self.heartbeat_timeout,
             "settings": None if self.settings is None else encode_settings(self.settings),
         }
+        if self.output_schema is not None or self.stored:
+            data.update(
+                v=2,
+                output_schema=None if self.output_schema is None else dict(self.output_schema),
+                output_retries=self.output_retries,
+                stored=[item.encode() for item in self.stored],
+            )
+        return data
 
     @classmethod
     def decode(cls, data: object) -> RunInput:
@@ -126,6 +151,57 @@ class RunInput:
             tool_timeout=float(body.get("tool_timeout", 600.0)),
             heartbeat_timeout=float(body.get("heartbeat_timeout", 10.0)),
             settings=None if body.get("settings") is None else decode_settings(body["settings"]),
+            output_schema=body.get("output_schema"),
+            output_retries=body.get("output_retries"),
+            stored=tuple(StoredMedia.decode(item) for item in body.get("stored", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMedia:
+    """One media part kept aside in the execution journal, and the stand-in that refers to it.
+
+    Attributes:
+        ref: The reference the stand-in's bytes carry (random, unguessable).
+        key: The journal execution whose ``EffectSettled`` record holds the part.
+        slot: The part's index among that record's parts.
+        kind: ``"image"``, ``"document"`` or ``"audio"``.
+        media_type: The part's media type.
+        size: The part's byte count.
+        tokens: Its context estimate (S31), which the stand-in reproduces.
+    """
+
+    ref: str
+    key: str
+    slot: int
+    kind: str
+    media_type: str | None
+    size: int
+    tokens: int
+
+    def encode(self) -> dict[str, Any]:
+        """The payload."""
+        return {
+            "ref": self.ref,
+            "key": self.key,
+            "slot": self.slot,
+            "kind": self.kind,
+            "media_type": self.media_type,
+            "size": self.size,
+            "tokens": self.tokens,
+        }
+
+    @classmethod
+    def decode(cls, data: Mapping[str, Any]) -> StoredMedia:
+        """The reference :meth:`encode` wrote."""
+        return cls(
+            ref=str(data["ref"]),
+            key=str(data["key"]),
+            slot=int(data["slot"]),
+            kind=str(data["kind"]),
+            media_type=data.get("media_type"),
+            size=int(data["size"]),
+            tokens=int(data["tokens"]),
         )
 
 
@@ -143,7 +219,16 @@ class RunOutput:
         messages: The messages the run added, in order. A tool result over
             ``INLINE_RESULT_BYTES`` appears as its marker (the journal holds the content).
         execution_id: The run's execution id (the workflow id).
+            A tool result stored aside carries no media parts here either (the journal holds
+            them); a media part of the input stored aside (``start_agent_run(...,
+            journal=...)``) appears as a stand-in of the same kind and media type whose bytes
+            are a small reference, not the media.
         messages_omitted: The messages were left out to fit Temporal's 2 MiB result limit.
+        output: A structured run (``start_agent_run(..., output=...)``, S18): the validated
+            reply as a JSON value (``None`` for an interrupted run);
+            ``get_result(handle, output=Type)`` gives it validated into ``Type``. A plain run:
+            ``None`` (the reply is ``text``).
+        structured: Whether the run asked for a structured output.
     """
 
     text: str
@@ -155,11 +240,16 @@ class RunOutput:
     messages: tuple[Message, ...] = ()
     execution_id: str = ""
     messages_omitted: bool = False
+    output: Any = None
+    structured: bool = False
 
     def encode(self) -> dict[str, Any]:
-        """The payload."""
+        """The payload (version 2 for a structured run, else version 1)."""
+        extra: dict[str, Any] = (
+            {"v": 2, "structured": True, "output": self.output} if self.structured else {}
+        )
         return {
-            "v": PAYLOAD_VERSION,
+            "v": 1,
             "text": self.text,
             "status": self.status,
             "stop_reason": self.stop_reason,
@@ -169,6 +259,7 @@ class RunOutput:
             "messages": [encode_message(m) for m in self.messages],
             "execution_id": self.execution_id,
             "messages_omitted": self.messages_omitted,
+            **extra,
         }
 
     @classmethod
@@ -186,6 +277,8 @@ class RunOutput:
             messages=tuple(decode_message(m) for m in body.get("messages", ())),
             execution_id=str(body.get("execution_id", "")),
             messages_omitted=bool(body.get("messages_omitted", False)),
+            output=body.get("output"),
+            structured=bool(body.get("structured", False)),
         )
 
 
@@ -196,7 +289,7 @@ def encode_request(request: ChatRequest) -> dict[str, Any]:
     """A chat request as a payload (its trace context is never carried)."""
     fmt = request.response_format
     return {
-        "v": PAYLOAD_VERSION,
+        "v": 1,
         "model": request.model,
         "messages": [encode_message(m) for m in request.messages],
         "tools": [
@@ -251,7 +344,7 @@ def encode_response(response: ChatResponse) -> dict[str, Any]:
     """A provider's response as a payload."""
     effort = response.effort
     return {
-        "v": PAYLOAD_VERSION,
+        "v": 1,
         "content": response.content,
         "tool_calls": [[c.id, c.name, c.arguments] for c in response.tool_calls],
         "model": response.model,
@@ -329,7 +422,7 @@ class ToolCallInput:
     def encode(self) -> dict[str, Any]:
         """The payload."""
         return {
-            "v": PAYLOAD_VERSION,
+            "v": 1,
             "responses": dict(self.responses),
             "agent": self.agent,
             "tool": self.tool,
@@ -362,10 +455,12 @@ class ToolCallInput:
 def encode_result(result: ToolResult) -> dict[str, Any]:
     """A tool result as a payload (its display-only ``view`` stays in the activity).
 
-    Media parts travel inline, base64 (issue 26); only the text is ever stored aside.
+    Media parts travel inline, base64 (issue 26), unless the whole result is over
+    ``INLINE_RESULT_BYTES`` and a journal holds it: then the activity sends a marker with no
+    parts, and the model call restores both from the journal.
     """
     data: dict[str, Any] = {
-        "v": PAYLOAD_VERSION,
+        "v": 1,
         "content": result.content,
         "is_error": result.is_error,
     }

@@ -49,6 +49,7 @@ from robota.core._errors import (
     ProviderError,
     RateLimitError,
     RobotaError,
+    StructuredOutputError,
 )
 from robota.core._messages import deterministic, new_id
 from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
@@ -242,7 +243,7 @@ class _ActivityProvider(Provider):
     ) -> AsyncIterator[StreamEvent]:
         run = self._run
         stream = new_id("stream")
-        payload = {
+        payload: dict[str, Any] = {
             "agent": self._agent,
             "provider": self._real.name,
             "request": encode_request(request),
@@ -253,14 +254,27 @@ class _ActivityProvider(Provider):
                 if isinstance(m, ToolMessage) and m.content in run.refs
             },
         }
+        stored = run.spec.stored if run.spec is not None else ()
+        if stored:
+            # The input's media kept aside (issue 26): the activity swaps each stand-in for the
+            # journal's part. Version 2, so an older worker refuses instead of sending stand-ins.
+            payload["request"]["v"] = 2
+            payload["media"] = {item.ref: {"key": item.key, "slot": item.slot} for item in stored}
         size = len(json.dumps(payload))
         if size > _MAX_OUTPUT_BYTES:
             # Scheduling it would fail the workflow task over and over (Temporal refuses
             # payloads over 2 MiB): fail the round instead, readably.
+            media = _inline_media_bytes(request)
+            advice = (
+                f"; {media} of them are media parts carried inline — keep the input's media "
+                "aside with start_agent_run(..., journal=...) and give the workers a journal"
+                if media
+                else ""
+            )
             raise ProviderError(
                 f"the request is {size} bytes, over the {_MAX_OUTPUT_BYTES} a Temporal payload "
                 "carries; shorten the conversation (max_history_messages) or return smaller "
-                "tool results",
+                f"tool results{advice}",
                 provider=self._real.name,
                 model=request.model,
                 code="payload_too_large",
@@ -294,6 +308,17 @@ class _ActivityProvider(Provider):
         run.commit(stream, response.content)
         async for event in stream_response(response):
             yield event
+
+
+def _inline_media_bytes(request: ChatRequest) -> int:
+    """The bytes of media parts a request carries inline, base64 as the payload holds them."""
+    total = 0
+    for message in request.messages:
+        parts: tuple[Any, ...] = message.parts if isinstance(message, ToolMessage) else ()
+        if not isinstance(message.content, str):
+            parts += message.content
+        total += sum((len(part.data) + 2) // 3 * 4 for part in parts if getattr(part, "data", None))
+    return total
 
 
 def _provider_error(error: ActivityError, provider: str, model: str) -> ProviderError:
@@ -460,6 +485,8 @@ def _failure(error: Exception) -> ApplicationError:
                 switchable=error.switchable,
                 retry_after=error.retry_after if isinstance(error, RateLimitError) else None,
             )
+        if isinstance(error, StructuredOutputError):
+            details.update(issues=list(error.issues), attempts=error.attempts)
         message = error.message
     else:
         details, message = {"code": "internal"}, f"{type(error).__name__}: {error}"
@@ -564,6 +591,12 @@ class RobotaAgentWorkflow:
             options["tool_choice"] = spec.tool_choice
         if spec.settings is not None:
             options["settings"] = spec.settings
+        if spec.output_schema is not None:
+            # S18: each retry turn is one more model-call activity, so a replay reads every
+            # attempt's reply from history and never asks the model again (S40).
+            options["output"] = dict(spec.output_schema)
+            if spec.output_retries is not None:
+                options["output_retries"] = spec.output_retries
         task = asyncio.ensure_future(agent.run(spec.input, **options))
         try:
             result = await asyncio.shield(task)
@@ -580,6 +613,9 @@ class RobotaAgentWorkflow:
             usage=result.usage,
             messages=result.messages,
             execution_id=workflow.info().workflow_id,
+            # A schema's output is the validated JSON value itself (no type to build).
+            output=result.output if spec.output_schema is not None else None,
+            structured=spec.output_schema is not None,
         )
 
     # Signal handlers never raise: a signal is in history, so one that fails would fail every
