@@ -183,9 +183,12 @@ class HookResult:
     """The combined answer of an event's hooks.
 
     Attributes:
-        blocked: The operation must not proceed (a deny, or an error where the event enforces).
+        blocked: The operation must not proceed (a deny, or an error where the event enforces);
+            a fire site that cannot stop anything (``PostToolUse``) ignores it.
         reason: Why, when blocked.
-        ask: A command hook asked for a person (``ask`` outranks ``defer``).
+        ask: A command hook asked for a person (``ask`` outranks ``allow`` and ``defer``).
+        allow: A command hook pre-approved the call (``permissionDecision: "allow"``) and none
+            asked; it answers an ordinary permission ask, never a deny or an always-ask case.
         updated_input: A command hook's replacement input (the last one given).
         outcomes: Every hook's outcome, in configuration order.
     """
@@ -195,6 +198,7 @@ class HookResult:
     ask: bool = False
     updated_input: Mapping[str, Any] | None = None
     outcomes: tuple[HookOutcome, ...] = ()
+    allow: bool = False
 
 
 @final
@@ -287,7 +291,7 @@ def _takes_traceparent(executor: HookExecutor) -> bool:
 def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutcome]) -> HookResult:
     enforcing = event_enforces(event)
     reasons: list[str] = []
-    ask = False
+    ask = allow = False
     updated: Mapping[str, Any] | None = None
     for hook, outcome in zip(hooks, outcomes, strict=True):
         if outcome.kind == "deny":
@@ -309,8 +313,12 @@ def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutco
                 ask = (
                     True  # ask outranks defer: a hook deferring never cancels a demand for a person
                 )
+            elif outcome.permission_decision == "allow":
+                allow = True
             if outcome.updated_input is not None:
                 updated = outcome.updated_input
-    if reasons and enforcing:
+    if reasons:
+        # A deny is a verdict on any event (its fire site acts on it where it can); an error
+        # joins the reasons only where the event enforces (S22).
         return HookResult(True, "; ".join(reasons), ask, updated, tuple(outcomes))
-    return HookResult(False, "", ask, updated, tuple(outcomes))
+    return HookResult(False, "", ask, updated, tuple(outcomes), allow=allow and not ask)
