@@ -346,7 +346,8 @@ async def test_s22_a_command_hook_allow_never_answers_an_always_ask(
     approver = Recorder(Approval(False))
     await _run(PermissionGate(policy, approver=approver, hooks=runner), {"command": command})
     assert ran == []
-    assert len(approver.requests) == 1 and approver.requests[0].always_ask
+    assert len(approver.requests) == 1
+    assert approver.requests[0].always_ask
 
 
 async def test_s22_only_a_command_hook_can_pre_approve() -> None:
