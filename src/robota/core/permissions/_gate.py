@@ -111,6 +111,11 @@ class PermissionGate:
         """The policy in force."""
         return self._policy
 
+    @property
+    def hooks(self) -> HookRunner | None:
+        """The hook runner (an :class:`~robota.Agent` without its own ``hooks=`` uses it, S22)."""
+        return self._hooks
+
     def evaluate(self, tool: Tool, arguments: Mapping[str, Any]) -> PermissionDecision:
         """The permission decision for a call, with this session's remembered consent."""
         context = replace(self._context, remembered=tuple(self.remembered))
