@@ -162,6 +162,7 @@ def test_all_is_pinned() -> None:
         "HistoryObserver",
         "HistorySnapshot",
         "HistoryView",
+        "HookBlockedError",
         "HookConfig",
         "HookEventName",
         "HookExecutor",

@@ -301,7 +301,14 @@ def hooked() -> robota.Agent:
     )
 
 
-AGENTS.update({"sourced": sourced, "hooked": hooked})
+def lifecycle_hooked() -> robota.Agent:
+    # S22: the run's own hooks (UserPromptSubmit, Stop) would run in workflow code too.
+    return robota.Agent(
+        provider=RuleProvider("record"), model="rule-model", hooks=robota.HookRunner({}, {})
+    )
+
+
+AGENTS.update({"sourced": sourced, "hooked": hooked, "lifecycle_hooked": lifecycle_hooked})
 
 
 def roomy() -> robota.Agent:

@@ -87,6 +87,7 @@ from robota.core.execution._structured import (
     OutputSpec,
     StructuredSettings,
 )
+from robota.core.hooks._runner import HookRunner
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.providers._effort import EffortSelection, check_effort
 from robota.core.providers._resolve import provider_for_model
@@ -261,6 +262,13 @@ class Agent(DurableAgentMixin):
         response_cache: Serve identical requests from a cache (keyed by the model that answered,
             S30); hits are rounds with no dispatch.
         tool_gate: The admission seam for tool calls (permissions, hooks).
+        hooks: Runs the run's own lifecycle hooks (S22): ``UserPromptSubmit`` before the prompt
+            enters history (a deny raises :class:`~robota.HookBlockedError` before any model
+            call; additional context goes to the model after the prompt) and ``Stop`` when the
+            model ends its turn (a block continues the run with the hook's reason, bounded by
+            :attr:`~robota.HookRunner.max_stop_continuations`). Default: the hooks of
+            ``tool_gate`` when it is a :class:`~robota.PermissionGate` with hooks, so one
+            configuration serves tool and lifecycle events.
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an
@@ -298,6 +306,7 @@ class Agent(DurableAgentMixin):
         "_event_service",
         "_executor",
         "_given_window",
+        "_hooks",
         "_id",
         "_initialized",
         "_initialized_parts",
@@ -366,6 +375,7 @@ class Agent(DurableAgentMixin):
         tool_search: bool = True,
         context_window: int | None = None,
         settings: ModelSettings | None = None,
+        hooks: HookRunner | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         given = locals()
@@ -409,6 +419,12 @@ class Agent(DurableAgentMixin):
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._model_settings = check_settings(settings, "settings")
+        gate_hooks = getattr(tool_gate, "hooks", None)  # a PermissionGate's, S22
+        self._hooks = (
+            hooks
+            if hooks is not None
+            else (gate_hooks if isinstance(gate_hooks, HookRunner) else None)
+        )
         self._max_same_inputs = _check_limit(max_same_tool_inputs, "max_same_tool_inputs")
         self._allow_tool_only = bool(allow_tool_only_completion)
         if event_service is not None and not isinstance(event_service, EventService):
@@ -796,6 +812,7 @@ class Agent(DurableAgentMixin):
             model_settings=self._model_settings.merged(
                 check_settings(options.get("settings"), "run option settings")
             ),
+            hooks=self._hooks,
         )
 
     async def _execute(

@@ -351,6 +351,25 @@ class EmptyCompletionError(RobotaError):
     default_recoverable = True
 
 
+class HookBlockedError(RobotaError):
+    """A lifecycle hook refused the operation (S22), e.g. a ``UserPromptSubmit`` hook's deny.
+
+    The turn ended before any model call: history holds nothing of it.
+
+    Attributes:
+        event: The hook event (``"UserPromptSubmit"``).
+        reason: The hook's reason.
+    """
+
+    default_code = "hook_blocked"
+    default_category = "user"
+
+    def __init__(self, message: str, *, event: str, reason: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.event = event
+        self.reason = reason
+
+
 class DisposedAgentError(RobotaError, RuntimeError):
     """The agent was closed; it accepts no new work (S20, S24).
 

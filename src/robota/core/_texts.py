@@ -117,6 +117,8 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "no_approver_result": (frozenset({"reason"}), frozenset()),
     "declined_result": (frozenset({"reason"}), frozenset()),
     "hook_blocked_result": (frozenset({"reason"}), frozenset()),
+    "prompt_hook_context": (frozenset({"context"}), frozenset({"context"})),
+    "stop_hook_feedback": (frozenset({"reason"}), frozenset({"reason"})),
     "tool_search_description": (frozenset(), frozenset()),
     "tool_search_loaded_note": (frozenset(), frozenset()),
     "tool_search_no_match_note": (frozenset(), frozenset()),
@@ -218,6 +220,12 @@ class ModelTexts:
             call{reason}."``.
         hook_blocked_result: The tool result of a call a ``PreToolUse`` hook blocked (S22);
             ``{reason}`` is the hook's. Default ``"Blocked by a hook: {reason}"``.
+        prompt_hook_context: The text part a ``UserPromptSubmit`` hook's additional context is
+            sent as, after the prompt in the same user message (S22); ``{context}`` is the
+            hooks' context. Default: ``"Context added by a hook:"``, a line break, ``{context}``.
+        stop_hook_feedback: The user message that continues a run a ``Stop`` hook blocked
+            (S22); ``{reason}`` is the hook's. Default ``"A Stop hook asked you to continue:
+            {reason}"``.
         tool_search_description: The description of the built-in ``tool_search`` tool, sent
             with its schema while tool deferral is engaged (S19).
         tool_search_loaded_note: The ``note`` in a ``tool_search`` result that loaded tools.
@@ -268,6 +276,8 @@ class ModelTexts:
     )
     declined_result: str = "The user declined this call{reason}."
     hook_blocked_result: str = "Blocked by a hook: {reason}"
+    prompt_hook_context: str = "Context added by a hook:\n{context}"
+    stop_hook_feedback: str = "A Stop hook asked you to continue: {reason}"
     tool_search_description: str = (
         "Find more tools. Some tools are not listed yet; search their names and descriptions "
         "with keywords, or pick exact names with 'select:name1,name2'. Tools found become "

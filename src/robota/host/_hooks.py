@@ -12,8 +12,10 @@ this package never adopts ambient trace state and a hook's span claiming the hos
 parent would sit in another trace than the run's. A ``TRACEPARENT`` the hook entry's own ``env``
 sets wins. It is never written into the stdin JSON.
 
-* exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, or —
-  for command hooks only — steer a pre-tool call with ``permissionDecision``/``updatedInput``);
+* exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, add
+  ``additionalContext``, or — for command hooks only — steer a pre-tool call with
+  ``permissionDecision``/``updatedInput``); plain text on stdout is additional context, which a
+  ``UserPromptSubmit`` fire site sends to the model;
 * exit 2 → deny, with stderr as the reason;
 * any other exit code, a kill by a signal, a timeout, or a process that never started → error,
   with a reason that names which. Never silently coerced to allow or deny.
@@ -167,7 +169,8 @@ def _stopped(ending: Ending, timeout: float) -> HookOutcome:
 def _decode_stdout(stdout: str) -> HookOutcome:
     text = stdout.strip()
     if not text.startswith(("{", "[")):
-        return HookOutcome.allow(stdout)
+        # Plain stdout on exit 0 is context for the events that take it (UserPromptSubmit).
+        return HookOutcome("allow", output=stdout, additional_context=text)
     try:
         body = json.loads(text)
     except ValueError as exc:

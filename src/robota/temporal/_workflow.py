@@ -511,7 +511,9 @@ def _check_runnable(agent: Agent, name: str) -> None:
         )
     else:
         gate = agent._executor.gate
-        if isinstance(gate, PermissionGate) and gate._hooks is not None:
+        if agent._hooks is not None or (
+            isinstance(gate, PermissionGate) and gate._hooks is not None
+        ):
             problem = (
                 "it has hooks; a hook runs a command or a request, which workflow code cannot "
                 "do (it is replayed)"

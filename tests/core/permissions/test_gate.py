@@ -306,3 +306,120 @@ async def test_s43_direct_invocation_errors_are_clear() -> None:
         await agent.invoke_tool("missing", {})
     with pytest.raises(robota.ConfigurationError, match="mapping"):
         await agent.invoke_tool("shell", ["ls"])  # type: ignore[arg-type]
+
+
+# ------------------------------------------------ S22 a command hook's permissionDecision "allow"
+
+
+async def test_s22_a_command_hook_allow_pre_approves_an_ordinary_ask() -> None:
+    runner, executor = _hooks("PreToolUse", HookOutcome("allow", permission_decision="allow"))
+    approver = Recorder(Approval(False))
+    await _run(
+        PermissionGate(PermissionPolicy(), approver=approver, hooks=runner), {"command": "make"}
+    )
+    assert ran == ["make"]
+    assert approver.requests == []  # nobody was asked
+    assert executor.payloads[0]["tool_input"] == {"command": "make"}
+
+
+async def test_s22_a_command_hook_allow_never_lifts_a_deny() -> None:
+    runner, _ = _hooks("PreToolUse", HookOutcome("allow", permission_decision="allow"))
+    agent = await _run(
+        PermissionGate(PermissionPolicy(deny=["shell(make *)"]), hooks=runner),
+        {"command": "make build"},
+    )
+    assert ran == []
+    assert "denied" in _results(agent)[0]
+
+
+@pytest.mark.parametrize(
+    ("policy", "command"),
+    [
+        (PermissionPolicy(ask=["shell(deploy *)"]), "deploy prod"),  # an explicit ask rule
+        (PermissionPolicy(), "rm -rf /"),  # a catastrophic removal
+    ],
+)
+async def test_s22_a_command_hook_allow_never_answers_an_always_ask(
+    policy: PermissionPolicy, command: str
+) -> None:
+    runner, _ = _hooks("PreToolUse", HookOutcome("allow", permission_decision="allow"))
+    approver = Recorder(Approval(False))
+    await _run(PermissionGate(policy, approver=approver, hooks=runner), {"command": command})
+    assert ran == []
+    assert len(approver.requests) == 1
+    assert approver.requests[0].always_ask
+
+
+async def test_s22_only_a_command_hook_can_pre_approve() -> None:
+    executor = _Hook(HookOutcome("allow", permission_decision="allow"))
+    runner = HookRunner(
+        {"PreToolUse": [{"matcher": "*", "hooks": [{"type": "http", "url": "http://x"}]}]},
+        {"http": executor},
+    )
+    agent = await _run(PermissionGate(PermissionPolicy(), hooks=runner), {"command": "make"})
+    assert ran == []  # the http hook's allow was dropped: the ask had no approver
+    assert "no one is attached" in _results(agent)[0]
+
+
+async def test_s22_a_hook_ask_outranks_another_hooks_allow() -> None:
+    class ByCommand:
+        async def execute(
+            self, hook: HookSpec, payload: Mapping[str, Any], *, signal: Any = None
+        ) -> HookOutcome:
+            decision = "ask" if hook.command == "ask" else "allow"
+            return HookOutcome("allow", permission_decision=decision)  # type: ignore[arg-type]
+
+    runner = HookRunner(
+        {
+            "PreToolUse": [
+                {
+                    "matcher": "*",
+                    "hooks": [
+                        {"type": "command", "command": "allow"},
+                        {"type": "command", "command": "ask"},
+                    ],
+                }
+            ]
+        },
+        {"command": ByCommand()},
+    )
+    approver = Recorder(Approval(False))
+    await _run(
+        PermissionGate(PermissionPolicy(), approver=approver, hooks=runner), {"command": "ls"}
+    )
+    assert ran == []
+    assert approver.requests[0].source == "hook"
+
+
+async def test_s22_a_replacement_input_is_read_by_the_policy_again() -> None:
+    # A hook cannot launder a call: the policy denies the replacement as it would the original.
+    runner, _ = _hooks(
+        "PreToolUse",
+        HookOutcome("allow", permission_decision="allow", updated_input={"command": "make x"}),
+    )
+    agent = await _run(
+        PermissionGate(PermissionPolicy(deny=["shell(make *)"]), hooks=runner), {"command": "ls"}
+    )
+    assert ran == []
+    assert "denied" in _results(agent)[0]
+
+
+async def test_s22_a_real_command_hook_allow_pre_approves(tmp_path: Any) -> None:
+    from robota.host import CommandHookExecutor
+
+    script = tmp_path / "allow.sh"
+    script.write_text(
+        "cat >/dev/null\n"
+        'printf \'{"hookSpecificOutput": {"hookEventName": "PreToolUse", '
+        '"permissionDecision": "allow"}}\'\n'
+    )
+    runner = HookRunner(
+        {
+            "PreToolUse": [
+                {"matcher": "shell", "hooks": [{"type": "command", "command": f"sh {script}"}]}
+            ]
+        },
+        {"command": CommandHookExecutor()},
+    )
+    await _run(PermissionGate(PermissionPolicy(), hooks=runner), {"command": "make build"})
+    assert ran == ["make build"]

@@ -90,6 +90,7 @@ from robota.core.execution._guards import (
 )
 from robota.core.execution._journal import OutsideRequest, RuntimeState
 from robota.core.execution._journaled import JournalBinding, Recovery
+from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._result import RunResult, RunStatus, StopReason
 from robota.core.execution._structured import (
     InstructedMessages,
@@ -97,6 +98,7 @@ from robota.core.execution._structured import (
     StructuredSettings,
     choose_output_transport,
 )
+from robota.core.hooks._runner import HookRunner
 from robota.core.providers._capabilities import check_native_tools, unsupported_settings
 from robota.core.providers._contract import (
     ChatRequest,
@@ -153,6 +155,8 @@ class ExecutionSettings:
     """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
     model_settings: ModelSettings = NO_SETTINGS
     """The agent's model settings with the run's laid over them (S28)."""
+    hooks: HookRunner | None = None
+    """Runs the run's own lifecycle hooks, ``UserPromptSubmit`` and ``Stop`` (S22)."""
 
 
 @final
@@ -180,6 +184,7 @@ class Execution:
         "_settings_set",
         "_signal",
         "_stop",
+        "_stop_continuations",
         "_store",
         "_suspended",
         "_tools",
@@ -230,6 +235,7 @@ class Execution:
         self._tools_tokens: tuple[tuple[ToolSpec, ...], int] = ((), 0)
         self._window: ContextWindow | None = None
         self._attempts = 1
+        self._stop_continuations = 0  # S22: runs a Stop hook continued (bounded)
         self._output_value: object = None
         self._output_json: str | None = None  # the validated value a journal keeps (S18, S40)
         self._transport: OutputTransport = "unchanged"
@@ -281,6 +287,15 @@ class Execution:
                 # S18: asked once, before the first model call.
                 self._transport = choose_output_transport(settings.provider, settings.model)
             await self._resolve_window()
+            if settings.hooks is not None:  # S22: before the prompt enters history
+                user_input = await prompt_hooks(
+                    settings.hooks,
+                    user_input,
+                    execution_id=self.run_id,
+                    texts=settings.texts,
+                    signal=self._signal,
+                    traceparent=self._hook_traceparent(),
+                )
             message = UserMessage(user_input)
             self._store.append(message)
             if self._journal is not None:
@@ -471,6 +486,8 @@ class Execution:
                 else:
                     status = await self._turn(guard)
                 if structured is None or status != "complete" or self._stop == "context_limit":
+                    if await self._stop_continues(status):
+                        continue
                     return status
                 # S18: validate the final text on every run; retry with the issues and schema.
                 # A continuation validates the settled reply it resumed from the same way, so a
@@ -479,6 +496,8 @@ class Execution:
                 if not issues:
                     self._output_value = value
                     self._output_json = saved
+                    if await self._stop_continues(status):
+                        continue
                     return status
                 if self._attempts > structured.retries:
                     raise StructuredOutputError(
@@ -493,6 +512,31 @@ class Execution:
                 ).replace("{schema}", structured.spec.schema_text)
                 self._output_override = None
                 self._store.append(UserMessage(feedback))
+
+    async def _stop_continues(self, status: RunStatus) -> bool:
+        """S22: whether a ``Stop`` hook blocked the end of a replied turn (bounded)."""
+        hooks = self.settings.hooks
+        if hooks is None or status != "complete" or self._stop != "end_turn":
+            return False
+        reason = await stop_hooks(
+            hooks,
+            self._final_text(),
+            execution_id=self.run_id,
+            continuations=self._stop_continuations,
+            signal=self._signal,
+            traceparent=self._hook_traceparent(),
+        )
+        if reason is None:
+            return False
+        self._stop_continuations += 1
+        self._output_override = None
+        self._store.append(
+            UserMessage(render(self.settings.texts.stop_hook_feedback, reason=reason))
+        )
+        return True
+
+    def _hook_traceparent(self) -> str | None:
+        return self._trace.hook_traceparent if self._trace is not None else None
 
     def _final_text(self) -> str:
         if self._output_override is not None:

@@ -2,7 +2,8 @@
 
 Whether an ``error`` outcome blocks is decided per event, recorded together with whether the
 event's fire site even *can* honour a block: it must await the hooks and inspect their result.
-Only tool-use gating (``PreToolUse``) does both, so it is the one event that fails closed; every
+``PreToolUse``, ``UserPromptSubmit`` and ``Stop`` do both and act on a deny (a refused call, a
+blocked prompt, a continued run), but only tool-use gating fails closed on an *error*; every
 other event is advisory. :func:`event_enforces` is the single published predicate — consumers ask
 it instead of re-deriving the rule from the table.
 """
@@ -53,8 +54,10 @@ HOOK_EVENTS: Final[Mapping[str, EventPosture]] = MappingProxyType(
     {
         "PreToolUse": EventPosture(awaited=True, inspected=True, enforces=True),
         "PostToolUse": EventPosture(awaited=True, inspected=False, enforces=False),
-        "UserPromptSubmit": EventPosture(awaited=True, inspected=False, enforces=False),
-        "Stop": EventPosture(awaited=True, inspected=False, enforces=False),
+        # The run's own fire sites (core/execution/_lifecycle.py): a deny blocks the prompt, a
+        # block continues the run; a failed hook is advisory.
+        "UserPromptSubmit": EventPosture(awaited=True, inspected=True, enforces=False),
+        "Stop": EventPosture(awaited=True, inspected=True, enforces=False),
         "SubagentStop": EventPosture(awaited=True, inspected=False, enforces=False),
         "SessionStart": EventPosture(awaited=False, inspected=False, enforces=False),
         "SessionEnd": EventPosture(awaited=False, inspected=False, enforces=False),

@@ -42,6 +42,9 @@ class HookOutcome:
         output: Text the hook produced for the record (a command hook's stdout).
         permission_decision: A command hook's steering of a pre-tool call, if any.
         updated_input: A command hook's replacement tool input, if any.
+        additional_context: Text the hook adds for the model (``hookSpecificOutput``'s
+            ``additionalContext``, or a command hook's plain stdout); only the fire sites that
+            take context use it (``UserPromptSubmit``).
     """
 
     kind: HookOutcomeKind
@@ -49,6 +52,7 @@ class HookOutcome:
     output: str = ""
     permission_decision: PermissionSteer | None = None
     updated_input: Mapping[str, Any] | None = None
+    additional_context: str = ""
 
     @classmethod
     def allow(cls, output: str = "") -> HookOutcome:
@@ -64,6 +68,13 @@ class HookOutcome:
     def error(cls, reason: str) -> HookOutcome:
         """No verdict: the hook failed or said nothing decodable; ``reason`` names why."""
         return cls("error", reason=reason)
+
+
+def _context(body: Mapping[str, Any]) -> str:
+    specific = body.get("hookSpecificOutput")
+    nested = specific if isinstance(specific, Mapping) else {}
+    context = nested.get("additionalContext", body.get("additionalContext"))
+    return context if isinstance(context, str) else ""
 
 
 def _steering(body: Mapping[str, Any]) -> tuple[object, object]:
@@ -123,4 +134,4 @@ def decode_hook_body(
             if not isinstance(updated, Mapping):
                 return HookOutcome.error("updatedInput must be a JSON object")
             replacement = updated
-    return HookOutcome("allow", reason_text, output, steer, replacement)
+    return HookOutcome("allow", reason_text, output, steer, replacement, _context(body))

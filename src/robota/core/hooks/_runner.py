@@ -21,7 +21,7 @@ import inspect
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, final
+from typing import Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError
@@ -29,9 +29,20 @@ from robota.core._logging import get_logger
 from robota.core.hooks._events import HOOK_EVENTS, event_enforces
 from robota.core.hooks._outcome import HookOutcome
 
-__all__ = ["HookConfig", "HookExecutor", "HookMatcher", "HookResult", "HookRunner", "HookSpec"]
+__all__ = [
+    "DEFAULT_STOP_CONTINUATIONS",
+    "HookConfig",
+    "HookExecutor",
+    "HookMatcher",
+    "HookResult",
+    "HookRunner",
+    "HookSpec",
+]
 
 _log = get_logger("robota.hooks")
+
+DEFAULT_STOP_CONTINUATIONS: Final = 3
+"""How many times ``Stop`` hooks may continue one run, unless the runner says otherwise."""
 
 
 @final
@@ -183,9 +194,13 @@ class HookResult:
     """The combined answer of an event's hooks.
 
     Attributes:
-        blocked: The operation must not proceed (a deny, or an error where the event enforces).
+        blocked: The operation must not proceed (a deny, or an error where the event enforces);
+            a fire site that cannot stop anything (``PostToolUse``) ignores it.
         reason: Why, when blocked.
-        ask: A command hook asked for a person (``ask`` outranks ``defer``).
+        ask: A command hook asked for a person (``ask`` outranks ``allow`` and ``defer``).
+        context: The additional context of every hook that allowed, in configuration order.
+        allow: A command hook pre-approved the call (``permissionDecision: "allow"``) and none
+            asked; it answers an ordinary permission ask, never a deny or an always-ask case.
         updated_input: A command hook's replacement input (the last one given).
         outcomes: Every hook's outcome, in configuration order.
     """
@@ -195,6 +210,8 @@ class HookResult:
     ask: bool = False
     updated_input: Mapping[str, Any] | None = None
     outcomes: tuple[HookOutcome, ...] = ()
+    allow: bool = False
+    context: tuple[str, ...] = ()
 
 
 @final
@@ -204,15 +221,34 @@ class HookRunner:
     Args:
         config: The hook configuration (or the dict shape it parses).
         executors: Executors by hook type (``{"command": CommandHookExecutor(), ...}``).
+        max_stop_continuations: How many times ``Stop`` hooks may continue one run by blocking
+            its end (each continuation is a further model round); after that the run ends.
+
+    Raises:
+        ConfigurationError: for a malformed configuration or a negative bound.
     """
 
-    __slots__ = ("config", "executors")
+    __slots__ = ("config", "executors", "max_stop_continuations")
 
     def __init__(
-        self, config: HookConfig | Mapping[str, Any], executors: Mapping[str, HookExecutor]
+        self,
+        config: HookConfig | Mapping[str, Any],
+        executors: Mapping[str, HookExecutor],
+        *,
+        max_stop_continuations: int = DEFAULT_STOP_CONTINUATIONS,
     ) -> None:
         self.config = config if isinstance(config, HookConfig) else HookConfig.from_dict(config)
         self.executors = dict(executors)
+        bound: object = max_stop_continuations
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 0:
+            raise ConfigurationError(
+                f"max_stop_continuations must be a non-negative integer, got {bound!r}"
+            )
+        self.max_stop_continuations = bound
+
+    def configured(self, event: str) -> bool:
+        """Whether any hook is configured for ``event`` (a fire site skips its payload if not)."""
+        return bool(self.config.hooks_for(event))
 
     async def run(
         self,
@@ -287,8 +323,9 @@ def _takes_traceparent(executor: HookExecutor) -> bool:
 def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutcome]) -> HookResult:
     enforcing = event_enforces(event)
     reasons: list[str] = []
-    ask = False
+    ask = allow = False
     updated: Mapping[str, Any] | None = None
+    context: list[str] = []
     for hook, outcome in zip(hooks, outcomes, strict=True):
         if outcome.kind == "deny":
             reasons.append(outcome.reason)
@@ -309,8 +346,16 @@ def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutco
                 ask = (
                     True  # ask outranks defer: a hook deferring never cancels a demand for a person
                 )
+            elif outcome.permission_decision == "allow":
+                allow = True
             if outcome.updated_input is not None:
                 updated = outcome.updated_input
-    if reasons and enforcing:
+            if outcome.additional_context.strip():
+                context.append(outcome.additional_context.strip())
+    if reasons:
+        # A deny is a verdict on any event (its fire site acts on it where it can); an error
+        # joins the reasons only where the event enforces (S22).
         return HookResult(True, "; ".join(reasons), ask, updated, tuple(outcomes))
-    return HookResult(False, "", ask, updated, tuple(outcomes))
+    return HookResult(
+        False, "", ask, updated, tuple(outcomes), allow=allow and not ask, context=tuple(context)
+    )

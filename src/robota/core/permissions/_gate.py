@@ -1,9 +1,10 @@
 """``PermissionGate``: permissions and hooks at the tool execution seam (S21, S22, S43).
 
-For every admitted call, in order: the permission evaluation (:func:`evaluate_permission`); an
-``ask`` resolved by the approver — a person — where one is attached and as a denial where none is;
-then the ``PreToolUse`` hooks, which may deny, demand a person (``ask``, resolved the same way) or
-replace the input (validated again by the executor). After the body, ``PostToolUse`` hooks run as
+For every admitted call, in order: the permission evaluation (:func:`evaluate_permission`), whose
+deny is final; the ``PreToolUse`` hooks, which may deny, demand a person (``ask``), pre-approve an
+ordinary ask (a command hook's ``permissionDecision: "allow"``) or replace the input (evaluated and
+validated again); then an ``ask`` resolved by the approver — a person — where one is attached and as
+a denial where none is. After the body, ``PostToolUse`` hooks run as
 observers. A refusal at any step is a pre-execution refusal, never a tool span (S33).
 
 A direct invocation (``agent.invoke_tool``, S43) goes through the same gate, but core injects no
@@ -110,6 +111,11 @@ class PermissionGate:
         """The policy in force."""
         return self._policy
 
+    @property
+    def hooks(self) -> HookRunner | None:
+        """The hook runner (an :class:`~robota.Agent` without its own ``hooks=`` uses it, S22)."""
+        return self._hooks
+
     def evaluate(self, tool: Tool, arguments: Mapping[str, Any]) -> PermissionDecision:
         """The permission decision for a call, with this session's remembered consent."""
         context = replace(self._context, remembered=tuple(self.remembered))
@@ -127,7 +133,15 @@ class PermissionGate:
         return True
 
     async def admit(self, invocation: ToolInvocation) -> Admission:
-        """Evaluate, resolve asks, run PreToolUse hooks."""
+        """Evaluate, run PreToolUse hooks, resolve asks.
+
+        S22: the ``PreToolUse`` hooks run before a person is asked, so a command hook's
+        ``permissionDecision: "allow"`` can pre-approve a call the policy would ask about. It
+        never lifts a deny (the policy's, or the policy's reading of a hook's replacement input),
+        and never an always-ask case (an explicit ask rule, a catastrophic removal, a write that
+        widens trust, a command the analysis cannot read): a person answers those every time.
+        A hook's ``ask`` reaches a person even in bypass mode; ``ask`` outranks ``allow``.
+        """
         tool, arguments = invocation.tool, invocation.arguments
         # S43: a direct invocation is answered only by an approver its caller passed.
         approver = self._approver if invocation.call is not None else invocation.approver
@@ -135,31 +149,33 @@ class PermissionGate:
         texts = invocation.texts
         if decision.behavior == "deny":
             return Admission(False, render(texts.permission_denied_result, reason=decision.reason))
-        if decision.behavior == "ask":
-            refusal = await self._ask(
-                approver,
-                texts,
-                ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
-                remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
+        updated: Mapping[str, Any] | None = None
+        hook_ask = hook_allow = False
+        if self._hooks is not None:
+            result = await self._hooks.run(
+                "PreToolUse",
+                {
+                    "hook_event_name": "PreToolUse",
+                    "tool_name": tool.name,
+                    "tool_input": dict(arguments),
+                },
+                tool_name=tool.name,
+                signal=invocation.context.signal,
+                traceparent=invocation.context.hook_traceparent,
             )
-            if refusal is not None:
-                return refusal
-        if self._hooks is None:
-            return Admission(True)
-        result = await self._hooks.run(
-            "PreToolUse",
-            {
-                "hook_event_name": "PreToolUse",
-                "tool_name": tool.name,
-                "tool_input": dict(arguments),
-            },
-            tool_name=tool.name,
-            signal=invocation.context.signal,
-            traceparent=invocation.context.hook_traceparent,
-        )
-        if result.blocked:
-            return Admission(False, render(texts.hook_blocked_result, reason=result.reason))
-        if result.ask:
+            if result.blocked:
+                return Admission(False, render(texts.hook_blocked_result, reason=result.reason))
+            hook_ask, hook_allow, updated = result.ask, result.allow, result.updated_input
+            if updated is not None:
+                # The policy reads the input that will run: a replacement it denies is refused,
+                # and one it asks about is asked about (a hook cannot launder a call).
+                decision = self.evaluate(tool, updated)
+                if decision.behavior == "deny":
+                    return Admission(
+                        False, render(texts.permission_denied_result, reason=decision.reason)
+                    )
+                arguments = updated
+        if hook_ask:
             refusal = await self._ask(
                 approver,
                 texts,
@@ -168,7 +184,16 @@ class PermissionGate:
             )
             if refusal is not None:
                 return refusal
-        return Admission(True, arguments=result.updated_input)
+        elif decision.behavior == "ask" and not (hook_allow and not decision.always_ask):
+            refusal = await self._ask(
+                approver,
+                texts,
+                ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
+                remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
+            )
+            if refusal is not None:
+                return refusal
+        return Admission(True, arguments=updated)
 
     async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
         """Run PostToolUse hooks (advisory: their failures never change the call)."""
