@@ -19,6 +19,7 @@ thinking off); ``gemini-2.0-*`` do not think. Image, speech, live and audio vari
 ``*thinking*`` experiments are excluded. A family gives no price (cost ``None``) and no context
 window (unknown, with a warning, S13). Any other name (``gemini-1.5-…``, ``gemini-4…``) has no
 stated capabilities beyond the vendor default (silence, not denial: S30) and no effort control.
+Every name is also answered in the API's own form, ``models/gemini-2.5-flash``.
 
 Thinking control (S24), per model:
 
