@@ -96,3 +96,31 @@ async def test_s40_every_accepted_setting_journals_and_resumes(tmp_path: Path) -
         assert started.state.model_settings["extra"] == {
             "openai": {"t": [1, 2], "n": None, "f": 0.5}
         }
+
+
+@pytest.mark.parametrize(
+    ("options", "fix"),
+    [
+        ({"temperature": 0.2}, "settings=robota.ModelSettings(temperature=0.2)"),
+        (
+            {"max_output_tokens": 50, "seed": 1},
+            "settings=robota.ModelSettings(max_output_tokens=50, seed=1)",
+        ),
+        ({"model_settings": robota.ModelSettings()}, "settings=robota.ModelSettings(...)"),
+    ],
+)
+async def test_s28_a_model_setting_passed_as_a_run_option_names_settings(
+    options: dict[str, object], fix: str
+) -> None:
+    agent = robota.Agent(provider=ScriptedProvider([]), model="m")
+    with pytest.raises(TypeError) as caught:
+        await agent.run("hi", **options)  # type: ignore[arg-type]
+    assert fix in str(caught.value)
+    with pytest.raises(TypeError, match="ModelSettings"):
+        agent.run_stream("hi", **options)  # type: ignore[arg-type]
+
+
+def test_s28_run_sync_names_settings_for_a_model_setting_too() -> None:
+    agent = robota.Agent(provider=ScriptedProvider([]), model="m")
+    with pytest.raises(TypeError, match=r"settings=robota\.ModelSettings\(temperature=0\)"):
+        agent.run_sync("hi", temperature=0)  # type: ignore[call-overload]
