@@ -97,7 +97,11 @@ from robota.core.execution._structured import (
     StructuredSettings,
     choose_output_transport,
 )
-from robota.core.providers._capabilities import check_native_tools, unsupported_settings
+from robota.core.providers._capabilities import (
+    check_media,
+    check_native_tools,
+    unsupported_settings,
+)
 from robota.core.providers._contract import (
     ChatRequest,
     NativePayload,
@@ -282,6 +286,11 @@ class Execution:
                 self._transport = choose_output_transport(settings.provider, settings.model)
             await self._resolve_window()
             message = UserMessage(user_input)
+            if not isinstance(user_input, str):
+                # S30: a part the model is stated not to take is refused before it enters
+                # history, so the refusal leaves the conversation usable (the adapter checks
+                # again before transport, for every message).
+                check_media(settings.provider, settings.model, (message,))
             self._store.append(message)
             if self._journal is not None:
                 # S40: the execution's identity, state and starting history (its input last),
