@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar, final, overload
 from typing_extensions import TypedDict, Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_checks import check_agent_arguments, check_run_input, check_text
+from robota.core._agent_checks import (
+    check_agent_arguments,
+    check_run_input,
+    check_text,
+    unknown_run_options,
+)
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
@@ -763,12 +768,8 @@ class Agent(DurableAgentMixin):
         task.add_done_callback(self._stream_tasks.discard)
 
     def _settings(self, output: object, options: RunOptions) -> ExecutionSettings:
-        unknown = set(options) - _RUN_OPTIONS
-        if unknown:
-            raise TypeError(
-                f"unknown run option(s): {', '.join(sorted(unknown))}; "
-                f"known: {', '.join(sorted(_RUN_OPTIONS))}"
-            )
+        if not _RUN_OPTIONS.issuperset(options):
+            raise unknown_run_options(options, _RUN_OPTIONS)
         max_rounds = options.get("max_rounds")
         same = options.get("max_same_tool_inputs")
         tool_only = options.get("allow_tool_only_completion")

@@ -17,7 +17,7 @@ from typing import Any
 
 from robota.core._errors import ConfigurationError
 
-__all__ = ["check_agent_arguments", "check_run_input", "check_text"]
+__all__ = ["check_agent_arguments", "check_run_input", "check_text", "unknown_run_options"]
 
 
 def _kind(value: object) -> str:
@@ -159,3 +159,25 @@ def check_run_input(input: object, method: str, options: Mapping[str, Any]) -> N
         raise ConfigurationError(
             f"on_event must be a function taking one AgentEvent, got {_kind(on_event)}"
         )
+
+
+def unknown_run_options(options: Mapping[str, Any], known: Iterable[str]) -> TypeError:
+    """The error for run options ``known`` does not hold (a ``TypeError``, as Python's own).
+
+    A model setting passed as a run option (``temperature=0.2``, the spelling other SDKs take)
+    is named with its fix: ``settings=robota.ModelSettings(temperature=0.2)`` (S28).
+    """
+    from robota.core.providers._settings import SETTING_NAMES  # noqa: PLC0415 - one-way edges
+
+    unknown = set(options) - set(known)
+    message = (
+        f"unknown run option(s): {', '.join(sorted(unknown))}; known: {', '.join(sorted(known))}"
+    )
+    settings = [name for name in SETTING_NAMES if name in unknown]
+    if settings:
+        given = ", ".join(f"{name}={options[name]!r}" for name in settings)
+        what = "model settings" if len(settings) > 1 else "a model setting"
+        message += f"; {', '.join(settings)} is {what}: pass settings=robota.ModelSettings({given})"
+    elif "model_settings" in unknown:
+        message += "; model settings go in settings=robota.ModelSettings(...)"
+    return TypeError(message)

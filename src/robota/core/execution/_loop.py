@@ -99,7 +99,11 @@ from robota.core.execution._structured import (
     choose_output_transport,
 )
 from robota.core.hooks._runner import HookRunner
-from robota.core.providers._capabilities import check_native_tools, unsupported_settings
+from robota.core.providers._capabilities import (
+    check_media,
+    check_native_tools,
+    unsupported_settings,
+)
 from robota.core.providers._contract import (
     ChatRequest,
     NativePayload,
@@ -297,6 +301,11 @@ class Execution:
                     traceparent=self._hook_traceparent(),
                 )
             message = UserMessage(user_input)
+            if not isinstance(user_input, str):
+                # S30: a part the model is stated not to take is refused before it enters
+                # history, so the refusal leaves the conversation usable (the adapter checks
+                # again before transport, for every message).
+                check_media(settings.provider, settings.model, (message,))
             self._store.append(message)
             if self._journal is not None:
                 # S40: the execution's identity, state and starting history (its input last),

@@ -36,6 +36,10 @@ def _normalize_message(message: Message) -> dict[str, Any]:
         data["tool_call_id"] = message.tool_call_id
         data["tool_name"] = message.tool_name
         data["is_error"] = message.is_error
+        if message.parts:
+            # The media a tool returned are part of what is asked; none adds nothing, so
+            # fingerprints of results without media stay what they were.
+            data["parts"] = encode_content(message.parts)
     return data
 
 

@@ -13,10 +13,10 @@ the field and the model) rather than dropping it silently.
 
 from __future__ import annotations
 
+import copy
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
-from types import MappingProxyType
 from typing import Any, Final, final
 
 from robota.core._errors import ConfigurationError
@@ -72,6 +72,54 @@ def _stop(value: object) -> tuple[str, ...] | None:
     return tuple(str(item) for item in items)
 
 
+def _json_value(value: object, where: str) -> object:
+    """``value`` as a fresh JSON value (tuples become lists), else a ConfigurationError."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item, f"{where}[{index}]") for index, item in enumerate(value)]
+    if isinstance(value, Mapping) and all(isinstance(key, str) for key in value):
+        return {key: _json_value(item, f"{where}[{key!r}]") for key, item in value.items()}
+    raise ConfigurationError(
+        f"{where} is {type(value).__name__} {value!r}, not a JSON value; extra holds request-body "
+        "fields, so use strings, numbers (finite), booleans, None, and lists and string-keyed "
+        "mappings of them"
+    )
+
+
+@final
+class _ReadOnlyMapping(Mapping[str, Any]):
+    """An immutable mapping that copies, pickles and prints like the dict it holds."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return repr(self._data)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_ReadOnlyMapping, (self._data,))
+
+    def __copy__(self) -> _ReadOnlyMapping:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, object]) -> _ReadOnlyMapping:
+        return _ReadOnlyMapping(copy.deepcopy(self._data, memo))
+
+
 def _extra(value: object) -> Mapping[str, Mapping[str, object]] | None:
     if value is None:
         return None
@@ -91,8 +139,13 @@ def _extra(value: object) -> Mapping[str, Mapping[str, object]] | None:
             raise ConfigurationError(
                 f"ModelSettings.extra[{provider!r}] has a non-string field name; {fix}"
             )
-        frozen[provider] = MappingProxyType(dict(body))
-    return MappingProxyType(frozen)
+        # A copy of JSON values only: the journal and Temporal store settings as JSON (S40),
+        # and the caller's nested lists and dicts cannot change the settings afterwards.
+        where = f"ModelSettings.extra[{provider!r}]"
+        frozen[provider] = _ReadOnlyMapping(
+            {key: _json_value(item, f"{where}[{key!r}]") for key, item in body.items()}
+        )
+    return _ReadOnlyMapping(frozen)
 
 
 @final
@@ -148,7 +201,9 @@ class ModelSettings:
     ``"anthropic"``, ``"gemini"``, ``"openai-compatible"`` or your own). The adapter of that
     name merges its mapping into the JSON request body as sent (the SDK's ``extra_body``), so a
     field the SDK does not know yet reaches the wire; other adapters ignore it, and core never
-    reads it. Example: ``{"openai": {"service_tier": "flex"}}``."""
+    reads it. Example: ``{"openai": {"service_tier": "flex"}}``. The values must be JSON (the
+    journal stores them with a durable run): they are copied when the settings are built, a tuple
+    becoming a list, and anything else (a date, ``nan``, bytes) is refused naming its field."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
@@ -175,12 +230,19 @@ class ModelSettings:
                 f"got {self.parallel_tool_calls!r}"
             )
         timeout = _number(self.timeout, "timeout", 0.0, math.inf, "use a positive number")
-        if timeout == 0.0:
+        if timeout is not None and (timeout == 0.0 or math.isinf(timeout)):
             raise ConfigurationError(
-                "ModelSettings.timeout is 0; use a positive number of seconds, or None"
+                f"ModelSettings.timeout is {self.timeout!r}; use a positive number (a finite "
+                "number of seconds), or None for the SDK's default"
             )
         set_(self, "timeout", timeout)
         set_(self, "extra", _extra(self.extra))
+
+    def __hash__(self) -> int:
+        # ``extra`` holds JSON values (lists, dicts), which do not hash; its provider names
+        # do, and equal settings have equal ones, so the hash agrees with ``==``.
+        extra = None if self.extra is None else frozenset(self.extra)
+        return hash((*(getattr(self, name) for name in SETTING_NAMES[:-1]), extra))
 
     def merged(self, over: ModelSettings | None) -> ModelSettings:
         """These settings with ``over``'s set fields laid on top, field by field.

@@ -19,6 +19,7 @@ thinking off); ``gemini-2.0-*`` do not think. Image, speech, live and audio vari
 ``*thinking*`` experiments are excluded. A family gives no price (cost ``None``) and no context
 window (unknown, with a warning, S13). Any other name (``gemini-1.5-…``, ``gemini-4…``) has no
 stated capabilities beyond the vendor default (silence, not denial: S30) and no effort control.
+Every name is also answered in the API's own form, ``models/gemini-2.5-flash``.
 
 Thinking control (S24), per model:
 
@@ -152,24 +153,38 @@ _THINKS: Final = ModelCapabilities(
     reasoning=True,
 )
 _NOT_TEXT: Final = ("*-image*", "*-tts*", "*-live*", "*audio*", "*thinking*")
+_PREFIX: Final = "models/"
+"""How Google's API and model listing name a model (``models/gemini-2.5-flash``); the SDK takes
+both forms, so every lookup here answers both."""
+
+
+def _named(*patterns: str) -> tuple[str, ...]:
+    return (*patterns, *(_PREFIX + pattern for pattern in patterns))
+
 
 FAMILIES: Final[tuple[GeminiFamily, ...]] = (
     GeminiFamily(
         ModelFamily(
-            "gemini-3", ("gemini-3-*", "gemini-3.*"), _THINKS, FAMILIES_SOURCE, exclude=_NOT_TEXT
+            "gemini-3",
+            _named("gemini-3-*", "gemini-3.*"),
+            _THINKS,
+            FAMILIES_SOURCE,
+            exclude=_NOT_TEXT,
         ),
         "level",
         {"low": "low", "high": "high"},
     ),
     GeminiFamily(
-        ModelFamily("gemini-2.5", ("gemini-2.5-*",), _THINKS, FAMILIES_SOURCE, exclude=_NOT_TEXT),
+        ModelFamily(
+            "gemini-2.5", _named("gemini-2.5-*"), _THINKS, FAMILIES_SOURCE, exclude=_NOT_TEXT
+        ),
         "budget",
         {"low": "1024", "medium": "8192", "high": "24576"},
     ),
     GeminiFamily(
         ModelFamily(
             "gemini-2.0",
-            ("gemini-2.0-*",),
+            _named("gemini-2.0-*"),
             ModelCapabilities(reasoning=False),
             FAMILIES_SOURCE,
             exclude=_NOT_TEXT,
@@ -199,12 +214,12 @@ class ThinkingControl:
 
 def row(model: str) -> GeminiModel | None:
     """The row for ``model`` (``models/`` prefix allowed), when listed."""
-    return _BY_NAME.get(model.removeprefix("models/"))
+    return _BY_NAME.get(model.removeprefix(_PREFIX))
 
 
 def family(model: str) -> GeminiFamily | None:
     """The family of a model the table does not list (``models/`` prefix allowed)."""
-    name = model.removeprefix("models/")
+    name = model.removeprefix(_PREFIX)
     if name in _BY_NAME:
         return None
     rule = match_model_family(FAMILY_RULES, name)
@@ -224,9 +239,9 @@ def thinking_control(model: str) -> ThinkingControl | None:
 
 
 def model_capabilities_table() -> dict[str, ModelCapabilities]:
-    """Per-model capability tables (S30) for every listed name."""
+    """Per-model capability tables (S30) for every listed name, bare and ``models/``-prefixed."""
     return {
-        name: ModelCapabilities(
+        named: ModelCapabilities(
             tools=True,
             streaming=True,
             parallel_tool_calls=True,
@@ -237,11 +252,12 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
             audio=True,
         )
         for name, entry in _BY_NAME.items()
+        for named in (name, _PREFIX + name)
     }
 
 
 _FACTS: Final = {
-    name: (
+    named: (
         entry.context_window,
         entry.max_output_tokens,
         entry.input_price,
@@ -249,6 +265,7 @@ _FACTS: Final = {
         entry.cached_input_price,
     )
     for name, entry in _BY_NAME.items()
+    for named in (name, _PREFIX + name)
 }
 
 
