@@ -121,6 +121,25 @@ async def test_run_accepts_a_sequence_of_parts_and_history_keeps_them() -> None:
     assert agent.history[0].content == tuple(parts)
 
 
+async def test_run_stream_accepts_parts_streams_and_the_provider_receives_them() -> None:
+    provider = ScriptedProvider(["a small cat"])
+    agent = robota.Agent(provider=provider, model="m")
+    parts = [
+        robota.TextPart("What is this?"),
+        robota.ImagePart(data=png(4, 4), media_type="image/png"),
+        robota.DocumentPart(data=PDF, media_type="application/pdf"),
+    ]
+    stream = agent.run_stream(parts)
+    deltas = [event.text async for event in stream if isinstance(event, robota.TextDelta)]
+    result = await stream.result()
+    assert "".join(deltas) == result.output == "a small cat"
+    sent = provider.requests[0].messages[-1]
+    assert isinstance(sent, robota.UserMessage)
+    assert sent.content == tuple(parts)
+    assert sent.content[1].data is parts[1].data  # type: ignore[union-attr]  # not copied
+    assert agent.history[0].content == tuple(parts)
+
+
 async def test_run_refuses_a_wrong_input_naming_the_parts() -> None:
     agent = robota.Agent(provider=ScriptedProvider([]), model="m")
     with pytest.raises(robota.ConfigurationError, match="list of parts"):

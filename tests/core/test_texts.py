@@ -592,3 +592,47 @@ async def test_s35_a_journaled_run_carries_the_texts() -> None:
     last = provider.requests[-1]
     assert _tool_results(last) == ["'nope'/probe"]
     assert last.messages[-1].content == "WRAP UP"
+
+
+async def test_s35_tool_search_parameter_descriptions_reach_the_model() -> None:
+    default = ScriptedProvider(["done"])
+    await _deferred_agent(default).run("go")
+    search = next(spec for spec in default.requests[0].tools if spec.name == "tool_search")
+    properties = search.parameters["properties"]
+    # Defaults: the texts tool_search had before the seam.
+    assert properties["query"]["description"] == (
+        "Keywords describing the tool needed, or select:<names>."
+    )
+    assert properties["max_results"]["description"] == "How many tools to load (default 5)."
+    texts = robota.ModelTexts(
+        tool_search_query_description="WORDS",
+        tool_search_max_results_description="AT MOST ({default} if unsaid)",
+    )
+    provider = ScriptedProvider(["done"])
+    await _deferred_agent(provider, texts=texts).run("go")
+    search = next(spec for spec in provider.requests[0].tools if spec.name == "tool_search")
+    properties = search.parameters["properties"]
+    assert properties["query"]["description"] == "WORDS"
+    assert properties["max_results"]["description"] == "AT MOST (5 if unsaid)"
+
+
+def test_s35_host_texts_default_to_what_robota_temporal_wrote_before_the_seam() -> None:
+    texts = robota.ModelTexts()
+    assert texts.render("oversized_result", tool="'t'", size="9", limit="4") == (
+        "Tool 't' returned 9 bytes, more than the 4 a Temporal payload carries inline, and no "
+        "execution journal is configured to hold it; the result was not kept. Ask for less (a "
+        "range, a summary)."
+    )
+    assert texts.render("setup_failed_error", error="boom") == "the tool activity failed: boom"
+    assert texts.settled_failed_result == "The call's effect was settled as failed."
+    with pytest.raises(ValueError, match="no template field 'context_limit_message'"):
+        texts.render("context_limit_message")
+    with pytest.raises(robota.ConfigurationError, match=r"\{nope\}"):
+        robota.ModelTexts(oversized_result="{nope}")
+
+
+def test_agent_texts_is_what_it_was_given() -> None:
+    texts = robota.ModelTexts(summary_fallback="x")
+    agent = robota.Agent(provider=ScriptedProvider([]), model="m", texts=texts)
+    assert agent.texts is texts
+    assert robota.Agent(provider=ScriptedProvider([]), model="m").texts == robota.ModelTexts()

@@ -11,7 +11,9 @@ Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE 
 * ``SCENARIO``: ``tools`` (two rounds, three effects, two of them in one response),
   ``suspend`` (a tool that waits for an outside response beside an ordinary effect) or
   ``structured`` (S18: ``output=City``; the first reply does not validate, the retry does; every
-  model call this process dispatches is logged to ``EFFECTS.model``).
+  model call this process dispatches is logged to ``EFFECTS.model``) or ``media`` (``tools``
+  with a run input of message parts — text and an image — whose every model call logs the parts
+  it was sent, by kind and digest, to ``EFFECTS.model``).
 * ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
 * ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
   n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
@@ -25,6 +27,7 @@ report.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -140,7 +143,9 @@ class _ConversationModel(robota.Provider):
                 model=request.model, usage=Usage.from_counts(prompt=10, completion=5)
             )
             return
-        if SCENARIO == "tools":
+        if SCENARIO == "media":
+            _log_model_call(json.dumps(_sent_parts(request)))
+        if SCENARIO in ("tools", "media"):
             plan: list[list[tuple[str, dict[str, str]]]] = [
                 [("effect", {"label": "a"}), ("effect", {"label": "b"})],
                 [("effect", {"label": "c"})],
@@ -166,6 +171,32 @@ class City:
 
 VALID_CITY = '{"name": "Oslo", "population": 700000}'
 OUTPUT = City if SCENARIO == "structured" else None
+IMAGE = bytes(range(256)) * 64  # 16 KiB, every byte value
+INPUT: str | list[robota.MessagePart] = (
+    [robota.TextPart("start"), robota.ImagePart(IMAGE, "image/png")]
+    if SCENARIO == "media"
+    else "start"
+)
+
+
+def _sent_parts(request: ChatRequest) -> list[list[str]]:
+    """The parts of the request's user message, as ``[kind, text or sha256, media type]``."""
+    user = next(m for m in request.messages if isinstance(m, robota.UserMessage))
+    if isinstance(user.content, str):
+        return [["string", user.content, ""]]
+    return _digests(user.content)
+
+
+def _digests(parts: tuple[robota.MessagePart, ...]) -> list[list[str]]:
+    sent = []
+    for part in parts:
+        if isinstance(part, robota.TextPart):
+            sent.append(["text", part.text, ""])
+        else:
+            data = getattr(part, "data", None) or b""
+            media_type = getattr(part, "media_type", None) or ""
+            sent.append([part.kind, hashlib.sha256(data).hexdigest(), media_type])
+    return sent
 
 
 def _log_model_call(label: str) -> None:
@@ -231,8 +262,10 @@ def _history(agent: robota.Agent) -> list[list[Any]]:
             )
         elif isinstance(m, ToolMessage):
             rows.append(["tool", m.content, m.tool_call_id, m.tool_name])
-        else:
+        elif isinstance(m.content, str):
             rows.append([m.kind, m.content])
+        else:
+            rows.append([m.kind, _digests(m.content)])
     return rows
 
 
@@ -278,7 +311,7 @@ async def main() -> None:
     )
     try:
         if MODE == "run":
-            result = await agent.run("start", execution_id=EXECUTION_ID, output=OUTPUT)
+            result = await agent.run(INPUT, execution_id=EXECUTION_ID, output=OUTPUT)
             report["statuses"].append(result.status)
             report["pending"] = [r.id for r in result.pending_requests]
             _note_output(report, result)

@@ -18,6 +18,7 @@ resumes again. Every trial must show:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import subprocess
@@ -370,3 +371,30 @@ def test_s18_s40_sigkill_between_the_retry_reply_and_validation_resumes_without_
     assert again["statuses"] == ["complete"]
     assert again["output"] == report["output"]
     assert _model_calls(effects) == ["attempt 1", "attempt 2"]
+
+
+def test_s40_a_run_with_media_parts_killed_mid_run_resumes_on_a_new_agent_with_the_same_parts(
+    sqlite_backend: _Backend, tmp_path: Path
+) -> None:
+    """Issue 26: the run's input parts (text and an image) are journaled without loss, so a new
+    process — a new Agent from the same factory — sends the model exactly those parts."""
+    eid = f"media-{uuid.uuid4().hex}"
+    effects = tmp_path / f"{eid}.effects"
+    # The first response (two tool calls) is durable; the process dies before its tools run.
+    kill = "model_call_settled:1:after"
+    code, _, err = _worker("run", "media", sqlite_backend.spec, eid, effects, kill)
+    assert code == -9, err
+    sent = [json.loads(line) for line in _model_calls(effects)]
+    image = hashlib.sha256(bytes(range(256)) * 64).hexdigest()
+    expected = [["text", "start", ""], ["image", image, "image/png"]]
+    assert sent == [expected]
+    code, report, err = _worker("recover", "media", sqlite_backend.spec, eid, effects)
+    assert code == 0, err
+    assert report is not None
+    assert report["statuses"] == ["complete"]
+    assert report["history"][-1] == ["assistant", "done: did a, did b, did c", []]
+    assert report["history"][1] == ["user", expected]  # after the system prompt
+    sent = [json.loads(line) for line in _model_calls(effects)]
+    # The killed process's call, then the new agent's two: each carried the same parts.
+    assert sent == [expected, expected, expected]
+    assert sorted(label for _, label in _effect_lines(effects)) == ["a", "b", "c"]

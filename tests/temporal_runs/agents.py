@@ -341,7 +341,12 @@ def _mark_started(text: str) -> None:
 
 
 def patient_agent() -> robota.Agent:
-    return robota.Agent(provider=RuleProvider("patient"), model="rule-model", tools=[patient])
+    # S35: a test gives the text of an effect settled as failed (the worker processes' agents).
+    settled = os.environ.get("ROBOTA_TEST_SETTLED_FAILED")
+    texts = robota.ModelTexts(settled_failed_result=settled) if settled else None
+    return robota.Agent(
+        provider=RuleProvider("patient"), model="rule-model", tools=[patient], texts=texts
+    )
 
 
 def broken() -> robota.Agent:

@@ -40,7 +40,7 @@ from robota.temporal import (
     run_state,
     start_agent_run,
 )
-from temporal_runs.agents import AGENTS, BROKEN
+from temporal_runs.agents import AGENTS, BROKEN, MeasuringProvider, RuleProvider, bulk, record
 from temporal_runs.engine import TESTS, Workers
 
 
@@ -683,4 +683,76 @@ async def test_s40_a_deploy_that_cuts_a_running_body_off_reconciles_it_on_the_ne
     with pytest.raises(robota.ReconciliationRequired) as caught:
         await asyncio.wait_for(get_result(handle), 60)
     assert caught.value.items[0].tool_name == "patient"
+    assert effects(workers.effects) == []
+
+
+# ------------------------------------------------------------------ S35: the agent's texts
+
+
+async def test_s35_an_oversized_result_reaches_the_model_in_the_agents_text(
+    client: Client, queue: str
+) -> None:
+    texts = robota.ModelTexts(oversized_result="TOO BIG: {tool} {size}>{limit}")
+
+    def factory() -> robota.Agent:
+        return robota.Agent(
+            provider=MeasuringProvider(), model="roomy-model", tools=[bulk], texts=texts
+        )
+
+    size = 3 * 1024 * 1024
+    async with serving(client, queue, agents={"big": factory}):
+        handle = await start_agent_run(client, "big", str(size), task_queue=queue)
+        result = await get_result(handle)
+    tool_message = next(m for m in result.messages if isinstance(m, robota.ToolMessage))
+    assert tool_message.is_error
+    assert re.fullmatch(r"TOO BIG: 'bulk' \d+>\d+", tool_message.content), tool_message.content
+
+
+async def test_s35_a_tool_the_worker_cannot_start_reaches_the_model_in_the_agents_text(
+    client: Client, queue: str
+) -> None:
+    # The workflow's agent (built first) offers `record`; the worker's own agent (built for
+    # the model call) has no such tool, so the tool activity cannot start the body.
+    texts = robota.ModelTexts(setup_failed_error="NO START ({error})")
+    built: list[int] = []
+
+    def factory() -> robota.Agent:
+        built.append(1)
+        tools = [record] if len(built) == 1 else []
+        return robota.Agent(
+            provider=RuleProvider("record"), model="rule-model", tools=tools, texts=texts
+        )
+
+    async with serving(client, queue, agents={"split": factory}):
+        handle = await start_agent_run(client, "split", "x", task_queue=queue)
+        result = await get_result(handle)
+    tool_message = next(m for m in result.messages if isinstance(m, robota.ToolMessage))
+    assert tool_message.is_error
+    # Inside tool_failure_result, as the RuntimeError it always was.
+    assert tool_message.content == (
+        "Tool 'record' failed: RuntimeError: NO START (this worker cannot run the activity: "
+        "agent 'split' has no tool named 'record')"
+    )
+
+
+async def test_s35_an_effect_settled_as_failed_reaches_the_model_in_the_agents_text(
+    client: Client, workers: Workers, tmp_path: Path
+) -> None:
+    started = tmp_path / "started.txt"
+    texts = {"ROBOTA_TEST_SETTLED_FAILED": "IT NEVER HAPPENED"}
+    workers.start(ROBOTA_TEST_STARTED=str(started), **texts)
+    handle = await start_agent_run(
+        client, "patient", "cut", task_queue=workers.queue, heartbeat_timeout=2
+    )
+    wait_for_file(started)
+    workers.stop_all()  # the body is cut off with no result: the host is asked
+    workers.start(**texts)
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await asyncio.wait_for(get_result(handle), 60)
+    call_id = caught.value.items[0].call_id
+    assert call_id is not None
+    await reconcile(handle, call_id, outcome="failed")  # no content: the agent's text
+    result = await asyncio.wait_for(get_result(handle), 60)
+    tool_message = next(m for m in result.messages if isinstance(m, robota.ToolMessage))
+    assert (tool_message.content, tool_message.is_error) == ("IT NEVER HAPPENED", True)
     assert effects(workers.effects) == []

@@ -588,6 +588,15 @@ class Agent(DurableAgentMixin):
         """The agent's unique id (the root of every event's owner path)."""
         return self._id
 
+    @property
+    def texts(self) -> ModelTexts:
+        """The model-facing texts this agent uses (S35): ``texts=``, else the defaults.
+
+        A host that runs the agent's calls elsewhere (``robota.temporal``) reads them here, so
+        what it places in front of the model follows the same seam.
+        """
+        return self._texts
+
     def get_model(self) -> ModelSelection:
         """The provider and model runs address; answerable right after construction (S24)."""
         self._check_not_closed()

@@ -122,9 +122,17 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "tool_search_description": (frozenset(), frozenset()),
     "tool_search_loaded_note": (frozenset(), frozenset()),
     "tool_search_no_match_note": (frozenset(), frozenset()),
+    "tool_search_query_description": (frozenset(), frozenset()),
+    "tool_search_max_results_description": (frozenset({"default"}), frozenset()),
     "interrupted_before_start": (frozenset(), frozenset()),
     "interrupted_while_running": (frozenset(), frozenset()),
     "abandoned_while_running": (frozenset(), frozenset()),
+    "oversized_result": (
+        frozenset({"tool", "size", "limit"}),
+        frozenset(),
+    ),
+    "setup_failed_error": (frozenset({"error"}), frozenset()),
+    "settled_failed_result": (frozenset(), frozenset()),
 }
 
 # Set while the deprecated Agent keywords are mapped: their texts are type-checked but their
@@ -230,6 +238,12 @@ class ModelTexts:
             with its schema while tool deferral is engaged (S19).
         tool_search_loaded_note: The ``note`` in a ``tool_search`` result that loaded tools.
         tool_search_no_match_note: The ``note`` in a ``tool_search`` result that found none.
+        tool_search_query_description: The description of ``tool_search``'s ``query``
+            parameter, in its JSON Schema. Default ``"Keywords describing the tool needed, or
+            select:<names>."``.
+        tool_search_max_results_description: The description of its ``max_results``
+            parameter; ``{default}`` is how many it loads when not told. Default ``"How many
+            tools to load (default {default})."``.
         interrupted_before_start: The tool result of a call the run's abort reached before it
             started (S38). Default ``"Interrupted by user before this tool started; it did not
             run."``.
@@ -239,6 +253,21 @@ class ModelTexts:
             (:meth:`~robota.AbortController.abandon`). Default ``"Interrupted by user while this
             tool was running: the run stopped waiting for it, so what it did before it was
             stopped is unknown."``.
+
+    Texts a host places when it runs the calls elsewhere (``robota.temporal``):
+
+    Attributes:
+        oversized_result: The tool result of a call whose result is larger than the host can
+            carry and has nowhere to store (Temporal without an execution journal); ``{tool}``,
+            ``{size}`` (bytes), ``{limit}`` (bytes). Default says the result was not kept and
+            asks for less.
+        setup_failed_error: The error, inside :attr:`tool_failure_result`, of a call whose
+            worker could not start the body (an unknown tool, a newer payload): it never ran.
+            ``{error}`` is the worker's message. Default ``"the tool activity failed:
+            {error}"``.
+        settled_failed_result: The tool result of a call whose uncertain effect the host
+            settled as failed without giving a text (S40). Default ``"The call's effect was
+            settled as failed."``.
     """
 
     summary_instruction: str = DEFAULT_SUMMARY_INSTRUCTION
@@ -285,12 +314,35 @@ class ModelTexts:
     )
     tool_search_loaded_note: str = "These tools are loaded and can be called from your next step."
     tool_search_no_match_note: str = "No tool matched; try other keywords."
+    tool_search_query_description: str = "Keywords describing the tool needed, or select:<names>."
+    tool_search_max_results_description: str = "How many tools to load (default {default})."
     interrupted_before_start: str = "Interrupted by user before this tool started; it did not run."
     interrupted_while_running: str = "Interrupted by user while this tool was running."
     abandoned_while_running: str = (
         "Interrupted by user while this tool was running: the run stopped waiting for it, so "
         "what it did before it was stopped is unknown."
     )
+    oversized_result: str = (
+        "Tool {tool} returned {size} bytes, more than the {limit} a Temporal payload carries "
+        "inline, and no execution journal is configured to hold it; the result was not kept. "
+        "Ask for less (a range, a summary)."
+    )
+    setup_failed_error: str = "the tool activity failed: {error}"
+    settled_failed_result: str = "The call's effect was settled as failed."
+
+    def render(self, field: str, /, **values: str) -> str:
+        """The text of ``field`` with its ``{placeholders}`` replaced by ``values``, in one pass.
+
+        For a host that places one of these texts itself (``robota.temporal``): a placeholder
+        not in ``values`` is left as written.
+
+        Raises:
+            ValueError: for a name that is not one of the template fields above.
+        """
+        if field not in _TEMPLATES:
+            raise ValueError(f"ModelTexts has no template field {field!r}")
+        template: str = getattr(self, field)
+        return render(template, **values)
 
     def __post_init__(self) -> None:
         if not callable(self.context_limit_message):

@@ -316,7 +316,8 @@ class RobotaActivities:
         journal = self._journal
         if journal is None:
             try:
-                return _inline(tool, await self._body(tool, call, workflow_id))
+                texts = self._registry.live(call.agent).texts
+                return _inline(tool, await self._body(tool, call, workflow_id), texts)
             except _Waiting as waiting:
                 raise waiting.failure() from None
         key = _effect_key(workflow_id, call.call_id)
@@ -563,18 +564,14 @@ def _size(result: ToolResult) -> int:
     return len(json.dumps(encode_result(result), separators=(",", ":")))
 
 
-def _inline(tool: Tool, result: ToolResult) -> dict[str, Any]:
+def _inline(tool: Tool, result: ToolResult, texts: ModelTexts) -> dict[str, Any]:
     size = _size(result)
     if size <= MAX_INLINE_BYTES:
         return encode_result(result)
-    return encode_result(
-        ToolResult(
-            f"Tool {tool.name!r} returned {size} bytes, more than the {MAX_INLINE_BYTES} a "
-            "Temporal payload carries inline, and no execution journal is configured to hold "
-            "it; the result was not kept. Ask for less (a range, a summary).",
-            is_error=True,
-        )
+    text = texts.render(
+        "oversized_result", tool=repr(tool.name), size=str(size), limit=str(MAX_INLINE_BYTES)
     )
+    return encode_result(ToolResult(text, is_error=True))
 
 
 def _by_reference(key: str, result: ToolResult) -> dict[str, Any]:

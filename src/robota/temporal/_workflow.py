@@ -36,6 +36,7 @@ from robota.core import (
     AbortController,
     AbortSignal,
     Agent,
+    ModelTexts,
     Provider,
     Tool,
     ToolContext,
@@ -125,6 +126,7 @@ class _Run:
         self.finished = False
         self.controller = AbortController()  # the run's abort: a Temporal cancel (S23)
         self.refs: dict[str, str] = {}  # marker of a result stored aside → its journal key
+        self.texts = ModelTexts()  # S35: the agent's texts, once it is built
         self.requests: dict[str, dict[str, Any]] = {}  # outside requests waiting (S40)
         self.responses: dict[str, Any] = {}
 
@@ -418,7 +420,8 @@ class _ActivityTool(Tool):
                     if isinstance(cause, ApplicationError) and cause.type == SETUP_FAILED:
                         # The worker could not start the body (an unknown tool, a newer
                         # payload): it never ran, and the model sees the failure.
-                        raise RuntimeError(f"the tool activity failed: {message}") from None
+                        failed = run.texts.render("setup_failed_error", error=message)
+                        raise RuntimeError(failed) from None
                     # Out of attempts on the worker's side (journal unreachable, a held lock,
                     # timeouts): the body may have run. Never a result the model could retry
                     # (S40): the run fails, naming the call, so nothing runs twice.
@@ -444,7 +447,7 @@ class _ActivityTool(Tool):
                     continue
                 content = str(decision.get("content", ""))
                 if outcome == "failed":
-                    return ToolResult(content or "The call's effect was settled as failed.", True)
+                    return ToolResult(content or run.texts.settled_failed_result, True)
                 return ToolResult(content, is_error=bool(decision.get("is_error", False)))
 
 
@@ -573,6 +576,7 @@ class RobotaAgentWorkflow:
         state = self._run
         agent = _registry().build(spec.agent)
         _check_runnable(agent, spec.agent)
+        state.texts = agent.texts
         agent._route_dispatch(
             lambda real: _ActivityProvider(real, spec.agent, state),
             lambda real: _ActivityTool(real, spec.agent, state),

@@ -157,3 +157,67 @@ async def test_s28_timeout_is_the_sdks_per_request_timeout(api: str) -> None:
         with pytest.raises(robota.NetworkError, match=r"(?i)timed? ?out"):
             await provider.chat(request)
         await provider.aclose()
+
+
+SAMPLING = ("temperature", "top_p", "presence_penalty", "frequency_penalty")
+
+
+@pytest.mark.parametrize("model", ["o3", "gpt-5", "gpt-5.5"])  # a row, a row, a family member
+async def test_s28_a_reasoning_model_is_not_sent_sampling_settings_on_chat(model: str) -> None:
+    script = [
+        restreamed(e) for e in load_cassette(cassette_path("openai-chat", "test_valid_response"))
+    ]
+    with ReplayServer(script) as server:
+        events = await _run(chat_provider(server), model)
+        server.assert_all_served()
+    body = server.requests[0].json()
+    for absent in SAMPLING:
+        assert absent not in body
+    # What a reasoning model does take still goes.
+    assert body["max_completion_tokens"] == 64
+    assert body["stop"] == ["END", "STOP"]
+    assert body["seed"] == 5
+    assert body["parallel_tool_calls"] is False
+    # S30: each dropped field reported, naming it and the model.
+    assert _unsupported(events) == [(name, model) for name in SAMPLING]
+
+
+async def test_s28_a_reasoning_model_is_not_sent_sampling_settings_on_responses() -> None:
+    script = load_cassette(
+        cassette_path("openai-responses", "test_openai_responses_model_simple_response")
+    )
+    with ReplayServer(script) as server:
+        events = await _run(_responses(server), "o4-mini")
+        server.assert_all_served()
+    body = server.requests[0].json()
+    assert "temperature" not in body
+    assert "top_p" not in body
+    assert body["max_output_tokens"] == 64
+    reported = _unsupported(events)
+    assert ("temperature", "o4-mini") in reported
+    assert ("top_p", "o4-mini") in reported
+
+
+async def test_s28_gpt_4_1_is_still_sent_sampling_settings() -> None:
+    script = [
+        restreamed(e) for e in load_cassette(cassette_path("openai-chat", "test_valid_response"))
+    ]
+    with ReplayServer(script) as server:
+        events = await _run(chat_provider(server), "gpt-4.1")
+    body = server.requests[0].json()
+    assert [body[name] for name in SAMPLING] == [0.2, 0.9, 0.5, -0.5]
+    assert _unsupported(events) == []
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_s30_the_capability_query_leaves_sampling_out_for_reasoning_models(api: str) -> None:
+    provider = OpenAIProvider(api_key="test", api=api)  # type: ignore[arg-type]
+    for model in ("o3", "o1", "gpt-5.2", "gpt-5-mini", "gpt-5.5", "gpt-5-pro-2026-01-01"):
+        honoured = model_capability(provider, model, "settings")
+        assert isinstance(honoured, frozenset), model
+        assert not honoured & set(SAMPLING), model
+        assert "max_output_tokens" in honoured, model
+    for model in ("gpt-4.1", "gpt-4o-mini", "gpt-4.1-2026-01-01"):
+        honoured = model_capability(provider, model, "settings")
+        assert isinstance(honoured, frozenset), model
+        assert {"temperature", "top_p"} <= honoured, model

@@ -32,7 +32,7 @@ from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._messages import Message, ToolMessage
-from robota.core._texts import ModelTexts
+from robota.core._texts import ModelTexts, render
 from robota.core.providers._contract import ToolSpec
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import Tool, ToolContext, ToolOutput, ToolResidency
@@ -386,13 +386,16 @@ class ToolSearchTool(Tool):
                 "properties": {
                     "query": {
                         "type": "string",
-                        "description": "Keywords describing the tool needed, or select:<names>.",
+                        "description": self._texts.tool_search_query_description,
                     },
                     "max_results": {
                         "type": "integer",
                         "minimum": 1,
                         "maximum": _MAX_RESULTS,
-                        "description": f"How many tools to load (default {_DEFAULT_RESULTS}).",
+                        "description": render(
+                            self._texts.tool_search_max_results_description,
+                            default=str(_DEFAULT_RESULTS),
+                        ),
                     },
                 },
                 "required": ["query"],

@@ -76,6 +76,7 @@ from robota.providers.openai._common import (
     replayed,
     sdk_call,
     unsendable,
+    user_content,
     with_extra_fields,
 )
 from robota.providers.openai._errors import from_error_payload
@@ -191,13 +192,6 @@ CHAT_SETTINGS: Final = frozenset(
 _API: Final = "OpenAI Chat Completions"
 
 
-def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | list[dict[str, Any]]:
-    """A user message's content: a string as is, parts as Chat Completions content parts."""
-    if isinstance(content, str):
-        return content
-    return _items(content, model)
-
-
 def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
     """Parts as Chat Completions content parts."""
     out: list[dict[str, Any]] = []
@@ -235,7 +229,7 @@ def chat_messages(messages: Sequence[Message], model: str = "") -> list[dict[str
         if isinstance(message, SystemMessage):
             out.append({"role": "system", "content": message.content})
         elif isinstance(message, UserMessage):
-            out.append({"role": "user", "content": _user_content(message.content, model)})
+            out.append({"role": "user", "content": user_content(message.content, model, _items)})
         elif isinstance(message, AssistantMessage):
             item: dict[str, Any] = {"role": "assistant", "content": message.content or None}
             if message.tool_calls:

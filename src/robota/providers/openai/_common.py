@@ -8,7 +8,7 @@ through the kit's transport mapping) and :func:`output_schema` (when Structured 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
@@ -62,6 +62,7 @@ __all__ = [
     "sdk_call",
     "traced_call",
     "unsendable",
+    "user_content",
     "with_extra_fields",
 ]
 
@@ -82,6 +83,15 @@ def data_url(part: ImagePart | DocumentPart) -> str:
 def document_name(part: DocumentPart) -> str:
     """The file name OpenAI requires with a document's bytes."""
     return part.name or "document.pdf"
+
+
+def user_content(
+    content: str | tuple[MessagePart, ...],
+    model: str,
+    items: Callable[[Sequence[MessagePart], str], list[dict[str, Any]]],
+) -> str | list[dict[str, Any]]:
+    """A user message's content: a string as is, parts as the API's ``items`` writes them."""
+    return content if isinstance(content, str) else items(content, model)
 
 
 def unsendable(part: MessagePart, api: str, model: str, fix: str) -> ConfigurationError:

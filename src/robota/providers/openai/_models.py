@@ -24,7 +24,8 @@ no stated capabilities beyond the vendor default (silence, not denial: S30), no 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
 from typing import Final
 
 from robota.core import (
@@ -39,11 +40,13 @@ __all__ = [
     "FAMILIES",
     "FAMILY_RULES",
     "MODELS",
+    "SAMPLING_SETTINGS",
     "OpenAIFamily",
     "OpenAIModel",
     "effort_levels",
     "effort_source",
     "family",
+    "family_rules",
     "reasoning_model",
     "register_openai_models",
 ]
@@ -221,8 +224,54 @@ def reasoning_model(model: str) -> bool | None:
     return None if member is None else member.rule.capabilities.reasoning
 
 
-def model_capabilities_table() -> dict[str, ModelCapabilities]:
-    """Per-model capability tables (S30) for every listed name."""
+SAMPLING_SETTINGS: Final = frozenset(
+    {"temperature", "top_p", "presence_penalty", "frequency_penalty"}
+)
+"""The :class:`~robota.ModelSettings` fields a reasoning model does not honour (S28, S30).
+
+Source, read 2026-12: OpenAI's reasoning guide ("limitations": the o-series and gpt-5 reasoning
+models refuse ``temperature``, ``top_p`` and the penalties, or accept only their defaults) and the
+gpt-5.1/5.2 parameter-compatibility note (``temperature``, ``top_p`` accepted only with reasoning
+effort ``"none"``). Decided conservatively: a reasoning row or family honours none of them,
+whatever the effort — a run that sets one is told (``execution.setting_unsupported``) rather than
+refused by the API. Verify before a release; a model that accepts them again gets its own rule."""
+
+
+def _honoured(reasons: bool | None, api_settings: frozenset[str] | None) -> frozenset[str] | None:
+    if api_settings is None:
+        return None
+    return api_settings - SAMPLING_SETTINGS if reasons else api_settings
+
+
+@cache  # one tuple per API: capabilities() is asked on every request
+def family_rules(api_settings: frozenset[str] | None = None) -> tuple[ModelFamily, ...]:
+    """:data:`FAMILY_RULES`, each stating the settings it honours on an API with ``api_settings``.
+
+    A reasoning family honours the API's settings less :data:`SAMPLING_SETTINGS`; the others the
+    API's whole set. ``None`` leaves settings unstated (the rules as listed).
+    """
+    if api_settings is None:
+        return FAMILY_RULES
+    return tuple(
+        replace(
+            rule,
+            capabilities=replace(
+                rule.capabilities,
+                settings=_honoured(rule.capabilities.reasoning, api_settings),
+            ),
+        )
+        for rule in FAMILY_RULES
+    )
+
+
+def model_capabilities_table(
+    api_settings: frozenset[str] | None = None,
+) -> dict[str, ModelCapabilities]:
+    """Per-model capability tables (S30) for every listed name.
+
+    ``api_settings``: the settings the API in use has; a reasoning row honours them less
+    :data:`SAMPLING_SETTINGS`. ``None`` leaves each row's settings unstated.
+    """
     return {
         name: ModelCapabilities(
             tools=True,
@@ -233,6 +282,7 @@ def model_capabilities_table() -> dict[str, ModelCapabilities]:
             reasoning=entry.efforts is not None,
             documents=entry.vision,  # PDF pages reach the model as text and images
             audio=False,  # audio input is for the -audio- models, none listed here
+            settings=_honoured(entry.efforts is not None, api_settings),
         )
         for name, entry in _BY_NAME.items()
     }

@@ -27,9 +27,9 @@ from robota.providers.openai._common import (
     given,
 )
 from robota.providers.openai._models import (
-    FAMILY_RULES,
     effort_levels,
     effort_source,
+    family_rules,
     model_capabilities_table,
     reasoning_model,
     register_openai_models,
@@ -152,8 +152,10 @@ class OpenAIProvider(SDKProvider):
         honoured = RESPONSES_SETTINGS if self._api_name == "responses" else CHAT_SETTINGS
         return ProviderCapabilities(
             default_model=replace(_GENERAL, settings=honoured),
-            models=model_capabilities_table(),
-            families=FAMILY_RULES,
+            # S28/S30: a reasoning model honours the API's settings less the sampling ones
+            # (_models.SAMPLING_SETTINGS); the general statement covers everything else.
+            models=model_capabilities_table(honoured),
+            families=family_rules(honoured),
             native_tools_supported=_HOSTED[self._api_name],
             native_tools_enabled=self._native,
         )

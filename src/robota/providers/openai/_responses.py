@@ -64,6 +64,7 @@ from robota.providers.openai._common import (
     output_schema,
     sdk_call,
     unsendable,
+    user_content,
     with_extra_fields,
 )
 from robota.providers.openai._errors import from_error_payload
@@ -136,13 +137,6 @@ openai-python 2.x): no ``stop``, ``seed`` or penalties there."""
 _API: Final = "OpenAI Responses"
 
 
-def _user_content(content: str | tuple[MessagePart, ...], model: str) -> str | list[dict[str, Any]]:
-    """A user message's content: a string as is, parts as Responses input content items."""
-    if isinstance(content, str):
-        return content
-    return _items(content, model)
-
-
 def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
     """Parts as Responses input content items."""
     out: list[dict[str, Any]] = []
@@ -177,7 +171,7 @@ def responses_input(
         if isinstance(message, SystemMessage):
             instructions = message.content
         elif isinstance(message, UserMessage):
-            items.append({"role": "user", "content": _user_content(message.content, model)})
+            items.append({"role": "user", "content": user_content(message.content, model, _items)})
         elif isinstance(message, AssistantMessage):
             items.extend(_decode_continuation(message.continuation))
             if message.content:
