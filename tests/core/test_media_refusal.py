@@ -45,3 +45,43 @@ async def test_s30_a_part_the_table_is_silent_about_is_sent() -> None:
     provider = ScriptedProvider(["seen"], capabilities=ProviderCapabilities())
     agent = robota.Agent(provider=provider, model="m")
     assert (await agent.run([IMAGE])).output == "seen"
+
+
+@robota.tool
+def screenshot() -> robota.ToolResult:
+    """Take a screenshot."""
+    return robota.ToolResult("the screen", parts=(IMAGE,))
+
+
+async def test_s30_a_tools_image_the_model_cannot_take_goes_as_a_notice_and_history_keeps_it() -> (
+    None
+):
+    provider = ScriptedProvider(
+        [[("screenshot", {})], "described from text", "still fine"], capabilities=TEXT_ONLY
+    )
+    events = robota.RecordingEventService()
+    agent = robota.Agent(provider=provider, model="m", tools=[screenshot], event_service=events)
+    result = await agent.run("look")
+    assert result.output == "described from text"
+    sent = provider.requests[1].messages[-1]
+    assert isinstance(sent, robota.ToolMessage)
+    assert sent.parts == ()
+    assert sent.content == "the screen\n[images omitted: model m does not take images]"
+    kept = next(m for m in agent.history if isinstance(m, robota.ToolMessage))
+    assert kept.parts == (IMAGE,)  # history is never changed
+    omitted = [e for e in events.events if e.name == "execution.media_omitted"]
+    assert [(e.data["media"], e.data["model"]) for e in omitted] == [("image", "m")]
+    assert (await agent.run("and now?")).output == "still fine"  # the agent stays usable
+
+
+async def test_s30_an_earlier_turns_image_goes_as_a_notice_after_the_model_changes() -> None:
+    texts = robota.ModelTexts(media_omitted_notice="<no {media} for {model}>")
+    seeing = ScriptedProvider(["a cat"], capabilities=ProviderCapabilities())
+    agent = robota.Agent(provider=seeing, model="m", texts=texts)
+    await agent.run([robota.TextPart("what is this?"), IMAGE])
+    blind = ScriptedProvider(["ok"], capabilities=TEXT_ONLY)
+    agent2 = robota.Agent(provider=blind, model="m", texts=texts, history=agent.history)
+    await agent2.run("thanks")
+    first = blind.requests[0].messages[0]
+    assert isinstance(first, robota.UserMessage)
+    assert first.content == (robota.TextPart("what is this?"), robota.TextPart("<no images for m>"))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,7 +44,8 @@ def wav(seconds: int, byte_rate: int = 16_000) -> bytes:
 def test_parts_are_built_from_bytes_urls_and_paths(tmp_path: Path) -> None:
     image = robota.ImagePart(data=png(2, 2), media_type="image/png")
     assert image.kind == "image"
-    assert robota.ImagePart.from_bytes(png(2, 2), "image/jpg").media_type == "image/jpeg"
+    jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF"
+    assert robota.ImagePart.from_bytes(jpeg, "image/jpg").media_type == "image/jpeg"
     assert robota.ImagePart(url="https://example.com/a.webp").media_type == "image/webp"
     assert robota.ImagePart.from_url("https://example.com/photo").media_type is None
     assert robota.DocumentPart(data=PDF).media_type == "application/pdf"
@@ -295,3 +298,24 @@ async def test_a_tool_returning_parts_puts_them_in_history_the_journal_and_estim
     assert [r.parts for r in settled] == [(image,)]
     back = robota.decode_journal_record(robota.encode_journal_record(settled[0]))
     assert back == settled[0]
+
+
+@pytest.mark.parametrize(
+    ("build", "says"),
+    [
+        (lambda: robota.ImagePart(data=b"", media_type="image/png"), "is empty"),
+        (lambda: robota.AudioPart(data=b"", media_type="audio/wav"), "is empty"),
+        (lambda: robota.DocumentPart(data=b""), "is empty"),
+        # Vendors refuse bytes that contradict the declared type (Anthropic: HTTP 400).
+        (lambda: robota.ImagePart(data=png(2, 2), media_type="image/jpeg"), "'image/png'"),
+        (lambda: robota.ImagePart(data=b"GIF89a....", media_type="image/webp"), "'image/gif'"),
+        (lambda: robota.AudioPart(data=wav(1), media_type="audio/mpeg"), "'audio/wav'"),
+    ],
+)
+def test_parts_refuse_empty_bytes_and_bytes_of_another_type(build: Any, says: str) -> None:
+    with pytest.raises(robota.ConfigurationError, match=re.escape(says)):
+        build()
+
+
+def test_parts_accept_bytes_whose_signature_proves_nothing() -> None:
+    assert robota.ImagePart(data=b"not sniffable", media_type="image/png").data == b"not sniffable"

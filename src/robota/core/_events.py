@@ -202,6 +202,7 @@ class EventNames:
     ASSISTANT_COMMITTED: Final = "execution.assistant_committed"
     TRACE_NOT_PROPAGATED: Final = "execution.trace_not_propagated"
     SETTING_UNSUPPORTED: Final = "execution.setting_unsupported"
+    MEDIA_OMITTED: Final = "execution.media_omitted"
     HISTORY_APPENDED: Final = "history.appended"
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
     HISTORY_TRIMMED: Final = "history.trimmed"

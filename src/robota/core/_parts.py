@@ -88,6 +88,46 @@ def _guess(name: str) -> str | None:
     return None if found is None else _ALIASES.get(found, found)
 
 
+def _sniff(data: bytes) -> str | None:
+    """The media type the first bytes of ``data`` prove, or ``None`` when they prove none."""
+    head = data[:16]
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "image/png"
+    if head.startswith(b"\xff\xd8\xff"):
+        return "image/jpeg"
+    if head.startswith((b"GIF87a", b"GIF89a")):
+        return "image/gif"
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    if head.startswith(b"RIFF") and head[8:12] == b"WAVE":
+        return "audio/wav"
+    if head.startswith(b"%PDF-"):
+        return "application/pdf"
+    if head.startswith(b"fLaC"):
+        return "audio/flac"
+    if head.startswith(b"OggS"):
+        return "audio/ogg"
+    if head.startswith(b"FORM") and head[8:12] in (b"AIFF", b"AIFC"):
+        return "audio/aiff"
+    return None
+
+
+def _check_bytes(part: str, data: bytes, media_type: str) -> None:
+    """Refuse empty bytes, and bytes whose signature proves another media type.
+
+    Vendors refuse both, after the upload (Anthropic answers 400 for a JPEG declared PNG);
+    bytes whose signature proves nothing are left to the vendor.
+    """
+    if not data:
+        raise ConfigurationError(f"{part}(data=b'') is empty; pass the file's bytes")
+    found = _sniff(data)
+    if found is not None and found != media_type:
+        raise ConfigurationError(
+            f"{part} was declared {media_type!r}, but its bytes are {found!r} (their first "
+            f"bytes say so); pass media_type={found!r}"
+        )
+
+
 def _check_media(
     part: str,
     allowed: frozenset[str],
@@ -137,6 +177,8 @@ def _check_media(
             f"{part} does not take media type {media_type!r}; use one of "
             f"{', '.join(sorted(allowed))}"
         )
+    if isinstance(data, bytes):
+        _check_bytes(part, data, normalised)
     return normalised
 
 

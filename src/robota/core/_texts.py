@@ -119,6 +119,7 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
     "hook_blocked_result": (frozenset({"reason"}), frozenset()),
     "prompt_hook_context": (frozenset({"context"}), frozenset({"context"})),
     "stop_hook_feedback": (frozenset({"reason"}), frozenset({"reason"})),
+    "media_omitted_notice": (frozenset({"media", "model"}), frozenset()),
     "tool_search_description": (frozenset(), frozenset()),
     "tool_search_loaded_note": (frozenset(), frozenset()),
     "tool_search_no_match_note": (frozenset(), frozenset()),
@@ -231,6 +232,10 @@ class ModelTexts:
         prompt_hook_context: The text part a ``UserPromptSubmit`` hook's additional context is
             sent as, after the prompt in the same user message (S22); ``{context}`` is the
             hooks' context. Default: ``"Context added by a hook:"``, a line break, ``{context}``.
+        media_omitted_notice: Sent in place of a media part in history (a tool's image, an
+            earlier turn's PDF) that the model is stated not to take (S30); ``{media}``
+            (``"images"``, ``"PDF documents"``, ``"audio"``) and ``{model}``. Default
+            ``"[{media} omitted: model {model} does not take {media}]"``.
         stop_hook_feedback: The user message that continues a run a ``Stop`` hook blocked
             (S22); ``{reason}`` is the hook's. Default ``"A Stop hook asked you to continue:
             {reason}"``.
@@ -307,6 +312,7 @@ class ModelTexts:
     hook_blocked_result: str = "Blocked by a hook: {reason}"
     prompt_hook_context: str = "Context added by a hook:\n{context}"
     stop_hook_feedback: str = "A Stop hook asked you to continue: {reason}"
+    media_omitted_notice: str = "[{media} omitted: model {model} does not take {media}]"
     tool_search_description: str = (
         "Find more tools. Some tools are not listed yet; search their names and descriptions "
         "with keywords, or pick exact names with 'select:name1,name2'. Tools found become "

@@ -102,6 +102,7 @@ from robota.core.hooks._runner import HookRunner
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
+    omit_unsupported_media,
     unsupported_settings,
 )
 from robota.core.providers._contract import (
@@ -575,6 +576,12 @@ class Execution:
     ) -> ChatRequest:
         settings = self.settings
         structured = settings.structured
+        # S30: media in history the model cannot take (a tool's image) go as a notice.
+        messages, omitted = omit_unsupported_media(
+            settings.provider, settings.model, messages, settings.texts.media_omitted_notice
+        )
+        if omitted:
+            self._report_omitted(omitted)
         return ChatRequest(
             model=settings.model,
             messages=InstructedMessages(messages, instruction) if instruction else messages,
@@ -921,6 +928,19 @@ class Execution:
                 key = request_fingerprint(request, model=answered)
             await cache.put(key, CachedResponse(answered, tuple(recorded)))
         return True
+
+    def _report_omitted(self, kinds: tuple[str, ...]) -> None:
+        """Say, once per run for each model and kind, which media were sent as a notice (S30)."""
+        model, provider = self.settings.model, self.settings.provider.name
+        for kind in kinds:
+            if (model, kind) in self._unsupported_reported:
+                continue
+            self._unsupported_reported.add((model, kind))
+            _log.warning("media the model does not take; sent as a notice", media=kind, model=model)
+            if self.emitter.enabled:
+                self.emitter.emit(
+                    EventNames.MEDIA_OMITTED, {"media": kind, "model": model, "provider": provider}
+                )
 
     def _report_unsupported(self, request: ChatRequest, emitter: EventEmitter) -> None:
         """Say, once per run for each model and field, which settings are not sent (S28, S30).

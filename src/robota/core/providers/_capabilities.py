@@ -25,8 +25,9 @@ from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
-from robota.core._messages import Message, ToolMessage
-from robota.core._parts import MessagePart
+from robota.core._messages import Message, ToolMessage, UserMessage
+from robota.core._parts import MessagePart, TextPart, tool_parts
+from robota.core._texts import render
 from robota.core.providers._contract import ChatRequest, Provider
 
 __all__ = [
@@ -313,6 +314,58 @@ def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> 
                     f"{_MEDIA_WORD[part.kind]}, or leave the part out",
                     code="media_unsupported",
                 )
+
+
+def omit_unsupported_media(
+    provider: Provider, model: str, messages: Sequence[Message], notice: str
+) -> tuple[Sequence[Message], tuple[str, ...]]:
+    """``messages`` with every media part ``model`` is stated not to take replaced by a notice.
+
+    For what the run itself placed in history — a tool's or an MCP server's image, or an
+    earlier turn's media after the model changed — so one result the model cannot see never
+    makes the conversation unusable (S30). ``notice`` is a template with ``{media}`` and
+    ``{model}``. Only a capability stated ``False`` omits; history is never changed. A
+    conversation without media is returned as is, at one type check per message.
+
+    Returns:
+        The messages to send, and the kinds of media omitted (``"image"`` …), each once.
+    """
+    merged: ModelCapabilities | None = None
+    out: list[Message] | None = None
+    omitted: list[str] = []
+    for index, message in enumerate(messages):
+        sent = message
+        content = message.content
+        media: tuple[MessagePart, ...] = ()
+        if isinstance(message, ToolMessage):
+            media = message.parts
+        elif isinstance(message, UserMessage) and not isinstance(content, str):
+            media = content
+        notes: list[str] = []
+        kept: list[MessagePart] = []
+        for part in media:
+            if part.kind != "text":
+                if merged is None:
+                    merged = model_capabilities(provider, model) or ModelCapabilities()
+                if getattr(merged, _MEDIA_CAPABILITY[part.kind]) is False:
+                    notes.append(render(notice, media=_MEDIA_WORD[part.kind], model=model))
+                    if part.kind not in omitted:
+                        omitted.append(part.kind)
+                    continue
+            kept.append(part)
+        if notes:
+            if isinstance(message, ToolMessage):
+                text = "\n".join([message.content, *notes] if message.content else notes)
+                sent = replace(message, content=text, parts=tool_parts(kept, "a tool result"))
+            elif isinstance(message, UserMessage):
+                sent = replace(message, content=(*kept, *(TextPart(n) for n in notes)))
+            if out is None:
+                out = list(messages[:index])
+        if out is not None:
+            out.append(sent)
+    if out is None:
+        return messages, ()
+    return tuple(out), tuple(omitted)
 
 
 def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str, ...]:
