@@ -463,6 +463,36 @@ async def test_s06_adapter_fetch_honours_the_runs_abort_signal() -> None:
     assert vendor.requests == []
 
 
+async def test_s06_a_tool_results_url_part_is_fetched_too() -> None:
+    call = robota.ToolCall("call_1", "report", "{}")
+    with (
+        ReplayServer([media(PDF, "application/octet-stream")]) as files,
+        ReplayServer([_vendor("chat")]) as vendor,
+    ):
+        document = robota.DocumentPart(url=url(files, "/download?id=3"))
+        messages = (
+            UserMessage("get the report"),
+            robota.AssistantMessage("", tool_calls=(call,)),
+            robota.ToolMessage(
+                "here it is", tool_call_id="call_1", tool_name="report", parts=(document,)
+            ),
+        )
+        async with egress() as client:
+            provider = chat_provider(vendor, streaming=False, egress=client)
+            await provider.chat(ChatRequest(model="gpt-4o", messages=messages))
+            await provider.aclose()
+    sent = vendor.requests[0].json()["messages"][-1]["content"]
+    # No type served (octet-stream): the part's own application/pdf stands; no .pdf in the path:
+    # the default file name.
+    assert sent[1] == {
+        "type": "file",
+        "file": {
+            "filename": "document.pdf",
+            "file_data": f"data:application/pdf;base64,{_b64(PDF)}",
+        },
+    }
+
+
 def test_s06_egress_must_be_an_egress_client() -> None:
     with pytest.raises(robota.ConfigurationError, match=r"robota\.host\.EgressClient"):
         OpenAIProvider(api_key="k", egress="http://proxy")  # type: ignore[arg-type]

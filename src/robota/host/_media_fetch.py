@@ -102,9 +102,13 @@ def _media_type(served: str | None) -> str | None:
 
 
 def _document_name(url: str) -> str | None:
-    """The last path segment of ``url``, as the file name of a fetched document."""
+    """The last path segment of ``url`` when it names a PDF, as a fetched document's file name.
+
+    ``None`` otherwise (the adapter's default name is sent): a vendor may read the type from
+    the name's suffix, so ``/download?id=3`` must not become a file called ``download``.
+    """
     segment = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
-    return segment or None
+    return segment if segment.lower().endswith(".pdf") and "/" not in segment else None
 
 
 @final
