@@ -195,13 +195,11 @@ async def test_an_openai_compatible_server_decides_for_an_unknown_model() -> Non
     assert message["content"][0]["type"] == "image_url"
 
 
+# A document or audio URL is not refused any more: the adapter fetches it through the egress
+# client and sends the bytes (S06, tests/providers/test_media_fetch_wire.py).
 @pytest.mark.parametrize(
     ("part", "message"),
-    [
-        (robota.DocumentPart(url="https://example.com/a.pdf"), "takes a PDF only as bytes"),
-        (robota.AudioPart(url="https://example.com/a.wav"), "audio only as bytes"),
-        (robota.AudioPart(data=b"x", media_type="audio/ogg"), "audio/wav or audio/mpeg"),
-    ],
+    [(robota.AudioPart(data=b"x", media_type="audio/ogg"), "audio/wav or audio/mpeg")],
 )
 async def test_chat_completions_refuses_a_part_it_has_no_form_for_before_transport(
     part: robota.MessagePart, message: str

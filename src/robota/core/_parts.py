@@ -1,8 +1,10 @@
 """Message parts: text, image, document and audio in a user message (issue 26).
 
 A :class:`~robota.UserMessage` carries either a plain string (the common, cheapest case) or a
-tuple of parts. A media part holds its bytes with a media type, or a URL the vendor fetches; it
-is validated when constructed, so a mistake surfaces where it was made, not at the wire.
+tuple of parts. A media part holds its bytes with a media type, or a URL; it is validated when
+constructed, so a mistake surfaces where it was made, not at the wire. A URL is passed on for the
+vendor to fetch, or — where the vendor takes that kind only as bytes — fetched by the provider
+adapter through the egress client (S06) and sent inline; core itself never fetches.
 
 Accepted media types (what the four vendors share, issue 26):
 
@@ -207,7 +209,7 @@ class ImagePart:
         data: The image bytes (exactly one of ``data`` and ``url``).
         media_type: ``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp``; guessed from
             a URL's suffix when omitted (``None`` when it cannot be).
-        url: An ``http(s)`` URL the vendor fetches.
+        url: An ``http(s)`` URL the vendor (or, where it cannot, the adapter) fetches.
 
     Raises:
         ConfigurationError: neither or both of ``data`` and ``url``, a media type not listed, a
@@ -252,7 +254,7 @@ class DocumentPart:
     Attributes:
         data: The document bytes (exactly one of ``data`` and ``url``).
         media_type: ``application/pdf`` (the default, as PDF is the only type taken).
-        url: An ``http(s)`` URL the vendor fetches.
+        url: An ``http(s)`` URL the vendor (or, where it cannot, the adapter) fetches.
         name: A file name some vendors show the model (OpenAI requires one; ``document.pdf``
             is sent when this is ``None``).
     """
@@ -300,7 +302,8 @@ class AudioPart:
     Attributes:
         data: The audio bytes (exactly one of ``data`` and ``url``).
         media_type: One of the audio types the module lists; guessed from a URL's suffix.
-        url: An ``http(s)`` URL the vendor fetches (OpenAI takes no audio URL).
+        url: An ``http(s)`` URL; the vendor fetches it, or the adapter where the vendor cannot
+            (OpenAI takes audio only as bytes: its adapter fetches the URL, S06).
     """
 
     kind: ClassVar[Literal["audio"]] = "audio"

@@ -5,7 +5,8 @@ core never reaches for them on its own.
 
 * Paths (S05): :func:`canonical_path`, :func:`is_path_inside` — the one containment check.
 * Egress (S06): :func:`check_url`, :class:`EgressClient` (pinned transport, checked redirects),
-  :class:`EgressTransport` (the same policy under a library's own ``httpx2`` client).
+  :class:`EgressTransport` (the same policy under a library's own ``httpx2`` client);
+  :class:`MediaFetchError` when a provider adapter cannot fetch a media URL through it.
 * Owner-only store (S07): :class:`OwnerOnlyStore`.
 * Process lifetime (S08): :class:`ProcessScopedDirectory`, :func:`owner_state`, the exit
   registry (:func:`register_at_exit`).
@@ -69,6 +70,7 @@ from robota.host._errors import (
     MarkerError,
     MarkerHeldError,
     MarkerLostError,
+    MediaFetchError,
     ModeNotEnforcedError,
     OwnerRecordError,
     ResponseTooLargeError,
@@ -139,6 +141,7 @@ __all__ = [
     "MarkerLostError",
     "MarkerReport",
     "MarkerState",
+    "MediaFetchError",
     "ModeNotEnforcedError",
     "OpenTelemetryExporter",
     "OperationLock",

@@ -17,13 +17,15 @@
     │   ├── LeaseRefusedError               a take-over presented the wrong nonce
     │   └── LockTimeoutError                the operation lock was not acquired in time
     └── ResponseTooLargeError               a bounded exchange exceeded its size (S06)
+    robota.ConfigurationError
+    └── MediaFetchError                     a URL part an adapter fetches could not be (S06)
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from robota.core import RobotaError, StorageError
+from robota.core import ConfigurationError, RobotaError, StorageError
 
 if TYPE_CHECKING:
     from robota.host._lifetime import OwnerRecord, OwnerState
@@ -36,6 +38,7 @@ __all__ = [
     "MarkerError",
     "MarkerHeldError",
     "MarkerLostError",
+    "MediaFetchError",
     "ModeNotEnforcedError",
     "OwnerRecordError",
     "ResponseTooLargeError",
@@ -229,3 +232,43 @@ class ResponseTooLargeError(RobotaError):
 
     default_code = "response_too_large"
     default_category = "provider"
+
+
+class MediaFetchError(ConfigurationError):
+    """A URL part an adapter had to fetch itself could not be fetched or sent (S06, issue 26).
+
+    Raised before the vendor is called. The message names the part (its kind and URL), where it
+    sits in the request, the model and the reason; the attributes say the same for a program.
+
+    Attributes:
+        url: The part's URL.
+        part_kind: ``"image"``, ``"document"`` or ``"audio"``.
+        message_index: The message's position in the request.
+        part_index: The part's position in that message's parts.
+        model: The model the request was for.
+        reason: ``"egress_refused"`` (the egress policy refused a hop), ``"http_status"`` (not
+            a 2xx answer), ``"too_large"``, ``"media_type"`` (served as a type the part or the
+            vendor does not take) or ``"network"`` (no answer).
+    """
+
+    default_code = "media_fetch_failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        part_kind: str,
+        message_index: int,
+        part_index: int,
+        model: str,
+        reason: str,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(message, recoverable=reason in ("network", "http_status"), **kwargs)
+        self.url = url
+        self.part_kind = part_kind
+        self.message_index = message_index
+        self.part_index = part_index
+        self.model = model
+        self.reason = reason

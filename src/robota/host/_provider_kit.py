@@ -54,6 +54,7 @@ from robota.core.providers import (
 )
 from robota.core.schema import ProjectionPolicy, project_tool_spec
 from robota.host._base64 import base64_text
+from robota.host._media_fetch import NO_FETCH, FetchRule, MediaFetcher
 
 __all__ = [
     "ErrorMapper",
@@ -355,7 +356,9 @@ class SDKProvider(Provider):
     stream makes a complete call and replays it as events; :meth:`aclose` closes the SDK client
     unless its ``http_client`` was the caller's. A subclass sets ``_name``, ``_url`` (the base
     URL it was given, or ``None``), ``_client``, ``_owns_client`` and ``_streaming`` and
-    implements :meth:`_send` and :meth:`_open`.
+    implements :meth:`_send` and :meth:`_open`. An adapter whose vendor does not fetch some URL
+    parts itself sets ``_media`` (a :class:`MediaFetcher`) and overrides :meth:`_fetch_rule`:
+    those parts are fetched through the egress client before the wire (S06).
     """
 
     _name: str
@@ -363,6 +366,7 @@ class SDKProvider(Provider):
     _client: Any
     _owns_client: bool
     _streaming: bool
+    _media: MediaFetcher | None = None
 
     @property
     def name(self) -> str:
@@ -421,6 +425,16 @@ class SDKProvider(Provider):
         """One streamed response."""
         return self.chat_stream_raw(request, signal=signal, capture=no_capture)
 
+    def _fetch_rule(self, model: str) -> FetchRule:
+        """Which URL parts this adapter fetches itself for ``model`` (default: none)."""
+        return NO_FETCH
+
+    async def _fetched(self, request: ChatRequest, signal: AbortSignal | None) -> ChatRequest:
+        """``request`` with the URL parts the vendor cannot fetch fetched (S06), else itself."""
+        if self._media is None:
+            return request
+        return await self._media.prepare(request, self._fetch_rule(request.model), signal=signal)
+
     async def chat_raw(
         self,
         request: ChatRequest,
@@ -432,6 +446,7 @@ class SDKProvider(Provider):
         check_native_tools(self, request.native_tools)  # S30: before any transport
         check_media(self, request.model, request.messages)
         request = without_unsupported_settings(self, request)  # S28: the runtime reports them
+        request = await self._fetched(request, signal)  # S06: before the vendor is called
         return await self._send(request, self.resolve_effort(request), signal, capture)
 
     def chat_stream_raw(
@@ -447,7 +462,24 @@ class SDKProvider(Provider):
         request = without_unsupported_settings(self, request)  # S28: the runtime reports them
         if not self._streaming:
             return replayed(self.chat_raw(request, signal=signal, capture=capture))
+        if self._media is not None and self._media.needs_fetch(
+            request, self._fetch_rule(request.model)
+        ):
+            return self._fetched_stream(request, signal, capture)
         return self._open(request, self.resolve_effort(request), signal, capture)
+
+    async def _fetched_stream(
+        self, request: ChatRequest, signal: AbortSignal | None, capture: NativeCapture
+    ) -> AsyncIterator[StreamEvent]:
+        request = await self._fetched(request, signal)  # S06: before the stream opens
+        stream = self._open(request, self.resolve_effort(request), signal, capture)
+        try:
+            async for event in stream:
+                yield event
+        finally:
+            closer = getattr(stream, "aclose", None)
+            if closer is not None:
+                await closer()  # the SDK stream is closed with this one
 
     def disable_sdk_retries(self) -> None:
         """Turn off the SDK client's own retries (``max_retries=0``); the host retries instead.
@@ -460,7 +492,13 @@ class SDKProvider(Provider):
             self._client = with_options(max_retries=0)
 
     async def aclose(self) -> None:
-        """Close the SDK client's connections, unless the ``http_client`` was the caller's."""
+        """Close the SDK client's connections, unless the ``http_client`` was the caller's.
+
+        A default egress client the adapter built to fetch media is closed too; one passed as
+        ``egress=`` stays the caller's.
+        """
+        if self._media is not None:
+            await self._media.aclose()
         if self._owns_client:
             await self._client.close()
 

@@ -72,6 +72,10 @@ def map_error(error: BaseException, *, provider: str, model: str | None) -> Base
 class AnthropicProvider(SDKProvider):
     """Anthropic's Messages API, through the official SDK.
 
+    Media URLs (issue 26, S06): Anthropic fetches an ``image`` or ``document`` block's ``url``
+    source itself, so an image or PDF part given by URL is sent as a URL and this adapter fetches
+    nothing (it takes no ``egress=``); the Messages API has no audio block at all.
+
     Args:
         api_key: The API key; default: the ``ANTHROPIC_API_KEY`` environment variable, else the
             key ``robota auth set anthropic`` stored (:func:`robota.host.find_api_key`).

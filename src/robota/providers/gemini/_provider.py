@@ -18,7 +18,8 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.host import require_api_key
+from robota.host import EgressClient, require_api_key
+from robota.host._media_fetch import NO_FETCH, FetchRule, MediaFetcher
 from robota.host._provider_kit import (
     SDKProvider,
     ToolProjector,
@@ -53,6 +54,23 @@ _KEY_VARIABLES: Final = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 _BASE_URL_VARIABLE: Final = "GOOGLE_GEMINI_BASE_URL"
 _GENERAL: Final = ModelCapabilities(tools=True, streaming=True, structured_output="json_schema")
 """What Google states for its current Gemini models in general (gemini-models-2025-12)."""
+
+_MiB: Final = 1024 * 1024
+# S06, issue 26 — which URLs Gemini fetches itself. Since 2026-01-12 a `file_data.file_uri` may be
+# any public or signed http(s) URL, which the Gemini API fetches during the request, besides its
+# own Files API URIs and registered Cloud Storage objects ("File input methods",
+# https://ai.google.dev/gemini-api/docs/file-input-methods, and Google's announcement
+# https://blog.google/innovation-and-ai/technology/developers-tools/gemini-api-new-file-limits).
+# So a URL part stays a URL. The exception is the older models that change predates (the
+# gemini-1.x and gemini-2.0 families, whose file_uri took Files API URIs only): for them every
+# URL part except a Files API URI is fetched here and sent as inline_data, at most 20 MiB each,
+# the inline request limit those models were documented with.
+_OLDER_MODELS: Final = ("gemini-1.", "gemini-2.0")
+_FETCH_FOR_OLDER: Final = FetchRule(
+    kinds=frozenset({"image", "document", "audio"}),
+    max_bytes={"image": 20 * _MiB, "document": 20 * _MiB, "audio": 20 * _MiB},
+    vendor_hosts=frozenset({"generativelanguage.googleapis.com"}),
+)
 
 
 class _Stream:
@@ -95,6 +113,14 @@ class GeminiProvider(SDKProvider):
         name: The provider's name in an agent (default ``"gemini"``).
         streaming: Stream responses (the default). ``False`` makes every call a complete
             request whose answer is then replayed as events.
+        egress: The :class:`~robota.host.EgressClient` that fetches URL parts Gemini does not
+            fetch itself (S06). Gemini fetches public and signed ``http(s)`` URLs itself
+            (``file_data``), so a URL part stays a URL — except on the older ``gemini-1.*`` and
+            ``gemini-2.0*`` models, whose ``file_data`` takes Files API URIs only: there a URL
+            part (other than a Files API URI) is fetched here and sent as ``inline_data``, at
+            most 20 MiB. Default: an ``EgressClient()`` built on the first fetch and closed by
+            :meth:`aclose`; one passed here stays yours. A failure is a
+            :class:`~robota.host.MediaFetchError` before Gemini is called.
 
     Raises:
         ConfigurationError: for an unsupported hosted tool, no API key anywhere (outside Vertex
@@ -103,6 +129,7 @@ class GeminiProvider(SDKProvider):
 
     __slots__ = (
         "_client",
+        "_media",
         "_name",
         "_native",
         "_owns_client",
@@ -123,9 +150,11 @@ class GeminiProvider(SDKProvider):
         native_tools: Iterable[str] = (),
         name: str = "gemini",
         streaming: bool = True,
+        egress: EgressClient | None = None,
     ) -> None:
         native = check_adapter_options(name, native_tools, _HOSTED, where="Gemini")
         genai = load_genai("GeminiProvider")  # a missing extra is said first
+        self._media = MediaFetcher(egress, provider=name)  # checks egress= before any client
         check_base_url(base_url, where="GeminiProvider")
         key = api_key
         if not vertexai:
@@ -201,6 +230,11 @@ class GeminiProvider(SDKProvider):
         base = getattr(options, "base_url", None)
         return str(base) if base else (self._url or _DEFAULT_ENDPOINT)
 
+    def _fetch_rule(self, model: str) -> FetchRule:
+        # S06: see _OLDER_MODELS — only the older models need their URL parts fetched here.
+        bare = model.removeprefix("models/")
+        return _FETCH_FOR_OLDER if bare.startswith(_OLDER_MODELS) else NO_FETCH
+
     def _params(self, request: ChatRequest, effort: EffortResolution | None) -> dict[str, Any]:
         control = thinking_control(request.model)
         return gemini_params(
@@ -260,7 +294,12 @@ class GeminiProvider(SDKProvider):
         )
 
     async def aclose(self) -> None:
-        """Close the SDK client's connections; a caller's ``httpx_async_client`` stays open."""
+        """Close the SDK client's connections; a caller's ``httpx_async_client`` stays open.
+
+        A default egress client built to fetch media is closed too (a caller's stays open).
+        """
+        if self._media is not None:
+            await self._media.aclose()
         await self._client.aio.aclose()
         self._client.close()
 

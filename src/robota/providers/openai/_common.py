@@ -3,7 +3,8 @@
 The kit (:mod:`robota.host._provider_kit`) drives SDK calls; this module adds OpenAI's own parts:
 :func:`map_error` (the ``openai`` SDK's exceptions through :mod:`._errors`, everything else
 through the kit's transport mapping) and :func:`output_schema` (when Structured Outputs may be
-``strict``), and the user-message parts both APIs map the same way (issue 26).
+``strict``), the user-message parts both APIs map the same way (issue 26), and which URL parts
+each API fetches itself (:data:`CHAT_FETCH`, :data:`RESPONSES_FETCH`, S06).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Final, Literal
 
 from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
 from robota.core.schema import project_tool_schema
+from robota.host._media_fetch import FetchRule
 from robota.host._provider_kit import (
     SDKProvider,
     StreamTranslator,
@@ -39,6 +41,9 @@ from robota.providers.openai._errors import map_openai_error
 from robota.providers.openai._projection import OPENAI_STRICT_POLICY
 
 __all__ = [
+    "CHAT_FETCH",
+    "OPENAI_AUDIO_TYPES",
+    "RESPONSES_FETCH",
     "SDKProvider",
     "StreamTranslator",
     "ToolProjector",
@@ -70,6 +75,30 @@ _AUDIO_FORMATS: Final[Mapping[str, Literal["wav", "mp3"]]] = {
     "audio/wav": "wav",
     "audio/mpeg": "mp3",
 }
+OPENAI_AUDIO_TYPES: Final = frozenset(_AUDIO_FORMATS)
+"""The audio types ``input_audio`` takes (its ``format``: ``wav`` or ``mp3``)."""
+
+_MiB: Final = 1024 * 1024
+# Per-part limits for what the adapter fetches and sends inline (S06, issue 26). A PDF: 32 MiB,
+# the total file content OpenAI's PDF file-input guide states for one request. Audio: 20 MiB, under
+# the 25 MB OpenAI states for an uploaded audio file (it states none for input_audio).
+_OPENAI_LIMITS: Final = {"image": 20 * _MiB, "document": 32 * _MiB, "audio": 20 * _MiB}
+
+CHAT_FETCH: Final = FetchRule(
+    kinds=frozenset({"document", "audio"}),
+    max_bytes=_OPENAI_LIMITS,
+    accepts={"audio": OPENAI_AUDIO_TYPES},
+)
+"""Chat Completions: OpenAI fetches an ``image_url`` itself; a ``file`` part takes a PDF only as
+bytes (``file_data``) and ``input_audio`` audio only as bytes, so those URLs are fetched here."""
+
+RESPONSES_FETCH: Final = FetchRule(
+    kinds=frozenset({"audio"}),
+    max_bytes=_OPENAI_LIMITS,
+    accepts={"audio": OPENAI_AUDIO_TYPES},
+)
+"""Responses: OpenAI fetches ``input_image`` URLs and ``input_file`` URLs (``file_url``) itself;
+``input_audio`` takes bytes only, so an audio URL is fetched here."""
 
 
 def data_url(part: ImagePart | DocumentPart) -> str:

@@ -18,9 +18,12 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.host import require_api_key
+from robota.host import EgressClient, require_api_key
+from robota.host._media_fetch import FetchRule, MediaFetcher
 from robota.providers.openai._chat import CHAT_SETTINGS, ChatCompletionsAPI, ChatWireOptions
 from robota.providers.openai._common import (
+    CHAT_FETCH,
+    RESPONSES_FETCH,
     SDKProvider,
     check_adapter_options,
     check_base_url,
@@ -69,6 +72,14 @@ class OpenAIProvider(SDKProvider):
         name: The provider's name in an agent (default ``"openai"``).
         streaming: Stream responses (the default). ``False`` makes every call a complete
             request whose answer is then replayed as events — for gateways that cannot stream.
+        egress: The :class:`~robota.host.EgressClient` that fetches the URL parts OpenAI does not
+            fetch itself (S06): an audio URL on both APIs (``input_audio`` takes bytes only) and
+            a document URL on Chat Completions (its ``file`` part takes a PDF only as bytes).
+            Image URLs, and document URLs on the Responses API (``file_url``), are passed as URLs
+            for OpenAI to fetch. Default: an ``EgressClient()`` built on the first fetch and
+            closed by :meth:`aclose`; one passed here stays yours. A fetched part is held to
+            20 MiB (audio) or 32 MiB (a PDF) and to the type it declares; a failure is a
+            :class:`~robota.host.MediaFetchError` before OpenAI is called.
 
     Raises:
         ConfigurationError: for an unknown ``api``, a hosted tool this API does not support, no
@@ -80,6 +91,7 @@ class OpenAIProvider(SDKProvider):
         "_api",
         "_api_name",
         "_client",
+        "_media",
         "_name",
         "_native",
         "_owns_client",
@@ -100,6 +112,7 @@ class OpenAIProvider(SDKProvider):
         native_tools: Iterable[str] = (),
         name: str = "openai",
         streaming: bool = True,
+        egress: EgressClient | None = None,
     ) -> None:
         if api not in ("responses", "chat"):
             raise ConfigurationError(f"api must be 'responses' or 'chat', got {api!r}")
@@ -107,6 +120,7 @@ class OpenAIProvider(SDKProvider):
             name, native_tools, _HOSTED[api], where=f"OpenAI's {api!r} API"
         )
         openai = load_openai("OpenAIProvider")  # a missing extra is said first
+        self._media = MediaFetcher(egress, provider=name)  # checks egress= before any client
         check_base_url(base_url, where="OpenAIProvider")
         # One lookup order with the command (robota.host.find_api_key): api_key=, then
         # $OPENAI_API_KEY, then the key `robota auth set openai` stored.
@@ -168,6 +182,10 @@ class OpenAIProvider(SDKProvider):
             model=request.model,
             source=effort_source(request.model),
         )
+
+    def _fetch_rule(self, model: str) -> FetchRule:
+        # S06: the URL kinds this API takes only as bytes (see the class docstring).
+        return RESPONSES_FETCH if self._api_name == "responses" else CHAT_FETCH
 
     def _reasoning_model(self, model: str) -> bool | None:
         # The exact row, else the family rule (S13): a newer reasoning model must still be asked

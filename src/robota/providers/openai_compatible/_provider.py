@@ -22,7 +22,8 @@ from robota.core import (
     resolve_effort,
 )
 from robota.core.providers import NativeCapture, StreamEvent
-from robota.host import find_api_key
+from robota.host import EgressClient, find_api_key
+from robota.host._media_fetch import FetchRule, MediaFetcher
 from robota.providers.openai._chat import (
     ChatCompletionsAPI,
     ChatWireOptions,
@@ -51,6 +52,18 @@ def _is_http_url(url: str) -> bool:
 
 
 _NO_KEY = "not-needed"  # the SDK requires a non-empty key; local servers ignore it
+
+_MiB: Final = 1024 * 1024
+FETCH_ALL: Final = FetchRule(
+    kinds=frozenset({"image", "document", "audio"}),
+    # The limits of OpenAI's own format (20 MiB an image or a clip, 32 MiB a PDF): a server that
+    # speaks it states none of its own that a client could read.
+    max_bytes={"image": 20 * _MiB, "document": 32 * _MiB, "audio": 20 * _MiB},
+    # input_audio's `format` is wav or mp3 (the Chat Completions wire this adapter speaks).
+    accepts={"audio": frozenset({"audio/wav", "audio/mpeg"})},
+)
+"""S06: every URL part is fetched here — a local server (llama.cpp's llama-server and most
+others) fetches no remote URL, and one that could would reach the network from its own host."""
 
 
 @final
@@ -97,6 +110,12 @@ class OpenAICompatibleProvider(SDKProvider):
         headers: Extra HTTP headers on every request.
         streaming: Stream responses (the default); ``False`` for a server that cannot stream:
             each call is then a complete request whose answer is replayed as events.
+        egress: The :class:`~robota.host.EgressClient` that fetches URL parts (S06). The server
+            is assumed to fetch no URL, so every image, document and audio part given by URL is
+            fetched here and sent inline (at most 20 MiB an image or a clip, 32 MiB a PDF; audio
+            as wav or mp3). Default: an ``EgressClient()`` built on the first fetch and closed by
+            :meth:`aclose`; one passed here stays yours. A failure is a
+            :class:`~robota.host.MediaFetchError` before the server is called.
 
     Raises:
         ConfigurationError: for no ``base_url`` (nor ``OPENAI_COMPATIBLE_BASE_URL``), one that
@@ -112,6 +131,7 @@ class OpenAICompatibleProvider(SDKProvider):
         "_client",
         "_declared",
         "_efforts",
+        "_media",
         "_name",
         "_owns_client",
         "_probe",
@@ -135,6 +155,7 @@ class OpenAICompatibleProvider(SDKProvider):
         stream_usage: bool = True,
         headers: Mapping[str, str] | None = None,
         streaming: bool = True,
+        egress: EgressClient | None = None,
     ) -> None:
         url: object = base_url if base_url is not None else os.environ.get(BASE_URL_VARIABLE)
         if not isinstance(url, str) or not url.strip():
@@ -166,6 +187,7 @@ class OpenAICompatibleProvider(SDKProvider):
                 f"got {max_tokens_field!r}"
             )
         openai = load_openai("OpenAICompatibleProvider")
+        self._media = MediaFetcher(egress, provider=name)  # checks egress= before any client
         # One lookup order with the command (robota.host.find_api_key): api_key=, then the key
         # `robota auth set openai-compatible` stored; no variable, and a key is optional.
         found = find_api_key("openai-compatible", api_key=api_key)
@@ -246,6 +268,9 @@ class OpenAICompatibleProvider(SDKProvider):
         return resolve_effort(
             request.effort, self._efforts.get(request.model), model=request.model, source="caller"
         )
+
+    def _fetch_rule(self, model: str) -> FetchRule:
+        return FETCH_ALL
 
     async def _send(
         self,
