@@ -6,8 +6,9 @@ allocates the encoded text three times (the encoded ``bytes``, their ``str``, th
 concatenation), and two of them are alive at once: a 20 MB image peaks at 53 MB. Here the text
 is built once: the bytes are encoded a window at a time and appended to one string, which
 CPython grows in place while nothing else refers to it (``benchmarks/media_memory.py`` measures
-the peak at the text plus one window). On an interpreter that copies on ``+=`` the result is the
-same, only slower.
+the peak at the text plus one window). On an interpreter that copies on ``+=`` — another Python
+implementation, or CPython under a line tracer such as coverage or a debugger — the result is
+the same, only slower, and the peak is two copies.
 """
 
 from __future__ import annotations
