@@ -132,6 +132,15 @@ _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
 _UNREPORTED: Final = Usage(partial=True)
+_NO_USAGE: Final = Usage()  # a run's usage before its first response
+
+
+def _add_usage(total: Usage, usage: Usage | None) -> Usage:
+    # The first response's usage is the run's so far as it is: no second object per run.
+    usage = usage or _UNREPORTED
+    return usage if total is _NO_USAGE else total + usage
+
+
 _log = get_logger("robota.execution")
 """Added for a message without usage: the run's total is then partial (S29)."""
 
@@ -232,7 +241,7 @@ class Execution:
         self._failures: list[PluginFailure] = []
         self._rounds = 0
         self._executed = 0
-        self._usage = Usage()
+        self._usage = _NO_USAGE
         self._stop: StopReason = "end_turn"
         self._output_override: str | None = None
         self._same_inputs = SameInputCounter(settings.max_same_tool_inputs)
@@ -342,7 +351,7 @@ class Execution:
         resumed = recovery.resumed_message
         for message in own:
             if isinstance(message, AssistantMessage):
-                self._usage = self._usage + (message.usage or _UNREPORTED)
+                self._usage = _add_usage(self._usage, message.usage)
                 if message.tool_calls and message is not resumed:
                     # The counts the execution had before its pending batch (S39); the batch
                     # itself is checked again when it is picked up, as it was the first time.
@@ -805,7 +814,7 @@ class Execution:
             notice = render(self.settings.texts.request_failed_notice, error=failure.message)
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
-        self._usage = self._usage + (message.usage or _UNREPORTED)
+        self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
         if journal is not None:
