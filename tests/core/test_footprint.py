@@ -64,5 +64,5 @@ async def test_issue27_an_agent_keeps_little_more_per_message_than_a_bare_dict_l
 
 async def test_issue27_kept_run_results_add_less_than_a_bare_message_each() -> None:
     ours, theirs = await _retained_per_message(keep_results=True)
-    # 1.96 on CPython 3.11 (2.39 before issue 27's changes; the goal is 3).
-    assert ours / theirs <= 2.2, (ours, theirs)
+    # 1.73 on CPython 3.11 (2.39 before issue 27's changes; the goal is 3).
+    assert ours / theirs <= 2.0, (ours, theirs)

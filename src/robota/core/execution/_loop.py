@@ -30,6 +30,7 @@ latest settled response, reusing every durable settlement.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
@@ -133,6 +134,13 @@ _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 _UNREPORTED: Final = Usage(partial=True)
 _NO_USAGE: Final = Usage()  # a run's usage before its first response
+
+
+@functools.lru_cache(maxsize=32)
+def _unresolved_effort(requested: EffortSelection, dispatched: bool) -> EffortOutcome:
+    # Most rounds' outcome (no resolution reported): one shared value per selection and dispatch,
+    # not one more object in every RunResult a caller keeps.
+    return EffortOutcome(requested, None, native_control_sent=False, dispatched=dispatched)
 
 
 def _add_usage(total: Usage, usage: Usage | None) -> Usage:
@@ -253,7 +261,7 @@ class Execution:
         self._output_value: object = None
         self._output_json: str | None = None  # the validated value a journal keeps (S18, S40)
         self._transport: OutputTransport = "unchanged"
-        self._effort = EffortOutcome(settings.effort)
+        self._effort = _unresolved_effort(settings.effort, False)
         self._round_effort: EffortResolution | None = None
         self._unattested = False
         self._journal = journal
@@ -855,10 +863,13 @@ class Execution:
         # S24: the outcome says what went on the wire. A round without dispatch (a cache hit)
         # keeps the recorded resolution for audit but never claims a control was sent.
         resolution = self._round_effort
+        if resolution is None:
+            self._effort = _unresolved_effort(self.settings.effort, dispatched)
+            return
         self._effort = EffortOutcome(
             self.settings.effort,
             resolution,
-            native_control_sent=dispatched and resolution is not None and resolution.sends_control,
+            native_control_sent=dispatched and resolution.sends_control,
             dispatched=dispatched,
         )
 
