@@ -15,6 +15,8 @@ many samples after a warm-up; the best sample is shown beside it.
 * The loop suite (issue 16; see ``loop_suite.py``): per run against a hand-written asyncio loop,
   1,000 concurrent runs against 1,000 sequential ones, retained memory against the bare message
   list, agent and tool construction.
+* Core's per-message footprint (issue 27; see ``footprint.py``): what an agent keeps per message
+  after a finished conversation, against a bare list of the same messages as dicts (tracemalloc).
 * Adapter overhead (issue 16; see ``adapters.py``): the OpenAI Chat Completions and Anthropic
   adapters beside their bare SDKs parsing the same streamed tool call.
 * Media memory (issue 26; see ``media_memory.py``): the peak allocation of a 20 MB image on its
@@ -34,6 +36,7 @@ import timeit
 from collections.abc import Callable
 
 import adapters
+import footprint
 import journal_overhead
 import loop_suite
 import media_memory
@@ -176,6 +179,8 @@ def main() -> int:
     _foundation()
     status = asyncio.run(_loop_benchmarks())
     loop_suite.main()
+    if not footprint.main():
+        status = 1
     adapters.main()
     if not media_memory.main():
         status = 1

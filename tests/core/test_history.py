@@ -253,3 +253,50 @@ def test_store_repr_and_len() -> None:
     assert len(store) == 1
     assert repr(store) == "<ConversationStore 1 messages>"
     assert repr(store.messages) == "HistoryView(1 messages)"
+
+
+def test_s34_a_provider_snapshot_survives_the_first_interrupted_message() -> None:
+    # Issue 27: the provider view shares the history's list until an interrupted message.
+    store = ConversationStore(system_prompt="sys")
+    store.append(UserMessage("q"))
+    before = store.provider_snapshot()
+    store.begin_assistant().commit(interrupted=True)
+    store.append(UserMessage("again"))
+    assert [m.content for m in before] == ["sys", "q"]
+    assert store.messages[2].content == ""
+    assert store.provider_messages()[2].content == DEFAULT_INTERRUPTED_ANNOTATION
+    assert [m.content for m in store.provider_messages()][3:] == ["again"]
+    store.set_system_prompt("new")
+    assert [m.content for m in store.messages][:2] == ["new", "q"]
+    assert [m.content for m in store.provider_messages()][:2] == ["new", "q"]
+    assert [m.content for m in before] == ["sys", "q"]
+
+
+def test_s34_head_changes_and_trims_keep_one_list_until_history_and_requests_differ() -> None:
+    store = ConversationStore(max_messages=2)
+    for text in ("a", "b", "c"):
+        store.append(UserMessage(text))
+    store.set_system_prompt("sys")
+    store.set_system_prompt(None)
+    store.set_system_prompt("sys")
+    expected = ["sys", "b", "c"]
+    assert [m.content for m in store.messages] == expected
+    assert [m.content for m in store.provider_messages()] == expected
+
+
+def test_s31_the_estimate_after_head_changes_and_trims_equals_a_fresh_count() -> None:
+    store = ConversationStore(system_prompt="a system prompt", max_messages=4)
+    for index in range(6):
+        store.append(UserMessage(f"question {index} " * index))
+        store.begin_assistant().commit(interrupted=index % 2 == 1)
+    store.set_system_prompt("a longer system prompt than before")
+    fresh = ConversationStore(messages=store.messages)
+    assert [m.content for m in fresh.provider_messages()] == [
+        m.content for m in store.provider_messages()
+    ]
+    assert store.context.estimated_tokens == fresh.context.estimated_tokens
+    store.set_system_prompt(None)
+    assert (
+        store.context.estimated_tokens
+        == ConversationStore(messages=store.messages).context.estimated_tokens
+    )

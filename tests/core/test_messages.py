@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
+import re
+import tracemalloc
 
 import pytest
 
@@ -80,3 +84,48 @@ def test_assistant_message_carries_model_usage_and_continuation() -> None:
     usage = Usage.from_counts(prompt=3, completion=4)
     message = AssistantMessage("hi", model="m-1", usage=usage, continuation="sig:abc")
     assert (message.model, message.usage, message.continuation) == ("m-1", usage, "sig:abc")
+
+
+@pytest.mark.parametrize("message", _all_kinds(), ids=lambda m: m.kind)
+def test_s34_a_message_id_is_spelled_once_and_stable_once_read(message: Message) -> None:
+    # Issue 27: the id is minted with the message but spelled as text on first read.
+    first = message.id
+    assert re.fullmatch(r"msg_[0-9a-f]{24}", first)
+    assert message.id is first
+    assert f"id={first!r}" in repr(message)
+    assert dataclasses.replace(message).id == first
+    assert pickle.loads(pickle.dumps(message)).id == first
+
+
+@pytest.mark.parametrize("kind", [SystemMessage, UserMessage, AssistantMessage])
+def test_s34_equality_and_hash_see_the_id_whether_read_or_not(
+    kind: type[SystemMessage | UserMessage | AssistantMessage],
+) -> None:
+    one, other = kind("same"), kind("same")
+    twin = copy.copy(one)  # copied before either id was read
+    assert one == twin
+    assert hash(one) == hash(twin)
+    assert one != other  # same content, different ids
+    assert one.id == twin.id != other.id
+    given = kind("same", id="msg_given", created_at=1.0)
+    assert given.id == "msg_given"
+    assert given == kind("same", id="msg_given", created_at=1.0)
+
+
+def test_s34_an_unread_message_id_costs_no_text() -> None:
+    """Issue 27: a message whose id is never read keeps 96 bits, not a 28-character string."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = [UserMessage("u") for _ in range(1_000)]
+        per_message = (tracemalloc.get_traced_memory()[0] - before) / len(kept)
+        for message in kept:
+            assert message.id.startswith("msg_")
+        read = (tracemalloc.get_traced_memory()[0] - before) / len(kept)
+    finally:
+        tracemalloc.stop()
+    # The object, the int, created_at's float and the list's slot: 129 bytes on CPython 3.11
+    # (166 with the id spelled at once); reading every id puts its text (77 bytes) in the int's
+    # (40 bytes) place.
+    assert per_message <= 136
+    assert read - per_message >= 30

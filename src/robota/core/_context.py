@@ -112,10 +112,11 @@ class ContextUsage:
 class ContextLedger:
     """The incremental S31 account of one conversation store (owned and fed by the store)."""
 
-    __slots__ = ("_base", "_estimates", "_tail", "_total")
+    # No per-message list: a message's estimate is a pure function of it, so the rare writes that
+    # remove messages (a new system head, a host-configured trim) estimate those again.
+    __slots__ = ("_base", "_tail", "_total")
 
     def __init__(self) -> None:
-        self._estimates: list[int] = []
         self._total = 0
         self._base: int | None = None
         self._tail = 0
@@ -139,7 +140,6 @@ class ContextLedger:
 
     def appended(self, message: Message) -> None:
         estimate = estimate_message_tokens(message)
-        self._estimates.append(estimate)
         self._total += estimate
         usage = message.usage if isinstance(message, AssistantMessage) else None
         if usage is not None and not usage.partial and usage.total_tokens > 0:
@@ -149,19 +149,17 @@ class ContextLedger:
         else:
             self._tail += estimate
 
-    def head_set(self, estimate: int | None, *, had_head: bool) -> None:
-        """The system head was replaced (``estimate`` of the new one) or removed (``None``)."""
-        if had_head:
-            self._total -= self._estimates.pop(0)
-        if estimate is not None:
-            self._estimates.insert(0, estimate)
-            self._total += estimate
+    def head_set(self, head: Message | None, *, old: Message | None) -> None:
+        """The system head ``old`` (if any) was replaced by ``head`` or removed (``None``)."""
+        if old is not None:
+            self._total -= estimate_message_tokens(old)
+        if head is not None:
+            self._total += estimate_message_tokens(head)
         self._base = None  # the report no longer describes this history
         self._tail = 0
 
-    def dropped(self, start: int, end: int) -> None:
-        """Messages ``[start, end)`` were trimmed."""
-        self._total -= sum(self._estimates[start:end])
-        del self._estimates[start:end]
+    def dropped(self, messages: Iterable[Message]) -> None:
+        """``messages`` (as :meth:`appended` saw them) were trimmed."""
+        self._total -= sum(estimate_message_tokens(message) for message in messages)
         self._base = None
         self._tail = 0

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal, TypeAlias, final, overload
 
-from robota.core._context import ContextLedger, estimate_message_tokens
+from robota.core._context import ContextLedger
 from robota.core._errors import ConfigurationError, HistoryError
 from robota.core._messages import (
     AssistantMessage,
@@ -287,7 +287,7 @@ class ConversationStore:
         self._annotation = interrupted_annotation
         self._max = max_messages
         self._messages: list[Message] = []
-        self._provider: list[Message] = []
+        self._provider: list[Message] = self._messages  # until an interrupted message (_push)
         self._pending: PendingAssistant | None = None
         self._view = HistoryView(self)
         self._provider_view = HistoryView(self, provider=True)
@@ -347,23 +347,20 @@ class ConversationStore:
 
         The very next :meth:`provider_messages` read carries the change.
         """
-        has_head = bool(self._messages) and isinstance(self._messages[0], SystemMessage)
+        old = self._messages[0] if self._messages else None
+        has_head = isinstance(old, SystemMessage)
         head = SystemMessage(text) if text else None
         if head is not None or has_head:
             self._copy_on_write()
-            self._ledger.head_set(
-                estimate_message_tokens(head) if head is not None else None, had_head=has_head
-            )
-        if head is None:
-            if has_head:
-                del self._messages[0]
-                del self._provider[0]
-        elif has_head:
-            self._messages[0] = head
-            self._provider[0] = head
-        else:
-            self._messages.insert(0, head)
-            self._provider.insert(0, head)
+            self._ledger.head_set(head, old=old if has_head else None)
+        for items in self._lists():
+            if head is None:
+                if has_head:
+                    del items[0]
+            elif has_head:
+                items[0] = head
+            else:
+                items.insert(0, head)
         if self.observer is not None and (head is not None or has_head):
             self.observer(HistoryMutation("system_prompt", head))
         return head
@@ -428,6 +425,12 @@ class ConversationStore:
         self._push(message)
         self._trim()
 
+    def _lists(self) -> tuple[list[Message], ...]:
+        # The provider list is the history list itself until an interrupted message differs.
+        if self._provider is self._messages:
+            return (self._messages,)
+        return (self._messages, self._provider)
+
     def _push(self, message: Message) -> None:
         self._messages.append(message)
         if isinstance(message, AssistantMessage) and message.state == "interrupted":
@@ -435,17 +438,24 @@ class ConversationStore:
                 f"{message.content}\n\n{self._annotation}" if message.content else self._annotation
             )
             sent: Message = dataclasses.replace(message, content=content)
+            if self._provider is self._messages:
+                # The first message the two views see differently: from now on, two lists.
+                # Snapshots taken before keep the shared list, which only grows past them.
+                self._provider = self._messages[:-1]
+            self._provider.append(sent)
         else:
             sent = message
-        self._provider.append(sent)
+            if self._provider is not self._messages:
+                self._provider.append(sent)
         self._ledger.appended(sent)
         if self.observer is not None:
             self.observer(HistoryMutation("append", message))
 
     def _copy_on_write(self) -> None:
         # Snapshots hold the old lists; rewrite fresh copies so none of them ever changes.
+        shared = self._provider is self._messages
         self._messages = list(self._messages)
-        self._provider = list(self._provider)
+        self._provider = self._messages if shared else list(self._provider)
 
     def _trim(self) -> None:
         if self._max is None:
@@ -459,9 +469,9 @@ class ConversationStore:
         # Never leave a tool result whose call was trimmed away at the front.
         while end < len(self._messages) and isinstance(self._messages[end], ToolMessage):
             end += 1
-        del self._messages[start:end]
-        del self._provider[start:end]
-        self._ledger.dropped(start, end)
+        self._ledger.dropped(self._provider[start:end])
+        for items in self._lists():
+            del items[start:end]
         if self.observer is not None:
             self.observer(HistoryMutation("trim", count=end - start))
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import KW_ONLY, dataclass, field
-from typing import ClassVar, Literal, TypeAlias, final
+from typing import Any, ClassVar, Literal, TypeAlias, cast, final
 
 from robota.core._parts import MediaPart, MessagePart, tool_parts, user_content
 from robota.core._usage import Usage
@@ -85,8 +85,45 @@ def now() -> float:
     return time.time() if source is None else source.clock()
 
 
-def _message_id() -> str:
-    return new_id("msg")
+def _mint_message_id() -> int | str:
+    # 96 bits from the OS now (the same source and timing as new_id, so ids stay unique across
+    # processes and replay inside deterministic()); spelled as text only when first read.
+    source = _DETERMINISM.get()
+    if source is not None:
+        return f"msg_{source.token()}"
+    return int.from_bytes(os.urandom(12), "big")
+
+
+# A message's ``id`` slot holds the int until _LazyMessageId spells it (typed as what readers see).
+_message_id = cast("Callable[[], str]", _mint_message_id)
+
+
+@final
+class _LazyMessageId:
+    """The ``id`` attribute of a message class: ``msg_<24 hex digits>``, spelled on first read.
+
+    An id is minted with its message (96 random bits, an int of 40 bytes) but most ids are never
+    read in a run that keeps no journal, and the text form costs 77 bytes; so the slot keeps the
+    int until the first read, which stores the text in its place. Equality, hashing, ``repr``,
+    ``dataclasses.replace`` and pickling all read through here, so they see the text.
+    """
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot  # the dataclass's member descriptor for the ``id`` slot
+
+    def __get__(self, message: object, owner: type | None = None) -> Any:
+        if message is None:
+            return self
+        value = self._slot.__get__(message, owner)
+        if type(value) is int:
+            value = f"msg_{value:024x}"
+            self._slot.__set__(message, value)  # frozen to callers; this slot is ours
+        return value
+
+    def __set__(self, message: object, value: object) -> None:
+        self._slot.__set__(message, value)
 
 
 @final
@@ -215,3 +252,7 @@ class ToolMessage:
 
 Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 """Any conversation message; discriminate with ``match`` or on ``.kind``."""
+
+for _kind in (SystemMessage, UserMessage, AssistantMessage, ToolMessage):
+    setattr(_kind, "id", _LazyMessageId(_kind.__dict__["id"]))  # noqa: B010 (not for mypy's eyes)
+del _kind

@@ -19,6 +19,7 @@ run records that (``RunResult.context_window``, the ``execution.context_window_u
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, TypeAlias, final
@@ -176,6 +177,13 @@ def check_context_window(value: object, where: str = "context_window") -> int | 
     return value
 
 
+@functools.lru_cache(maxsize=128)
+def _window(tokens: int | None, source: ContextWindowSource) -> ContextWindow:
+    # Immutable and the same for every run on one model: one shared value, not one per
+    # RunResult a caller keeps.
+    return ContextWindow(tokens, source)
+
+
 async def resolve_context_window(
     provider: Provider, model: str, *, given: int | None = None
 ) -> ContextWindow:
@@ -186,7 +194,7 @@ async def resolve_context_window(
     reporting nothing), the registered table; else unknown. Never raises for a missing answer.
     """
     if given is not None:
-        return ContextWindow(given, "caller")
+        return _window(given, "caller")
     try:
         reported = await provider.reported_context_window(model)
     except asyncio.CancelledError:
@@ -200,8 +208,8 @@ async def resolve_context_window(
         )
         reported = None
     if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
-        return ContextWindow(reported, "server")
+        return _window(reported, "server")
     registered = get_model_context_window(model, provider=provider.name)
     if registered is not None:
-        return ContextWindow(registered, "registry")
-    return ContextWindow(None, "unknown")
+        return _window(registered, "registry")
+    return _window(None, "unknown")

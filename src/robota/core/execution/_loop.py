@@ -30,6 +30,7 @@ latest settled response, reusing every durable settlement.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Final, Literal, TypeAlias, final
@@ -132,6 +133,22 @@ _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
 _UNREPORTED: Final = Usage(partial=True)
+_NO_USAGE: Final = Usage()  # a run's usage before its first response
+
+
+@functools.lru_cache(maxsize=32)
+def _unresolved_effort(requested: EffortSelection, dispatched: bool) -> EffortOutcome:
+    # Most rounds' outcome (no resolution reported): one shared value per selection and dispatch,
+    # not one more object in every RunResult a caller keeps.
+    return EffortOutcome(requested, None, native_control_sent=False, dispatched=dispatched)
+
+
+def _add_usage(total: Usage, usage: Usage | None) -> Usage:
+    # The first response's usage is the run's so far as it is: no second object per run.
+    usage = usage or _UNREPORTED
+    return usage if total is _NO_USAGE else total + usage
+
+
 _log = get_logger("robota.execution")
 """Added for a message without usage: the run's total is then partial (S29)."""
 
@@ -232,7 +249,7 @@ class Execution:
         self._failures: list[PluginFailure] = []
         self._rounds = 0
         self._executed = 0
-        self._usage = Usage()
+        self._usage = _NO_USAGE
         self._stop: StopReason = "end_turn"
         self._output_override: str | None = None
         self._same_inputs = SameInputCounter(settings.max_same_tool_inputs)
@@ -244,7 +261,7 @@ class Execution:
         self._output_value: object = None
         self._output_json: str | None = None  # the validated value a journal keeps (S18, S40)
         self._transport: OutputTransport = "unchanged"
-        self._effort = EffortOutcome(settings.effort)
+        self._effort = _unresolved_effort(settings.effort, False)
         self._round_effort: EffortResolution | None = None
         self._unattested = False
         self._journal = journal
@@ -342,7 +359,7 @@ class Execution:
         resumed = recovery.resumed_message
         for message in own:
             if isinstance(message, AssistantMessage):
-                self._usage = self._usage + (message.usage or _UNREPORTED)
+                self._usage = _add_usage(self._usage, message.usage)
                 if message.tool_calls and message is not resumed:
                     # The counts the execution had before its pending batch (S39); the batch
                     # itself is checked again when it is picked up, as it was the first time.
@@ -805,7 +822,7 @@ class Execution:
             notice = render(self.settings.texts.request_failed_notice, error=failure.message)
             pending.append_text(f"\n\n{notice}" if pending.text else notice)
         message = pending.commit(interrupted=outcome != "success")
-        self._usage = self._usage + (message.usage or _UNREPORTED)
+        self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
         if journal is not None:
@@ -846,10 +863,13 @@ class Execution:
         # S24: the outcome says what went on the wire. A round without dispatch (a cache hit)
         # keeps the recorded resolution for audit but never claims a control was sent.
         resolution = self._round_effort
+        if resolution is None:
+            self._effort = _unresolved_effort(self.settings.effort, dispatched)
+            return
         self._effort = EffortOutcome(
             self.settings.effort,
             resolution,
-            native_control_sent=dispatched and resolution is not None and resolution.sends_control,
+            native_control_sent=dispatched and resolution.sends_control,
             dispatched=dispatched,
         )
 
