@@ -8,6 +8,12 @@ owner-only file, S07), ``PostgresSessionStore`` (many workers) and
 :class:`robota.testing.InMemorySessionStore`, all behind the one port held to its contract by
 :func:`robota.testing.run_session_store_conformance`.
 
+Sessions: :class:`Session` (``open``, ``run``, ``resume``, ``fork``, ``rewind``, ``delete``,
+``set_metadata``, ``history``, ``turns``, ``info``, ``usage``, ``cost``, ``aclose``), what it
+reports (:class:`SessionInfo`, :class:`SessionMetadata`, :class:`Turn`), :func:`list_sessions`,
+and the errors :class:`SessionBusyError` (one writer: a second concurrent turn fails at once),
+:class:`SessionNotFoundError`, :class:`SessionStateError`.
+
 The port (for store authors): :class:`SessionStore`, :class:`SessionLease`, the header and entry
 records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
 :class:`TurnSaved`, :class:`Rewound`, :class:`MetadataSet`), their JSON form
@@ -28,6 +34,9 @@ from robota.sessions._records import (
     decode_session_entry,
     encode_session_entry,
 )
+from robota.sessions._session import Session, list_sessions
+from robota.sessions._sqlite import SQLiteSessionStore
+from robota.sessions._state import SessionInfo, SessionMetadata, Turn
 from robota.sessions._store import (
     MAX_SESSION_ID_LENGTH,
     SessionLease,
@@ -40,18 +49,24 @@ __all__ = [
     "MAX_SESSION_ID_LENGTH",
     "MetadataSet",
     "Rewound",
+    "SQLiteSessionStore",
+    "Session",
     "SessionBusyError",
     "SessionEntry",
     "SessionHeader",
+    "SessionInfo",
     "SessionLease",
+    "SessionMetadata",
     "SessionNotFoundError",
     "SessionStateError",
     "SessionStore",
     "StoredSession",
+    "Turn",
     "TurnSaved",
     "TurnStarted",
     "TurnStatus",
     "check_session_id",
     "decode_session_entry",
     "encode_session_entry",
+    "list_sessions",
 ]

@@ -64,7 +64,7 @@ class SessionHeader:
     """What never changes about a session.
 
     Attributes:
-        id: The session id (1–200 characters).
+        id: The session id (1–180 characters).
         created_at: When it was created (seconds since the epoch).
         parent_id: The session it was forked from, or ``None``.
         fork_at: How many of the parent's active turns it started with (with ``parent_id``).

@@ -44,7 +44,7 @@ from robota.sessions._records import SessionEntry, SessionHeader, StoredSession
 
 __all__ = ["MAX_SESSION_ID_LENGTH", "SessionLease", "SessionStore", "check_session_id"]
 
-MAX_SESSION_ID_LENGTH: Final = 200
+MAX_SESSION_ID_LENGTH: Final = 180
 """The longest session id, in characters."""
 
 _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
@@ -53,8 +53,8 @@ _CONTROL: Final = re.compile(r"[\x00-\x1f\x7f]")
 def check_session_id(value: object) -> str:
     """``value`` as a session id, or a :class:`~robota.ConfigurationError` naming the fix.
 
-    A session id is 1–200 characters of valid Unicode text without control characters, and
-    without ``/`` (a turn's execution id is ``"<session id>/<turn>"``).
+    A session id is 1–180 characters of valid Unicode text without control characters and
+    without ``/``: a turn's execution id is ``"<session id>/<turn>"``, within the journal's 200.
     """
     if not isinstance(value, str):
         raise ConfigurationError(f"a session id must be a string, got {type(value).__name__}")
