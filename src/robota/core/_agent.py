@@ -46,7 +46,7 @@ from robota.core._history import (
     HistoryView,
 )
 from robota.core._logging import get_logger
-from robota.core._messages import Message, new_id
+from robota.core._messages import Message, SystemMessage, new_id
 from robota.core._models import ContextWindow, check_context_window, get_model_context_window
 from robota.core._parts import UserInput, user_content
 from robota.core._plugins import (
@@ -311,6 +311,7 @@ class Agent(DurableAgentMixin):
         "_event_service",
         "_executor",
         "_given_window",
+        "_history_cap",
         "_hooks",
         "_id",
         "_initialized",
@@ -487,6 +488,7 @@ class Agent(DurableAgentMixin):
         self._modules = ModuleRegistry(modules)
         self._owns_providers = owns_providers
         self._response_cache = response_cache
+        self._history_cap = max_history_messages
         self._store = ConversationStore(
             messages=history,
             max_messages=max_history_messages,
@@ -640,6 +642,65 @@ class Agent(DurableAgentMixin):
     def history(self) -> HistoryView:
         """The conversation, read-only and live."""
         return self._store.messages
+
+    async def replace_history(self, messages: Iterable[Message]) -> None:
+        """Replace the whole conversation with ``messages``, between runs (a restored session).
+
+        The seam a host layer that keeps conversations elsewhere (``robota.sessions``) uses to
+        load one into the agent before a turn. It waits for the agent's run slot (S38), so it
+        never lands inside a run: runs queued before it finish first, runs started after it see
+        the new history. The messages are kept as they are (ids, timestamps, interrupted state);
+        nothing is emitted and no plugin is called, since no message is *added* to the
+        conversation.
+
+        The system head (S35): when ``messages`` does not begin with a
+        :class:`~robota.SystemMessage`, the head is the agent's configured
+        :attr:`system_prompt` — a new turn on a restored conversation carries the live prompt,
+        never a stale stored one. When it does begin with one, that message is the head and the
+        configuration is left unchanged: a host continuing an interrupted execution gives the
+        prompt that execution used (the execution's checkpoint keeps it, S40), and a later call
+        without a head restores the live one. Tools that ``tool_search`` loaded (S19) stay
+        loaded, and those the given messages loaded are added.
+
+        Raises:
+            HistoryError: a system message that is not the first message.
+            TypeError: an item that is not a message.
+            DisposedAgentError: the agent is closed.
+        """
+        self._check_not_closed()
+        items = tuple(messages)
+        await self._slot.acquire()
+        try:
+            self._check_not_closed()
+            store = ConversationStore(
+                messages=items,
+                max_messages=self._history_cap,
+                interrupted_annotation=self._texts.interrupted_annotation,
+            )
+            if self._system_prompt and not (items and isinstance(items[0], SystemMessage)):
+                store.set_system_prompt(self._system_prompt)
+            for message in store.messages:
+                self._catalog.note(message)
+            self._store.observer = None
+            store.observer = self._on_history
+            self._store = store
+        finally:
+            self._slot.release()
+
+    @property
+    def hooks(self) -> HookRunner | None:
+        """The runner of this agent's lifecycle hooks (S22): ``hooks=``, or the tool gate's.
+
+        ``None`` when the agent has none. A layer above core (``robota.sessions``) fires its own
+        events (``SessionStart``, ``SessionEnd``) through it, so one configuration serves every
+        event.
+        """
+        return self._hooks
+
+    @property
+    def journal(self) -> ExecutionJournal | None:
+        """The execution journal the agent was built with (S40), or ``None``."""
+        return self._journal
 
     def context_usage(self, *, floor: int = 0) -> ContextUsage:
         """How full the current model's context window is (S31), without any provider call.

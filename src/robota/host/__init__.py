@@ -20,6 +20,8 @@ core never reaches for them on its own.
   :func:`permission_context`.
 * ``$ENV:`` references (S02): :class:`ProcessEnvResolver`.
 * Execution journals (S40): :class:`SQLiteJournal`, :class:`PostgresJournal`.
+* For stores built on SQLite (the journal, ``robota.sessions``): :func:`prepare_owner_only_database`
+  (S07) and :func:`try_lock_file` (a crash-released writer lock, S10).
 """
 
 #: S11 asks for these two names on the host sealer; they are core's error classes.
@@ -97,6 +99,7 @@ from robota.host._paths import canonical_path, is_path_inside
 from robota.host._permissions import permission_context
 from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command, read_only_reason
 from robota.host._sealer import Sealer, create_key_files, load_sealer
+from robota.host._sqlite_files import prepare_owner_only_database, try_lock_file
 from robota.host._store import (
     DIRECTORY_MODE,
     FILE_MODE,
@@ -181,10 +184,12 @@ __all__ = [
     "owner_state",
     "parse_ip_literal",
     "permission_context",
+    "prepare_owner_only_database",
     "read_only_reason",
     "register_at_exit",
     "require_api_key",
     "run_exit_callbacks",
     "signal_group",
     "spawn",
+    "try_lock_file",
 ]

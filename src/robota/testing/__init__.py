@@ -8,6 +8,9 @@ Public and meant for users' own test suites:
   refusing a request that differs from the recording.
 * :class:`InMemoryJournal` — an :class:`~robota.ExecutionJournal` in memory (S40), for tests
   and examples.
+* :class:`InMemorySessionStore` — a :class:`~robota.sessions.SessionStore` in memory, and
+  :func:`run_session_store_conformance`, which holds any session store to the port's contract
+  (:data:`SESSION_STORE_CHECKS`). ``robota.testing`` sits above ``robota.sessions`` for these.
 * :func:`loopback_allowance` lets named test hosts resolve to loopback under the egress policy.
 * :func:`run_provider_conformance` runs the provider conformance kit against any
   :class:`~robota.Provider` — ours or a third party's: a :data:`ProviderFactory` builds a
@@ -50,12 +53,22 @@ from robota.testing._journal_conformance import (
     run_journal_conformance,
 )
 from robota.testing._scripted import ScriptedProvider, ScriptedTurn, ScriptExhaustedError, TurnLike
+from robota.testing._session_conformance import (
+    SESSION_STORE_CHECKS,
+    SessionStoreCheck,
+    SessionStoreCheckResult,
+    SessionStoreConformanceReport,
+    SessionStoreFactory,
+    run_session_store_conformance,
+)
+from robota.testing._session_store import InMemorySessionStore
 
 __all__ = [
     "CONFORMANCE_SCENARIOS",
     "DEFAULT_OUTPUT_SCHEMA",
     "DEFAULT_TOOL",
     "JOURNAL_CONFORMANCE_CHECKS",
+    "SESSION_STORE_CHECKS",
     "CassetteMismatchError",
     "CassetteMode",
     "CassetteProvider",
@@ -63,6 +76,7 @@ __all__ = [
     "ConformanceScenario",
     "ConformanceTarget",
     "InMemoryJournal",
+    "InMemorySessionStore",
     "JournalCheck",
     "JournalCheckResult",
     "JournalConformanceReport",
@@ -73,8 +87,13 @@ __all__ = [
     "ScriptExhaustedError",
     "ScriptedProvider",
     "ScriptedTurn",
+    "SessionStoreCheck",
+    "SessionStoreCheckResult",
+    "SessionStoreConformanceReport",
+    "SessionStoreFactory",
     "TurnLike",
     "loopback_allowance",
     "run_journal_conformance",
     "run_provider_conformance",
+    "run_session_store_conformance",
 ]

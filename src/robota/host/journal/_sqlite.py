@@ -57,14 +57,8 @@ from robota.core.execution._journal import (
     decode_journal_record,
     encode_journal_record,
 )
-from robota.host._errors import InsecureModeError, ModeNotEnforcedError
-from robota.host._regular_file import open_regular_file
-from robota.host._store import (
-    OwnerOnlyStore,
-    check_owner_only_directory,
-    open_new_file,
-    verify_new_file,
-)
+from robota.host._sqlite_files import prepare_owner_only_database
+from robota.host._store import OwnerOnlyStore
 
 __all__ = ["SQLiteJournal"]
 
@@ -73,10 +67,6 @@ T = TypeVar("T")
 _SCHEMA_VERSION: Final = "1"
 _LOCKS_SUFFIX: Final = ".locks"
 _FILE_MODE: Final = 0o600
-_OTHERS: Final = 0o077  # the group's and other accounts' permission bits
-#: What SQLite keeps beside the database: the write-ahead log, its shared-memory index, and the
-#: rollback journal (of a database not yet in WAL mode).
-_SIDE_SUFFIXES: Final = ("-wal", "-shm", "-journal")
 #: Seconds SQLite waits for another process's write transaction (appends are one short
 #: transaction each). This is never a wait for an execution's lease, which is refused at once.
 _BUSY_TIMEOUT: Final = 10.0
@@ -239,7 +229,7 @@ class SQLiteJournal(ExecutionJournal):
         if self._connection is not None:
             return self._connection
         with _translated(f"open the SQLite journal {self._path}"):
-            _prepare_owner_only(self._path, repair=self._repair)
+            prepare_owner_only_database(self._path, repair=self._repair, holder="journal")
             connection = sqlite3.connect(
                 self._path, timeout=_BUSY_TIMEOUT, isolation_level=None, check_same_thread=True
             )
@@ -455,81 +445,6 @@ def _check_id(execution_id: object) -> None:
 
 def _lock_name(execution_id: str) -> str:
     return hashlib.sha256(execution_id.encode()).hexdigest()
-
-
-def _prepare_owner_only(path: str, *, repair: bool) -> None:
-    """S07: the database's directory owner-only; the database ``0600`` from the start, or checked.
-
-    The files are checked by name here and opened by name later, by SQLite — the database at
-    once, its side files when it first needs them — so the check holds only while no other
-    account can create, rename or remove names in the directory: it must be owner-only, checked
-    as an owner-only store checks its own (tightened on ``repair``, never when another account's
-    or shared like ``/tmp``). SQLite would create a missing file with the umask's mode, and
-    adopts an existing one whatever its mode; the journal holds conversations. A side file left
-    beside the database is read into it (``-wal``, ``-journal``) or shared with it (``-shm``), so
-    each one present is checked like the database — even beside a new one, where a stale log
-    would be replayed.
-    """
-    # S07: the database's directory must not let another account plant or swap its files
-    # between this check and SQLite's open by name; listing the names leaks nothing (each file
-    # is 0600), so an ordinary 0755 project folder is fine.
-    check_owner_only_directory(
-        os.path.dirname(path), repair=repair, holder="journal", writable_only=True
-    )
-    try:
-        fd = open_new_file(path)
-    except FileExistsError:
-        _check_owner_only(path, repair=repair)
-    else:
-        try:
-            verify_new_file(fd, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(path)  # ours and still empty: leave nothing unprotected behind
-            raise
-        finally:
-            os.close(fd)
-    for suffix in _SIDE_SUFFIXES:
-        _check_owner_only(path + suffix, repair=repair)
-
-
-def _check_owner_only(path: str, *, repair: bool) -> None:
-    # Opened without following a link and without waiting (a FIFO), judged on the descriptor.
-    opened = open_regular_file(path)
-    if opened is None:
-        return
-    fd, info = opened
-    try:
-        mode = stat.S_IMODE(info.st_mode)
-        if info.st_uid != os.geteuid():
-            raise InsecureModeError(
-                f"{path} belongs to account {info.st_uid}, not to this one ({os.geteuid()}); "
-                "the journal cannot trust records another account could have written",
-                path=path,
-                mode=mode,
-                uid=info.st_uid,
-            )
-        if mode & _OTHERS == 0:
-            return  # owner-only (a narrower mode is not a leak; SQLite's own errors say so)
-        if not repair:
-            raise InsecureModeError(
-                f"{path} has mode {mode:#o}, but the journal needs {_FILE_MODE:#o}: another "
-                "account could read its conversations or change its records. Check that "
-                "nobody did, then open the journal with repair=True to tighten it",
-                path=path,
-                mode=mode,
-                uid=info.st_uid,
-            )
-        os.fchmod(fd, mode & ~_OTHERS)
-        repaired = stat.S_IMODE(os.fstat(fd).st_mode)
-        if repaired & _OTHERS:
-            raise ModeNotEnforcedError(
-                f"{path} had mode {mode:#o}; setting {mode & ~_OTHERS:#o} left {repaired:#o}",
-                path=path,
-                mode=repaired,
-            )
-    finally:
-        os.close(fd)
 
 
 def _mode_at(path: str) -> int | None:

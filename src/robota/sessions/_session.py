@@ -1,0 +1,589 @@
+"""A :class:`Session`: one conversation with an id, kept in a store, run by an agent.
+
+Each turn runs under the session's lease (one writer across processes, S10): take the lease,
+reload the log (another process may have added turns), resume a turn a crash left pending (S40),
+load the active conversation into the agent (:meth:`~robota.Agent.replace_history`, with the
+agent's *live* system prompt, S35), run, save the turn's messages in one append, give the lease
+up. A turn that cannot take the lease fails at once with :class:`SessionBusyError` — the one
+writer choice: failing is visible and never leaves a caller blocked behind a stuck turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Iterable, Sequence
+from types import TracebackType
+from typing import Any, Final, Literal, final
+
+from robota.core import (
+    AbortError,
+    Agent,
+    ConfigurationError,
+    Message,
+    MessagePart,
+    RunResult,
+    SystemMessage,
+    Usage,
+)
+from robota.core.payloads import user_content
+from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._records import (
+    MetadataSet,
+    Rewound,
+    SessionEntry,
+    SessionHeader,
+    TurnSaved,
+    TurnStarted,
+)
+from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn
+from robota.sessions._store import SessionLease, SessionStore, check_session_id
+
+__all__ = ["Session", "list_sessions"]
+
+_ID_PREFIX: Final = "ses_"
+
+UserInput = str | Sequence[MessagePart]  # as robota.Agent.run takes it
+
+# Sessions sharing one agent take turns on it: loading a conversation and running the turn must
+# not interleave with another session's. Keyed by id(agent) while a session holds the agent
+# (which keeps it alive, so the id is not reused); the count says how many sessions hold it.
+_AGENT_LOCKS: dict[int, tuple[asyncio.Lock, list[int]]] = {}
+
+
+def _hold_agent(agent: Agent) -> asyncio.Lock:
+    entry = _AGENT_LOCKS.get(id(agent))
+    if entry is None:
+        entry = (asyncio.Lock(), [0])
+        _AGENT_LOCKS[id(agent)] = entry
+    entry[1][0] += 1
+    return entry[0]
+
+
+def _drop_agent(agent: Agent) -> None:
+    entry = _AGENT_LOCKS.get(id(agent))
+    if entry is not None:
+        entry[1][0] -= 1
+        if entry[1][0] <= 0:
+            del _AGENT_LOCKS[id(agent)]
+
+
+@final
+class Session:
+    """A conversation with an id that outlives processes (issue 27).
+
+    Open one with :meth:`open`; each :meth:`run` is one turn, saved atomically when it ends. A
+    crash (SIGKILL) mid-turn leaves the session at its last complete turn — or, when the agent is
+    journaled (``Agent(journal=...)``), at a *pending* turn that the next :meth:`open` or
+    :meth:`run` resumes with :meth:`~robota.Agent.resume` to the end of the interrupted turn,
+    repeating no model call or tool effect (S40).
+
+    The agent: the session loads its conversation into the agent before every turn, replacing
+    whatever the agent held (:meth:`~robota.Agent.replace_history`), so do not run the agent
+    directly while it serves a session. Several sessions may share one agent (a fork does by
+    default): they take turns. The system prompt is the agent's, live (S35): a new turn on a
+    restored session carries the agent's current prompt, never a stored one; continuing an
+    interrupted execution keeps the prompt it started with.
+
+    Hooks (S22): ``SessionStart`` fires when a session is opened (``source``: ``"startup"`` for a
+    new one, ``"resume"`` for an existing one) and ``SessionEnd`` at :meth:`aclose`, through the
+    agent's hook runner (:attr:`~robota.Agent.hooks`). Both are awaited and advisory: their
+    outcome is not inspected, so a hook cannot veto opening or closing.
+
+    Lifecycle: ``open`` → ``closed`` (:meth:`aclose` or ``async with``); a closed session refuses
+    every call with :class:`SessionStateError`. The store is the caller's: closing a session does
+    not close it.
+    """
+
+    __slots__ = ("_agent", "_lock", "_state", "_status", "_store")
+
+    def __init__(
+        self, agent: Agent, store: SessionStore, state: SessionState, *, _token: object
+    ) -> None:
+        if _token is not _OPEN:
+            raise TypeError("use `await Session.open(agent, store, session_id)` to get a Session")
+        self._agent = agent
+        self._store = store
+        self._state = state
+        self._lock = _hold_agent(agent)
+        self._status: Literal["open", "closed"] = "open"
+
+    # ------------------------------------------------------------------ opening
+
+    @classmethod
+    async def open(
+        cls,
+        agent: Agent,
+        store: SessionStore,
+        session_id: str | None = None,
+        *,
+        title: str | None = None,
+        user_id: str | None = None,
+        tags: Iterable[str] = (),
+    ) -> Session:
+        """Open session ``session_id`` of ``store`` for ``agent``, creating it when new.
+
+        With ``session_id=None`` a new session gets a fresh id (``session.id``); an id the store
+        does not hold yet creates that session (a chat named by its user). Opening an existing
+        session resumes a turn a crash left pending, when its lease is free (a pending turn whose
+        lease another process holds is still running there). ``title``, ``user_id`` and
+        ``tags`` set the metadata of a new session; on an existing one, when any is given, they
+        replace its metadata (as :meth:`set_metadata`).
+
+        Raises:
+            ConfigurationError: ``agent`` is not an Agent, ``store`` not a SessionStore, or a
+                bad id or metadata (the message names the fix).
+            SessionStateError: the session has a pending turn and the agent has no journal to
+                resume it with, or the resumed turn is suspended (answer it, then
+                :meth:`resume`).
+            ReconciliationRequired: the pending turn's execution cannot be resumed without the
+                host settling it (:meth:`~robota.Agent.reconcile`, then open again).
+            StorageError: the store failed.
+        """
+        if not isinstance(agent, Agent):
+            raise ConfigurationError(f"Session.open() needs a robota.Agent, got {agent!r}")
+        if not isinstance(store, SessionStore):
+            raise ConfigurationError(
+                f"Session.open() needs a SessionStore (robota.sessions.SQLiteSessionStore, "
+                f"robota.testing.InMemorySessionStore …), got {store!r}"
+            )
+        metadata = _metadata(title, user_id, tags)
+        given = title is not None or user_id is not None or bool(metadata.tags)
+        source: Literal["startup", "resume"] = "resume"
+        if session_id is None:
+            session_id = _ID_PREFIX + uuid.uuid4().hex
+        session_id = check_session_id(session_id)
+        try:
+            stored = await store.load(session_id)
+        except SessionNotFoundError:
+            now = time.time()
+            entries: tuple[SessionEntry, ...] = (
+                (MetadataSet(metadata.title, metadata.user_id, metadata.tags, now),)
+                if given
+                else ()
+            )
+            await store.create(SessionHeader(session_id, now), entries)
+            stored = await store.load(session_id)
+            source = "startup"
+            given = False
+        session = cls(agent, store, SessionState(stored), _token=_OPEN)
+        try:
+            if given:
+                await session.set_metadata(
+                    title=metadata.title, user_id=metadata.user_id, tags=metadata.tags
+                )
+            if session._state.pending is not None:
+                await session._recover_if_free()
+            await session._fire("SessionStart", {"source": source})
+        except BaseException:
+            session._status = "closed"
+            _drop_agent(agent)
+            raise
+        return session
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def id(self) -> str:
+        """The session id."""
+        return self._state.header.id
+
+    @property
+    def agent(self) -> Agent:
+        """The agent that runs this session's turns."""
+        return self._agent
+
+    @property
+    def store(self) -> SessionStore:
+        """The store the session is kept in."""
+        return self._store
+
+    @property
+    def history(self) -> tuple[Message, ...]:
+        """The active conversation as the model will see it next, without the system prompt.
+
+        As of this handle's last read of the store (every open, turn, fork and rewind reads
+        it); another process's later turns appear at this session's next turn.
+        """
+        return self._state.history
+
+    @property
+    def turns(self) -> tuple[Turn, ...]:
+        """The active turns, in order (rewound ones are kept in the store, not here)."""
+        return self._state.turns()
+
+    @property
+    def metadata(self) -> SessionMetadata:
+        """The session's title, user id and tags."""
+        return self._state.metadata
+
+    @property
+    def usage(self) -> Usage:
+        """Usage over every turn run in this session (see :class:`SessionInfo`)."""
+        return self._state.usage
+
+    @property
+    def cost(self) -> float | None:
+        """Estimated USD cost of every turn run in this session; ``None`` when any is unknown."""
+        return self._state.cost
+
+    @property
+    def info(self) -> SessionInfo:
+        """The session's :class:`SessionInfo`."""
+        return self._state.info()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`aclose` was called."""
+        return self._status == "closed"
+
+    async def refresh(self) -> None:
+        """Read the session from the store again (another process's turns, a rewind …)."""
+        self._check_open()
+        self._state = SessionState(await self._store.load(self.id))
+
+    # ------------------------------------------------------------------ turns
+
+    async def run(self, input: UserInput, **options: Any) -> RunResult[Any]:
+        """Run one turn: the agent answers ``input`` with the session's conversation before it.
+
+        Options are :meth:`robota.Agent.run`'s (``output=``, ``signal=``, ``max_rounds=`` …)
+        except ``execution_id``, which the session chooses (``"<session id>/<turn number>"``
+        for a journaled agent). The turn's messages are saved in one append when the run ends:
+        ``complete`` or ``interrupted`` as the run returned, ``failed`` (with the messages the
+        run had added, then the error re-raised) when it raised. A ``suspended`` run (S40)
+        stays pending: answer its requests with :meth:`~robota.Agent.respond`, then
+        :meth:`resume`.
+
+        Raises:
+            SessionBusyError: another writer holds the session (raised at once).
+            SessionStateError: the session is closed, or holds a pending turn that cannot be
+                resumed here (see :meth:`open`).
+            ConfigurationError: bad input or options.
+            Any error of :meth:`robota.Agent.run`, after the failed turn was saved.
+        """
+        self._check_open()
+        if "execution_id" in options:
+            raise ConfigurationError(
+                "session.run() chooses each turn's execution id (<session id>/<turn>); "
+                "do not pass execution_id="
+            )
+        user_content(input, "session.run()")  # a bad input fails before anything is written
+        async with self._lock, await self._acquire() as lease:
+            state = await self._reload()
+            if state.pending is not None:
+                await self._resume_pending(lease, state)
+                state = self._state
+            await self._before_turn(lease, state)
+            return await self._run_turn(lease, state, input, options)
+
+    async def resume(self) -> RunResult[Any] | None:
+        """Resume the turn a crash or a suspension left pending; ``None`` when there is none.
+
+        :meth:`open` and :meth:`run` do this on their own; call it after answering a suspended
+        turn's requests (:meth:`~robota.Agent.respond`).
+
+        Raises:
+            SessionBusyError: another writer holds the session.
+            SessionStateError: see :meth:`open`.
+        """
+        self._check_open()
+        async with self._lock, await self._acquire() as lease:
+            state = await self._reload()
+            if state.pending is None:
+                return None
+            return await self._resume_pending(lease, state)
+
+    async def _before_turn(self, lease: SessionLease, state: SessionState) -> None:
+        """The point before a turn's request where automatic compaction will run (S39).
+
+        Issue 27 item 2 builds it here: under the turn's lease, with the reloaded state, before
+        the conversation is loaded into the agent; it appends its compaction record through
+        ``lease`` and folds it into ``self._state``. Nothing happens yet.
+        """
+
+    async def _run_turn(
+        self, lease: SessionLease, state: SessionState, input: UserInput, options: Any
+    ) -> RunResult[Any]:
+        number = state.next_turn
+        execution_id: str | None = None
+        if self._agent.journal is not None:
+            execution_id = f"{self.id}/{number}"
+            # S40: the turn is recorded with its execution before the run, so a crash leaves
+            # it pending and the next open resumes that execution instead of losing it.
+            await self._append(
+                lease,
+                TurnStarted(number, execution_id, self._agent.system_prompt, time.time()),
+            )
+            options = {**options, "execution_id": execution_id}
+        await self._agent.replace_history(state.history)  # S35: the live prompt as head
+        base = len(self._agent.history)
+        try:
+            result: RunResult[Any] = await self._agent.run(input, **options)
+        except BaseException as exc:
+            interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
+            added = tuple(self._agent.history[base:])
+            saved = TurnSaved(
+                number,
+                "interrupted" if interrupted else "failed",
+                added,
+                Usage(),
+                None,
+                execution_id,
+                time.time(),
+                error="" if interrupted else f"{type(exc).__name__}: {exc}",
+            )
+            await asyncio.shield(self._append(lease, saved))
+            raise
+        if result.status != "suspended":
+            await self._append(lease, _saved(number, result, execution_id))
+        return result
+
+    async def _resume_pending(self, lease: SessionLease, state: SessionState) -> RunResult[Any]:
+        pending = state.pending
+        assert pending is not None  # the callers checked
+        journal = self._agent.journal
+        if journal is None:
+            raise SessionStateError(
+                f"session {self.id!r} has turn {pending.turn} interrupted mid-run as execution "
+                f"{pending.execution_id!r}; open it with an agent built with the journal that "
+                "ran it (Agent(journal=...)) to resume that turn",
+                code="turn_pending",
+            )
+        if not await journal.read(pending.execution_id):
+            # The run never reached the journal: no model call or effect happened (S40).
+            await self._append(
+                lease,
+                TurnSaved(
+                    pending.turn, "abandoned", (), Usage(), None, pending.execution_id, time.time()
+                ),
+            )
+            empty: RunResult[Any] = RunResult(
+                "", "interrupted", Usage(), (), pending.execution_id, stop_reason="interrupted"
+            )
+            return empty
+        # S35: continuing an interrupted execution keeps the prompt it started with.
+        head = (SystemMessage(pending.system_prompt),) if pending.system_prompt else ()
+        await self._agent.replace_history((*head, *state.history))
+        result: RunResult[Any] = await self._agent.resume(pending.execution_id)
+        if result.status == "suspended":
+            raise SessionStateError(
+                f"turn {pending.turn} of session {self.id!r} is suspended, waiting for outside "
+                f"responses to {[r.id for r in result.pending_requests]}; answer each with "
+                f"agent.respond({pending.execution_id!r}, request_id, response), then call "
+                "session.resume()",
+                code="turn_suspended",
+            )
+        await self._append(lease, _saved(pending.turn, result, pending.execution_id))
+        return result
+
+    async def _recover_if_free(self) -> None:
+        try:
+            lease = await self._store.acquire(self.id)
+        except SessionBusyError:
+            return  # the pending turn is running in its own process
+        async with self._lock, lease:
+            state = await self._reload()
+            if state.pending is not None:
+                await self._resume_pending(lease, state)
+
+    # ------------------------------------------------------------------ fork, rewind, metadata
+
+    async def fork(self, at: int | None = None, *, session_id: str | None = None) -> Session:
+        """A new session whose conversation is this one's first ``at`` turns (all when ``None``).
+
+        This session is not changed. The fork has its own id (``session_id``, or a fresh one),
+        this session's metadata, and ``info.parent_id`` / ``info.fork_at`` naming its origin; it
+        is served by the same agent (sessions sharing an agent take turns on it).
+
+        Raises:
+            ConfigurationError: ``at`` is not between 0 and the number of active turns, or the
+                id exists already (code ``session_exists``).
+            SessionStateError: the session is closed.
+        """
+        self._check_open()
+        state = await self._reload()
+        at = _position(at, len(state.active), "fork", "at")
+        now = time.time()
+        new_id = check_session_id(session_id if session_id is not None else _new_id())
+        metadata = state.metadata
+        entries: list[SessionEntry] = []
+        if metadata != SessionMetadata():
+            entries.append(MetadataSet(metadata.title, metadata.user_id, metadata.tags, now))
+        for number, turn in enumerate(state.active[:at]):
+            entries.append(
+                TurnSaved(
+                    number,
+                    turn.status,
+                    turn.messages,
+                    turn.usage,
+                    turn.cost,
+                    turn.execution_id,
+                    turn.at,
+                    turn.error,
+                )
+            )
+        await self._store.create(SessionHeader(new_id, now, self.id, at), entries)
+        return await Session.open(self._agent, self._store, new_id)
+
+    async def rewind(self, to: int) -> None:
+        """Keep only the first ``to`` active turns; the later ones stay in the store's record.
+
+        The next turn continues from turn ``to`` exactly as a conversation of only the kept
+        turns would: the model sees the kept turns' messages and nothing of the dropped ones.
+        New turns get numbers after every turn ever stored, so the log stays unambiguous.
+
+        Raises:
+            ConfigurationError: ``to`` is not between 0 and the number of active turns.
+            SessionBusyError: another writer holds the session.
+            SessionStateError: the session is closed.
+        """
+        self._check_open()
+        async with self._lock, await self._acquire() as lease:
+            state = await self._reload()
+            to = _position(to, len(state.active), "rewind", "to")
+            await self._append(lease, Rewound(to, time.time()))
+
+    async def set_metadata(
+        self, *, title: str | None = None, user_id: str | None = None, tags: Iterable[str] = ()
+    ) -> None:
+        """Replace the session's title, user id and tags (pass the current ones to keep them).
+
+        Raises:
+            ConfigurationError: a value of the wrong type.
+            SessionBusyError: another writer holds the session.
+        """
+        self._check_open()
+        metadata = _metadata(title, user_id, tags)
+        async with await self._acquire() as lease:
+            await self._reload()
+            await self._append(
+                lease, MetadataSet(metadata.title, metadata.user_id, metadata.tags, time.time())
+            )
+
+    async def delete(self) -> None:
+        """Delete the session from its store, with its whole record, and close this handle.
+
+        Raises:
+            SessionBusyError: another writer holds the session.
+        """
+        self._check_open()
+        await self._store.delete(self.id)
+        await self.aclose()
+
+    # ------------------------------------------------------------------ closing
+
+    async def aclose(self) -> None:
+        """Close this handle: fire ``SessionEnd`` (S22) and let the agent go. Idempotent.
+
+        The store stays open (it is the caller's), and so does the agent.
+        """
+        if self._status == "closed":
+            return
+        self._status = "closed"
+        _drop_agent(self._agent)
+        await self._fire("SessionEnd", {"reason": "other"})
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id!r} {len(self._state.active)} turns {self._status}>"
+
+    # ------------------------------------------------------------------ helpers
+
+    def _check_open(self) -> None:
+        if self._status == "closed":
+            raise SessionStateError(
+                f"session {self.id!r} is closed; open it again with Session.open(agent, store, "
+                f"{self.id!r})",
+                code="session_closed",
+            )
+
+    async def _acquire(self) -> SessionLease:
+        return await self._store.acquire(self.id)
+
+    async def _reload(self) -> SessionState:
+        self._state = SessionState(await self._store.load(self.id))
+        return self._state
+
+    async def _append(self, lease: SessionLease, entry: SessionEntry) -> None:
+        await lease.append(entry)
+        self._state.apply(entry)
+
+    async def _fire(
+        self, event: Literal["SessionStart", "SessionEnd"], extra: dict[str, Any]
+    ) -> None:
+        runner = self._agent.hooks
+        if runner is None or not runner.configured(event):
+            return
+        # S22: awaited, outcome not inspected (advisory; see HOOK_EVENTS).
+        await runner.run(event, {"hook_event_name": event, "session_id": self.id, **extra})
+
+
+_OPEN: Final = object()
+
+
+def _new_id() -> str:
+    return _ID_PREFIX + uuid.uuid4().hex
+
+
+def _saved(number: int, result: RunResult[Any], execution_id: str | None) -> TurnSaved:
+    status: Literal["complete", "interrupted"] = (
+        "complete" if result.status == "complete" else "interrupted"
+    )
+    return TurnSaved(
+        number, status, result.messages, result.usage, result.cost, execution_id, time.time()
+    )
+
+
+def _position(value: object, count: int, method: str, name: str) -> int:
+    if value is None and name == "at":
+        return count
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= count:
+        raise ConfigurationError(
+            f"session.{method}({name}={value!r}): the session has {count} turns; pass an "
+            f"integer from 0 to {count}"
+        )
+    return value
+
+
+def _metadata(title: object, user_id: object, tags: object) -> SessionMetadata:
+    for name, value in (("title", title), ("user_id", user_id)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"{name} must be a string or None, got {value!r}")
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise ConfigurationError(f"tags must be an iterable of strings, got {tags!r}")
+    items = tuple(tags)
+    if not all(isinstance(tag, str) for tag in items):
+        raise ConfigurationError(f"tags must be strings, got {items!r}")
+    return SessionMetadata(title, user_id, items)  # type: ignore[arg-type]
+
+
+async def list_sessions(store: SessionStore) -> tuple[SessionInfo, ...]:
+    """Every session of ``store`` with its :class:`SessionInfo`, oldest first.
+
+    Reads each session's log (no lease), so it costs one load per session.
+
+    Raises:
+        ConfigurationError: ``store`` is not a SessionStore.
+        StorageError: the store failed.
+    """
+    if not isinstance(store, SessionStore):
+        raise ConfigurationError(f"list_sessions() needs a SessionStore, got {store!r}")
+    infos: list[SessionInfo] = []
+    for header in await store.list_sessions():
+        try:
+            infos.append(SessionState(await store.load(header.id)).info())
+        except SessionNotFoundError:
+            continue  # deleted meanwhile
+    return tuple(infos)
