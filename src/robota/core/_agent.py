@@ -1170,9 +1170,11 @@ class Agent(DurableAgentMixin):
             raise cancelled  # deferred, never swallowed
 
     def _cleanup_steps(self) -> Iterator[tuple[object, ExtensionHook]]:
-        """The S20 cleanup steps in order: plugins, modules, tool sources, the permission
-        gate's still-running ``Notification`` hooks (S22; the gate itself stays usable), the
-        providers owned."""
+        """The S20 cleanup steps in order: plugins, modules, tool sources, gate, providers.
+
+        The gate step ends a :class:`PermissionGate`'s still-running ``Notification`` hooks
+        (S22; the gate itself stays usable); only the providers the agent owns are closed.
+        """
         for plugin in self._plugins:
             yield plugin, "dispose"
         for module in self._modules:

@@ -95,7 +95,9 @@ class Notifications:
             return
         error = task.exception()
         if error is not None:
-            _log.warning("notification hook failed", hook_event=NOTIFICATION_EVENT, error=repr(error))
+            _log.warning(
+                "notification hook failed", hook_event=NOTIFICATION_EVENT, error=repr(error)
+            )
 
     async def aclose(self) -> None:
         """Cancel the notification tasks still running and wait until each has unwound.
