@@ -364,3 +364,23 @@ def test_s09_once_children_are_isolated_a_command_hook_leads_its_own_session() -
     ours, sid, pgid, pid = (int(word) for word in result.stdout.split())
     assert sid == pid != ours
     assert pgid == pid
+
+
+@pytest.mark.parametrize("steps", range(6))
+async def test_a_command_hook_cancelled_while_its_process_starts_returns_and_leaves_none(
+    steps: int, tmp_path: pathlib.Path
+) -> None:
+    # Regression (issue 27): a cancellation landing inside asyncio's subprocess creation hung
+    # the cancelled task forever (CPython gh-103847) — a Notification hook cancelled at an
+    # agent's close never let the close return. The cancellation now waits for the start,
+    # kills the process group and is raised.
+    pids = tmp_path / "pids"
+    task = asyncio.ensure_future(run(f"echo $$ >> {pids}; cat > /dev/null; exec sleep 300"))
+    for _ in range(steps):
+        await asyncio.sleep(0)
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=30)  # a failure detector: a hang is the bug
+    assert done, "the cancelled hook never returned"
+    assert task.cancelled()
+    started = [int(p) for p in pids.read_text().split()] if pids.exists() else []
+    assert not [pid for pid in started if alive(pid)]

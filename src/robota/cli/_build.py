@@ -19,15 +19,25 @@ key ``robota auth set PREFIX`` stored (:func:`robota.host.find_api_key`); the
 
 ``--tools module:attribute`` imports ``module`` (the current directory first on ``sys.path``)
 and registers the attribute: a :class:`~robota.Tool`, a function, or a list or tuple of them.
+
+``--hooks FILE`` reads a JSON settings file in the Claude Code settings format and runs the
+command hooks of its ``"hooks"`` object (S22; other keys are not read). ``UserPromptSubmit`` and
+``Stop`` hooks are the agent's own; ``PreToolUse``, ``PostToolUse`` and ``Notification`` hooks
+need the permission gate, so naming one of them without ``--permission-mode``/``--ask`` gates
+tool calls in ``bypass`` mode — hooks only: every call is allowed except the few that always
+reach a person (S21), and those are asked y/N on the terminal. A prompt a hook blocks ends the
+run with exit code 1 and one ``error: a UserPromptSubmit hook blocked the prompt: …`` line.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Literal, final
 from urllib.parse import urlsplit
 
@@ -43,7 +53,15 @@ from robota import (
 from robota.cli._errors import CliError, one_line
 from robota.cli._keys import explicit_key, missing_key
 
-__all__ = ["AgentFlags", "Built", "build_agent", "check_base_url", "check_text_flag", "load_tools"]
+__all__ = [
+    "AgentFlags",
+    "Built",
+    "build_agent",
+    "check_base_url",
+    "check_text_flag",
+    "load_hooks",
+    "load_tools",
+]
 
 _COMPATIBLE: Final = "openai-compatible"
 COMPATIBLE_BASE_URL: Final = "OPENAI_COMPATIBLE_BASE_URL"
@@ -69,6 +87,7 @@ class AgentFlags:
     api_key_env: str | None = None
     permission_mode: PermissionMode | None = None
     ask: bool = False
+    hooks: str | None = None
 
 
 @final
@@ -270,15 +289,64 @@ def _setup_error(error: ConfigurationError, flags: AgentFlags) -> CliError:
 _FLAGS: Final = {"api_key": "--api-key-env", "base_url": "--base-url", "api": "--api"}
 
 
-def _gate(flags: AgentFlags, approver: robota.Approver) -> robota.PermissionGate | None:
-    if flags.permission_mode is None and not flags.ask:
+_GATE_EVENTS: Final = ("PreToolUse", "PostToolUse", "Notification")
+"""The hook events only a permission gate fires (S22)."""
+
+
+def load_hooks(path: str) -> robota.HookRunner:
+    """The command hooks of the ``"hooks"`` object in the JSON settings file at ``path``.
+
+    Raises:
+        CliError: exit code 2 — the file cannot be read, is not a JSON object, has no
+            ``"hooks"`` object, names an unknown event or a malformed entry, or a hook type
+            other than ``command``.
+    """
+    where = f"--hooks {path}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CliError(f"{where}: cannot read it: {one_line(str(error))}") from None
+    try:
+        settings = json.loads(text)
+    except ValueError as error:
+        raise CliError(f"{where}: not JSON: {one_line(str(error))}") from None
+    if not isinstance(settings, dict) or not isinstance(settings.get("hooks"), dict):
+        raise CliError(
+            f'{where}: expected a settings object with a "hooks" object, e.g. '
+            '{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": '
+            '"./check.sh"}]}]}}'
+        )
+    try:
+        config = robota.HookConfig.from_dict(settings["hooks"])
+    except ConfigurationError as error:
+        raise CliError(f"{where}: {one_line(error.message)}") from None
+    for event in robota.HOOK_EVENTS:
+        for hook in config.hooks_for(event):
+            if hook.type != "command":
+                raise CliError(
+                    f"{where}: {event} has a {hook.type!r} hook; the command line runs only "
+                    '"type": "command" hooks (use the Python API for other types)'
+                )
+    from robota.host import CommandHookExecutor  # noqa: PLC0415 - only with hooks
+
+    return robota.HookRunner(config, {"command": CommandHookExecutor()})
+
+
+def _gate(
+    flags: AgentFlags, approver: robota.Approver, hooks: robota.HookRunner | None
+) -> robota.PermissionGate | None:
+    gated = flags.permission_mode is not None or flags.ask
+    if not gated and not (hooks is not None and any(map(hooks.configured, _GATE_EVENTS))):
         return None
     from robota.host import permission_context  # noqa: PLC0415 - only with a gate
 
-    policy = robota.PermissionPolicy(
-        mode=flags.permission_mode or "default", ask_everything=flags.ask
+    # Hooks alone gate in bypass mode: the hooks run, the rules add nothing (S21 still asks
+    # about the few calls that always reach a person).
+    mode: PermissionMode = flags.permission_mode or ("default" if gated else "bypass")
+    policy = robota.PermissionPolicy(mode=mode, ask_everything=flags.ask)
+    return robota.PermissionGate(
+        policy, permission_context(os.getcwd()), approver=approver, hooks=hooks
     )
-    return robota.PermissionGate(policy, permission_context(os.getcwd()), approver=approver)
 
 
 def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
@@ -286,7 +354,8 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
 
     Args:
         flags: The parsed flags.
-        approver: Answers the permission gate's asks (only with ``--permission-mode``/``--ask``).
+        approver: Answers the permission gate's asks (with ``--permission-mode``/``--ask``, or
+            hooks that need the gate).
 
     Raises:
         CliError: with exit code 2 for every way the flags cannot work — a missing key, an
@@ -297,7 +366,8 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
     try:
         # Checked before the provider exists, so a bad tool never leaves an open client behind.
         robota.ToolRegistry(tools)
-        gate = _gate(flags, approver)
+        hooks = load_hooks(flags.hooks) if flags.hooks is not None else None
+        gate = _gate(flags, approver, hooks)
         provider, model, endpoint = _provider(flags)
         agent = robota.Agent(
             model=model,
@@ -310,6 +380,7 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
                 temperature=flags.temperature, max_output_tokens=flags.max_output_tokens
             ),
             tool_gate=gate,
+            hooks=hooks,
             context_window=flags.context_window,
             name="robota-cli",
             max_rounds=robota.DEFAULT_MAX_ROUNDS if flags.max_rounds is None else flags.max_rounds,

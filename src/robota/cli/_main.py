@@ -149,6 +149,13 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--ask", action="store_true", help="ask y/N on the terminal before every tool call"
     )
+    parser.add_argument(
+        "--hooks",
+        metavar="FILE",
+        help="run the command hooks of a JSON settings file's \"hooks\" object (Claude Code's "
+        "format): PreToolUse, PostToolUse, UserPromptSubmit, Stop, Notification; a prompt a "
+        "hook blocks exits with 1",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -315,6 +322,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         api_key_env=args.api_key_env,
         permission_mode=args.permission_mode,
         ask=args.ask,
+        hooks=args.hooks,
     )
     if args.command == "run":
         from robota.cli._run import run_command  # noqa: PLC0415

@@ -93,6 +93,7 @@ from robota.core.execution._structured import (
     StructuredSettings,
 )
 from robota.core.hooks._runner import HookRunner
+from robota.core.permissions._gate import PermissionGate
 from robota.core.providers._contract import Provider, ToolChoice
 from robota.core.providers._effort import EffortSelection, check_effort
 from robota.core.providers._resolve import provider_for_model
@@ -266,7 +267,9 @@ class Agent(DurableAgentMixin):
             one of them and ``texts=`` raises :class:`~robota.ConfigurationError`.
         response_cache: Serve identical requests from a cache (keyed by the model that answered,
             S30); hits are rounds with no dispatch.
-        tool_gate: The admission seam for tool calls (permissions, hooks).
+        tool_gate: The admission seam for tool calls (permissions, hooks). A
+            :class:`~robota.PermissionGate`'s ``Notification`` hooks still running when the
+            agent closes are ended by :meth:`aclose` (the gate stays usable).
         hooks: Runs the run's own lifecycle hooks (S22): ``UserPromptSubmit`` before the prompt
             enters history (a deny raises :class:`~robota.HookBlockedError` before any model
             call; additional context goes to the model after the prompt) and ``Stop`` when the
@@ -1228,13 +1231,20 @@ class Agent(DurableAgentMixin):
             raise cancelled  # deferred, never swallowed
 
     def _cleanup_steps(self) -> Iterator[tuple[object, ExtensionHook]]:
-        """The S20 cleanup steps in order: plugins, modules, tool sources, the providers owned."""
+        """The S20 cleanup steps in order: plugins, modules, tool sources, gate, providers.
+
+        The gate step ends a :class:`PermissionGate`'s still-running ``Notification`` hooks
+        (S22; the gate itself stays usable); only the providers the agent owns are closed.
+        """
         for plugin in self._plugins:
             yield plugin, "dispose"
         for module in self._modules:
             yield module, "dispose"
         for source in self._sources:
             yield source, "aclose"
+        gate = self._executor.gate
+        if isinstance(gate, PermissionGate):
+            yield gate, "aclose"
         if self._owns_providers:
             for provider in self._providers.values():
                 yield provider, "aclose"

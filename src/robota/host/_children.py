@@ -26,7 +26,7 @@ import contextlib
 import os
 import signal as signals
 import sys
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import IO, Any, Final
 
 from robota.core import ConfigurationError
@@ -122,8 +122,12 @@ async def spawn(
         # A session leader already leads its own process group (and may not call setpgid).
         options.pop("process_group", None)
         options["start_new_session"] = True
-    process = await asyncio.create_subprocess_exec(
-        program, *args, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, **options
+    leads_group = isolated or options.get("process_group") == 0
+    process = await _started(
+        asyncio.create_subprocess_exec(
+            program, *args, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, **options
+        ),
+        leads_group=leads_group,
     )
     if not isolated:
         return process
@@ -141,6 +145,38 @@ async def spawn(
     watcher = asyncio.ensure_future(process.wait())
     watcher.add_done_callback(leader_reaped)
     return process
+
+
+async def _started(
+    creating: Coroutine[Any, Any, asyncio.subprocess.Process], *, leads_group: bool
+) -> asyncio.subprocess.Process:
+    """Await ``creating`` so that a cancellation cannot interrupt it midway.
+
+    A cancellation landing inside asyncio's subprocess creation can leave the cancelled task
+    waiting forever for a transport that never reports its end (CPython gh-103847; it is how a
+    cancelled hook hung its canceller). So the creation always finishes; a cancellation that
+    arrived meanwhile then kills the new child (its group, when it leads one), waits for its
+    end and is raised — never swallowed.
+    """
+    task = asyncio.ensure_future(creating)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        cancelled = sys.exc_info()[1]
+    while not task.done():
+        with contextlib.suppress(asyncio.CancelledError):  # raised below, once, unchanged
+            await asyncio.wait({task})  # never cancels what it waits on
+    if not task.cancelled() and task.exception() is None:
+        process = task.result()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if leads_group:
+                os.killpg(process.pid, signals.SIGKILL)
+            else:
+                process.kill()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await process.communicate()  # drains and closes its pipes, reaps it
+    assert cancelled is not None
+    raise cancelled
 
 
 def signal_group(process: asyncio.subprocess.Process, sig: int = signals.SIGTERM) -> bool:

@@ -6,6 +6,12 @@ event's fire site even *can* honour a block: it must await the hooks and inspect
 blocked prompt, a continued run), but only tool-use gating fails closed on an *error*; every
 other event is advisory. :func:`event_enforces` is the single published predicate — consumers ask
 it instead of re-deriving the rule from the table.
+
+Fire sites: ``PreToolUse``, ``PostToolUse`` and ``Notification`` in
+:class:`~robota.PermissionGate`; ``UserPromptSubmit`` and ``Stop`` in the run
+(``core/execution/_lifecycle.py``). ``SubagentStop`` is declared (a configuration may name it)
+but nothing fires it until sub-agents exist. ``tests/core/hooks/test_posture.py`` pins every row
+that has a fire site to what the site observably does.
 """
 
 from __future__ import annotations
@@ -58,10 +64,14 @@ HOOK_EVENTS: Final[Mapping[str, EventPosture]] = MappingProxyType(
         # block continues the run; a failed hook is advisory.
         "UserPromptSubmit": EventPosture(awaited=True, inspected=True, enforces=False),
         "Stop": EventPosture(awaited=True, inspected=True, enforces=False),
+        # No fire site yet: declared so a settings file may name it; fires once sub-agents
+        # exist (issue 29), which must then match this row.
         "SubagentStop": EventPosture(awaited=True, inspected=False, enforces=False),
         # robota.sessions (Session.open / Session.aclose) awaits them and reads no outcome.
         "SessionStart": EventPosture(awaited=True, inspected=False, enforces=False),
         "SessionEnd": EventPosture(awaited=True, inspected=False, enforces=False),
+        # PermissionGate, when an ask waits for a person: started beside the approver, never
+        # waited for, its outcome never read (core/permissions/_notify.py).
         "Notification": EventPosture(awaited=False, inspected=False, enforces=False),
         "PreCompact": EventPosture(awaited=True, inspected=False, enforces=False),
     }

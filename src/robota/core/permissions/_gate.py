@@ -4,8 +4,10 @@ For every admitted call, in order: the permission evaluation (:func:`evaluate_pe
 deny is final; the ``PreToolUse`` hooks, which may deny, demand a person (``ask``), pre-approve an
 ordinary ask (a command hook's ``permissionDecision: "allow"``) or replace the input (evaluated and
 validated again); then an ``ask`` resolved by the approver — a person — where one is attached and as
-a denial where none is. After the body, ``PostToolUse`` hooks run as
-observers. A refusal at any step is a pre-execution refusal, never a tool span (S33).
+a denial where none is. Just before a person is waited for, ``Notification`` hooks start in the
+background (never awaited, their outcome never read; see ``_notify``). After the body,
+``PostToolUse`` hooks run as observers. A refusal at any step is a pre-execution refusal, never a
+tool span (S33).
 
 A direct invocation (``agent.invoke_tool``, S43) goes through the same gate, but core injects no
 interactive approver for it: only an approver the direct caller passes answers its asks.
@@ -17,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, final
 
-from robota.core._texts import ModelTexts, render
+from robota.core._texts import render
 from robota.core.hooks._runner import HookRunner
 from robota.core.permissions._evaluate import (
     PermissionContext,
@@ -25,6 +27,7 @@ from robota.core.permissions._evaluate import (
     PermissionPolicy,
     evaluate_permission,
 )
+from robota.core.permissions._notify import NOTIFICATION_EVENT, PERMISSION_PROMPT, Notifications
 from robota.core.permissions._patterns import escape_glob
 from robota.core.permissions._rules import parse_rule
 from robota.core.tools._executor import Admission, ToolInvocation
@@ -87,10 +90,15 @@ class PermissionGate:
         context: Where calls run (workspace, path resolver, read-only classifier …).
         approver: Asks a person for the agent's model-driven calls; ``None`` turns every ask
             into a denial.
-        hooks: Runs ``PreToolUse``/``PostToolUse`` hooks, through caller-passed executors.
+        hooks: Runs ``PreToolUse``/``PostToolUse`` hooks, through caller-passed executors, and
+            ``Notification`` hooks when an ask waits for a person.
+
+    ``Notification`` hooks run as background tasks the gate tracks: each ends by itself (its
+    timeout, or the run's abort), and :meth:`aclose` ends those still running. An
+    :class:`~robota.Agent` calls :meth:`aclose` at its own ``aclose()`` for its ``tool_gate``.
     """
 
-    __slots__ = ("_approver", "_context", "_hooks", "_policy", "remembered")
+    __slots__ = ("_approver", "_context", "_hooks", "_notifications", "_policy", "remembered")
 
     def __init__(
         self,
@@ -104,6 +112,7 @@ class PermissionGate:
         self._context = context or PermissionContext()
         self._approver = approver
         self._hooks = hooks
+        self._notifications = Notifications()
         self.remembered: list[str] = list(self._context.remembered)
 
     @property
@@ -115,6 +124,21 @@ class PermissionGate:
     def hooks(self) -> HookRunner | None:
         """The hook runner (an :class:`~robota.Agent` without its own ``hooks=`` uses it, S22)."""
         return self._hooks
+
+    @property
+    def notifications_running(self) -> int:
+        """How many ``Notification`` hook tasks of this gate have not ended yet."""
+        return self._notifications.running
+
+    async def aclose(self) -> None:
+        """End the ``Notification`` hooks still running: cancel each and wait until it unwound.
+
+        A command hook's process group is killed. The gate stays usable — a later ask starts
+        new notifications — so an agent that borrowed the gate may call this at its own close;
+        a notification of another agent sharing the gate is then cut short too (notifications
+        are advisory). Idempotent.
+        """
+        await self._notifications.aclose()
 
     def evaluate(self, tool: Tool, arguments: Mapping[str, Any]) -> PermissionDecision:
         """The permission decision for a call, with this session's remembered consent."""
@@ -178,7 +202,7 @@ class PermissionGate:
         if hook_ask:
             refusal = await self._ask(
                 approver,
-                texts,
+                invocation,
                 ApprovalRequest(tool, arguments, "a hook asked for a person", True, "hook"),
                 remember_as=None,
             )
@@ -187,7 +211,7 @@ class PermissionGate:
         elif decision.behavior == "ask" and not (hook_allow and not decision.always_ask):
             refusal = await self._ask(
                 approver,
-                texts,
+                invocation,
                 ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
                 remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
             )
@@ -215,13 +239,30 @@ class PermissionGate:
     async def _ask(
         self,
         approver: Approver | None,
-        texts: ModelTexts,
+        invocation: ToolInvocation,
         request: ApprovalRequest,
         *,
         remember_as: str | None,
     ) -> Admission | None:
+        texts = invocation.texts
         if approver is None:
+            # Nobody is asked, so nobody waits: no Notification.
             return Admission(False, render(texts.no_approver_result, reason=request.reason))
+        if self._hooks is not None:
+            # S22: started, not awaited — a slow notifier never delays the person's answer.
+            self._notifications.fire(
+                self._hooks,
+                {
+                    "hook_event_name": NOTIFICATION_EVENT,
+                    "message": f"permission is needed to use {request.tool.name}",
+                    "notification_type": PERMISSION_PROMPT,
+                    "tool_name": request.tool.name,
+                    "reason": request.reason,
+                    "source": request.source,
+                },
+                signal=invocation.context.signal,
+                traceparent=invocation.context.hook_traceparent,
+            )
         answer = await approver(request)
         if not answer.approved:
             detail = f": {answer.reason}" if answer.reason else ""
