@@ -65,6 +65,7 @@ __all__ = [
     "base64_text",
     "check_adapter_options",
     "check_base_url",
+    "check_stop_count",
     "count",
     "drive_call",
     "drive_stream",
@@ -540,6 +541,26 @@ def traced_call(
             _TRACE_ORIGIN.reset(token)
 
     return call
+
+
+def check_stop_count(request: ChatRequest, limit: int | None, *, api: str) -> None:
+    """Refuse, before any transport, more stop sequences than the vendor takes (S28).
+
+    Refused rather than shortened: a stop list cut to the limit ends the output somewhere the
+    caller did not ask for. ``limit`` ``None``: the vendor states none.
+
+    Raises:
+        ConfigurationError: naming the limit, the API, the model and the fix.
+    """
+    stop = request.settings.stop
+    if limit is None or stop is None or len(stop) <= limit:
+        return
+    raise ConfigurationError(
+        f"{api} takes at most {limit} stop sequences, but ModelSettings.stop has {len(stop)} "
+        f"for model {request.model!r}; nothing was sent. Pass at most {limit} (robota does not "
+        "shorten the list: a dropped sequence would let the output run past it)",
+        code="stop_limit",
+    )
 
 
 def with_extra_fields(params: dict[str, Any], request: ChatRequest, provider: str) -> None:

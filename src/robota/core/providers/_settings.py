@@ -177,7 +177,9 @@ class ModelSettings:
 
     stop: tuple[str, ...] | None = None
     """Stop sequences: generation ends before any of them. A single string is accepted and
-    stored as a one-element tuple."""
+    stored as a one-element tuple. A vendor limit is enforced by its adapter before sending —
+    OpenAI Chat Completions takes 4, Gemini 5 — with a ConfigurationError, never by shortening
+    the list (the Responses API has no stop at all: reported, not sent)."""
 
     seed: int | None = None
     """A sampling seed, for best-effort reproducible output where the vendor offers one."""

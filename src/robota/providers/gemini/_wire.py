@@ -76,6 +76,7 @@ from robota.core.providers import StreamEvent
 from robota.host._provider_kit import (
     ToolProjector,
     attested,
+    check_stop_count,
     count,
     incomplete_stream,
     invalid_response,
@@ -85,6 +86,7 @@ from robota.host._provider_kit import (
 __all__ = [
     "API_NAME",
     "CONTINUATION_KEY",
+    "GEMINI_MAX_STOP",
     "GEMINI_SETTINGS",
     "MINTED_PREFIX",
     "GeminiStreamAssembler",
@@ -277,6 +279,11 @@ GEMINI_SETTINGS: Final = frozenset(
 ``seed``, ``presence_penalty``, ``frequency_penalty``; ``HttpOptions`` ``timeout`` and
 ``extra_body``). It has no control over parallel function calls."""
 
+GEMINI_MAX_STOP: Final = 5
+"""The most stop sequences Gemini takes (the Gemini API reference, ``GenerationConfig``
+``stopSequences``: "up to 5", read 2026-12); more are refused before transport, never
+shortened."""
+
 _SAMPLING: Final = (
     "temperature",
     "top_p",
@@ -325,6 +332,7 @@ def gemini_params(
         if value is not None:
             config[name] = value
     if settings.stop is not None:
+        check_stop_count(request, GEMINI_MAX_STOP, api="Gemini")
         config["stop_sequences"] = list(settings.stop)
     http: dict[str, Any] = {}
     if settings.timeout is not None:

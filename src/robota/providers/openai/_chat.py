@@ -61,6 +61,7 @@ from robota.providers.openai._common import (
     attested,
     audio_input,
     check_adapter_options,
+    check_stop_count,
     count,
     data_url,
     document_name,
@@ -117,12 +118,18 @@ class ChatWireOptions:
         strict_structured_output: Send ``strict: true`` for a schema the strict policy adopts
             unchanged (OpenAI Structured Outputs).
         policy: The tool-schema projection policy (S17).
+        max_stop: The most stop sequences the server takes: OpenAI's Chat Completions takes 4
+            (its API reference, ``stop``: "Up to 4 sequences", read 2026-12); ``None`` for a
+            server that states no limit. More are refused before transport, never shortened.
+        api: The API's name in error messages.
     """
 
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     stream_usage: bool = True
     strict_structured_output: bool = True
     policy: ProjectionPolicy = field(default=OPENAI_POLICY)
+    max_stop: int | None = 4
+    api: str = "OpenAI Chat Completions"
 
 
 _RETURNED_FIELDS = ("extra_content",)
@@ -308,6 +315,7 @@ def chat_params(
         if value is not None:
             params[name] = value
     if settings.stop is not None:
+        check_stop_count(request, options.max_stop, api=options.api)
         params["stop"] = list(settings.stop)
     if settings.parallel_tool_calls is not None and request.tools:
         params["parallel_tool_calls"] = settings.parallel_tool_calls
