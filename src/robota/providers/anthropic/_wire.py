@@ -56,6 +56,8 @@ from robota.core import (
 from robota.core.providers import StreamEvent
 from robota.core.schema import project_tool_schema
 from robota.host._provider_kit import (
+    USE_EFFORT,
+    ExtraReserved,
     ToolProjector,
     attested,
     base64_text,
@@ -63,6 +65,7 @@ from robota.host._provider_kit import (
     incomplete_stream,
     invalid_response,
     member,
+    use_setting,
     with_extra_fields,
 )
 from robota.providers.anthropic._errors import from_error_payload
@@ -71,6 +74,7 @@ from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 
 __all__ = [
     "API_NAME",
+    "MESSAGES_RESERVED",
     "MESSAGES_SETTINGS",
     "NATIVE_TOOLS",
     "NON_STREAMED_MAX_TOKENS",
@@ -126,6 +130,18 @@ def thinking_excludes(settings: ModelSettings, effort: EffortResolution | None) 
         excluded.append("top_p")
     return tuple(excluded)
 
+
+MESSAGES_RESERVED: Final[ExtraReserved] = {
+    **dict.fromkeys(("model", "messages", "system", "tools", "tool_choice", "stream")),
+    "max_tokens": use_setting("max_output_tokens"),
+    "temperature": use_setting("temperature"),
+    "top_p": use_setting("top_p"),
+    "stop_sequences": use_setting("stop"),
+    "thinking": USE_EFFORT,
+    "output_config": f"{USE_EFFORT} (and the run's output= for a schema)",
+}
+"""The Messages body fields this adapter sets itself: ``ModelSettings.extra`` may not name
+them (S28). ``tool_choice`` carries ``ModelSettings.parallel_tool_calls``."""
 
 _TOOL_CHOICE: Final[Mapping[str, Mapping[str, str]]] = {
     "auto": {"type": "auto"},
@@ -367,7 +383,9 @@ def messages_params(
     for key, value in request.options.items():
         if key not in params and key != "stream":
             params[key] = value
-    with_extra_fields(params, request, provider)
+    with_extra_fields(
+        params, request, provider, reserved=MESSAGES_RESERVED, api="Anthropic Messages"
+    )
     if stream:
         params["stream"] = True
     return params

@@ -56,6 +56,9 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
+    USE_EFFORT,
+    USE_OUTPUT,
+    ExtraReserved,
     SDKProvider,
     ToolProjector,
     attested,
@@ -77,6 +80,7 @@ from robota.providers.openai._common import (
     replayed,
     sdk_call,
     unsendable,
+    use_setting,
     user_content,
     with_extra_fields,
 )
@@ -86,6 +90,7 @@ from robota.providers.openai._sdk import load_openai
 
 __all__ = [
     "API_NAME",
+    "CHAT_RESERVED",
     "CHAT_SETTINGS",
     "ChatCompletionsAPI",
     "ChatStreamAssembler",
@@ -131,6 +136,28 @@ class ChatWireOptions:
     max_stop: int | None = 4
     api: str = "OpenAI Chat Completions"
 
+
+CHAT_RESERVED: Final[ExtraReserved] = {
+    **dict.fromkeys(("model", "messages", "tools", "tool_choice", "stream", "stream_options")),
+    "max_completion_tokens": use_setting("max_output_tokens"),
+    "max_tokens": use_setting("max_output_tokens"),
+    **{
+        name: use_setting(name)
+        for name in (
+            "temperature",
+            "top_p",
+            "seed",
+            "presence_penalty",
+            "frequency_penalty",
+            "stop",
+            "parallel_tool_calls",
+        )
+    },
+    "response_format": USE_OUTPUT,
+    "reasoning_effort": USE_EFFORT,
+}
+"""The Chat Completions body fields this adapter sets itself: ``ModelSettings.extra`` may not
+name them (S28, :func:`~robota.host._provider_kit.with_extra_fields`)."""
 
 _RETURNED_FIELDS = ("extra_content",)
 """Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""
@@ -337,7 +364,7 @@ def chat_params(
     for key, value in request.options.items():
         if key not in params and key not in ("stream", "stream_options"):
             params[key] = value
-    with_extra_fields(params, request, provider)
+    with_extra_fields(params, request, provider, reserved=CHAT_RESERVED, api=options.api)
     if stream:
         params["stream"] = True
         if options.stream_usage:
