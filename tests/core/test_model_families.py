@@ -115,9 +115,11 @@ def test_s18_the_family_chooses_the_output_transport_even_on_a_custom_endpoint()
     assert choose_output_transport(_Tabled(_table()), "other") == "json_schema"
 
 
-def test_s13_a_family_matches_by_glob_case_sensitively() -> None:
+def test_s13_a_family_matches_by_glob_case_insensitively() -> None:
     assert THINKS.matches("think-x")
-    assert not THINKS.matches("Think-x")
+    # Vendors' ids are lowercase; a name in another case is the same model (issue 26 review).
+    assert THINKS.matches("Think-X")
+    assert not THINKS.matches("THINK-X-CHAT-latest")
     assert not THINKS.matches("think")
     assert not THINKS.matches("think-x-chat-latest")
     assert match_model_family((THINKS, PLAIN), "plain-3") is PLAIN
@@ -129,3 +131,58 @@ def test_s13_a_family_matches_by_glob_case_sensitively() -> None:
 def test_s13_a_family_without_patterns_is_refused_with_the_fix(patterns: object) -> None:
     with pytest.raises(robota.ConfigurationError, match=r"patterns=\('gpt-5\*',\)"):
         ModelFamily("bad", patterns, ModelCapabilities(), "x")  # type: ignore[arg-type]
+
+
+def test_s13_a_family_condition_states_what_a_glob_cannot() -> None:
+    def minor_at_least_7(name: str) -> bool:
+        tail = name.removeprefix("think-")
+        return tail.isdigit() and int(tail) >= 7
+
+    later = ModelFamily("later", ("think-*",), ModelCapabilities(), "x", condition=minor_at_least_7)
+    assert later.matches("think-7")
+    assert later.matches("THINK-10")
+    assert not later.matches("think-6")
+    assert not later.matches("think-x")
+
+
+def test_s13_family_key_reads_a_derived_name_before_family_matching() -> None:
+    table = ProviderCapabilities(
+        models={"think-1": ModelCapabilities(reasoning=False)},
+        families=(THINKS,),
+        family_key=lambda model: model.removeprefix("tuned:").partition(":")[0],
+    )
+    found = lookup_model_capabilities(_Tabled(table), "tuned:think-9:acme:abc")
+    assert (found.source, found.family) == ("family", THINKS)
+    # The exact table is asked with the name as given: a derived name never takes a row.
+    assert lookup_model_capabilities(_Tabled(table), "tuned:think-1:acme:abc").family is THINKS
+
+
+class _Excluding(_Tabled):
+    def unsupported_request_settings(self, request: ChatRequest) -> tuple[str, ...]:
+        return ("temperature", "seed") if request.effort == "high" else ()
+
+
+@pytest.mark.parametrize("table", [None, "stated"])
+def test_s28_unsupported_settings_adds_what_the_request_itself_excludes(
+    table: str | None,
+) -> None:
+    from robota.core.providers import unsupported_settings, without_unsupported_settings
+
+    stated = ProviderCapabilities(
+        default_model=ModelCapabilities(settings=frozenset({"temperature", "top_p"}))
+    )
+    provider = _Excluding(stated if table else None)
+    settings = robota.ModelSettings(temperature=0.5, top_p=0.5, seed=3)
+    thinking = ChatRequest("m", [robota.UserMessage("x")], effort="high", settings=settings)
+    plain = ChatRequest("m", [robota.UserMessage("x")], effort="low", settings=settings)
+    # Field order; the table's part (seed, when a table states settings) and the request's.
+    assert unsupported_settings(provider, thinking) == ("temperature", "seed")
+    assert unsupported_settings(provider, plain) == (("seed",) if table else ())
+    sent = without_unsupported_settings(provider, thinking)
+    assert (sent.temperature, sent.settings.top_p, sent.settings.seed) == (None, 0.5, None)
+
+
+def test_s28_the_request_seam_defaults_to_nothing() -> None:
+    provider = _Tabled(None)
+    request = ChatRequest("m", [robota.UserMessage("x")], temperature=0.5)
+    assert provider.unsupported_request_settings(request) == ()

@@ -113,14 +113,25 @@ OPENAI_CASES = [
     ("o4-mini-deep-research", "o-series", ("low", "medium", "high")),
     ("gpt-4.1-2025-05-01", "gpt-4.1", None),
     ("gpt-4o-audio-preview", "gpt-4o", None),
-    # No family: a new major version, a chat model, o1 variants, older models, fine-tunes.
+    # Names are matched case-insensitively (OpenAI's ids are lowercase).
+    ("GPT-5.5", "gpt-5", ("low", "medium", "high")),
+    ("Gpt-4.1-2025-05-01", "gpt-4.1", None),
+    # A fine-tune (ft:BASE:org:suffix:id) matches its base's family, never its price.
+    ("ft:gpt-5-mini-2025-08-07:acme:support:abc123", "gpt-5", ("low", "medium", "high")),
+    ("ft:gpt-5-mini-2025-08-07:acme:my-chat-bot:abc123", "gpt-5", ("low", "medium", "high")),
+    ("ft:gpt-4.1-2025-04-14:acme::abc123", "gpt-4.1", None),
+    ("ft:gpt-4o-mini:acme::abc123", "gpt-4o", None),
+    ("FT:GPT-5.5:acme:x:y", "gpt-5", ("low", "medium", "high")),
+    # No family: a new major version, a chat model, o1 variants, older models, other fine-tunes.
     ("gpt-6", None, None),
     ("gpt-5-chat-latest", None, None),
     ("gpt-50", None, None),
     ("o1-mini", None, None),
     ("gpt-3.5-turbo", None, None),
     ("my-finetune", None, None),
-    ("ft:gpt-4o-mini:acme::abc123", None, None),
+    ("ft:gpt-3.5-turbo-0125:acme::abc123", None, None),
+    ("ft:gpt-5-chat-latest:acme::abc123", None, None),
+    ("ft:", None, None),
 ]
 
 
@@ -142,6 +153,26 @@ def test_s13_openai_family_rules(
         assert resolution.source == f"family {family} ({openai_models.FAMILIES_SOURCE})"
 
 
+@pytest.mark.parametrize(
+    "model",
+    ["ft:gpt-5-mini-2025-08-07:acme:support:abc123", "ft:gpt-4.1-2025-04-14:acme::x", "GPT-5.5"],
+)
+def test_s13_a_fine_tune_or_other_case_gets_no_price_or_window(model: str) -> None:
+    provider = _openai()
+    assert lookup_model_capabilities(provider, model).source == "family"
+    assert robota.get_model_pricing(model, provider=provider.name) is None
+    assert robota.get_model_metadata(model, provider=provider.name) is None
+
+
+def test_s30_a_reasoning_fine_tune_honours_no_sampling_settings() -> None:
+    found = lookup_model_capabilities(_openai(), "ft:gpt-5-mini-2025-08-07:acme:support:abc123")
+    assert found.capabilities is not None
+    assert found.capabilities.reasoning is True
+    assert found.capabilities.settings is not None
+    assert "temperature" not in found.capabilities.settings
+    assert openai_models.reasoning_model("ft:gpt-5-mini-2025-08-07:acme:support:abc123") is True
+
+
 def test_s13_gpt_4_families_do_not_reason() -> None:
     assert openai_models.reasoning_model("gpt-4o-audio-preview") is False
     assert openai_models.reasoning_model("gpt-5.5") is True
@@ -157,6 +188,12 @@ ANTHROPIC_CASES = [
     ("claude-opus-4-7", "claude-opus-4-7+"),
     ("claude-opus-4-8", "claude-opus-4-7+"),
     ("claude-opus-4-7-20260416", "claude-opus-4-7+"),
+    # The minor compared as a number: 4-10 and 4-11 are later than 4-9 (issue 26 review).
+    ("claude-opus-4-10", "claude-opus-4-7+"),
+    ("claude-opus-4-11-20270101", "claude-opus-4-7+"),
+    ("Claude-Opus-4-9", "claude-opus-4-7+"),
+    ("claude-opus-4-20260101", "claude-4"),  # a date after the major: Opus 4.0, not a minor
+    ("claude-opus-4-6-1", "claude-4"),
     ("claude-3-5-sonnet-latest", None),
     ("claude-opus-5", None),
     ("my-finetune", None),
@@ -215,6 +252,9 @@ GEMINI_CASES = [
     ("gemini-2.0-flash-thinking-exp", "default", None, None),
     ("gemini-1.5-flash", "default", None, None),
     ("gemini-4-pro", "default", None, None),
+    ("Gemini-3.5-Flash", "family", "gemini-3", "level"),
+    ("models/GEMINI-2.5-pro-preview-09-2025", "family", "gemini-2.5", "budget"),
+    ("gemini-30-pro", "default", None, None),
     ("my-finetune", "default", None, None),
 ]
 

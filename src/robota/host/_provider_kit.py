@@ -57,7 +57,10 @@ from robota.host._base64 import base64_text
 from robota.host._media_fetch import NO_FETCH, FetchRule, MediaFetcher
 
 __all__ = [
+    "USE_EFFORT",
+    "USE_OUTPUT",
     "ErrorMapper",
+    "ExtraReserved",
     "SDKProvider",
     "StreamTranslator",
     "ToolProjector",
@@ -65,9 +68,11 @@ __all__ = [
     "base64_text",
     "check_adapter_options",
     "check_base_url",
+    "check_stop_count",
     "count",
     "drive_call",
     "drive_stream",
+    "extra_collision",
     "given",
     "incomplete_stream",
     "invalid_response",
@@ -78,6 +83,7 @@ __all__ = [
     "replayed",
     "retry_after_seconds",
     "sdk_call",
+    "use_setting",
     "with_extra_fields",
 ]
 
@@ -542,15 +548,81 @@ def traced_call(
     return call
 
 
-def with_extra_fields(params: dict[str, Any], request: ChatRequest, provider: str) -> None:
+def check_stop_count(request: ChatRequest, limit: int | None, *, api: str) -> None:
+    """Refuse, before any transport, more stop sequences than the vendor takes (S28).
+
+    Refused rather than shortened: a stop list cut to the limit ends the output somewhere the
+    caller did not ask for. ``limit`` ``None``: the vendor states none.
+
+    Raises:
+        ConfigurationError: naming the limit, the API, the model and the fix.
+    """
+    stop = request.settings.stop
+    if limit is None or stop is None or len(stop) <= limit:
+        return
+    raise ConfigurationError(
+        f"{api} takes at most {limit} stop sequences, but ModelSettings.stop has {len(stop)} "
+        f"for model {request.model!r}; nothing was sent. Pass at most {limit} (robota does not "
+        "shorten the list: a dropped sequence would let the output run past it)",
+        code="stop_limit",
+    )
+
+
+ExtraReserved: TypeAlias = Mapping[str, str | None]
+"""Request-body fields an adapter sets itself, each with what to use instead of ``extra``:
+``"ModelSettings(temperature=...)"``, ``"the run's effort="`` … or ``None`` for a field built
+from the run (messages, tools) that nothing overrides."""
+
+
+USE_EFFORT: Final = "the agent's or the run's effort="
+USE_OUTPUT: Final = "the run's output= (structured output)"
+
+
+def use_setting(name: str) -> str:
+    """What to use instead of an ``extra`` field :class:`~robota.ModelSettings` has."""
+    return f"ModelSettings({name}=...)"
+
+
+def extra_collision(
+    key: str, instead: str | None, *, request: ChatRequest, provider: str, api: str
+) -> ConfigurationError:
+    """The error for an ``extra`` field that collides with one the adapter sets (S28)."""
+    fix = (
+        f"use {instead} instead"
+        if instead is not None
+        else f"{key!r} is built from the run and cannot be overridden through extra"
+    )
+    return ConfigurationError(
+        f"ModelSettings.extra[{provider!r}] sets {key!r}, a field the {api} adapter sets "
+        f"itself, for model {request.model!r}; nothing was sent. Leave it out of extra: {fix}",
+        code="extra_collision",
+    )
+
+
+def with_extra_fields(
+    params: dict[str, Any],
+    request: ChatRequest,
+    provider: str,
+    *,
+    reserved: ExtraReserved,
+    api: str,
+) -> None:
     """Add ``request.settings.extra[provider]`` to the request body ``params`` (S28).
 
-    The fields the conversation itself decided (messages, tools, streaming …) are kept: an
-    extra field never replaces a key ``params`` already has.
+    One rule for every adapter: an extra field the adapter sets itself — one of ``reserved``
+    (whether or not this request sets it) or one ``params`` already has — is refused, never
+    skipped and never merged over it.
+
+    Raises:
+        ConfigurationError: before any transport, naming the field and what to use instead.
     """
-    for key, value in request.settings.extra_for(provider).items():
-        if key not in params and key not in ("stream", "stream_options"):
-            params[key] = value
+    extra = request.settings.extra_for(provider)
+    for key in extra:
+        if key in reserved or key in params:
+            raise extra_collision(
+                key, reserved.get(key), request=request, provider=provider, api=api
+            )
+    params.update(extra)
 
 
 @functools.cache

@@ -101,3 +101,13 @@ async def test_a_run_with_a_temperature_above_one_fails_with_the_fix() -> None:
             await agent.run("hi", settings=robota.ModelSettings(temperature=1.5))
         await adapter.aclose()
     assert server.requests == []
+
+
+async def test_s28_anthropic_states_no_stop_sequence_limit() -> None:
+    stops = tuple(f"S{n}" for n in range(8))
+    async with ReplayServer(recorded("test_anthropic_model_instructions")) as server:
+        adapter = provider(server)
+        agent = robota.Agent(provider=adapter, model=MODEL)
+        await agent.run("capital?", settings=robota.ModelSettings(stop=stops))
+        await adapter.aclose()
+    assert server.requests[0].json()["stop_sequences"] == list(stops)

@@ -86,3 +86,26 @@ async def test_s28_timeout_is_the_sdks_per_request_timeout() -> None:
         with pytest.raises(robota.NetworkError, match=r"(?i)timed? ?out"):
             await provider.chat(request)
         await provider.aclose()
+
+
+async def test_s28_more_than_five_gemini_stop_sequences_are_refused_before_transport() -> None:
+    settings = robota.ModelSettings(stop=("a", "b", "c", "d", "e", "f"))
+    with ReplayServer([]) as server:
+        provider = gemini(server, streaming=True)
+        agent = robota.Agent(provider=provider, model=MODEL)
+        with pytest.raises(robota.ConfigurationError) as caught:
+            await agent.run("hi", settings=settings)
+        await provider.aclose()
+    message = str(caught.value)
+    assert "at most 5 stop sequences" in message
+    assert repr(MODEL) in message
+    assert server.requests == []
+
+
+async def test_s28_five_gemini_stop_sequences_are_sent() -> None:
+    settings = robota.ModelSettings(stop=("a", "b", "c", "d", "e"))
+    with serve("test_google_model_max_tokens") as server:
+        provider = gemini(server)
+        await robota.Agent(provider=provider, model=MODEL).run("capital?", settings=settings)
+        await provider.aclose()
+    assert server.requests[0].json()["generationConfig"]["stopSequences"] == list("abcde")

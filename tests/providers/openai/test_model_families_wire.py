@@ -80,3 +80,35 @@ async def test_s30_a_model_no_family_covers_is_not_asked_for_reasoning_items() -
         await provider.chat(ChatRequest(model="my-finetune", messages=[UserMessage("x")]))
         await provider.aclose()
     assert "include" not in server.requests[0].json()
+
+
+async def test_s13_a_fine_tuned_reasoning_model_is_its_base_family_on_the_wire() -> None:
+    """ft:<base>:org:suffix:id reasons like its base: encrypted reasoning items are asked for,
+    the family's effort is sent, and a sampling setting is reported, not sent (S28, S30)."""
+    model = "ft:gpt-5-mini-2025-08-07:acme:support-chat:abc123"
+    recorded = load_cassette(cassette_path(VENDOR, RECORDING))
+    events = robota.RecordingEventService()
+    async with ReplayServer(recorded) as server:
+        provider = _provider(server)
+        agent = robota.Agent(
+            provider=provider,
+            model=model,
+            tools=[get_capital],
+            effort="high",
+            event_service=events,
+        )
+        result = await agent.run("hi", settings=robota.ModelSettings(temperature=0.2))
+        await provider.aclose()
+        server.assert_all_served()
+    body = server.requests[0].json()
+    assert body["model"] == model
+    assert body["include"] == ["reasoning.encrypted_content"]
+    assert body["reasoning"] == {"effort": "high"}
+    assert "temperature" not in body
+    reported = [
+        (e.data["setting"], e.data["model"])
+        for e in events.events
+        if e.name == robota.EventNames.SETTING_UNSUPPORTED
+    ]
+    assert reported == [("temperature", model)]
+    assert result.cost is None  # a family never gives a price

@@ -221,3 +221,57 @@ def test_s30_the_capability_query_leaves_sampling_out_for_reasoning_models(api: 
         honoured = model_capability(provider, model, "settings")
         assert isinstance(honoured, frozenset), model
         assert {"temperature", "top_p"} <= honoured, model
+
+
+FIVE_STOPS = robota.ModelSettings(stop=("a", "b", "c", "d", "e"))
+
+
+async def test_s28_more_than_four_chat_stop_sequences_are_refused_before_transport() -> None:
+    with ReplayServer([]) as server:
+        provider = chat_provider(server, streaming=False)
+        agent = robota.Agent(provider=provider, model="gpt-4o")
+        with pytest.raises(robota.ConfigurationError) as caught:
+            await agent.run("hi", settings=FIVE_STOPS)
+        await provider.aclose()
+    message = str(caught.value)
+    assert "at most 4 stop sequences" in message
+    assert "'gpt-4o'" in message
+    assert "Pass at most 4" in message
+    assert server.requests == []
+
+
+async def test_s28_four_chat_stop_sequences_are_sent() -> None:
+    script = [
+        restreamed(e) for e in load_cassette(cassette_path("openai-chat", "test_valid_response"))
+    ]
+    with ReplayServer(script) as server:
+        provider = chat_provider(server)
+        agent = robota.Agent(provider=provider, model="gpt-4o")
+        await agent.run("hi", settings=robota.ModelSettings(stop=("a", "b", "c", "d")))
+        await provider.aclose()
+    assert server.requests[0].json()["stop"] == ["a", "b", "c", "d"]
+
+
+async def test_s28_an_openai_compatible_server_states_no_stop_limit() -> None:
+    script = [
+        restreamed(e) for e in load_cassette(cassette_path("openai-chat", "test_valid_response"))
+    ]
+    with ReplayServer(script) as server:
+        compatible = compatible_provider(server)
+        await robota.Agent(provider=compatible, model="local").run("hi", settings=FIVE_STOPS)
+        await compatible.aclose()
+    assert server.requests[0].json()["stop"] == ["a", "b", "c", "d", "e"]
+
+
+async def test_s28_responses_reports_stop_whatever_its_length() -> None:
+    script = load_cassette(
+        cassette_path("openai-responses", "test_openai_responses_model_simple_response")
+    )
+    events = robota.RecordingEventService()
+    with ReplayServer(script) as server:
+        responses = _responses(server)
+        agent = robota.Agent(provider=responses, model="gpt-4o", event_service=events)
+        await agent.run("hi", settings=FIVE_STOPS)
+        await responses.aclose()
+    assert "stop" not in server.requests[0].json()
+    assert _unsupported(events) == [("stop", "gpt-4o")]

@@ -19,7 +19,7 @@ is not enabled fails in :func:`check_native_tools` before any transport starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, TypeAlias, final
@@ -97,7 +97,9 @@ class ModelFamily:
     """A documented rule for models a provider's exact table does not list (S13, S30).
 
     A model string matches when it fits one of ``patterns`` and none of ``exclude``
-    (:func:`fnmatch.fnmatchcase` globs: ``*`` any text, ``?`` one character, case-sensitive).
+    (:func:`fnmatch.fnmatchcase` globs: ``*`` any text, ``?`` one character), compared
+    case-insensitively — vendors' model ids are lowercase, and ``GPT-5.5`` names the same
+    model as ``gpt-5.5`` — and, when ``condition`` is given, passes it too.
     A match gives the family's ``capabilities`` — never a price (cost stays unknown, S04) and
     no context window: a family states capabilities and, in its adapter, an effort vocabulary.
 
@@ -107,6 +109,9 @@ class ModelFamily:
         capabilities: What the vendor states for every member (``None`` fields: not stated).
         source: Where the rule comes from, dated (``"models-2025-12"``), opaque to core.
         exclude: Globs that take a name back out of the family (``"gpt-5*-chat*"``).
+        condition: A further test on the (lowercased) name, for what a glob cannot say — a
+            numeric version bound such as "minor version 7 or later", which must also take
+            ``4-10`` and ``4-11``. Must be pure and cheap; ``None``: none.
     """
 
     name: str
@@ -114,6 +119,7 @@ class ModelFamily:
     capabilities: ModelCapabilities
     source: str
     exclude: tuple[str, ...] = ()
+    condition: Callable[[str], bool] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         patterns: object = self.patterns
@@ -124,9 +130,12 @@ class ModelFamily:
             )
 
     def matches(self, model: str) -> bool:
-        """Whether ``model`` belongs to this family."""
-        return any(fnmatchcase(model, p) for p in self.patterns) and not any(
-            fnmatchcase(model, p) for p in self.exclude
+        """Whether ``model`` belongs to this family (case-insensitively)."""
+        name = model.lower()
+        return (
+            any(fnmatchcase(name, p.lower()) for p in self.patterns)
+            and not any(fnmatchcase(name, p.lower()) for p in self.exclude)
+            and (self.condition is None or self.condition(name))
         )
 
 
@@ -150,6 +159,11 @@ class ProviderCapabilities:
             consulted after ``models`` and before ``default_model``.
         native_tools_supported: Provider-hosted tools this provider can run.
         native_tools_enabled: The supported ones this instance was constructed with.
+        family_key: How a model string the exact table does not list is read before it is
+            matched to ``families`` — a documented vendor naming rule, e.g. OpenAI's fine-tune
+            ``ft:gpt-4.1-2025-04-14:org:name:id`` matching as its base ``gpt-4.1-2025-04-14``.
+            The match still gives the family only (no price, no window). ``None``: the name as
+            given.
     """
 
     default_model: ModelCapabilities = field(default_factory=ModelCapabilities)
@@ -157,6 +171,7 @@ class ProviderCapabilities:
     families: Sequence[ModelFamily] = ()
     native_tools_supported: frozenset[str] = frozenset()
     native_tools_enabled: frozenset[str] = frozenset()
+    family_key: Callable[[str], str] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         stray = self.native_tools_enabled - self.native_tools_supported
@@ -216,9 +231,10 @@ def _merged(own: ModelCapabilities, default: ModelCapabilities) -> ModelCapabili
 def lookup_model_capabilities(provider: Provider, model: str) -> ModelCapabilityLookup:
     """``model``'s capabilities on ``provider`` and their source (S13, S30).
 
-    In order: the exact table (``"exact"``), the first matching family (``"family"``), the
-    vendor's general statement alone (``"default"``); a provider with no table is
-    ``"unknown"``. The exact table always wins over a family.
+    In order: the exact table (``"exact"``), the first matching family (``"family"``; the
+    name read through :attr:`ProviderCapabilities.family_key` first), the vendor's general
+    statement alone (``"default"``); a provider with no table is ``"unknown"``. The exact
+    table always wins over a family.
     """
     table = provider_capabilities(provider)
     if table is None:
@@ -226,7 +242,8 @@ def lookup_model_capabilities(provider: Provider, model: str) -> ModelCapability
     own = table.models.get(model)
     if own is not None:
         return ModelCapabilityLookup(_merged(own, table.default_model), "exact", own)
-    family = match_model_family(table.families, model)
+    key = table.family_key(model) if table.family_key is not None else model
+    family = match_model_family(table.families, key)
     if family is not None:
         merged = _merged(family.capabilities, table.default_model)
         return ModelCapabilityLookup(merged, "family", family.capabilities, family)
@@ -371,21 +388,24 @@ def omit_unsupported_media(
 def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str, ...]:
     """The set fields of ``request.settings`` that ``request.model`` does not honour (S28, S30).
 
-    Empty when the provider publishes no table or the model's table does not state its
-    settings: silence is not denial. ``parallel_tool_calls`` counts only on a request that
-    offers tools (it is not sent otherwise).
+    Two sources, in field order: the model's capability table (what the model honours at
+    all) and :meth:`Provider.unsupported_request_settings` (what this request excludes, e.g.
+    a sampling setting its extended thinking rules out). The table's part is empty when the
+    provider publishes no table or the model's table does not state its settings: silence is
+    not denial. ``parallel_tool_calls`` counts only on a request that offers tools (it is not
+    sent otherwise).
     """
     wanted = request.settings.set_fields()
     if not wanted:
         return ()
     merged = model_capabilities(provider, request.model)
-    if merged is None or merged.settings is None:
-        return ()
-    honoured = merged.settings
+    honoured = merged.settings if merged is not None else None
+    excluded = frozenset(provider.unsupported_request_settings(request))
     return tuple(
         name
         for name in wanted
-        if name not in honoured and (name != "parallel_tool_calls" or request.tools)
+        if ((honoured is not None and name not in honoured) or name in excluded)
+        and (name != "parallel_tool_calls" or request.tools)
     )
 
 

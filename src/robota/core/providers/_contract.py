@@ -18,7 +18,7 @@ the order the model produced them, then one :class:`ResponseDone` with the respo
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias, final
 
@@ -301,6 +301,19 @@ class Provider(ABC):
         Must not perform I/O.
         """
         return None
+
+    def unsupported_request_settings(self, request: ChatRequest) -> Collection[str]:
+        """Set settings this provider cannot honour on ``request`` itself (S28, S30).
+
+        The capability table states per model which :class:`~robota.ModelSettings` fields a
+        model honours; some limits depend on the request instead — Anthropic's extended
+        thinking, switched on by the request's effort, excludes ``temperature``. Return the
+        names of such fields (a :data:`~robota.core.providers.SETTING_NAMES` member each);
+        :func:`~robota.core.providers.unsupported_settings` adds them to the model's, so the
+        field is not sent and the run reports it (``execution.setting_unsupported``). A field
+        the request does not set is ignored. Must not perform I/O. Default: none.
+        """
+        return ()
 
     def capabilities(self) -> ProviderCapabilities | None:
         """This provider's capability table (S30), or ``None`` when it publishes none.

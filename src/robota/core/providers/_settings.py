@@ -177,7 +177,9 @@ class ModelSettings:
 
     stop: tuple[str, ...] | None = None
     """Stop sequences: generation ends before any of them. A single string is accepted and
-    stored as a one-element tuple."""
+    stored as a one-element tuple. A vendor limit is enforced by its adapter before sending —
+    OpenAI Chat Completions takes 4, Gemini 5 — with a ConfigurationError, never by shortening
+    the list (the Responses API has no stop at all: reported, not sent)."""
 
     seed: int | None = None
     """A sampling seed, for best-effort reproducible output where the vendor offers one."""
@@ -201,9 +203,12 @@ class ModelSettings:
     ``"anthropic"``, ``"gemini"``, ``"openai-compatible"`` or your own). The adapter of that
     name merges its mapping into the JSON request body as sent (the SDK's ``extra_body``), so a
     field the SDK does not know yet reaches the wire; other adapters ignore it, and core never
-    reads it. Example: ``{"openai": {"service_tier": "flex"}}``. The values must be JSON (the
-    journal stores them with a durable run): they are copied when the settings are built, a tuple
-    becoming a list, and anything else (a date, ``nan``, bytes) is refused naming its field."""
+    reads it. Example: ``{"openai": {"service_tier": "flex"}}``. A field the adapter sets itself
+    (``temperature``, ``messages``, Gemini's ``contents`` …) is refused before sending with a
+    ConfigurationError naming the field to use instead: ``extra`` adds fields, never overrides.
+    The values must be JSON (the journal stores them with a durable run): they are copied when
+    the settings are built, a tuple becoming a list, and anything else (a date, ``nan``, bytes)
+    is refused naming its field."""
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -18,10 +18,13 @@ Effort (S24) maps to an extended-thinking budget: each thinking model offers ``m
 Models newer than these sources (``claude-sonnet-4-6``, ``claude-opus-4-8`` in the recordings,
 ``claude-opus-4-7``) are matched to their *family* (:data:`FAMILIES`, S13/S30), first match wins:
 
-* ``claude-opus-4-7``, ``-4-8``, ``-4-9`` (and their dated snapshots) refuse an extended-thinking
-  budget — the API answers 400 "thinking.type.enabled is not supported for this model" — and take
-  the effort control instead (``output_config.effort``). Offered: ``low``/``medium``/``high``/
-  ``max``, the levels claude-opus-4-6 accepts (its recorded 400) that 4.7 also lists.
+* ``claude-opus-4-7`` and every later Opus 4 minor (``-4-8``, ``-4-10``, ``-4-11`` …: the minor
+  compared as a number, :func:`opus_minor_at_least_7`; their dated snapshots too) refuse an
+  extended-thinking budget — the API answers 400 "thinking.type.enabled is not supported for this
+  model" — and take the effort control instead (``output_config.effort``). Offered: ``low``/
+  ``medium``/``high``/``max``, the levels claude-opus-4-6 accepts (its recorded 400) that 4.7 also
+  lists. They honour no sampling setting (``temperature``, ``top_p``: "deprecated for this
+  model", a 400), so the family's settings leave both out and a run that sets one is told.
 * every other Claude 4 model (``claude-opus-4*``, ``claude-sonnet-4*``, ``claude-haiku-4*``)
   takes extended thinking: ``minimal`` to ``high`` with the budgets every listed Claude 4 row
   accepts (the 32k-output rows'). As for any unlisted model, ``max_tokens`` defaults to
@@ -35,8 +38,9 @@ name (``claude-opus-5``) match no family.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from robota.core import (
@@ -53,6 +57,7 @@ __all__ = [
     "EFFORT_CONTROL",
     "FAMILIES",
     "FAMILY_RULES",
+    "MESSAGES_SETTINGS",
     "MODELS",
     "MODELS_SOURCE",
     "AnthropicFamily",
@@ -60,6 +65,7 @@ __all__ = [
     "effort_control",
     "family",
     "model_capabilities_table",
+    "opus_minor_at_least_7",
     "register_anthropic_models",
     "row",
     "thinking_budgets",
@@ -71,6 +77,21 @@ PRICING_SOURCE: Final = "pricing-2025-12"
 DEFAULT_MAX_TOKENS: Final = 4096
 """``max_tokens`` for a model the table does not list, when the caller gives none (the API
 requires the field; 4096 is what every Claude model so far accepts)."""
+
+MESSAGES_SETTINGS: Final = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_output_tokens",
+        "stop",
+        "parallel_tool_calls",
+        "timeout",
+        "extra",
+    }
+)
+"""The :class:`~robota.ModelSettings` fields the Messages API has (``max_tokens``,
+``temperature``, ``top_p``, ``stop_sequences``, ``tool_choice.disable_parallel_tool_use``);
+it has no ``seed`` and no presence or frequency penalty."""
 
 _BUDGETS_64K: Final[Mapping[EffortLevel, int]] = {
     "minimal": 1024,
@@ -188,13 +209,34 @@ _CLAUDE_4: Final = ModelCapabilities(
     tools=True, streaming=True, parallel_tool_calls=True, vision=True, reasoning=True
 )
 
+SAMPLING_REMOVED_SOURCE: Final = "opus-4-7-migration-2026-04"
+"""Where "Opus 4.7 and later take no ``temperature`` or ``top_p``" comes from: Anthropic's
+"Migrating to Claude Opus 4.7" (sampling parameters removed, a set one answered with 400
+"`temperature` is deprecated for this model"), as quoted publicly 2026-04 to 2026-05; verify
+against docs.anthropic.com before a release."""
+
+_OPUS_MINOR: Final = re.compile(r"claude-opus-4-(\d{1,3})(?:-|$)")
+
+
+def opus_minor_at_least_7(model: str) -> bool:
+    """Whether ``model`` is a Claude Opus 4 release whose minor version is 7 or later.
+
+    The minor is the number after ``claude-opus-4-``, compared as a number (``4-10`` is later
+    than ``4-9``); an eight-digit group there is a date (``claude-opus-4-20250514``, Opus 4.0),
+    not a minor.
+    """
+    found = _OPUS_MINOR.match(model.lower())
+    return found is not None and int(found.group(1)) >= 7
+
+
 FAMILIES: Final[tuple[AnthropicFamily, ...]] = (
     AnthropicFamily(
         ModelFamily(
             "claude-opus-4-7+",
-            ("claude-opus-4-[7-9]", "claude-opus-4-[7-9]-*"),
-            _CLAUDE_4,
-            ADAPTIVE_SOURCE,
+            ("claude-opus-4-*",),
+            replace(_CLAUDE_4, settings=MESSAGES_SETTINGS - frozenset({"temperature", "top_p"})),
+            ADAPTIVE_SOURCE,  # the settings left out: SAMPLING_REMOVED_SOURCE
+            condition=opus_minor_at_least_7,
         ),
         None,
         ("low", "medium", "high", "max"),

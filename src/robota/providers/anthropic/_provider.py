@@ -47,6 +47,7 @@ from robota.providers.anthropic._wire import (
     max_tokens_for,
     messages_params,
     messages_response,
+    thinking_excludes,
 )
 
 __all__ = ["AnthropicProvider", "map_error"]
@@ -171,6 +172,19 @@ class AnthropicProvider(SDKProvider):
         extended thinking only with ``tool_choice`` auto or none.
         """
         return self._resolve(request, streamed=self._streaming)
+
+    def unsupported_request_settings(self, request: ChatRequest) -> tuple[str, ...]:
+        """The sampling settings this request's extended thinking rules out (S28, S30).
+
+        With a thinking budget on, ``temperature`` cannot be set and ``top_p`` only from 0.95
+        to 1 (:func:`._wire.thinking_excludes`); such a field is not sent and the run reports
+        it. Whether thinking is on follows the effort resolved for the surface this instance
+        calls (a budget fits a complete call's lower default whenever it fits a stream's).
+        """
+        settings = request.settings
+        if settings.temperature is None and settings.top_p is None:
+            return ()
+        return thinking_excludes(settings, self._resolve(request, streamed=self._streaming))
 
     def _resolve(self, request: ChatRequest, *, streamed: bool) -> EffortResolution:
         # The budget must fit below the max_tokens of the call actually made (a complete call's

@@ -42,6 +42,7 @@ from robota.core import (
     EffortResolution,
     Message,
     MessagePart,
+    ModelSettings,
     ResponseDone,
     SystemMessage,
     TextDelta,
@@ -55,6 +56,8 @@ from robota.core import (
 from robota.core.providers import StreamEvent
 from robota.core.schema import project_tool_schema
 from robota.host._provider_kit import (
+    USE_EFFORT,
+    ExtraReserved,
     ToolProjector,
     attested,
     base64_text,
@@ -62,17 +65,20 @@ from robota.host._provider_kit import (
     incomplete_stream,
     invalid_response,
     member,
+    use_setting,
     with_extra_fields,
 )
 from robota.providers.anthropic._errors import from_error_payload
-from robota.providers.anthropic._models import DEFAULT_MAX_TOKENS, row
+from robota.providers.anthropic._models import DEFAULT_MAX_TOKENS, MESSAGES_SETTINGS, row
 from robota.providers.anthropic._projection import ANTHROPIC_POLICY
 
 __all__ = [
     "API_NAME",
+    "MESSAGES_RESERVED",
     "MESSAGES_SETTINGS",
     "NATIVE_TOOLS",
     "NON_STREAMED_MAX_TOKENS",
+    "THINKING_TOP_P",
     "MessagesStreamAssembler",
     "decode_continuation",
     "encode_continuation",
@@ -80,6 +86,7 @@ __all__ = [
     "messages_params",
     "messages_response",
     "messages_usage",
+    "thinking_excludes",
     "wire_messages",
 ]
 
@@ -98,20 +105,43 @@ non-streamed request whose ``max_tokens`` could take longer than ten minutes (~2
 _CONTINUATION_KEY: Final = "anthropic"
 _THINKING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
 _EPHEMERAL: Final[Mapping[str, str]] = {"type": "ephemeral"}
-MESSAGES_SETTINGS: Final = frozenset(
-    {
-        "temperature",
-        "top_p",
-        "max_output_tokens",
-        "stop",
-        "parallel_tool_calls",
-        "timeout",
-        "extra",
-    }
-)
-"""The :class:`~robota.ModelSettings` fields the Messages API has (``max_tokens``,
-``temperature``, ``top_p``, ``stop_sequences``, ``tool_choice.disable_parallel_tool_use``);
-it has no ``seed`` and no presence or frequency penalty."""
+THINKING_TOP_P: Final = (0.95, 1.0)
+"""The ``top_p`` range Anthropic accepts with extended thinking on (docs.anthropic.com "Extended
+thinking", feature compatibility, read 2026-12: thinking is incompatible with ``temperature``
+and ``top_k``; ``top_p`` may be set from 0.95 to 1)."""
+
+
+def thinking_excludes(settings: ModelSettings, effort: EffortResolution | None) -> tuple[str, ...]:
+    """The set sampling settings a request's extended thinking rules out (S28).
+
+    Thinking is on when the effort resolved to a budget (a numeric native value). Then a set
+    ``temperature`` is excluded, and a ``top_p`` outside :data:`THINKING_TOP_P`: not sent, and
+    reported by the run (:meth:`AnthropicProvider.unsupported_request_settings`) rather than
+    answered with a 400 by the API.
+    """
+    native = effort.native_value if effort is not None else None
+    if native is None or not native.isdigit():
+        return ()
+    excluded: list[str] = []
+    if settings.temperature is not None:
+        excluded.append("temperature")
+    low, high = THINKING_TOP_P
+    if settings.top_p is not None and not low <= settings.top_p <= high:
+        excluded.append("top_p")
+    return tuple(excluded)
+
+
+MESSAGES_RESERVED: Final[ExtraReserved] = {
+    **dict.fromkeys(("model", "messages", "system", "tools", "tool_choice", "stream")),
+    "max_tokens": use_setting("max_output_tokens"),
+    "temperature": use_setting("temperature"),
+    "top_p": use_setting("top_p"),
+    "stop_sequences": use_setting("stop"),
+    "thinking": USE_EFFORT,
+    "output_config": f"{USE_EFFORT} (and the run's output= for a schema)",
+}
+"""The Messages body fields this adapter sets itself: ``ModelSettings.extra`` may not name
+them (S28). ``tool_choice`` carries ``ModelSettings.parallel_tool_calls``."""
 
 _TOOL_CHOICE: Final[Mapping[str, Mapping[str, str]]] = {
     "auto": {"type": "auto"},
@@ -325,9 +355,12 @@ def messages_params(
         params["thinking"] = {"type": "enabled", "budget_tokens": int(native)}
     elif native is not None:
         params["output_config"] = {"effort": native}
-    if not thinking and settings.temperature is not None:
-        params["temperature"] = settings.temperature  # not with thinking: the API refuses it
-    if settings.top_p is not None:
+    # S28: the provider reported what thinking excludes and the request arrives without it;
+    # this keeps a direct call of this function from sending what the API refuses.
+    excluded = thinking_excludes(settings, effort)
+    if settings.temperature is not None and "temperature" not in excluded:
+        params["temperature"] = settings.temperature
+    if settings.top_p is not None and "top_p" not in excluded:
         params["top_p"] = settings.top_p
     if settings.stop is not None:
         params["stop_sequences"] = list(settings.stop)
@@ -350,7 +383,9 @@ def messages_params(
     for key, value in request.options.items():
         if key not in params and key != "stream":
             params[key] = value
-    with_extra_fields(params, request, provider)
+    with_extra_fields(
+        params, request, provider, reserved=MESSAGES_RESERVED, api="Anthropic Messages"
+    )
     if stream:
         params["stream"] = True
     return params

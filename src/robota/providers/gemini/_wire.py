@@ -52,6 +52,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -59,6 +60,7 @@ from robota.core import (
     AssistantMessage,
     ChatRequest,
     ChatResponse,
+    ConfigurationError,
     EffortResolution,
     Message,
     MessagePart,
@@ -74,20 +76,30 @@ from robota.core import (
 )
 from robota.core.providers import StreamEvent
 from robota.host._provider_kit import (
+    USE_EFFORT,
+    USE_OUTPUT,
+    ExtraReserved,
     ToolProjector,
     attested,
+    check_stop_count,
     count,
+    extra_collision,
     incomplete_stream,
     invalid_response,
     member,
+    use_setting,
 )
 
 __all__ = [
     "API_NAME",
     "CONTINUATION_KEY",
+    "GEMINI_MAX_STOP",
+    "GEMINI_RESERVED",
     "GEMINI_SETTINGS",
+    "GENERATION_RESERVED",
     "MINTED_PREFIX",
     "GeminiStreamAssembler",
+    "check_extra",
     "gemini_contents",
     "gemini_params",
     "gemini_response",
@@ -277,6 +289,76 @@ GEMINI_SETTINGS: Final = frozenset(
 ``seed``, ``presence_penalty``, ``frequency_penalty``; ``HttpOptions`` ``timeout`` and
 ``extra_body``). It has no control over parallel function calls."""
 
+GEMINI_MAX_STOP: Final = 5
+"""The most stop sequences Gemini takes (the Gemini API reference, ``GenerationConfig``
+``stopSequences``: "up to 5", read 2026-12); more are refused before transport, never
+shortened."""
+
+GEMINI_RESERVED: Final[ExtraReserved] = dict.fromkeys(
+    ("model", "contents", "system_instruction", "tools", "tool_config")
+)
+"""The REST body fields (snake_case) this adapter sets itself, besides ``generationConfig``:
+``ModelSettings.extra`` may not name them (S28)."""
+
+GENERATION_RESERVED: Final[ExtraReserved] = {
+    **{
+        name: use_setting(name)
+        for name in (
+            "temperature",
+            "top_p",
+            "max_output_tokens",
+            "seed",
+            "presence_penalty",
+            "frequency_penalty",
+        )
+    },
+    "stop_sequences": use_setting("stop"),
+    "response_mime_type": USE_OUTPUT,
+    "response_json_schema": USE_OUTPUT,
+    "response_schema": USE_OUTPUT,
+    "thinking_config": USE_EFFORT,
+}
+"""The ``generationConfig`` fields (snake_case) this adapter sets itself; any other one
+(``topK``, ``responseModalities`` …) may come through ``extra``."""
+
+_CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _snake(key: str) -> str:
+    return _CAMEL.sub("_", key).lower()
+
+
+def check_extra(extra: Mapping[str, object], request: ChatRequest, provider: str) -> None:
+    """Refuse an ``extra`` field that collides with one this adapter sets (S28).
+
+    google-genai merges ``HttpOptions.extra_body`` recursively over the REST body, in either
+    case (``generationConfig`` or ``generation_config``), so a colliding field would replace
+    what the run built (``contents`` included). The rule every adapter follows: refuse it,
+    before transport. Inside ``generationConfig`` only the fields this adapter sets collide;
+    a field it never sets (``topK``) merges in. ``request.options`` fields count as set.
+
+    Raises:
+        ConfigurationError: naming the field and what to use instead.
+    """
+    options = {_snake(key) for key in request.options}
+
+    def refuse(key: str, instead: str | None) -> ConfigurationError:
+        return extra_collision(key, instead, request=request, provider=provider, api="Gemini")
+
+    for key, value in extra.items():
+        name = _snake(key)
+        if name != "generation_config":
+            if name in GEMINI_RESERVED or name in options:
+                raise refuse(key, GEMINI_RESERVED.get(name))
+            continue
+        if not isinstance(value, Mapping):
+            raise refuse(key, None)  # it would replace the whole generationConfig
+        for inner in value:
+            inner_name = _snake(str(inner))
+            if inner_name in GENERATION_RESERVED or inner_name in options:
+                raise refuse(f"{key}.{inner}", GENERATION_RESERVED.get(inner_name))
+
+
 _SAMPLING: Final = (
     "temperature",
     "top_p",
@@ -325,12 +407,14 @@ def gemini_params(
         if value is not None:
             config[name] = value
     if settings.stop is not None:
+        check_stop_count(request, GEMINI_MAX_STOP, api="Gemini")
         config["stop_sequences"] = list(settings.stop)
     http: dict[str, Any] = {}
     if settings.timeout is not None:
         http["timeout"] = max(1, round(settings.timeout * 1000))  # the SDK counts milliseconds
     extra = settings.extra_for(provider)
     if extra:
+        check_extra(extra, request, provider)
         http["extra_body"] = dict(extra)
     if http:
         config["http_options"] = http

@@ -56,11 +56,15 @@ from robota.core import (
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
+    USE_EFFORT,
+    USE_OUTPUT,
+    ExtraReserved,
     SDKProvider,
     ToolProjector,
     attested,
     audio_input,
     check_adapter_options,
+    check_stop_count,
     count,
     data_url,
     document_name,
@@ -76,6 +80,7 @@ from robota.providers.openai._common import (
     replayed,
     sdk_call,
     unsendable,
+    use_setting,
     user_content,
     with_extra_fields,
 )
@@ -85,6 +90,7 @@ from robota.providers.openai._sdk import load_openai
 
 __all__ = [
     "API_NAME",
+    "CHAT_RESERVED",
     "CHAT_SETTINGS",
     "ChatCompletionsAPI",
     "ChatStreamAssembler",
@@ -117,13 +123,41 @@ class ChatWireOptions:
         strict_structured_output: Send ``strict: true`` for a schema the strict policy adopts
             unchanged (OpenAI Structured Outputs).
         policy: The tool-schema projection policy (S17).
+        max_stop: The most stop sequences the server takes: OpenAI's Chat Completions takes 4
+            (its API reference, ``stop``: "Up to 4 sequences", read 2026-12); ``None`` for a
+            server that states no limit. More are refused before transport, never shortened.
+        api: The API's name in error messages.
     """
 
     max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = "max_completion_tokens"
     stream_usage: bool = True
     strict_structured_output: bool = True
     policy: ProjectionPolicy = field(default=OPENAI_POLICY)
+    max_stop: int | None = 4
+    api: str = "OpenAI Chat Completions"
 
+
+CHAT_RESERVED: Final[ExtraReserved] = {
+    **dict.fromkeys(("model", "messages", "tools", "tool_choice", "stream", "stream_options")),
+    "max_completion_tokens": use_setting("max_output_tokens"),
+    "max_tokens": use_setting("max_output_tokens"),
+    **{
+        name: use_setting(name)
+        for name in (
+            "temperature",
+            "top_p",
+            "seed",
+            "presence_penalty",
+            "frequency_penalty",
+            "stop",
+            "parallel_tool_calls",
+        )
+    },
+    "response_format": USE_OUTPUT,
+    "reasoning_effort": USE_EFFORT,
+}
+"""The Chat Completions body fields this adapter sets itself: ``ModelSettings.extra`` may not
+name them (S28, :func:`~robota.host._provider_kit.with_extra_fields`)."""
 
 _RETURNED_FIELDS = ("extra_content",)
 """Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""
@@ -308,6 +342,7 @@ def chat_params(
         if value is not None:
             params[name] = value
     if settings.stop is not None:
+        check_stop_count(request, options.max_stop, api=options.api)
         params["stop"] = list(settings.stop)
     if settings.parallel_tool_calls is not None and request.tools:
         params["parallel_tool_calls"] = settings.parallel_tool_calls
@@ -329,7 +364,7 @@ def chat_params(
     for key, value in request.options.items():
         if key not in params and key not in ("stream", "stream_options"):
             params[key] = value
-    with_extra_fields(params, request, provider)
+    with_extra_fields(params, request, provider, reserved=CHAT_RESERVED, api=options.api)
     if stream:
         params["stream"] = True
         if options.stream_usage:

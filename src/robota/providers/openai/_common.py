@@ -16,6 +16,9 @@ from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, 
 from robota.core.schema import project_tool_schema
 from robota.host._media_fetch import FetchRule
 from robota.host._provider_kit import (
+    USE_EFFORT,
+    USE_OUTPUT,
+    ExtraReserved,
     SDKProvider,
     StreamTranslator,
     ToolProjector,
@@ -23,6 +26,7 @@ from robota.host._provider_kit import (
     base64_text,
     check_adapter_options,
     check_base_url,
+    check_stop_count,
     count,
     drive_call,
     drive_stream,
@@ -35,6 +39,7 @@ from robota.host._provider_kit import (
     replayed,
     sdk_call,
     traced_call,
+    use_setting,
     with_extra_fields,
 )
 from robota.providers.openai._errors import map_openai_error
@@ -44,6 +49,9 @@ __all__ = [
     "CHAT_FETCH",
     "OPENAI_AUDIO_TYPES",
     "RESPONSES_FETCH",
+    "USE_EFFORT",
+    "USE_OUTPUT",
+    "ExtraReserved",
     "SDKProvider",
     "StreamTranslator",
     "ToolProjector",
@@ -51,6 +59,7 @@ __all__ = [
     "audio_input",
     "check_adapter_options",
     "check_base_url",
+    "check_stop_count",
     "count",
     "data_url",
     "document_name",
@@ -67,6 +76,7 @@ __all__ = [
     "sdk_call",
     "traced_call",
     "unsendable",
+    "use_setting",
     "user_content",
     "with_extra_fields",
 ]

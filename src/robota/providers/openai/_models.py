@@ -16,9 +16,16 @@ newer release (``gpt-5.5``, the recorded exchange shows it reasoning) or a dated
 table does not list (``gpt-5.1-2025-11-13``). The family gives capabilities and an effort
 vocabulary that every listed member accepts, never a price (cost ``None``) or a context window
 (unknown, with a warning, S13). A new major version (``gpt-6``), ``o1-*`` variants (``o1-mini``
-takes no effort), ``*-chat*`` models, fine-tunes (``ft:…``) and anything else match no family:
-no stated capabilities beyond the vendor default (silence, not denial: S30), no effort control
-(``not_applied``), an unknown window and no price.
+takes no effort), ``*-chat*`` models and anything else match no family: no stated capabilities
+beyond the vendor default (silence, not denial: S30), no effort control (``not_applied``), an
+unknown window and no price.
+
+Names are matched to a family case-insensitively (OpenAI's ids are lowercase; ``GPT-5.5`` is
+``gpt-5.5``), and a fine-tune by its base model (:func:`family_key`): OpenAI names a fine-tuned
+model ``ft:<base>:<organization>:<suffix>:<id>`` (the fine-tuning API reference, read 2026-12:
+``ft:gpt-4o-mini:openai:custom-model-name:7p4lURel``; the suffix may be empty), so
+``ft:gpt-5-mini-2025-08-07:acme:support:abc`` gets the ``gpt-5`` family's capabilities, effort
+vocabulary and settings — and, like every family member, no price and no window.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ __all__ = [
     "effort_levels",
     "effort_source",
     "family",
+    "family_key",
     "family_rules",
     "reasoning_model",
     "register_openai_models",
@@ -185,6 +193,22 @@ FAMILY_RULES: Final[tuple[ModelFamily, ...]] = tuple(f.rule for f in FAMILIES)
 _BY_RULE: Final = {f.rule.name: f for f in FAMILIES}
 
 
+_FINE_TUNE: Final = "ft:"
+
+
+def family_key(model: str) -> str:
+    """The name ``model`` is matched to a family as (S13): lowercased, a fine-tune as its base.
+
+    ``ft:gpt-4.1-2025-04-14:acme:name:abc`` → ``gpt-4.1-2025-04-14``. The user-chosen suffix
+    never takes part, so a suffix such as ``my-chat-bot`` cannot exclude a fine-tune from its
+    base's family.
+    """
+    name = model.lower()
+    if name.startswith(_FINE_TUNE):
+        return name.removeprefix(_FINE_TUNE).partition(":")[0]
+    return name
+
+
 def row(model: str) -> OpenAIModel | None:
     """The row for ``model`` (an alias or dated snapshot included), when listed."""
     return _BY_NAME.get(model)
@@ -194,7 +218,7 @@ def family(model: str) -> OpenAIFamily | None:
     """The family of a model the table does not list; ``None`` for a listed one or no match."""
     if model in _BY_NAME:
         return None
-    rule = match_model_family(FAMILY_RULES, model)
+    rule = match_model_family(FAMILY_RULES, family_key(model))
     return None if rule is None else _BY_RULE[rule.name]
 
 

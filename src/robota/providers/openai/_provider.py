@@ -32,6 +32,7 @@ from robota.providers.openai._common import (
 from robota.providers.openai._models import (
     effort_levels,
     effort_source,
+    family_key,
     family_rules,
     model_capabilities_table,
     reasoning_model,
@@ -170,6 +171,7 @@ class OpenAIProvider(SDKProvider):
             # (_models.SAMPLING_SETTINGS); the general statement covers everything else.
             models=model_capabilities_table(honoured),
             families=family_rules(honoured),
+            family_key=family_key,  # S13: a fine-tune matches as its base
             native_tools_supported=_HOSTED[self._api_name],
             native_tools_enabled=self._native,
         )

@@ -48,6 +48,9 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.providers.openai._common import (
+    USE_EFFORT,
+    USE_OUTPUT,
+    ExtraReserved,
     ToolProjector,
     attested,
     audio_input,
@@ -64,6 +67,7 @@ from robota.providers.openai._common import (
     output_schema,
     sdk_call,
     unsendable,
+    use_setting,
     user_content,
     with_extra_fields,
 )
@@ -72,6 +76,7 @@ from robota.providers.openai._projection import OPENAI_POLICY
 
 __all__ = [
     "API_NAME",
+    "RESPONSES_RESERVED",
     "RESPONSES_SETTINGS",
     "ResponsesAPI",
     "ResponsesStreamAssembler",
@@ -135,6 +140,20 @@ openai-python 2.x): no ``stop``, ``seed`` or penalties there."""
 
 
 _API: Final = "OpenAI Responses"
+
+RESPONSES_RESERVED: Final[ExtraReserved] = {
+    **dict.fromkeys(
+        ("model", "input", "instructions", "tools", "tool_choice", "store", "include", "stream")
+    ),
+    **{
+        name: use_setting(name)
+        for name in ("temperature", "top_p", "max_output_tokens", "parallel_tool_calls")
+    },
+    "text": USE_OUTPUT,
+    "reasoning": USE_EFFORT,
+}
+"""The Responses body fields this adapter sets itself: ``ModelSettings.extra`` may not name
+them (S28). ``store`` stays ``False``: the adapter is stateless (NOTES)."""
 
 
 def _items(parts: Sequence[MessagePart], model: str) -> list[dict[str, Any]]:
@@ -273,7 +292,7 @@ def responses_params(
     for key, value in request.options.items():
         if key not in params and key not in ("stream", "stream_options"):
             params[key] = value
-    with_extra_fields(params, request, provider)
+    with_extra_fields(params, request, provider, reserved=RESPONSES_RESERVED, api=_API)
     if stream:
         params["stream"] = True
     return params

@@ -223,6 +223,8 @@ class OpenAICompatibleProvider(SDKProvider):
                 max_tokens_field=max_tokens_field,
                 stream_usage=stream_usage,
                 strict_structured_output=False,
+                max_stop=None,  # a compatible server states no limit of OpenAI's
+                api=f"the OpenAI-compatible server of provider {name!r}",
             ),
         )
         self._declared: set[str] = set()
