@@ -59,8 +59,9 @@ HOOK_EVENTS: Final[Mapping[str, EventPosture]] = MappingProxyType(
         "UserPromptSubmit": EventPosture(awaited=True, inspected=True, enforces=False),
         "Stop": EventPosture(awaited=True, inspected=True, enforces=False),
         "SubagentStop": EventPosture(awaited=True, inspected=False, enforces=False),
-        "SessionStart": EventPosture(awaited=False, inspected=False, enforces=False),
-        "SessionEnd": EventPosture(awaited=False, inspected=False, enforces=False),
+        # robota.sessions (Session.open / Session.aclose) awaits them and reads no outcome.
+        "SessionStart": EventPosture(awaited=True, inspected=False, enforces=False),
+        "SessionEnd": EventPosture(awaited=True, inspected=False, enforces=False),
         "Notification": EventPosture(awaited=False, inspected=False, enforces=False),
         "PreCompact": EventPosture(awaited=True, inspected=False, enforces=False),
     }

@@ -1,0 +1,262 @@
+"""Sessions in one process: persistence, the live system prompt, fork, rewind, hooks, errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import robota
+from robota.core import ConfigurationError, HookRunner, Message, SystemMessage, Usage
+from robota.host import CommandHookExecutor
+from robota.sessions import (
+    Session,
+    SessionBusyError,
+    SessionNotFoundError,
+    SessionStateError,
+    SessionStore,
+    SQLiteSessionStore,
+    list_sessions,
+)
+from robota.testing import InMemorySessionStore, ScriptedProvider, ScriptedTurn
+
+
+def _agent(provider: ScriptedProvider, **kwargs: Any) -> robota.Agent:
+    return robota.Agent("m", provider=provider, **kwargs)
+
+
+def _texts(messages: Any) -> list[tuple[str, str]]:
+    return [(m.kind, m.content if isinstance(m.content, str) else "") for m in messages]
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    if request.param == "memory":
+        shared = InMemorySessionStore()
+        return lambda: shared
+    return lambda: SQLiteSessionStore(tmp_path / "sessions.db")
+
+
+async def test_a_session_outlives_its_agent_and_store_handle(store_factory: Any) -> None:
+    store = store_factory()
+    async with await Session.open(_agent(ScriptedProvider(["hi", "again"])), store) as session:
+        first = await session.run("hello")
+        assert first.output == "hi"
+        session_id = session.id
+    provider = ScriptedProvider(["third"])
+    other = store_factory()
+    async with await Session.open(_agent(provider), other, session_id) as restored:
+        assert _texts(restored.history) == [("user", "hello"), ("assistant", "hi")]
+        await restored.run("more")
+        sent = provider.requests[0].messages
+        assert _texts(sent) == [("user", "hello"), ("assistant", "hi"), ("user", "more")]
+        assert [t.position for t in restored.turns] == [0, 1]
+
+
+async def test_s35_a_restored_session_carries_the_live_system_prompt(store_factory: Any) -> None:
+    store = store_factory()
+    agent = _agent(ScriptedProvider(["a"]), system_prompt="old prompt")
+    async with await Session.open(agent, store, "chat") as session:
+        await session.run("q1")
+    provider = ScriptedProvider(["b"])
+    async with await Session.open(_agent(provider, system_prompt="new prompt"), store, "chat") as s:
+        assert not any(isinstance(m, SystemMessage) for m in s.history)
+        await s.run("q2")
+    head = provider.requests[0].messages[0]
+    assert isinstance(head, SystemMessage) and head.content == "new prompt"
+    assert sum(isinstance(m, SystemMessage) for m in provider.requests[0].messages) == 1
+
+
+async def test_rewind_then_continue_equals_a_fresh_conversation_of_the_kept_turns() -> None:
+    store = InMemorySessionStore()
+    provider = ScriptedProvider(["r1", "r2", "r3", "r2b"])
+    session = await Session.open(_agent(provider), store)
+    for text in ("one", "two", "three"):
+        await session.run(text)
+    await session.rewind(to=1)
+    assert _texts(session.history) == [("user", "one"), ("assistant", "r1")]
+    await session.run("two-b")
+    rewound_request = provider.requests[-1].messages
+
+    fresh_provider = ScriptedProvider(["r1", "r2b"])
+    fresh = await Session.open(_agent(fresh_provider), InMemorySessionStore())
+    await fresh.run("one")
+    await fresh.run("two-b")
+    assert _texts(rewound_request) == _texts(fresh_provider.requests[-1].messages)
+    # The dropped turns are kept in the store's record, and new turns get fresh numbers.
+    stored = await store.load(session.id)
+    assert sum(e.kind == "turn_saved" for e in stored.entries) == 4
+    assert [t.number for t in session.turns] == [0, 3]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=st.integers(0, 4), data=st.data())
+async def test_fork_never_changes_its_parent(turns: int, data: st.DataObject) -> None:
+    store = InMemorySessionStore()
+    provider = ScriptedProvider([f"r{i}" for i in range(turns)] + ["f1", "f2"])
+    parent = await Session.open(_agent(provider), store, title="t", tags=["x"])
+    for index in range(turns):
+        await parent.run(f"q{index}")
+    before = await store.load(parent.id)
+    at = data.draw(st.integers(0, turns))
+    child = await parent.fork(at=at)
+    await child.run("in the fork")
+    await child.rewind(to=0)
+    await child.set_metadata(title="other")
+    assert await store.load(parent.id) == before
+    assert child.info.parent_id == parent.id and child.info.fork_at == at
+    await parent.refresh()
+    assert len(parent.turns) == turns
+    await child.aclose()
+    await parent.aclose()
+
+
+async def test_fork_copies_the_kept_turns_and_metadata() -> None:
+    store = InMemorySessionStore()
+    session = await Session.open(_agent(ScriptedProvider(["a", "b", "c"])), store, user_id="u1")
+    await session.run("one")
+    await session.run("two")
+    child = await session.fork(at=1, session_id="child")
+    assert child.id == "child" and child.metadata.user_id == "u1"
+    assert _texts(child.history) == [("user", "one"), ("assistant", "a")]
+    with pytest.raises(ConfigurationError, match="pass an integer from 0 to 2"):
+        await session.fork(at=3)
+
+
+async def test_metadata_usage_and_cost_totals(store_factory: Any) -> None:
+    usage = Usage(10, 5, 15)
+    provider = ScriptedProvider([ScriptedTurn(text="a", usage=usage)] * 2)
+    store = store_factory()
+    session = await Session.open(_agent(provider), store, title="Trip", user_id="u", tags=["x"])
+    await session.run("one")
+    await session.run("two")
+    assert session.usage.total_tokens == 30
+    assert session.cost is None  # the scripted model has no registered price (never a guess)
+    await session.rewind(to=0)
+    assert session.usage.total_tokens == 30  # rewound turns were still spent
+    await session.set_metadata(title="Trip 2", tags=("a", "b"))
+    again = await Session.open(_agent(ScriptedProvider([])), store_factory(), session.id)
+    assert again.metadata.title == "Trip 2" and again.metadata.tags == ("a", "b")
+    assert again.metadata.user_id is None
+    info = again.info
+    assert (info.turns, info.usage.total_tokens, info.pending) == (0, 30, False)
+
+
+async def test_list_and_delete(store_factory: Any) -> None:
+    store = store_factory()
+    first = await Session.open(_agent(ScriptedProvider(["a"])), store, "first", title="One")
+    await first.run("x")
+    await Session.open(_agent(ScriptedProvider([])), store, "second")
+    listed = await list_sessions(store)
+    assert [i.id for i in listed] == ["first", "second"]
+    assert listed[0].metadata.title == "One" and listed[0].turns == 1
+    await first.delete()
+    assert first.closed
+    assert [i.id for i in await list_sessions(store)] == ["second"]
+    with pytest.raises(SessionNotFoundError, match="no session 'first'"):
+        await store.load("first")
+
+
+async def test_a_second_concurrent_turn_fails_at_once(store_factory: Any) -> None:
+    store = store_factory()
+    session = await Session.open(_agent(ScriptedProvider([])), store, "busy")
+    lease = await store_factory().acquire("busy")  # another writer holds the session
+    with pytest.raises(SessionBusyError, match="in use by another writer") as caught:
+        await session.run("hello")
+    assert caught.value.session_id == "busy" and caught.value.recoverable
+    await lease.release()
+
+
+async def test_a_failed_turn_is_saved_with_what_the_agent_kept() -> None:
+    store = InMemorySessionStore()
+    error = robota.ProviderError("down", provider="scripted", status=500)
+    session = await Session.open(_agent(ScriptedProvider([error, "ok"])), store)
+    with pytest.raises(robota.ProviderError):
+        await session.run("first")
+    assert session.turns[0].status == "failed"
+    assert session.turns[0].messages[0].content == "first"
+    result = await session.run("second")
+    assert result.output == "ok"
+
+
+async def test_clear_errors_for_bad_ids_and_inputs() -> None:
+    store = InMemorySessionStore()
+    agent = _agent(ScriptedProvider([]))
+    with pytest.raises(ConfigurationError, match="1 to 180 characters"):
+        await Session.open(agent, store, "x" * 181)
+    with pytest.raises(ConfigurationError, match="must not contain control characters or '/'"):
+        await Session.open(agent, store, "a/b")
+    with pytest.raises(ConfigurationError, match="needs a robota.Agent"):
+        await Session.open("agent", store)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="needs a SessionStore"):
+        await Session.open(agent, {})  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="tags must be"):
+        await Session.open(agent, store, tags="abc")
+    session = await Session.open(agent, store)
+    with pytest.raises(ConfigurationError, match="do not pass execution_id"):
+        await session.run("x", execution_id="mine")
+    with pytest.raises(ConfigurationError):
+        await session.run(42)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match=r"rewind\(to=-1\)"):
+        await session.rewind(to=-1)
+    await session.aclose()
+    with pytest.raises(SessionStateError, match="is closed; open it again"):
+        await session.run("x")
+    with pytest.raises(TypeError, match="Session.open"):
+        Session(agent, store, None, _token=None)  # type: ignore[arg-type]
+    assert isinstance(store, SessionStore)
+
+
+async def test_replace_history_keeps_a_given_head_and_otherwise_the_live_prompt() -> None:
+    agent = _agent(ScriptedProvider([]), system_prompt="live")
+    saved: tuple[Message, ...] = (robota.UserMessage("u"),)
+    await agent.replace_history(saved)
+    assert [m.content for m in agent.history] == ["live", "u"]
+    await agent.replace_history((SystemMessage("kept"), *saved))
+    assert [m.content for m in agent.history] == ["kept", "u"] and agent.system_prompt == "live"
+
+
+_HOOK = """
+import json, sys
+payload = json.load(sys.stdin)
+with open(sys.argv[1], "a") as out:
+    out.write(json.dumps(payload) + "\\n")
+"""
+
+
+async def test_s22_session_start_and_end_fire_through_the_agents_hooks(tmp_path: Path) -> None:
+    script = tmp_path / "hook.py"
+    script.write_text(_HOOK)
+    log = tmp_path / "events.jsonl"
+    command = f"{sys.executable} {script} {log}"
+    entry = [{"hooks": [{"type": "command", "command": command}]}]
+    hooks = HookRunner(
+        {"SessionStart": entry, "SessionEnd": entry}, {"command": CommandHookExecutor()}
+    )
+    store = InMemorySessionStore()
+    agent = _agent(ScriptedProvider([]), hooks=hooks)
+    async with await Session.open(agent, store, "s1"):
+        pass
+    async with await Session.open(agent, store, "s1"):
+        pass
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["hook_event_name"], e.get("source")) for e in events] == [
+        ("SessionStart", "startup"),
+        ("SessionEnd", None),
+        ("SessionStart", "resume"),
+        ("SessionEnd", None),
+    ]
+    assert {e["session_id"] for e in events} == {"s1"}
+
+
+def test_s22_posture_rows_match_the_session_fire_sites() -> None:
+    from robota.core.hooks import HOOK_EVENTS
+
+    for event in ("SessionStart", "SessionEnd"):
+        posture = HOOK_EVENTS[event]
+        assert (posture.awaited, posture.inspected, posture.enforces) == (True, False, False)
