@@ -30,6 +30,7 @@ from robota.sessions import (
     SessionNotFoundError,
 )
 from robota.testing import SESSION_STORE_CHECKS, run_session_store_conformance
+from sessions.postgres_tables import drop_postgres_tables
 
 #: A child that holds the lease on one session until it is killed.
 HOLDER = """
@@ -88,9 +89,7 @@ def prefix(postgres_dsn: str) -> Iterator[str]:
     """A table prefix no other test uses; its tables dropped afterwards."""
     name = f"s_{uuid.uuid4().hex[:12]}"
     yield name
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        for suffix in ("_sessions", "_session_entries", "_sessions_meta"):
-            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name + suffix)))
+    drop_postgres_tables(postgres_dsn, name)
 
 
 @pytest.fixture
