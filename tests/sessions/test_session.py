@@ -86,7 +86,8 @@ async def test_s35_a_restored_session_carries_the_live_system_prompt(store_facto
         assert not any(isinstance(m, SystemMessage) for m in s.history)
         await s.run("q2")
     head = provider.requests[0].messages[0]
-    assert isinstance(head, SystemMessage) and head.content == "new prompt"
+    assert isinstance(head, SystemMessage)
+    assert head.content == "new prompt"
     assert sum(isinstance(m, SystemMessage) for m in provider.requests[0].messages) == 1
 
 
@@ -127,7 +128,8 @@ async def test_fork_never_changes_its_parent(turns: int, data: st.DataObject) ->
     await child.rewind(to=0)
     await child.set_metadata(title="other")
     assert await store.load(parent.id) == before
-    assert child.info.parent_id == parent.id and child.info.fork_at == at
+    assert child.info.parent_id == parent.id
+    assert child.info.fork_at == at
     await parent.refresh()
     assert len(parent.turns) == turns
     await child.aclose()
@@ -140,7 +142,8 @@ async def test_fork_copies_the_kept_turns_and_metadata() -> None:
     await session.run("one")
     await session.run("two")
     child = await session.fork(at=1, session_id="child")
-    assert child.id == "child" and child.metadata.user_id == "u1"
+    assert child.id == "child"
+    assert child.metadata.user_id == "u1"
     assert _texts(child.history) == [("user", "one"), ("assistant", "a")]
     with pytest.raises(ConfigurationError, match="pass an integer from 0 to 2"):
         await session.fork(at=3)
@@ -159,7 +162,8 @@ async def test_metadata_usage_and_cost_totals(store_factory: Any) -> None:
     assert session.usage.total_tokens == 30  # rewound turns were still spent
     await session.set_metadata(title="Trip 2", tags=("a", "b"))
     again = await Session.open(_agent(ScriptedProvider([])), store_factory(), session.id)
-    assert again.metadata.title == "Trip 2" and again.metadata.tags == ("a", "b")
+    assert again.metadata.title == "Trip 2"
+    assert again.metadata.tags == ("a", "b")
     assert again.metadata.user_id is None
     info = again.info
     assert (info.turns, info.usage.total_tokens, info.pending) == (0, 30, False)
@@ -172,7 +176,8 @@ async def test_list_and_delete(store_factory: Any) -> None:
     await Session.open(_agent(ScriptedProvider([])), store, "second")
     listed = await list_sessions(store)
     assert [i.id for i in listed] == ["first", "second"]
-    assert listed[0].metadata.title == "One" and listed[0].turns == 1
+    assert listed[0].metadata.title == "One"
+    assert listed[0].turns == 1
     await first.delete()
     assert first.closed
     assert [i.id for i in await list_sessions(store)] == ["second"]
@@ -186,7 +191,8 @@ async def test_a_second_concurrent_turn_fails_at_once(store_factory: Any) -> Non
     lease = await store_factory().acquire("busy")  # another writer holds the session
     with pytest.raises(SessionBusyError, match="in use by another writer") as caught:
         await session.run("hello")
-    assert caught.value.session_id == "busy" and caught.value.recoverable
+    assert caught.value.session_id == "busy"
+    assert caught.value.recoverable
     await lease.release()
 
 
@@ -209,7 +215,7 @@ async def test_clear_errors_for_bad_ids_and_inputs() -> None:
         await Session.open(agent, store, "x" * 181)
     with pytest.raises(ConfigurationError, match="must not contain control characters or '/'"):
         await Session.open(agent, store, "a/b")
-    with pytest.raises(ConfigurationError, match="needs a robota.Agent"):
+    with pytest.raises(ConfigurationError, match=r"needs a robota\.Agent"):
         await Session.open("agent", store)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="needs a SessionStore"):
         await Session.open(agent, {})  # type: ignore[arg-type]
@@ -225,7 +231,7 @@ async def test_clear_errors_for_bad_ids_and_inputs() -> None:
     await session.aclose()
     with pytest.raises(SessionStateError, match="is closed; open it again"):
         await session.run("x")
-    with pytest.raises(TypeError, match="Session.open"):
+    with pytest.raises(TypeError, match=r"Session\.open"):
         Session(agent, store, None, _token=None)  # type: ignore[arg-type]
     assert isinstance(store, SessionStore)
 
@@ -236,7 +242,8 @@ async def test_replace_history_keeps_a_given_head_and_otherwise_the_live_prompt(
     await agent.replace_history(saved)
     assert [m.content for m in agent.history] == ["live", "u"]
     await agent.replace_history((SystemMessage("kept"), *saved))
-    assert [m.content for m in agent.history] == ["kept", "u"] and agent.system_prompt == "live"
+    assert [m.content for m in agent.history] == ["kept", "u"]
+    assert agent.system_prompt == "live"
 
 
 _HOOK = """

@@ -21,7 +21,8 @@ async def test_in_memory_store_conforms() -> None:
     store = InMemorySessionStore()
     report = await run_session_store_conformance(lambda: store)
     report.raise_for_failures()
-    assert report.passed and [r.check for r in report.results] == list(SESSION_STORE_CHECKS)
+    assert report.passed
+    assert [r.check for r in report.results] == list(SESSION_STORE_CHECKS)
 
 
 async def test_sqlite_store_conforms(tmp_path: Path) -> None:
@@ -42,9 +43,7 @@ async def test_kit_reports_a_store_that_breaks_the_contract() -> None:
         return await original(session_id)
 
     store.acquire = lax_acquire  # type: ignore[method-assign]
-    report = await run_session_store_conformance(
-        lambda: store, checks=["second_writer_refused"]
-    )
+    report = await run_session_store_conformance(lambda: store, checks=["second_writer_refused"])
     assert not report.passed
     assert "not refused" in report.failures[0].message
     with pytest.raises(AssertionError, match="second_writer_refused"):
@@ -72,7 +71,7 @@ async def test_s07_sqlite_store_refuses_a_file_others_can_read(tmp_path: Path) -
     path.write_bytes(b"")
     os.chmod(path, 0o644)
     store = SQLiteSessionStore(path)
-    with pytest.raises(InsecureModeError, match="repair=True"):
+    with pytest.raises(InsecureModeError, match="open the session store with repair=True"):
         await store.list_sessions()
     await store.aclose()
     async with SQLiteSessionStore(path, repair=True) as repaired:

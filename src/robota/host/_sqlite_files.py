@@ -123,7 +123,7 @@ def _check_owner_only(path: str, *, repair: bool, holder: str) -> None:
             raise InsecureModeError(
                 f"{path} has mode {mode:#o}, but the {holder} needs {_FILE_MODE:#o}: another "
                 "account could read its conversations or change its records. Check that "
-                "nobody did, then open the {holder} with repair=True to tighten it",
+                f"nobody did, then open the {holder} with repair=True to tighten it",
                 path=path,
                 mode=mode,
                 uid=info.st_uid,

@@ -1,0 +1,123 @@
+"""Sessions across real processes: two workers racing a turn, SIGKILL mid-turn and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+WORKER = Path(__file__).with_name("session_worker.py")
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(SRC)}
+
+
+def _args(mode: str, tmp: Path, journal: str, text: str = "") -> list[str]:
+    return [
+        sys.executable,
+        str(WORKER),
+        mode,
+        str(tmp / "sessions.db"),
+        "chat",
+        str(tmp),
+        journal,
+        text,
+    ]
+
+
+def _run(mode: str, tmp: Path, journal: str = "-", text: str = "") -> tuple[int, Any]:
+    done = subprocess.run(
+        _args(mode, tmp, journal, text),
+        check=False,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stdout.strip().splitlines()
+    report = json.loads(lines[-1]) if lines and done.returncode == 0 else None
+    assert done.returncode in (0, -signal.SIGKILL), done.stderr
+    return done.returncode, report
+
+
+def _calls(tmp: Path) -> list[str]:
+    path = tmp / "calls"
+    return (
+        [line.split(" ", 1)[1] for line in path.read_text().splitlines()] if path.exists() else []
+    )
+
+
+def _effects(tmp: Path) -> list[str]:
+    path = tmp / "effects"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_s10_two_workers_racing_one_session_never_interleave(tmp_path: Path) -> None:
+    _run("turn", tmp_path, text="zero")
+    slow = subprocess.Popen(
+        _args("slow", tmp_path, "-", "one"),
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "started").exists():  # the first worker holds the lease now
+            assert slow.poll() is None
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        code, second = _run("turn", tmp_path, text="two")
+        assert code == 0
+        assert "in use by another writer" in second["busy"]
+    finally:
+        (tmp_path / "go").touch()
+        out, err = slow.communicate(timeout=120)
+    assert slow.returncode == 0, err
+    first = json.loads(out.strip().splitlines()[-1])
+    assert first["output"] == "done one"
+    _, shown = _run("show", tmp_path)
+    users = [text for kind, text in shown["history"] if kind == "user"]
+    assert users == ["zero", "one"]  # the refused turn left nothing behind
+    assert shown["statuses"] == ["complete", "complete"]
+
+
+def test_sigkill_mid_turn_without_a_journal_leaves_the_last_complete_turn(
+    tmp_path: Path,
+) -> None:
+    _run("turn", tmp_path, text="first")
+    code, _ = _run("kill", tmp_path, text="second")
+    assert code == -signal.SIGKILL
+    _, shown = _run("show", tmp_path)
+    assert [text for kind, text in shown["history"] if kind == "user"] == ["first"]
+    assert shown["statuses"] == ["complete"]
+    assert shown["pending"] is False
+    code, after = _run("turn", tmp_path, text="third")
+    assert after["output"] == "done third"
+
+
+def test_s40_sigkill_mid_turn_with_a_journal_resumes_without_repeating_a_model_call(
+    tmp_path: Path,
+) -> None:
+    journal = str(tmp_path / "journal.db")
+    _run("turn", tmp_path, journal, text="first")
+    code, _ = _run("kill", tmp_path, journal, text="second")
+    assert code == -signal.SIGKILL
+    assert _calls(tmp_path) == ["first first", "first second", "second first"]
+    _, shown = _run("show", tmp_path, journal)  # opening resumes the pending turn
+    assert shown["pending"] is False
+    assert shown["statuses"] == ["complete", "complete"]
+    assert shown["history"][-1] == ["assistant", "done second"]
+    # The resumed turn made only the model call the crash had not made, and ran no tool again.
+    assert _calls(tmp_path) == ["first first", "first second", "second first", "second second"]
+    assert _effects(tmp_path) == ["first", "second"]
+    _, again = _run("turn", tmp_path, journal, text="third")
+    assert again["output"] == "done third"
+    assert [t for k, t in again["history"] if k == "user"] == ["first", "second", "third"]
