@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import robota
 from robota.core import ConfigurationError, HookRunner, Message, SystemMessage, Usage
 from robota.host import CommandHookExecutor
 from robota.sessions import (
+    PostgresSessionStore,
     Session,
     SessionBusyError,
     SessionNotFoundError,
@@ -24,6 +27,7 @@ from robota.sessions import (
     list_sessions,
 )
 from robota.testing import InMemorySessionStore, ScriptedProvider, ScriptedTurn
+from sessions.postgres_tables import drop_postgres_tables
 
 
 def _agent(provider: ScriptedProvider, **kwargs: Any) -> robota.Agent:
@@ -34,12 +38,26 @@ def _texts(messages: Any) -> list[tuple[str, str]]:
     return [(m.kind, m.content if isinstance(m.content, str) else "") for m in messages]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+@pytest.fixture(params=["memory", "sqlite", pytest.param("postgres", marks=pytest.mark.service)])
+async def store_factory(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     if request.param == "memory":
         shared = InMemorySessionStore()
-        return lambda: shared
-    return lambda: SQLiteSessionStore(tmp_path / "sessions.db")
+        yield lambda: shared
+    elif request.param == "sqlite":
+        yield lambda: SQLiteSessionStore(tmp_path / "sessions.db")
+    else:
+        dsn = request.getfixturevalue("postgres_dsn")
+        prefix = f"s_{uuid.uuid4().hex[:12]}"  # tables of this test's own
+        handles: list[PostgresSessionStore] = []
+
+        def make() -> PostgresSessionStore:
+            handles.append(PostgresSessionStore(dsn, prefix=prefix))
+            return handles[-1]
+
+        yield make
+        for handle in handles:  # each holds server connections until closed
+            await handle.aclose()
+        drop_postgres_tables(dsn, prefix)
 
 
 async def test_a_session_outlives_its_agent_and_store_handle(store_factory: Any) -> None:

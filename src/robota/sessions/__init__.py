@@ -4,7 +4,7 @@ A layer above core (S01: core stays session-free) and host. A :class:`Session` b
 :class:`~robota.Agent` to one conversation kept in a :class:`SessionStore`; each
 ``await session.run(...)`` loads the conversation into the agent, runs one turn and saves the
 turn's messages atomically. Stores: :class:`SQLiteSessionStore` (the embedded default, an
-owner-only file, S07), ``PostgresSessionStore`` (many workers) and
+owner-only file, S07), :class:`PostgresSessionStore` (many workers) and
 :class:`robota.testing.InMemorySessionStore`, all behind the one port held to its contract by
 :func:`robota.testing.run_session_store_conformance`.
 
@@ -21,6 +21,7 @@ records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
 """
 
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._postgres import PostgresSessionStore
 from robota.sessions._records import (
     ENTRY_FORMAT_VERSION,
     MetadataSet,
@@ -48,6 +49,7 @@ __all__ = [
     "ENTRY_FORMAT_VERSION",
     "MAX_SESSION_ID_LENGTH",
     "MetadataSet",
+    "PostgresSessionStore",
     "Rewound",
     "SQLiteSessionStore",
     "Session",
