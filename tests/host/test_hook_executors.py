@@ -141,6 +141,22 @@ async def test_s22_the_payload_arrives_on_stdin() -> None:
     assert outcome.output.strip() == "Bash"
 
 
+_SHOW_CWD = f"{sys.executable} -c 'import json,sys; print(json.load(sys.stdin).get(\"cwd\"))'"
+
+
+async def test_s22_a_command_hook_payload_carries_the_working_directory_it_runs_in(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The Claude Code hook input names its cwd in every event's payload; a hook written for it
+    # reads input["cwd"]. It is the directory the hook process runs in.
+    assert (await run(_SHOW_CWD)).output.strip() == os.getcwd()
+    placed = CommandHookExecutor(cwd=str(tmp_path))
+    outcome = await placed.execute(command(_SHOW_CWD), PAYLOAD)
+    assert outcome.output.strip() == str(tmp_path)
+    given = await placed.execute(command(_SHOW_CWD), {**PAYLOAD, "cwd": "/from/the/fire/site"})
+    assert given.output.strip() == "/from/the/fire/site"
+
+
 # --------------------------------------------------------------------------- HTTP
 
 

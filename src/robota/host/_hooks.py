@@ -3,8 +3,9 @@
 Both decode into core's :class:`~robota.core.hooks.HookOutcome` and never raise for a hook's own
 failure.
 
-Command hooks — the payload is written to the command's stdin as JSON (a hook entry's ``env``, a
-mapping, adds to its process's environment). Each process gets a fresh copy of its environment
+Command hooks — the payload is written to the command's stdin as JSON, with the ``cwd`` the
+process runs in added when the fire site gave none (every Claude Code hook input names it; a hook
+entry's ``env``, a mapping, adds to its process's environment). Each process gets a fresh copy of its environment
 (the executor's ``env=``, else this process's) without the ambient ``TRACEPARENT`` and
 ``TRACESTATE`` (S27): in a traced run whose host granted hooks it gets ``TRACEPARENT`` naming the
 run's span instead; in any other run — traced without that grant, or untraced — none, because
@@ -116,7 +117,9 @@ class CommandHookExecutor:
             process = await _start(hook.command, env=env, cwd=self._cwd)
         except OSError as exc:
             return HookOutcome.error(f"the hook process never started: {exc}")
-        communicate = asyncio.ensure_future(process.communicate(_body_of(payload)))
+        communicate = asyncio.ensure_future(
+            process.communicate(_body_of(_with_cwd(payload, self._cwd)))
+        )
         ending = await settle(
             communicate, signal=signal, within=timeout, stop=lambda: _kill(process, communicate)
         )
@@ -154,6 +157,20 @@ async def _start(
         cwd=cwd,
         process_group=0,
     )
+
+
+def _with_cwd(payload: Mapping[str, Any], cwd: str | None) -> Mapping[str, Any]:
+    """``payload`` with the ``cwd`` the hook runs in, as every Claude Code hook input has it.
+
+    A ``cwd`` the fire site set is kept; a working directory that no longer exists is left out.
+    """
+    if "cwd" in payload:
+        return payload
+    try:
+        where = os.path.abspath(cwd) if cwd is not None else os.getcwd()
+    except OSError:
+        return payload
+    return {**payload, "cwd": where}
 
 
 def _body_of(payload: Mapping[str, Any]) -> bytes:

@@ -44,6 +44,29 @@ def test_s22_an_explicit_block_is_honoured_beside_an_undecodable_verdict() -> No
         assert decode_hook_body(body, default="allow", steering=True).kind == "deny", body
 
 
+def test_s22_a_permission_deny_carries_its_permission_decision_reason() -> None:
+    # The Claude Code settings format names a PreToolUse deny's reason permissionDecisionReason
+    # (shown to the model); a deny must not reach the model as a bare "blocked by a hook".
+    nested = {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "production is frozen",
+        }
+    }
+    for steering in (True, False):
+        outcome = decode_hook_body(nested, default="allow", steering=steering)
+        assert outcome == HookOutcome.deny("production is frozen"), steering
+    top = {"permissionDecision": "deny", "permissionDecisionReason": "frozen"}
+    assert decode_hook_body(top, default="allow", steering=True) == HookOutcome.deny("frozen")
+    both = {**nested, "reason": "general reason"}
+    assert decode_hook_body(both, default="allow", steering=True) == HookOutcome.deny(
+        "production is frozen"
+    )
+    blocked = {"decision": "block", "reason": "policy", "permissionDecisionReason": 7}
+    assert decode_hook_body(blocked, default="allow", steering=True) == HookOutcome.deny("policy")
+
+
 def test_s22_only_command_hooks_can_steer() -> None:
     body = {"hookSpecificOutput": {"permissionDecision": "ask", "updatedInput": {"x": 1}}}
     steered = decode_hook_body(body, default="allow", steering=True)

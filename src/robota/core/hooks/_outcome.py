@@ -12,7 +12,8 @@ the reason; it is not a third verdict. Whether an error blocks is the event's en
   disable a gate by truthiness.
 * An explicit block directive is honoured even beside an undecodable verdict, because it is a
   decision the hook stated outright: ``"decision": "block"``, ``"continue": false``, or a
-  ``permissionDecision`` of ``"deny"``.
+  ``permissionDecision`` of ``"deny"`` (whose reason is its ``permissionDecisionReason`` when
+  given, else ``reason``).
 * Only a command hook may *steer* a pre-tool call short of refusing it: a ``permissionDecision``
   of ``allow``, ``ask`` or ``defer``, or an ``updatedInput`` (top level or inside
   ``hookSpecificOutput``). A prompt- or agent-hook answers from a model that reads the very input
@@ -85,6 +86,13 @@ def _steering(body: Mapping[str, Any]) -> tuple[object, object]:
     return decision, updated
 
 
+def _decision_reason(body: Mapping[str, Any]) -> str:
+    specific = body.get("hookSpecificOutput")
+    nested = specific if isinstance(specific, Mapping) else {}
+    reason = nested.get("permissionDecisionReason", body.get("permissionDecisionReason"))
+    return reason if isinstance(reason, str) else ""
+
+
 def decode_hook_body(
     body: object,
     *,
@@ -109,8 +117,11 @@ def decode_hook_body(
     # Explicit block directives win, even beside an undecodable verdict field.
     if body.get("decision") == "block" or body.get("continue") is False or decision == "deny":
         stop = body.get("stopReason")
+        # A permission deny states its reason for the model as permissionDecisionReason (the
+        # Claude Code settings format); it is the reason of that directive, so it comes first.
+        own = _decision_reason(body) if decision == "deny" else ""
         return HookOutcome.deny(
-            reason_text or (stop if isinstance(stop, str) else "") or "blocked by a hook"
+            own or reason_text or (stop if isinstance(stop, str) else "") or "blocked by a hook"
         )
     verdict = body.get("decision")
     if "decision" in body and verdict is not True and verdict is not False:
