@@ -3,15 +3,15 @@
 Both decode into core's :class:`~robota.core.hooks.HookOutcome` and never raise for a hook's own
 failure.
 
-Command hooks — the payload is written to the command's stdin as JSON, with the ``cwd`` the
-process runs in added when the fire site gave none (every Claude Code hook input names it; a hook
-entry's ``env``, a mapping, adds to its process's environment). Each process gets a fresh copy of its environment
-(the executor's ``env=``, else this process's) without the ambient ``TRACEPARENT`` and
+Command hooks — the payload is written to the command's stdin as JSON, with the ``cwd`` the process
+runs in added when the fire site gave none (every Claude Code hook input names it; a hook entry's
+``env``, a mapping, adds to its process's environment). Each process gets a fresh copy of its
+environment (the executor's ``env=``, else this process's) without the ambient ``TRACEPARENT`` and
 ``TRACESTATE`` (S27): in a traced run whose host granted hooks it gets ``TRACEPARENT`` naming the
-run's span instead; in any other run — traced without that grant, or untraced — none, because
-this package never adopts ambient trace state and a hook's span claiming the host process's
-parent would sit in another trace than the run's. A ``TRACEPARENT`` the hook entry's own ``env``
-sets wins. It is never written into the stdin JSON.
+run's span instead; in any other run — traced without that grant, or untraced — none, because this
+package never adopts ambient trace state and a hook's span claiming the host process's parent would
+sit in another trace than the run's. A ``TRACEPARENT`` the hook entry's own ``env`` sets wins. It is
+never written into the stdin JSON.
 
 * exit 0 → allow; stdout is carried, and a JSON object on stdout is decoded (it may block, add
   ``additionalContext``, or — for command hooks only — steer a pre-tool call with
