@@ -176,7 +176,8 @@ async def test_s31_a_stand_in_counts_as_many_context_tokens_as_the_part_it_stand
     assert not isinstance(carried, str)
     (stand_in,) = carried
     assert type(stand_in) is type(part)
-    assert stand_in.media_type == part.media_type
+    # The stand-in declares what its own bytes are; the stored record keeps the real type.
+    assert stand_in.media_type in ("image/png", "application/pdf", "audio/wav")
     assert stand_in.data is not None
     assert len(stand_in.data) < 10_000
     assert robota.estimate_message_tokens(

@@ -4,7 +4,8 @@ Internal (issue 26). Temporal refuses payloads over 2 MiB, so a large image, PDF
 in :func:`~robota.temporal.start_agent_run`'s input is written to the execution journal the
 workers share — one ``EffectSettled`` record holding the parts, under an execution id of its own
 — before the workflow starts, and the workflow's input carries a *stand-in* for each: a part of
-the same kind and media type whose few bytes hold a random reference and are shaped so the
+the same kind (declaring its own bytes' type: PNG, PDF, WAV — the stored record keeps the real
+one) whose few bytes hold a random reference and are shaped so the
 context estimate (S31, the rule of :mod:`robota.core`'s media counting) reads the same number of
 tokens as the real part:
 
@@ -73,7 +74,9 @@ def _stand_in(part: ImagePart | DocumentPart | AudioPart, tokens: int, ref: str)
     tag = _TAG + ref.encode("ascii") + b"\n"
     if isinstance(part, ImagePart):
         header = b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR" + struct.pack(">II", 750 * tokens, 1)
-        return ImagePart(data=header + tag, media_type=part.media_type)
+        # Its own type (a part's bytes must be what it declares); the stored record keeps the
+        # real one, and the model call swaps the real part back in.
+        return ImagePart(data=header + tag, media_type="image/png")
     if isinstance(part, DocumentPart):
         pages = max(1, tokens // 3000)
         body = b"%PDF-1.7\n%" + tag + b"/Type /Page\n" * pages
@@ -87,7 +90,7 @@ def _stand_in(part: ImagePart | DocumentPart | AudioPart, tokens: int, ref: str)
     header = b"RIFF" + struct.pack("<I", length - 8) + b"WAVEfmt " + b"\0" * 12
     header += struct.pack("<I", rate)
     data = (header + tag).ljust(length, b"\0")
-    return AudioPart(data=data, media_type=part.media_type)
+    return AudioPart(data=data, media_type="audio/wav")
 
 
 def _execution_key(workflow_id: str) -> str:
