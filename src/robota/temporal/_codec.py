@@ -221,7 +221,7 @@ class RunOutput:
         execution_id: The run's execution id (the workflow id).
             A tool result stored aside carries no media parts here either (the journal holds
             them); a media part of the input stored aside (``start_agent_run(...,
-            journal=...)``) appears as a stand-in of the same kind and media type whose bytes
+            journal=...)``) appears as a stand-in of the same kind (a PNG, PDF or WAV) whose bytes
             are a small reference, not the media.
         messages_omitted: The messages were left out to fit Temporal's 2 MiB result limit.
         output: A structured run (``start_agent_run(..., output=...)``, S18): the validated
