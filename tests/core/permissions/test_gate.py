@@ -259,6 +259,7 @@ async def test_s22_a_hook_deny_blocks_with_its_reason() -> None:
     assert "blocked by policy" in _results(agent)[0]
     assert executor.payloads[0] == {
         "hook_event_name": "PreToolUse",
+        "permission_mode": "bypassPermissions",  # as Claude Code's hook inputs spell it
         "tool_name": "shell",
         "tool_input": {"command": "ls"},
     }
@@ -423,3 +424,19 @@ async def test_s22_a_real_command_hook_allow_pre_approves(tmp_path: Any) -> None
     )
     await _run(PermissionGate(PermissionPolicy(), hooks=runner), {"command": "make build"})
     assert ran == ["make build"]
+
+
+async def test_s22_hook_fields_reach_every_hook_payload_in_their_context() -> None:
+    from robota.core.hooks import hook_fields
+
+    runner, executor = _hooks("PreToolUse", HookOutcome.allow())
+    with hook_fields(session_id="ses_1", tool_name="not this"):
+        await _run(
+            PermissionGate(PermissionPolicy(mode="accept_edits"), hooks=runner), {"command": "ls"}
+        )
+    payload = executor.payloads[0]
+    assert payload["session_id"] == "ses_1"
+    assert payload["tool_name"] == "shell"  # the fire site's own field wins
+    assert payload["permission_mode"] == "acceptEdits"
+    await _run(PermissionGate(PermissionPolicy(mode="bypass"), hooks=runner), {"command": "ls"})
+    assert "session_id" not in executor.payloads[-1]  # only inside the context

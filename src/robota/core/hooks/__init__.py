@@ -18,6 +18,7 @@ from robota.core.hooks._runner import (
     HookResult,
     HookRunner,
     HookSpec,
+    hook_fields,
 )
 
 __all__ = [
@@ -35,4 +36,5 @@ __all__ = [
     "PermissionSteer",
     "decode_hook_body",
     "event_enforces",
+    "hook_fields",
 ]

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal
@@ -37,9 +40,30 @@ __all__ = [
     "HookResult",
     "HookRunner",
     "HookSpec",
+    "hook_fields",
 ]
 
 _log = get_logger("robota.hooks")
+
+_NO_FIELDS: Final[Mapping[str, Any]] = MappingProxyType({})
+_FIELDS: ContextVar[Mapping[str, Any]] = ContextVar("robota_hook_fields", default=_NO_FIELDS)
+
+
+@contextmanager
+def hook_fields(**fields: Any) -> Iterator[None]:
+    """Add ``fields`` to the payload of every hook run in this context (S22).
+
+    For a layer above core that knows what a hook input carries and the run does not — the
+    sessions layer sets ``session_id`` around each turn, as Claude Code's hook inputs carry it
+    on every event. Nested contexts add to the outer one; a field the fire site sets itself
+    (``hook_event_name``, ``tool_name`` …) wins. Values must be JSON values.
+    """
+    token = _FIELDS.set(MappingProxyType({**_FIELDS.get(), **fields}))
+    try:
+        yield
+    finally:
+        _FIELDS.reset(token)
+
 
 DEFAULT_STOP_CONTINUATIONS: Final = 3
 """How many times ``Stop`` hooks may continue one run, unless the runner says otherwise."""
@@ -270,6 +294,9 @@ class HookRunner:
         hooks = self.config.hooks_for(event, tool_name)
         if not hooks:
             return HookResult()
+        shared = _FIELDS.get()
+        if shared:
+            payload = {**shared, **payload}  # the fire site's own fields win
         outcomes = await asyncio.gather(
             *(self._one(hook, payload, signal, traceparent) for hook in hooks)
         )

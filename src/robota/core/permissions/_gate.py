@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol, final
+from typing import Any, Final, Protocol, final
 
 from robota.core._texts import render
 from robota.core.hooks._runner import HookRunner
@@ -34,6 +34,15 @@ from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._tool import Tool, ToolResult
 
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
+
+# Hook inputs name the permission mode as Claude Code's settings format spells it (S22), so a
+# hook written for it reads ours unchanged.
+_CLAUDE_MODES: Final = {
+    "default": "default",
+    "plan": "plan",
+    "accept_edits": "acceptEdits",
+    "bypass": "bypassPermissions",
+}
 
 
 @final
@@ -180,6 +189,7 @@ class PermissionGate:
                 "PreToolUse",
                 {
                     "hook_event_name": "PreToolUse",
+                    "permission_mode": _CLAUDE_MODES.get(self._policy.mode, self._policy.mode),
                     "tool_name": tool.name,
                     "tool_input": dict(arguments),
                 },
@@ -227,6 +237,7 @@ class PermissionGate:
             "PostToolUse",
             {
                 "hook_event_name": "PostToolUse",
+                "permission_mode": _CLAUDE_MODES.get(self._policy.mode, self._policy.mode),
                 "tool_name": invocation.tool.name,
                 "tool_input": dict(invocation.arguments),
                 "tool_response": {"content": result.content, "is_error": result.is_error},
@@ -254,6 +265,7 @@ class PermissionGate:
                 self._hooks,
                 {
                     "hook_event_name": NOTIFICATION_EVENT,
+                    "permission_mode": _CLAUDE_MODES.get(self._policy.mode, self._policy.mode),
                     "message": f"permission is needed to use {request.tool.name}",
                     "notification_type": PERMISSION_PROMPT,
                     "tool_name": request.tool.name,
