@@ -232,7 +232,8 @@ async def _many(folder: str, figures: Figures, count: int) -> None:
     started = time.perf_counter()
     infos = await list_sessions(store)
     figures.list_infos = time.perf_counter() - started
-    assert len(infos) == count and all(info.turns == 1 for info in infos)
+    assert len(infos) == count
+    assert all(info.turns == 1 for info in infos)
     started = time.perf_counter()
     headers = await store.list_sessions()
     figures.list_headers = time.perf_counter() - started
@@ -240,11 +241,12 @@ async def _many(folder: str, figures: Figures, count: int) -> None:
     await store.aclose()
     figures.many = count
     figures.create_per_session = statistics.median(created)
-    figures.file_bytes = sum(
-        os.path.getsize(path + suffix)
-        for suffix in ("", "-wal")
-        if os.path.exists(path + suffix)
-    )
+    figures.file_bytes = _file_bytes(path)
+
+
+def _file_bytes(path: str) -> int:
+    """The database file and its WAL, in bytes."""
+    return sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
 
 
 async def _memory(folder: str, figures: Figures) -> None:
