@@ -43,12 +43,12 @@ import footprint
 import journal_overhead
 import loop_suite
 import media_memory
-import sessions
 import startup
 import validation
 from bench_models import ZeroLatency, echo
 
 import robota
+import sessions
 
 ROUNDS_PER_RUN = 3
 RATIO_LIMIT = 1.5
