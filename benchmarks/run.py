@@ -17,6 +17,9 @@ many samples after a warm-up; the best sample is shown beside it.
   list, agent and tool construction.
 * Core's per-message footprint (issue 27; see ``footprint.py``): what an agent keeps per message
   after a finished conversation, against a bare list of the same messages as dicts (tracemalloc).
+* Sessions (issue 27; see ``sessions.py``): loading a 1,000-turn session and saving one turn
+  as ratios to bare ``sqlite3`` reads and inserts of the same rows, 10,000 sessions in one file,
+  memory per live session.
 * Adapter overhead (issue 16; see ``adapters.py``): the OpenAI Chat Completions and Anthropic
   adapters beside their bare SDKs parsing the same streamed tool call.
 * Media memory (issue 26; see ``media_memory.py``): the peak allocation of a 20 MB image on its
@@ -45,6 +48,7 @@ import validation
 from bench_models import ZeroLatency, echo
 
 import robota
+import sessions
 
 ROUNDS_PER_RUN = 3
 RATIO_LIMIT = 1.5
@@ -186,6 +190,8 @@ def main() -> int:
         status = 1
     validation.main()
     journal_overhead.main()
+    if not sessions.main([]):
+        status = 1
     startup.main()
     return status
 

@@ -66,3 +66,24 @@ async def test_issue27_kept_run_results_add_less_than_a_bare_message_each() -> N
     ours, theirs = await _retained_per_message(keep_results=True)
     # 1.73 on CPython 3.11 (2.39 before issue 27's changes; the goal is 3).
     assert ours / theirs <= 2.0, (ours, theirs)
+
+
+async def test_issue27_building_an_agent_builds_no_rarely_used_parts() -> None:
+    """A plain agent (no tools, plugins, modules) costs ≤ 2,400 B to build (it was ~2,900 B).
+
+    The set of reported tool-source rejections, the initialised-extension set, the stream-task
+    set and the run_sync driver are built on first use; behaviour is unchanged (their own tests
+    cover streams, plugins, sources and run_sync).
+    """
+    provider = ScriptedProvider(["x"])
+    robota.Agent(provider=provider, model="footprint-model")  # lazy imports first
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        agents = [robota.Agent(provider=provider, model="footprint-model") for _ in range(50)]
+        gc.collect()
+        per_agent = (tracemalloc.get_traced_memory()[0] - before) / len(agents)
+    finally:
+        tracemalloc.stop()
+    assert per_agent <= 2_400, per_agent

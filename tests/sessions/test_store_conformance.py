@@ -98,3 +98,66 @@ async def test_closed_store_refuses_calls(tmp_path: Path) -> None:
     await store.aclose()
     with pytest.raises(StorageError, match="closed"):
         await store.list_sessions()
+
+
+async def test_kit_reports_infos_that_disagree_with_the_log() -> None:
+    """A store whose summaries miss a turn fails ``session_infos``."""
+    import dataclasses
+
+    store = InMemorySessionStore()
+    original = store.list_session_infos
+
+    async def stale_infos():  # type: ignore[no-untyped-def]
+        return tuple(dataclasses.replace(i, turns=i.turns + 1) for i in await original())
+
+    store.list_session_infos = stale_infos  # type: ignore[method-assign]
+    report = await run_session_store_conformance(lambda: store, checks=["session_infos"])
+    assert not report.passed
+    assert "the logs fold to" in report.failures[0].message
+
+
+async def test_sqlite_listing_reads_the_summaries_not_the_logs(tmp_path: Path) -> None:
+    """``list_sessions`` on 3 sessions whose logs are unreadable still lists them (issue 27)."""
+    import sqlite3
+
+    from robota.core import StorageError, Usage, UserMessage
+    from robota.sessions import MetadataSet, TurnSaved, list_sessions
+
+    path = tmp_path / "s.db"
+    async with SQLiteSessionStore(path) as store:
+        for n in range(3):
+            turn = TurnSaved(0, "complete", (UserMessage("q"),), Usage(2, 3), 0.5, None, 10.0 + n)
+            await store.create(SessionHeader(f"s{n}", float(n)), [turn])
+            async with await store.acquire(f"s{n}") as lease:
+                await lease.append(MetadataSet(f"chat {n}", None, (), 20.0 + n))
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE robota_session_entries SET entry = 'damaged'")
+    raw.close()
+    async with SQLiteSessionStore(path) as store:
+        infos = await list_sessions(store)
+        with pytest.raises(StorageError, match="damaged"):
+            await store.load("s0")
+    assert [(i.id, i.metadata.title, i.turns, i.cost, i.updated_at) for i in infos] == [
+        ("s0", "chat 0", 1, 0.5, 20.0),
+        ("s1", "chat 1", 1, 0.5, 21.0),
+        ("s2", "chat 2", 1, 0.5, 22.0),
+    ]
+    assert infos[0].usage == Usage(2, 3)
+
+
+async def test_sqlite_store_refuses_a_schema_1_file_naming_the_fix(tmp_path: Path) -> None:
+    """A file from before session summaries (schema 1) is refused, not misread."""
+    import sqlite3
+
+    from robota.core import StorageError
+
+    path = tmp_path / "s.db"
+    async with SQLiteSessionStore(path) as store:
+        await store.list_sessions()
+    with sqlite3.connect(path) as raw:
+        raw.execute("UPDATE robota_sessions_meta SET value = '1' WHERE key = 'schema_version'")
+    raw.close()
+    async with SQLiteSessionStore(path) as store:
+        with pytest.raises(StorageError, match="move the file aside") as caught:
+            await store.list_sessions()
+    assert caught.value.code == "session_store_version"

@@ -458,8 +458,9 @@ class Agent(DurableAgentMixin):
                 self._sources.append(entry)
         self._tools = ToolRegistry(plain)
         self._source_names: dict[str, tuple[str, ...]] = {}  # source name → registered names
-        self._reported: set[tuple[str, str, str]] = set()
-        self._reports: list[tuple[str, str, str]] = []  # not yet emitted
+        # Built on first use (most agents never need them): a few hundred bytes per agent.
+        self._reported: set[tuple[str, str, str]] | None = None
+        self._reports: tuple[tuple[str, str, str], ...] = ()  # not yet emitted
         self._source_lock = asyncio.Lock() if self._sources else None
         if event_service is not None:
             for registered in self._tools:
@@ -505,13 +506,13 @@ class Agent(DurableAgentMixin):
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
         self._slot = RunSlot()
-        self._sync = SyncDriver()
+        self._sync: SyncDriver | None = None  # run_sync()/close() only
         self._state: Literal["open", "closing", "closed"] = "open"
         self._disposal: asyncio.Task[None] | None = None
         self._close_errors: list[BaseException] = []
         self._initialized = False
-        self._initialized_parts: set[int] = set()
-        self._stream_tasks: set[asyncio.Task[RunResult]] = set()
+        self._initialized_parts: set[int] | None = None  # with modules or plugins only
+        self._stream_tasks: set[asyncio.Task[RunResult]] | None = None  # stream() only
 
     def _route_dispatch(
         self,
@@ -802,7 +803,9 @@ class Agent(DurableAgentMixin):
         refuse_inside_event_loop("run_sync()", "await agent.run(...)")
         check_run_input(input, "run_sync", options)
         settings = self._settings(output, options)
-        return self._sync.run(self._execute(input, settings, options.get("signal"), None, options))
+        return self._sync_driver().run(
+            self._execute(input, settings, options.get("signal"), None, options)
+        )
 
     @overload
     def run_stream(
@@ -837,8 +840,22 @@ class Agent(DurableAgentMixin):
         return RunStream(start, options.get("signal"), self._track)
 
     def _track(self, task: asyncio.Task[RunResult[Any]]) -> None:
-        self._stream_tasks.add(task)
-        task.add_done_callback(self._stream_tasks.discard)
+        tasks = self._stream_tasks
+        if tasks is None:
+            tasks = self._stream_tasks = set()
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    def _sync_driver(self) -> SyncDriver:
+        if self._sync is None:
+            self._sync = SyncDriver()
+        return self._sync
+
+    def _parts(self) -> set[int]:
+        """The modules and plugins initialised so far, by id (S20)."""
+        if self._initialized_parts is None:
+            self._initialized_parts = set()
+        return self._initialized_parts
 
     def _settings(self, output: object, options: RunOptions) -> ExecutionSettings:
         if not _RUN_OPTIONS.issuperset(options):
@@ -990,13 +1007,13 @@ class Agent(DurableAgentMixin):
             # `def` override that raises fails this run exactly like an async one (and is
             # retried).
             for module in self._modules:
-                if id(module) not in self._initialized_parts:
+                if id(module) not in self._parts():
                     await invoke_extension(module, "initialize", self)
-                    self._initialized_parts.add(id(module))
+                    self._parts().add(id(module))
             for plugin in self._plugins:
-                if id(plugin) not in self._initialized_parts:
+                if id(plugin) not in self._parts():
                     await invoke_extension(plugin, "setup", self)
-                    self._initialized_parts.add(id(plugin))
+                    self._parts().add(id(plugin))
             self._initialized = True
         if self._sources:
             await self._start_sources()
@@ -1043,17 +1060,19 @@ class Agent(DurableAgentMixin):
         self._source_names[source.name] = tuple(registered)
         for name, reason in rejected:
             key = (source.name, name, reason)
+            if self._reported is None:
+                self._reported = set()
             if key in self._reported:
                 continue  # reported once, not on every run
             self._reported.add(key)
             _log.error("tool left out", source=source.name, tool=name, reason=reason)
-            self._reports.append(key)
+            self._reports += (key,)
         if self._current is not None:
             self._flush_reports(self._current.emitter)
 
     def _flush_reports(self, emitter: EventEmitter) -> None:
         """Emit the left-out tools not reported yet, to the run (or call) now under way."""
-        reports, self._reports = self._reports, []
+        reports, self._reports = self._reports, ()
         if emitter.enabled:
             for source, name, reason in reports:
                 emitter.emit(
@@ -1188,10 +1207,11 @@ class Agent(DurableAgentMixin):
             RobotaError: when called from a running event loop (``await agent.aclose()`` there).
         """
         refuse_inside_event_loop("close()", "await agent.aclose()")
+        driver = self._sync_driver()
         try:
-            return self._sync.run(self.aclose())
+            return driver.run(self.aclose())
         finally:
-            self._sync.close()
+            driver.close()
 
     async def _dispose(self) -> None:
         """The one disposal (S20): settle the run queue, run every cleanup step, reset state.
@@ -1219,7 +1239,7 @@ class Agent(DurableAgentMixin):
                         cancelled = exc  # recorded as that step's failure; the rest still run
                 while self._stream_tasks:
                     try:
-                        await asyncio.wait(list(self._stream_tasks))
+                        await asyncio.wait(list(self._stream_tasks or ()))
                     except asyncio.CancelledError as exc:
                         cancelled = exc
             finally:

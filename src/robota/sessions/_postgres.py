@@ -47,7 +47,15 @@ from robota.sessions._records import (
     decode_session_entry,
     encode_session_entry,
 )
+from robota.sessions._state import SessionInfo
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._summary import (
+    Summary,
+    decode_summary,
+    encode_summary,
+    fold_summary,
+    summary_info,
+)
 
 if TYPE_CHECKING:
     import psycopg
@@ -56,7 +64,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresSessionStore"]
 
-_SCHEMA_VERSION: Final = "1"
+_SCHEMA_VERSION: Final = "2"  # 2: {prefix}_sessions.summary
 #: PostgreSQL truncates longer identifiers silently (NAMEDATALEN - 1): refuse them instead.
 _MAX_IDENTIFIER_BYTES: Final = 63
 _LONGEST_SUFFIX: Final = "_session_entries"
@@ -252,6 +260,7 @@ class PostgresSessionStore(SessionStore):
         check_session_id(header.id)
         texts = [encode_session_entry(entry) for entry in entries]
         rows = [(header.id, seq, text) for seq, text in enumerate(texts, start=1)]
+        summary = encode_summary(fold_summary(Summary(header.created_at), entries))
         async with self._main_lock:
             conn = await self._main_connection()
             try:
@@ -259,7 +268,13 @@ class PostgresSessionStore(SessionStore):
                     async with conn.transaction():
                         cursor = await conn.execute(
                             self._sql.insert_header,
-                            (header.id, header.created_at, header.parent_id, header.fork_at),
+                            (
+                                header.id,
+                                header.created_at,
+                                header.parent_id,
+                                header.fork_at,
+                                summary,
+                            ),
                         )
                         if await cursor.fetchone() is None:
                             raise ConfigurationError(
@@ -290,6 +305,11 @@ class PostgresSessionStore(SessionStore):
         rows = await self._read(self._sql.list, (), "list the sessions")
         return tuple(_header(row) for row in rows)
 
+    async def list_session_infos(self) -> tuple[SessionInfo, ...]:
+        """See :meth:`SessionStore.list_session_infos`: reads the summaries, no log."""
+        rows = await self._read(self._sql.list_summaries, (), "list the sessions")
+        return tuple(summary_info(_header(row), decode_summary(str(row[4]))) for row in rows)
+
     async def acquire(self, session_id: str) -> SessionLease:
         """See :meth:`SessionStore.acquire`."""
         check_session_id(session_id)
@@ -299,8 +319,9 @@ class PostgresSessionStore(SessionStore):
         try:
             # Under the lock: a session deleted before it was taken is not leased.
             with self._translated(f"acquire session {session_id!r}"):
-                cursor = await conn.execute(self._sql.exists, (session_id,))
-                found = await cursor.fetchone() is not None
+                cursor = await conn.execute(self._sql.summary, (session_id,))
+                row = await cursor.fetchone()
+                found = row is not None
             if self._closed:
                 raise StorageError(
                     "the session store was closed while a lease was being acquired",
@@ -314,6 +335,8 @@ class PostgresSessionStore(SessionStore):
             await _PostgresLease(self, conn, session_id, keys).release()
             raise self._not_found(session_id)
         lease = _PostgresLease(self, conn, session_id, keys)
+        assert row is not None
+        lease._summary = decode_summary(str(row[0]))  # under the lock: only this lease changes it
         self._leases.add(lease)
         return lease
 
@@ -567,15 +590,16 @@ class _Statements:
         "delete_entries",
         "delete_header",
         "entries",
-        "exists",
         "init_version",
         "insert_entry",
         "insert_header",
         "list",
+        "list_summaries",
         "load",
         "meta",
         "schema",
         "sessions",
+        "summary",
         "try_lock",
         "unlock",
         "version",
@@ -591,7 +615,8 @@ class _Statements:
             for text in (
                 "CREATE TABLE IF NOT EXISTS {meta} (key text PRIMARY KEY, value text NOT NULL)",
                 "CREATE TABLE IF NOT EXISTS {sessions} (id text PRIMARY KEY, "
-                "created_at double precision NOT NULL, parent_id text, fork_at integer)",
+                "created_at double precision NOT NULL, parent_id text, fork_at integer, "
+                "summary text NOT NULL)",
                 "CREATE TABLE IF NOT EXISTS {entries} (session_id text NOT NULL, "
                 "seq bigint NOT NULL, entry text NOT NULL, PRIMARY KEY (session_id, seq))",
             )
@@ -604,8 +629,8 @@ class _Statements:
             **named
         )
         self.insert_header = pg.sql(
-            "INSERT INTO {sessions} (id, created_at, parent_id, fork_at) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (id) DO NOTHING RETURNING id"
+            "INSERT INTO {sessions} (id, created_at, parent_id, fork_at, summary)"
+            " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
         ).format(**named)
         self.insert_entry = pg.sql(
             "INSERT INTO {entries} (session_id, seq, entry) VALUES (%s, %s, %s)"
@@ -620,11 +645,17 @@ class _Statements:
             "SELECT id, created_at, parent_id, fork_at FROM {sessions}"
             ' ORDER BY created_at, id COLLATE "C"'
         ).format(**named)
-        self.exists = pg.sql("SELECT 1 FROM {sessions} WHERE id = %s").format(**named)
-        # The lease's lock makes it the only writer: max(seq) + 1 cannot race.
+        self.list_summaries = pg.sql(
+            "SELECT id, created_at, parent_id, fork_at, summary FROM {sessions}"
+            ' ORDER BY created_at, id COLLATE "C"'
+        ).format(**named)
+        self.summary = pg.sql("SELECT summary FROM {sessions} WHERE id = %s").format(**named)
+        # The lease's lock makes it the only writer: max(seq) + 1 cannot race. One statement,
+        # so the entry and the session's new summary are stored together or not at all.
         self.append = pg.sql(
-            "INSERT INTO {entries} (session_id, seq, entry) SELECT %s, coalesce(max(seq), 0) + 1,"
-            " %s FROM {entries} WHERE session_id = %s"
+            "WITH added AS (INSERT INTO {entries} (session_id, seq, entry)"
+            " SELECT %s, coalesce(max(seq), 0) + 1, %s FROM {entries} WHERE session_id = %s)"
+            " UPDATE {sessions} SET summary = %s WHERE id = %s"
         ).format(**named)
         self.delete_entries = pg.sql("DELETE FROM {entries} WHERE session_id = %s").format(**named)
         self.delete_header = pg.sql("DELETE FROM {sessions} WHERE id = %s").format(**named)
@@ -652,7 +683,7 @@ async def _close_quietly(conn: AsyncConnection[TupleRow]) -> None:
 class _PostgresLease(SessionLease):
     """A held session advisory lock and the connection it lives on."""
 
-    __slots__ = ("_conn", "_id", "_keys", "_lock", "_released", "_store")
+    __slots__ = ("_conn", "_id", "_keys", "_lock", "_released", "_store", "_summary")
 
     def __init__(
         self,
@@ -667,6 +698,8 @@ class _PostgresLease(SessionLease):
         self._keys = keys
         self._lock = asyncio.Lock()
         self._released = False
+        # The session's summary as stored; None after a write whose outcome is unknown.
+        self._summary: Summary | None = None
 
     @property
     def session_id(self) -> str:
@@ -677,9 +710,22 @@ class _PostgresLease(SessionLease):
         store = self._store
         async with self._lock:
             self._check_held()
-            # Autocommit: the INSERT is its own transaction, flushed before it answers.
+            # Autocommit: the statement is its own transaction, flushed before it answers.
             with store._translated(f"append to session {self._id!r}"):
-                await self._conn.execute(store._sql.append, (self._id, text, self._id))
+                summary = self._summary
+                if summary is None:
+                    cursor = await self._conn.execute(store._sql.summary, (self._id,))
+                    row = await cursor.fetchone()
+                    if row is None:
+                        raise StorageError(f"session {self._id!r} is gone; nothing was written")
+                    summary = decode_summary(str(row[0]))
+                summary = fold_summary(summary, (entry,))
+                self._summary = None  # unknown until the write is known to have succeeded
+                await self._conn.execute(
+                    store._sql.append,
+                    (self._id, text, self._id, encode_summary(summary), self._id),
+                )
+                self._summary = summary
 
     async def delete_session(self) -> None:
         """Remove the session's header and log in one transaction, under this lease."""

@@ -572,7 +572,8 @@ def _metadata(title: object, user_id: object, tags: object) -> SessionMetadata:
 async def list_sessions(store: SessionStore) -> tuple[SessionInfo, ...]:
     """Every session of ``store`` with its :class:`SessionInfo`, oldest first.
 
-    Reads each session's log (no lease), so it costs one load per session.
+    Reads the store's summaries (:meth:`SessionStore.list_session_infos`): the SQLite and
+    PostgreSQL stores keep one per session, so listing reads no session's log.
 
     Raises:
         ConfigurationError: ``store`` is not a SessionStore.
@@ -580,10 +581,4 @@ async def list_sessions(store: SessionStore) -> tuple[SessionInfo, ...]:
     """
     if not isinstance(store, SessionStore):
         raise ConfigurationError(f"list_sessions() needs a SessionStore, got {store!r}")
-    infos: list[SessionInfo] = []
-    for header in await store.list_sessions():
-        try:
-            infos.append(SessionState(await store.load(header.id)).info())
-        except SessionNotFoundError:
-            continue  # deleted meanwhile
-    return tuple(infos)
+    return await store.list_session_infos()

@@ -5,9 +5,11 @@ On disk, beside each other (the layout of :class:`~robota.host.SQLiteJournal`):
 * ``<path>`` — the database, owner-only (``0600`` from creation, checked, S07; its directory
   must not let another account create or replace names), in WAL mode with ``synchronous=FULL``
   so an append that returned survives a crash or power loss. Tables: ``robota_sessions_meta``
-  (the schema version), ``robota_sessions`` (one header per session) and
+  (the schema version), ``robota_sessions`` (one header per session, with its summary: the
+  totals :func:`~robota.sessions.list_sessions` shows, folded in the same write as each entry so
+  listing reads no log) and
   ``robota_session_entries`` (the session's log: id, sequence from 1, the entry's versioned JSON
-  text). A database of a newer schema is refused.
+  text). A database of another schema version is refused.
 * ``<path>.locks/`` — an owner-only directory of lock files named by the SHA-256 of the session
   id. A lease is an exclusive non-blocking ``flock`` on its file: a second writer in this or
   another process is refused at once (:class:`~robota.sessions.SessionBusyError`), and the
@@ -40,18 +42,26 @@ from robota.sessions._records import (
     decode_session_entry,
     encode_session_entry,
 )
+from robota.sessions._state import SessionInfo
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._summary import (
+    Summary,
+    decode_summary,
+    encode_summary,
+    fold_summary,
+    summary_info,
+)
 
 __all__ = ["SQLiteSessionStore"]
 
 T = TypeVar("T")
 
-_SCHEMA_VERSION: Final = "1"
+_SCHEMA_VERSION: Final = "2"  # 2: robota_sessions.summary
 _BUSY_TIMEOUT: Final = 10.0  # seconds SQLite waits for another process's short write
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS robota_sessions_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS robota_sessions (id TEXT PRIMARY KEY, created_at REAL NOT NULL,"
-    " parent_id TEXT, fork_at INTEGER)",
+    " parent_id TEXT, fork_at INTEGER, summary TEXT NOT NULL)",
     "CREATE TABLE IF NOT EXISTS robota_session_entries (session_id TEXT NOT NULL,"
     " seq INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (session_id, seq)) WITHOUT ROWID",
 )
@@ -98,7 +108,8 @@ class SQLiteSessionStore(SessionStore):
         """See :meth:`SessionStore.create`."""
         check_session_id(header.id)
         texts = [encode_session_entry(entry) for entry in entries]
-        await self._run(functools.partial(self._create, header, texts))
+        summary = encode_summary(fold_summary(Summary(header.created_at), entries))
+        await self._run(functools.partial(self._create, header, texts, summary))
 
     async def load(self, session_id: str) -> StoredSession:
         """See :meth:`SessionStore.load`."""
@@ -109,6 +120,11 @@ class SQLiteSessionStore(SessionStore):
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
         """See :meth:`SessionStore.list_sessions`."""
         return await self._run(self._list)
+
+    async def list_session_infos(self) -> tuple[SessionInfo, ...]:
+        """See :meth:`SessionStore.list_session_infos`: reads the summaries, no log."""
+        rows = await self._run(self._list_summaries)
+        return tuple(summary_info(header, decode_summary(text)) for header, text in rows)
 
     async def acquire(self, session_id: str) -> SessionLease:
         """See :meth:`SessionStore.acquire`."""
@@ -182,7 +198,7 @@ class SQLiteSessionStore(SessionStore):
                         connection.execute("ROLLBACK")
                 raise
 
-    def _create(self, header: SessionHeader, texts: list[str]) -> None:
+    def _create(self, header: SessionHeader, texts: list[str], summary: str) -> None:
         with self._write(f"create session {header.id!r} in {self._path}") as connection:
             if connection.execute(
                 "SELECT 1 FROM robota_sessions WHERE id = ?", (header.id,)
@@ -192,9 +208,9 @@ class SQLiteSessionStore(SessionStore):
                     code="session_exists",
                 )
             connection.execute(
-                "INSERT INTO robota_sessions (id, created_at, parent_id, fork_at)"
-                " VALUES (?, ?, ?, ?)",
-                (header.id, header.created_at, header.parent_id, header.fork_at),
+                "INSERT INTO robota_sessions (id, created_at, parent_id, fork_at, summary)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (header.id, header.created_at, header.parent_id, header.fork_at, summary),
             )
             connection.executemany(
                 "INSERT INTO robota_session_entries (session_id, seq, entry) VALUES (?, ?, ?)",
@@ -237,6 +253,15 @@ class SQLiteSessionStore(SessionStore):
             ).fetchall()
         return tuple(SessionHeader(r[0], float(r[1]), r[2], r[3]) for r in rows)
 
+    def _list_summaries(self) -> list[tuple[SessionHeader, str]]:
+        connection = self._connect()
+        with _translated(f"list the sessions in {self._path}"):
+            rows = connection.execute(
+                "SELECT id, created_at, parent_id, fork_at, summary FROM robota_sessions"
+                " ORDER BY created_at, id"
+            ).fetchall()
+        return [(SessionHeader(r[0], float(r[1]), r[2], r[3]), r[4]) for r in rows]
+
     def _lock(self, session_id: str, token: object) -> None:
         connection = self._connect()
         if session_id in self._held:
@@ -264,7 +289,7 @@ class SQLiteSessionStore(SessionStore):
         with contextlib.suppress(OSError):
             os.close(held[1])  # drops the flock; the file stays (S10)
 
-    def _append(self, session_id: str, token: object, text: str) -> None:
+    def _append(self, session_id: str, token: object, entry: SessionEntry, text: str) -> None:
         held = self._held.get(session_id)
         if held is None or held[0] is not token:
             raise StorageError(
@@ -278,6 +303,13 @@ class SQLiteSessionStore(SessionStore):
             connection.execute(
                 "INSERT INTO robota_session_entries (session_id, seq, entry) VALUES (?, ?, ?)",
                 (session_id, seq, text),
+            )
+            (summary,) = connection.execute(
+                "SELECT summary FROM robota_sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            connection.execute(
+                "UPDATE robota_sessions SET summary = ? WHERE id = ?",
+                (encode_summary(fold_summary(decode_summary(summary), (entry,))), session_id),
             )
 
     def _delete(self, session_id: str) -> None:
@@ -316,7 +348,9 @@ class _SQLiteLease(SessionLease):
         if self._released:
             raise StorageError(f"the lease on session {self._id!r} was released; acquire it again")
         text = encode_session_entry(entry)  # not JSON: nothing is written
-        await self._store._run(functools.partial(self._store._append, self._id, self._token, text))
+        await self._store._run(
+            functools.partial(self._store._append, self._id, self._token, entry, text)
+        )
 
     async def release(self) -> None:
         if self._released:
@@ -398,7 +432,8 @@ def _create_schema(connection: sqlite3.Connection, path: str) -> None:
     if version != _SCHEMA_VERSION:
         raise StorageError(
             f"the session store {path} has schema version {version!r}; this robota reads "
-            f"version {_SCHEMA_VERSION} (upgrade robota)",
+            f"version {_SCHEMA_VERSION} (a newer version: upgrade robota; version 1, from a "
+            "development build before session summaries: move the file aside and start a new one)",
             code="session_store_version",
         )
 

@@ -20,7 +20,10 @@ The contract, rule by rule (the conformance kit checks each):
   it returns, every handle (and process) reads it, after every entry appended before it. A
   released lease appends nothing (:class:`~robota.StorageError`).
 * **Reads need no lease.** :meth:`SessionStore.load` returns the header and every entry in
-  append order, exactly as written; :meth:`SessionStore.list_sessions` every header.
+  append order, exactly as written; :meth:`SessionStore.list_sessions` every header;
+  :meth:`SessionStore.list_session_infos` every session's :class:`~robota.sessions.SessionInfo`,
+  exactly as the fold of its log gives it (a durable store keeps a summary per session beside
+  the log, so listing reads no log).
 * **Delete is the owner's.** :meth:`SessionStore.delete` takes the lease itself (so it refuses,
   with ``SessionBusyError``, a session in use) and removes the session and its log.
 * **Close.** :meth:`SessionStore.aclose` is idempotent and gives up the leases it holds; every
@@ -40,7 +43,9 @@ from types import TracebackType
 from typing import Final, Self
 
 from robota.core import ConfigurationError
+from robota.sessions._errors import SessionNotFoundError
 from robota.sessions._records import SessionEntry, SessionHeader, StoredSession
+from robota.sessions._state import SessionInfo, SessionState
 
 __all__ = ["MAX_SESSION_ID_LENGTH", "SessionLease", "SessionStore", "check_session_id"]
 
@@ -147,6 +152,25 @@ class SessionStore(ABC):
         Raises:
             StorageError: the store failed or is closed.
         """
+
+    async def list_session_infos(self) -> tuple[SessionInfo, ...]:
+        """Every session's :class:`~robota.sessions.SessionInfo`, oldest first.
+
+        In :meth:`list_sessions`'s order. Each must equal the fold of the session's log as
+        :meth:`load` returns it. This default reads every log (one load per session); a store
+        that keeps a summary per session, updated in the same write as each entry, overrides
+        it so listing reads no log.
+
+        Raises:
+            StorageError: the store failed or is closed.
+        """
+        infos: list[SessionInfo] = []
+        for header in await self.list_sessions():
+            try:
+                infos.append(SessionState(await self.load(header.id)).info())
+            except SessionNotFoundError:
+                continue  # deleted meanwhile
+        return tuple(infos)
 
     @abstractmethod
     async def acquire(self, session_id: str) -> SessionLease:

@@ -143,6 +143,9 @@ async def run_session_store_conformance(
       stores nothing.
     * ``visible_across_handles`` — appends are visible to another handle and to a later one.
     * ``list_sessions`` — every header, ordered by ``(created_at, id)``.
+    * ``session_infos`` — ``list_session_infos`` gives each session's info exactly as the fold
+      of its log gives it (metadata, turns after a rewind, a pending and an abandoned turn,
+      usage and cost totals, a fork's origin), in the same order, through another handle.
     * ``delete`` — header and log are gone; the id can be created again, empty.
     * ``bad_id_refused`` — empty, over-long, control-character and ``/`` ids raise
       ConfigurationError.

@@ -53,6 +53,7 @@ SessionStoreCheck: TypeAlias = Literal[
     "append_after_release_refused",
     "visible_across_handles",
     "list_sessions",
+    "session_infos",
     "delete",
     "bad_id_refused",
 ]
@@ -67,6 +68,7 @@ SESSION_STORE_CHECKS: Final[tuple[SessionStoreCheck, ...]] = (
     "append_after_release_refused",
     "visible_across_handles",
     "list_sessions",
+    "session_infos",
     "delete",
     "bad_id_refused",
 )
@@ -313,6 +315,67 @@ async def list_sessions(probe: Probe) -> None:
         raise ScenarioFailed("list_sessions() is not ordered by (created_at, id)")
 
 
+async def session_infos(probe: Probe) -> None:
+    """``list_session_infos`` gives each session's info as the fold of its log gives it.
+
+    Every entry kind counts: metadata (the latest wins), a pending turn and the abandoned save
+    that ends it, a rewind, a turn of unknown cost, a fork's header; entries given to
+    ``create`` and appended later alike, read through another handle.
+    """
+    store, reader = probe.store(), probe.store()
+    stamp = time.time()
+    first, second = _id("i"), _id("j")
+    await store.create(SessionHeader(first, stamp, None, None), _entries())
+    forked = (TurnSaved(0, "complete", (UserMessage("q"),), Usage(5, 6), 0.25, None, 1.0),)
+    await store.create(SessionHeader(second, stamp + 1, first, 1), forked)
+    lease = await probe.lease(store, first)
+    entry: SessionEntry
+    for entry in (
+        TurnStarted(7, "s/7", None, stamp + 10),
+        TurnSaved(7, "abandoned", (), Usage(), None, "s/7", stamp + 11),
+    ):
+        await lease.append(entry)
+    lease = await probe.lease(store, second)
+    for entry in (
+        TurnSaved(1, "complete", (UserMessage("r"),), Usage(1, 2), 0.5, None, stamp + 12),
+        MetadataSet("old", None, (), stamp + 13),
+        MetadataSet("new", "u", ("t",), stamp + 14),
+        TurnStarted(2, "s/2", "p", stamp + 15),
+    ):
+        await lease.append(entry)
+    ids = [first, second]
+    got = [i for i in await reader.list_session_infos() if i.id in ids]
+    want = [i for i in await SessionStore.list_session_infos(reader) if i.id in ids]
+    if [i.id for i in got] != ids:
+        raise ScenarioFailed(f"list_session_infos() gave {[i.id for i in got]}, wanted {ids}")
+    if got != want:
+        raise ScenarioFailed(f"list_session_infos() gave {got!r}; the logs fold to {want!r}")
+    one, two = got
+    facts = (
+        (one.turns, 1),
+        (one.cost, None),
+        (one.pending, False),
+        (one.updated_at, stamp + 11),
+        (one.metadata.title, "Tïtle\u2028"),
+        (two.turns, 2),
+        (two.cost, 0.75),
+        (two.usage, Usage(6, 8)),
+        (two.pending, True),
+        ((two.parent_id, two.fork_at), (first, 1)),
+        ((two.metadata.title, two.metadata.user_id, two.metadata.tags), ("new", "u", ("t",))),
+    )
+    for seen, wanted in facts:
+        if seen != wanted:
+            raise ScenarioFailed(
+                f"list_session_infos() shows {seen!r} where the log gives {wanted!r}"
+            )
+    await probe.release_all()
+    probe.leases.clear()
+    await store.delete(first)
+    if any(i.id == first for i in await reader.list_session_infos()):
+        raise ScenarioFailed("list_session_infos() after delete() lists the session")
+
+
 async def delete(probe: Probe) -> None:
     """``delete`` removes the header and the log; the id can be created anew, empty."""
     store = probe.store()
@@ -359,6 +422,7 @@ CHECKS: Final[Mapping[SessionStoreCheck, Callable[[Probe], Awaitable[None]]]] = 
     "append_after_release_refused": append_after_release_refused,
     "visible_across_handles": visible_across_handles,
     "list_sessions": list_sessions,
+    "session_infos": session_infos,
     "delete": delete,
     "bad_id_refused": bad_id_refused,
 }
