@@ -233,6 +233,15 @@ def test_bad_names_and_stores_are_one_line_usage_errors(
         "error: --session 'a/b': a session name is 1 to 180 characters, without control "
         "characters or '/'\n"
     )
+    alone = robota(
+        ["chat", "--model", "openai-compatible:m", "--sessions-db", str(tmp_path / "s.db")],
+        env=state_env,
+        cwd=workdir,
+    )
+    assert alone.returncode == 2
+    assert alone.stderr == (
+        "error: --sessions-db names where sessions are kept; add --session NAME\n"
+    )
     unknown = robota(["sessions", "show", "nope"], env=state_env, cwd=workdir)
     assert unknown.returncode == 2
     assert unknown.stderr.startswith("error: no session named 'nope' in ")

@@ -398,6 +398,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         ask=args.ask,
         hooks=args.hooks,
     )
+    if args.sessions_db is not None and args.session is None:
+        from robota.cli._errors import CliError  # noqa: PLC0415
+
+        raise CliError("--sessions-db names where sessions are kept; add --session NAME")
     if args.command == "run":
         from robota.cli._run import run_command  # noqa: PLC0415
 
