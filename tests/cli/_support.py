@@ -287,3 +287,89 @@ class Terminal:
             self.process.kill()
             self.wait(timeout=30)
         os.close(self.master)
+
+
+TMUX = "/usr/bin/tmux"
+
+
+class Tmux:
+    """`robota ARGS` in a pane of a tmux server of its own, typed at as a person would.
+
+    The server listens on a socket under `directory` and reads no configuration; it is started
+    with `env` (so the pane's command gets it) and the command is given as separate arguments,
+    which tmux runs without a shell. :meth:`screen` is what the pane shows, history included.
+    """
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        env: dict[str, str],
+        cwd: pathlib.Path,
+        directory: pathlib.Path,
+    ) -> None:
+        self.socket = str(directory / "tmux.sock")
+        self.env = {**env, "PYTHONUNBUFFERED": "1"}
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "robota",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            str(cwd),
+            *COMMAND,
+            *args,
+        )
+        self._tmux("set-option", "-t", "robota", "history-limit", "5000")
+
+    def _tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [TMUX, "-S", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=30,
+            check=False,
+        )
+
+    def alive(self) -> bool:
+        """Whether the pane's command is still running (its session ends with it)."""
+        return self._tmux("has-session", "-t", "robota").returncode == 0
+
+    def screen(self) -> str:
+        """The pane's text, its scroll-back included."""
+        return self._tmux("capture-pane", "-p", "-J", "-t", "robota", "-S", "-5000").stdout
+
+    def type_line(self, text: str) -> None:
+        """Type `text` literally, then Enter."""
+        self._tmux("send-keys", "-t", "robota", "-l", text)
+        self._tmux("send-keys", "-t", "robota", "Enter")
+
+    def wait_for(self, text: str, *, count: int = 1, timeout: float = 30) -> str:
+        """Wait until the pane showed `text` `count` times; the screen then."""
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if screen.count(text) >= count:
+                return screen
+            if not self.alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"{text!r} did not appear {count}x in the pane: {screen!r}")
+
+    def wait_exit(self, timeout: float = 30) -> None:
+        """Wait until the pane's command has exited."""
+        deadline = time.monotonic() + timeout
+        while self.alive():
+            if time.monotonic() > deadline:
+                raise AssertionError(f"still running after {timeout} s: {self.screen()!r}")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        """Stop this test's tmux server (and the pane's command with it)."""
+        self._tmux("kill-server")

@@ -12,7 +12,7 @@ prints its one-line error and the session goes on.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import robota
 from robota import RobotaError
@@ -20,6 +20,9 @@ from robota.cli._build import AgentFlags, build_agent
 from robota.cli._errors import describe
 from robota.cli._output import Printer, RunRenderer, no_answer_reason, unknown_window_note
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover, first_line_or_signal
+
+if TYPE_CHECKING:
+    from robota.sessions import Session, SessionStore
 
 __all__ = ["chat_command"]
 
@@ -35,22 +38,33 @@ async def _turn(
     out: TextIO,
     printer: Printer,
     endpoint: str | None,
+    session: Session | None,
 ) -> None:
     controller = interrupts.begin_turn()
     renderer = RunRenderer(out, printer)
     try:
-        stream = agent.run_stream(text, signal=controller.signal)
+        start = agent.run_stream if session is None else session.run_stream
+        stream = start(text, signal=controller.signal)
         async for event in stream:
             interrupts.observe(event)
             renderer.event(event)
         result = await stream.result()
     except RobotaError as error:
         renderer.finish()
-        printer.error(describe(error, endpoint=endpoint))
+        if session is not None:
+            from robota.cli._sessions import turn_error  # noqa: PLC0415
+
+            printer.error(turn_error(error, session.id, endpoint))
+        else:
+            printer.error(describe(error, endpoint=endpoint))
         return
     finally:
         interrupts.end_turn()
     renderer.finish()
+    if session is not None:
+        from robota.cli._sessions import title_after_first_turn  # noqa: PLC0415
+
+        await title_after_first_turn(session, text)
     note = unknown_window_note(result, agent.get_model().model)
     if note is not None:
         printer.note(note)
@@ -62,44 +76,110 @@ async def _turn(
     printer.footer(result)
 
 
-async def _chat(flags: AgentFlags, *, out: TextIO, stdin: TextIO) -> int:
+async def _chat(
+    flags: AgentFlags,
+    *,
+    out: TextIO,
+    stdin: TextIO,
+    session_name: str | None,
+    sessions_db: str | None,
+) -> int:
     printer = Printer()
     reader = LineReader(stdin)
-    with Interrupts(printer) as interrupts:
-        built = build_agent(flags, approver=TerminalApprover(reader, printer, interrupts))
-        async with built.agent as agent:
-            selected = agent.get_model()
-            printer.note(
-                f"robota chat with {selected.model} ({selected.provider}). /exit or Ctrl-D "
-                "leaves; Ctrl-C cancels a turn (twice: stop waiting for a running tool)."
-            )
-            while True:
-                out.write(PROMPT)
-                out.flush()
-                stopped, line = await first_line_or_signal(reader, interrupts.quit)
-                if stopped or line is None:
-                    out.write("\n")
-                    break
-                text = line.strip()
-                if text in _LEAVE:
-                    break
-                if text:
-                    await _turn(
-                        agent,
-                        text,
-                        interrupts=interrupts,
-                        out=out,
-                        printer=printer,
-                        endpoint=built.endpoint,
-                    )
+    store: SessionStore | None = None
+    session: Session | None = None
+    where = ""
+    if session_name is not None:
+        from robota.cli._sessions import check_name, open_store  # noqa: PLC0415
+
+        check_name(session_name)
+        store, where = open_store(sessions_db)
+    try:
+        with Interrupts(printer) as interrupts:
+            built = build_agent(flags, approver=TerminalApprover(reader, printer, interrupts))
+            async with built.agent as agent:
+                selected = agent.get_model()
+                printer.note(
+                    f"robota chat with {selected.model} ({selected.provider}). /exit or Ctrl-D "
+                    "leaves; Ctrl-C cancels a turn (twice: stop waiting for a running tool)."
+                )
+                if store is not None and session_name is not None:
+                    session = await _resume(agent, store, session_name, where, out, printer)
+                try:
+                    await _loop(agent, session, reader, interrupts, out, printer, built.endpoint)
+                finally:
+                    if session is not None:
+                        await session.aclose()
+    finally:
+        if store is not None:
+            await store.aclose()
     out.flush()
     return 0
 
 
+async def _resume(
+    agent: robota.Agent,
+    store: SessionStore,
+    name: str,
+    where: str,
+    out: TextIO,
+    printer: Printer,
+) -> Session:
+    from robota.cli._sessions import open_session, show_recent  # noqa: PLC0415
+
+    session = await open_session(agent, store, name, where)
+    count = len(session.turns)
+    if count:
+        printer.note(f"resumed session {name!r}: {count} turns; the last ones were:")
+        show_recent(session, out, prompt=PROMPT)
+    else:
+        printer.note(f"new session {name!r} (kept in {where})")
+    return session
+
+
+async def _loop(
+    agent: robota.Agent,
+    session: Session | None,
+    reader: LineReader,
+    interrupts: Interrupts,
+    out: TextIO,
+    printer: Printer,
+    endpoint: str | None,
+) -> None:
+    while True:
+        out.write(PROMPT)
+        out.flush()
+        stopped, line = await first_line_or_signal(reader, interrupts.quit)
+        if stopped or line is None:
+            out.write("\n")
+            break
+        text = line.strip()
+        if text in _LEAVE:
+            break
+        if text:
+            await _turn(
+                agent,
+                text,
+                interrupts=interrupts,
+                out=out,
+                printer=printer,
+                endpoint=endpoint,
+                session=session,
+            )
+
+
 def chat_command(
-    flags: AgentFlags, *, out: TextIO | None = None, stdin: TextIO | None = None
+    flags: AgentFlags,
+    *,
+    out: TextIO | None = None,
+    stdin: TextIO | None = None,
+    session: str | None = None,
+    sessions_db: str | None = None,
 ) -> int:
     """Run an interactive session; returns the exit code (0 when the user leaves).
+
+    With ``session``, the conversation is the named session of the store ``sessions_db`` (see
+    :mod:`robota.cli._sessions`): resumed — its last turns shown — or created, each turn saved.
 
     Raises:
         CliError: the agent cannot be built (exit code 2); failures of single turns are
@@ -112,5 +192,7 @@ def chat_command(
             flags,
             out=sys.stdout if out is None else out,
             stdin=sys.stdin if stdin is None else stdin,
+            session_name=session,
+            sessions_db=sessions_db,
         )
     )

@@ -4,6 +4,7 @@ Commands:
 
 * ``robota run PROMPT --model PREFIX:MODEL`` — one turn, streamed (``--json`` for one object);
 * ``robota chat --model PREFIX:MODEL`` — an interactive session with history;
+* ``robota sessions list|show|fork|rm`` — the named sessions ``--session NAME`` keeps;
 * ``robota auth set|delete|status`` — API keys in the OS keychain or an owner-only file;
 * ``robota demo`` — the offline demo (no network, no key).
 
@@ -49,9 +50,16 @@ keys (the same order as in Python):
   ROBOTA_CREDENTIAL_STORE=auto|keyring|file)
 
 exit codes:
-  0 done, 1 the run failed, 2 the command cannot start as written, 3 no answer: a guard
-  stopped the run (the prompt does not fit the model's context window; the reason is on
-  stderr), 130 cancelled (Ctrl-C)
+  0 done, 1 the run failed (or its session is busy: another robota process is running a
+  turn of it), 2 the command cannot start as written (a bad session name included), 3 no
+  answer: a guard stopped the run (the prompt does not fit the model's context window; the
+  reason is on stderr), 130 cancelled (Ctrl-C)
+
+sessions:
+  --session NAME keeps the conversation under NAME and continues it next time (chat shows the
+  last turns on resume). Stored in --sessions-db PATH|postgresql://DSN, else
+  $ROBOTA_SESSIONS_DB, else $XDG_STATE_HOME/robota/sessions.db (~/.local/state/robota/, created
+  owner-only). `robota sessions list|show|fork|rm` manage them.
 
 context window:
   --context-window N, else what the server reports (an OpenAI-compatible /v1/models, llama.cpp's
@@ -61,6 +69,7 @@ examples:
   robota run "What is 2+2?" --model openai:gpt-5-mini
   robota run "Weather in Paris?" --model openai:gpt-5-mini --tools mytools:get_weather --json
   robota chat --model openai-compatible:llama3 --base-url http://127.0.0.1:8080/v1
+  robota chat --model openai:gpt-5-mini --session trip-plans
   robota auth set openai
 """
 
@@ -72,6 +81,16 @@ def _non_negative(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more (0 disables the cap)")
+    return value
+
+
+def _turn_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be a number of turns, 0 or more")
     return value
 
 
@@ -156,6 +175,21 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         "format): PreToolUse, PostToolUse, UserPromptSubmit, Stop, Notification; a prompt a "
         "hook blocks exits with 1",
     )
+    parser.add_argument(
+        "--session",
+        metavar="NAME",
+        help="keep the conversation as session NAME: resume it if it exists, create it if not",
+    )
+    _sessions_db_option(parser)
+
+
+def _sessions_db_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sessions-db",
+        metavar="PATH|DSN",
+        help="the session store: an SQLite file or a postgresql:// DSN (default: "
+        "$ROBOTA_SESSIONS_DB, else $XDG_STATE_HOME/robota/sessions.db)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -207,6 +241,44 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _agent_options(chat)
+
+    sessions = commands.add_parser(
+        "sessions",
+        help="list, show, fork and delete the named sessions of --session",
+        description="Manage the sessions `robota chat|run --session NAME` keeps. The store is\n"
+        "--sessions-db PATH|postgresql://DSN, else $ROBOTA_SESSIONS_DB, else\n"
+        "$XDG_STATE_HOME/robota/sessions.db (~/.local/state/robota/sessions.db; created\n"
+        "owner-only).\n\n"
+        "exit codes: 0 done, 1 the session is busy (another robota process is running a turn\n"
+        "of it) or the store failed, or `rm` was answered no; 2 a bad or unknown name.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    session_actions = sessions.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = session_actions.add_parser(
+        "list", help="every session: name, turns, last update, tokens, cost, title"
+    )
+    _sessions_db_option(listing)
+    show = session_actions.add_parser("show", help="print a session's conversation")
+    show.add_argument("name", metavar="NAME")
+    _sessions_db_option(show)
+    fork = session_actions.add_parser(
+        "fork", help="copy a session's first turns into a new session (the original is kept)"
+    )
+    fork.add_argument("name", metavar="NAME")
+    fork.add_argument(
+        "--at",
+        type=_turn_count,
+        metavar="N",
+        help="keep the first N turns (default: all of them)",
+    )
+    fork.add_argument("--as", dest="new_name", metavar="NEW", help="the fork's name")
+    _sessions_db_option(fork)
+    remove = session_actions.add_parser(
+        "rm", help="delete a session (asks y/N on a terminal; --yes otherwise)"
+    )
+    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("--yes", "-y", action="store_true", help="delete without asking")
+    _sessions_db_option(remove)
 
     auth = commands.add_parser(
         "auth",
@@ -306,6 +378,8 @@ def _dispatch(args: argparse.Namespace) -> int:
             graceful_shutdown=args.graceful_shutdown,
             sticky_timeout=args.sticky_timeout,
         )
+    if args.command == "sessions":
+        return _sessions(args)
     from robota.cli._build import AgentFlags  # noqa: PLC0415
 
     flags = AgentFlags(
@@ -324,13 +398,38 @@ def _dispatch(args: argparse.Namespace) -> int:
         ask=args.ask,
         hooks=args.hooks,
     )
+    if args.sessions_db is not None and args.session is None:
+        from robota.cli._errors import CliError  # noqa: PLC0415
+
+        raise CliError("--sessions-db names where sessions are kept; add --session NAME")
     if args.command == "run":
         from robota.cli._run import run_command  # noqa: PLC0415
 
-        return run_command(flags, args.prompt, as_json=args.json, attach=tuple(args.attach))
+        return run_command(
+            flags,
+            args.prompt,
+            as_json=args.json,
+            attach=tuple(args.attach),
+            session=args.session,
+            sessions_db=args.sessions_db,
+        )
     from robota.cli._chat import chat_command  # noqa: PLC0415
 
-    return chat_command(flags)
+    return chat_command(flags, session=args.session, sessions_db=args.sessions_db)
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from robota.cli import _sessions as sessions  # noqa: PLC0415
+
+    if args.action == "list":
+        return sessions.list_command(args.sessions_db)
+    if args.action == "show":
+        return sessions.show_command(args.name, args.sessions_db)
+    if args.action == "fork":
+        return sessions.fork_command(
+            args.name, args.sessions_db, at=args.at, new_name=args.new_name
+        )
+    return sessions.remove_command(args.name, args.sessions_db, yes=args.yes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,8 +14,9 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+import robota
 from robota import (
     AudioPart,
     ConfigurationError,
@@ -23,9 +24,10 @@ from robota import (
     ImagePart,
     MessagePart,
     RobotaError,
+    RunResult,
     TextPart,
 )
-from robota.cli._build import AgentFlags, build_agent, check_text_flag
+from robota.cli._build import AgentFlags, Built, build_agent, check_text_flag
 from robota.cli._errors import FAILURE, INTERRUPTED, NO_ANSWER, CliError, describe, one_line
 from robota.cli._output import (
     Printer,
@@ -35,6 +37,9 @@ from robota.cli._output import (
     unknown_window_note,
 )
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover
+
+if TYPE_CHECKING:
+    from robota.sessions import Session, SessionStore
 
 __all__ = ["run_command"]
 
@@ -77,28 +82,37 @@ async def _run(
     as_json: bool,
     out: TextIO,
     stdin: TextIO,
+    session_name: str | None = None,
+    sessions_db: str | None = None,
 ) -> int:
     printer = Printer()
-    with Interrupts(printer) as interrupts:
-        approver = TerminalApprover(LineReader(stdin), printer, interrupts)
-        built = build_agent(flags, approver=approver)
-        model = built.agent.get_model().model
-        renderer = RunRenderer(None if as_json else out, None if as_json else printer)
-        async with built.agent as agent:
-            controller = interrupts.begin_turn()
-            try:
-                stream = agent.run_stream(prompt, signal=controller.signal)
-                async for event in stream:
-                    interrupts.observe(event)
-                    renderer.event(event)
-                result = await stream.result()
-            except RobotaError as error:
-                renderer.finish()
-                raise CliError(
-                    describe(error, endpoint=built.endpoint), exit_code=FAILURE
-                ) from None
-            finally:
-                interrupts.end_turn()
+    store: SessionStore | None = None
+    where = ""
+    if session_name is not None:
+        from robota.cli._sessions import check_name, open_store  # noqa: PLC0415
+
+        check_name(session_name)
+        store, where = open_store(sessions_db)
+    try:
+        with Interrupts(printer) as interrupts:
+            approver = TerminalApprover(LineReader(stdin), printer, interrupts)
+            built = build_agent(flags, approver=approver)
+            model = built.agent.get_model().model
+            renderer = RunRenderer(None if as_json else out, None if as_json else printer)
+            async with built.agent as agent:
+                session: Session | None = None
+                if store is not None and session_name is not None:
+                    from robota.cli._sessions import open_session  # noqa: PLC0415
+
+                    session = await open_session(agent, store, session_name, where)
+                try:
+                    result = await _turn(agent, session, prompt, interrupts, renderer, built)
+                finally:
+                    if session is not None:
+                        await session.aclose()
+    finally:
+        if store is not None:
+            await store.aclose()
     renderer.finish()
     note = unknown_window_note(result, model)
     if note is not None:
@@ -117,6 +131,44 @@ async def _run(
     return 0 if result.status == "complete" else INTERRUPTED
 
 
+async def _turn(
+    agent: robota.Agent,
+    session: Session | None,
+    prompt: str | list[MessagePart],
+    interrupts: Interrupts,
+    renderer: RunRenderer,
+    built: Built,
+) -> RunResult[Any]:
+    controller = interrupts.begin_turn()
+    try:
+        start = agent.run_stream if session is None else session.run_stream
+        stream = start(prompt, signal=controller.signal)
+        async for event in stream:
+            interrupts.observe(event)
+            renderer.event(event)
+        result: RunResult[Any] = await stream.result()
+    except RobotaError as error:
+        renderer.finish()
+        message = describe(error, endpoint=built.endpoint)
+        if session is not None:
+            from robota.cli._sessions import turn_error  # noqa: PLC0415
+
+            message = turn_error(error, session.id, built.endpoint)
+        raise CliError(message, exit_code=FAILURE) from None
+    finally:
+        interrupts.end_turn()
+    if session is not None:
+        from robota.cli._sessions import title_after_first_turn  # noqa: PLC0415
+
+        text = (
+            prompt
+            if isinstance(prompt, str)
+            else next((part.text for part in prompt if isinstance(part, TextPart)), "")
+        )
+        await title_after_first_turn(session, text)
+    return result
+
+
 def run_command(
     flags: AgentFlags,
     prompt: str,
@@ -125,6 +177,8 @@ def run_command(
     out: TextIO | None = None,
     stdin: TextIO | None = None,
     attach: Sequence[str] = (),
+    session: str | None = None,
+    sessions_db: str | None = None,
 ) -> int:
     """Run one turn and print it; returns the exit code.
 
@@ -139,6 +193,9 @@ def run_command(
         stdin: stdin by default (the prompt for ``-``, and answers to permission asks).
         attach: Files sent with the prompt (``--attach``), each as an image, document or
             audio part chosen by its suffix.
+        session: Run the turn in this named session (``--session``): it continues the
+            conversation kept under the name, and is saved there (see ``robota.cli._sessions``).
+        sessions_db: The session store (``--sessions-db``).
 
     Raises:
         CliError: every failure, with its exit code (2 before the run starts, 1 during it).
@@ -162,7 +219,17 @@ def run_command(
         raise CliError("the prompt is empty")
     content = attachments(prompt, attach)
     try:
-        return asyncio.run(_run(flags, content, as_json=as_json, out=out, stdin=stdin))
+        return asyncio.run(
+            _run(
+                flags,
+                content,
+                as_json=as_json,
+                out=out,
+                stdin=stdin,
+                session_name=session,
+                sessions_db=sessions_db,
+            )
+        )
     except CliError as error:
         if as_json:
             body = {

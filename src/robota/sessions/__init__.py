@@ -8,11 +8,11 @@ owner-only file, S07), :class:`PostgresSessionStore` (many workers) and
 :class:`robota.testing.InMemorySessionStore`, all behind the one port held to its contract by
 :func:`robota.testing.run_session_store_conformance`.
 
-Sessions: :class:`Session` (``open``, ``run``, ``resume``, ``fork``, ``rewind``, ``delete``,
-``set_metadata``, ``history``, ``turns``, ``info``, ``usage``, ``cost``, ``aclose``), what it
-reports (:class:`SessionInfo`, :class:`SessionMetadata`, :class:`Turn`), :func:`list_sessions`,
-and the errors :class:`SessionBusyError` (one writer: a second concurrent turn fails at once),
-:class:`SessionNotFoundError`, :class:`SessionStateError`.
+Sessions: :class:`Session` (``open``, ``run``, ``run_stream``, ``resume``, ``fork``, ``rewind``,
+``delete``, ``set_metadata``, ``history``, ``turns``, ``info``, ``usage``, ``cost``,
+``aclose``), what it reports (:class:`SessionInfo`, :class:`SessionMetadata`, :class:`Turn`),
+:func:`list_sessions`, and the errors :class:`SessionBusyError` (one writer: a second
+concurrent turn fails at once), :class:`SessionNotFoundError`, :class:`SessionStateError`.
 
 The port (for store authors): :class:`SessionStore`, :class:`SessionLease`, the header and entry
 records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,

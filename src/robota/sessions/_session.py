@@ -13,17 +13,20 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, final
 
 from robota.core import (
     AbortError,
+    AbortSignal,
     Agent,
     ConfigurationError,
     Message,
     MessagePart,
+    RunEvent,
     RunResult,
+    RunStream,
     SystemMessage,
     Usage,
 )
@@ -45,6 +48,11 @@ __all__ = ["Session", "list_sessions"]
 _ID_PREFIX: Final = "ses_"
 
 UserInput = str | Sequence[MessagePart]  # as robota.Agent.run takes it
+_Call = Callable[..., Awaitable[RunResult[Any]]]  # Agent.run, or a turn streamed to a consumer
+
+# A streamed turn's task is referenced here until it ends: a consumer that drops its stream
+# (S23) must not let the task be collected before it has saved the turn and released the lease.
+_STREAM_TASKS: set[asyncio.Task[RunResult[Any]]] = set()
 
 # Sessions sharing one agent take turns on it: loading a conversation and running the turn must
 # not interleave with another session's. Keyed by id(agent) while a session holds the agent
@@ -278,6 +286,59 @@ class Session:
             await self._before_turn(lease, state)
             return await self._run_turn(lease, state, input, options)
 
+    def run_stream(self, input: UserInput, **options: Any) -> RunStream[Any]:
+        """One turn, streamed: iterate it for events, then ``await stream.result()``.
+
+        As :meth:`robota.Agent.run_stream` (the same :class:`~robota.RunStream`), with
+        :meth:`run`'s session rules: the turn takes the session's lease when iteration (or
+        ``result()``) begins and holds it until the turn is saved; a pending turn is resumed
+        first; ``execution_id`` is the session's choice. Leaving early — ``break``,
+        ``await stream.aclose()``, dropping the stream — aborts the run (S23); the turn is
+        then saved ``interrupted`` with what the agent committed, and the lease released. The
+        input is checked here; the options, and :class:`SessionBusyError`, when the turn starts.
+
+        Raises:
+            SessionStateError: the session is closed.
+            ConfigurationError: bad input, or ``execution_id=``.
+        """
+        self._check_open()
+        if "execution_id" in options:
+            raise ConfigurationError(
+                "session.run_stream() chooses each turn's execution id (<session id>/<turn>); "
+                "do not pass execution_id="
+            )
+        user_content(input, "session.run_stream()")
+        options = dict(options)
+        signal: AbortSignal | None = options.pop("signal", None)
+
+        def start(
+            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
+        ) -> Coroutine[Any, Any, RunResult[Any]]:
+            return self._stream_turn(input, {**options, "signal": run_signal}, notify)
+
+        return RunStream(start, signal, _keep_until_done)
+
+    async def _stream_turn(
+        self, input: UserInput, options: dict[str, Any], notify: Callable[[RunEvent], None]
+    ) -> RunResult[Any]:
+        self._check_open()  # closed between run_stream() and the first read
+
+        async def streamed(text: UserInput, **run_options: Any) -> RunResult[Any]:
+            # S23: leaving (an abort through run_signal, or this task's cancellation) makes
+            # the agent commit what it received as interrupted; `async with` waits for that.
+            async with self._agent.run_stream(text, **run_options) as stream:
+                async for event in stream:
+                    notify(event)
+                return await stream.result()
+
+        async with self._lock, await self._acquire() as lease:
+            state = await self._reload()
+            if state.pending is not None:
+                await self._resume_pending(lease, state)
+                state = self._state
+            await self._before_turn(lease, state)
+            return await self._run_turn(lease, state, input, options, streamed)
+
     async def resume(self) -> RunResult[Any] | None:
         """Resume the turn a crash or a suspension left pending; ``None`` when there is none.
 
@@ -304,7 +365,12 @@ class Session:
         """
 
     async def _run_turn(
-        self, lease: SessionLease, state: SessionState, input: UserInput, options: Any
+        self,
+        lease: SessionLease,
+        state: SessionState,
+        input: UserInput,
+        options: Any,
+        call: _Call | None = None,
     ) -> RunResult[Any]:
         number = state.next_turn
         execution_id: str | None = None
@@ -320,7 +386,7 @@ class Session:
         await self._agent.replace_history(state.history)  # S35: the live prompt as head
         base = len(self._agent.history)
         try:
-            result: RunResult[Any] = await self._agent.run(input, **options)
+            result: RunResult[Any] = await (call or self._agent.run)(input, **options)
         except BaseException as exc:
             interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
             added = tuple(self._agent.history[base:])
@@ -531,6 +597,11 @@ class Session:
 
 
 _OPEN: Final = object()
+
+
+def _keep_until_done(task: asyncio.Task[RunResult[Any]]) -> None:
+    _STREAM_TASKS.add(task)
+    task.add_done_callback(_STREAM_TASKS.discard)
 
 
 def _new_id() -> str:
