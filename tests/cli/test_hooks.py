@@ -171,3 +171,25 @@ def test_a_missing_settings_file_is_one_line_and_exit_2(
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error: --hooks nowhere.json: cannot read it")
+
+
+def test_disable_all_hooks_in_the_settings_file_runs_none(
+    workdir: pathlib.Path, env: dict[str, str]
+) -> None:
+    # Claude Code's settings format: "disableAllHooks": true turns every configured hook off.
+    path = workdir / "settings.json"
+    hooks = {"UserPromptSubmit": _command_hook(workdir, "d", "exit 2")}
+    path.write_text(json.dumps({"hooks": hooks, "disableAllHooks": True}))
+    with ReplayServer([Exchange.sse(chat_sse("ok"))]) as server:
+        result = robota(_args("run", server, str(path)), env=env, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    assert not (workdir / "d.json").exists()  # the hook never ran
+    path.write_text(json.dumps({"disableAllHooks": True}))  # no "hooks" object at all
+    with ReplayServer([Exchange.sse(chat_sse("ok"))]) as server:
+        result = robota(_args("run", server, str(path)), env=env, cwd=workdir)
+    assert result.returncode == 0, result.stderr
+    path.write_text(json.dumps({"hooks": hooks, "disableAllHooks": "yes"}))
+    with ReplayServer([]) as server:
+        result = robota(_args("run", server, str(path)), env=env, cwd=workdir)
+    assert result.returncode == 2
+    assert "disableAllHooks must be true or false" in result.stderr

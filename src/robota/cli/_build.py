@@ -293,8 +293,11 @@ _GATE_EVENTS: Final = ("PreToolUse", "PostToolUse", "Notification")
 """The hook events only a permission gate fires (S22)."""
 
 
-def load_hooks(path: str) -> robota.HookRunner:
+def load_hooks(path: str) -> robota.HookRunner | None:
     """The command hooks of the ``"hooks"`` object in the JSON settings file at ``path``.
+
+    ``None`` when the file sets ``"disableAllHooks": true``, as Claude Code's settings format
+    turns every hook off.
 
     Raises:
         CliError: exit code 2 — the file cannot be read, is not a JSON object, has no
@@ -310,6 +313,11 @@ def load_hooks(path: str) -> robota.HookRunner:
         settings = json.loads(text)
     except ValueError as error:
         raise CliError(f"{where}: not JSON: {one_line(str(error))}") from None
+    disabled = settings.get("disableAllHooks", False) if isinstance(settings, dict) else False
+    if not isinstance(disabled, bool):
+        raise CliError(f"{where}: disableAllHooks must be true or false, got {disabled!r}")
+    if disabled:
+        return None
     if not isinstance(settings, dict) or not isinstance(settings.get("hooks"), dict):
         raise CliError(
             f'{where}: expected a settings object with a "hooks" object, e.g. '
