@@ -47,7 +47,12 @@ from robota.core._history import (
 )
 from robota.core._logging import get_logger
 from robota.core._messages import Message, SystemMessage, new_id
-from robota.core._models import ContextWindow, check_context_window, get_model_context_window
+from robota.core._models import (
+    ContextWindow,
+    check_context_window,
+    get_model_context_window,
+    resolve_context_window,
+)
 from robota.core._parts import UserInput, user_content
 from robota.core._plugins import (
     ExtensionHook,
@@ -182,6 +187,11 @@ class RunOptions(TypedDict, total=False):
             child processes get ``TRACEPARENT``.
         settings: :class:`~robota.ModelSettings` for this run's model calls; its set fields
             override the agent's ``settings`` field by field (S28).
+        lifecycle_hooks: ``False`` runs none of the agent's run-level lifecycle hooks
+            (``UserPromptSubmit``, ``Stop``; S22) in this run — for a host layer's own internal
+            model call that is not a user's turn, such as a session's compaction summary
+            (``robota.sessions``). Tool hooks still apply through the tool gate. Default:
+            ``True``. :meth:`resume` takes the same option for the continuation.
     """
 
     signal: AbortSignal | None
@@ -198,9 +208,18 @@ class RunOptions(TypedDict, total=False):
     execution_id: str | None
     trace: TraceContext | None
     settings: ModelSettings | None
+    lifecycle_hooks: bool
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
+
+
+def _check_lifecycle_hooks(value: object) -> bool:
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"lifecycle_hooks must be True or False, got {value!r}")
+    return value
 
 
 def _check_tool_choice(value: object) -> ToolChoice:
@@ -647,7 +666,9 @@ class Agent(DurableAgentMixin):
         """The conversation, read-only and live."""
         return self._store.messages
 
-    async def replace_history(self, messages: Iterable[Message]) -> None:
+    async def replace_history(
+        self, messages: Iterable[Message], *, reported_usage: bool = True
+    ) -> None:
         """Replace the whole conversation with ``messages``, between runs (a restored session).
 
         The seam a host layer that keeps conversations elsewhere (``robota.sessions``) uses to
@@ -666,6 +687,12 @@ class Agent(DurableAgentMixin):
         without a head restores the live one. Tools that ``tool_search`` loaded (S19) stay
         loaded, and those the given messages loaded are added.
 
+        ``reported_usage`` (S31): whether the provider reports the messages carry may anchor the
+        context estimate (:meth:`context_usage`, the pre-send guard). Pass ``False`` when the
+        messages are not the history those reports were made for — a compacted conversation,
+        whose reported responses saw turns since replaced by a summary: the context is then
+        estimated from the messages alone until the next response reports.
+
         Raises:
             HistoryError: a system message that is not the first message.
             TypeError: an item that is not a message.
@@ -683,6 +710,8 @@ class Agent(DurableAgentMixin):
             )
             if self._system_prompt and not (items and isinstance(items[0], SystemMessage)):
                 store.set_system_prompt(self._system_prompt)
+            if not reported_usage:
+                store.context.forget_report()
             for message in store.messages:
                 self._catalog.note(message)
             self._store.observer = None
@@ -705,6 +734,22 @@ class Agent(DurableAgentMixin):
     def journal(self) -> ExecutionJournal | None:
         """The execution journal the agent was built with (S40), or ``None``."""
         return self._journal
+
+    async def resolve_context_window(self) -> ContextWindow:
+        """The current model's context window, as a run resolves it (S13, S39).
+
+        The caller's (``context_window=``), else what the provider's server reports (asked
+        now), else the registered table; else unknown. The answer is kept, so
+        :meth:`context_usage` knows it from then on — a host layer that plans before the first
+        run (``robota.sessions``' compaction) asks here.
+        """
+        self._check_not_closed()
+        provider, model = self._provider, self._model
+        window = await resolve_context_window(
+            provider, model, given=self._caller_window(provider.name, model)
+        )
+        self._windows[(provider.name, model)] = window
+        return window
 
     def context_usage(self, *, floor: int = 0) -> ContextUsage:
         """How full the current model's context window is (S31), without any provider call.
@@ -903,7 +948,7 @@ class Agent(DurableAgentMixin):
             model_settings=self._model_settings.merged(
                 check_settings(options.get("settings"), "run option settings")
             ),
-            hooks=self._hooks,
+            hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
         )
 
     async def _execute(

@@ -131,6 +131,7 @@ class DurableAgentMixin:
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
         trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
     ) -> RunResult[str]: ...
     @overload
     async def resume(
@@ -142,6 +143,7 @@ class DurableAgentMixin:
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
         trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
     ) -> RunResult[T | None]: ...
     @overload
     async def resume(
@@ -153,6 +155,7 @@ class DurableAgentMixin:
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
         trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
     ) -> RunResult[Any]: ...
     async def resume(
         self,
@@ -163,6 +166,7 @@ class DurableAgentMixin:
         event_service: EventService | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
         trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
     ) -> RunResult[Any]:
         """Continue a journaled execution from its latest settled model response (S40).
 
@@ -190,6 +194,8 @@ class DurableAgentMixin:
             on_event: A callable receiving its events.
             trace: Host-supplied trace context for the continuation (S27), as for :meth:`run`;
                 the continuation is a span of its own under the host's parent.
+            lifecycle_hooks: ``False`` runs no ``Stop`` hook in the continuation, as the run
+                option of the same name (pass what the execution was started with).
 
         Raises:
             ReconciliationRequired: the journal cannot prove something — an effect started
@@ -207,6 +213,10 @@ class DurableAgentMixin:
         journal = self._require_journal("resume")
         execution_id = check_execution_id(execution_id)
         trace = check_trace(trace)
+        if not isinstance(lifecycle_hooks, bool):
+            raise ConfigurationError(
+                f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
+            )
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
             await guard.call(self._slot.acquire)
@@ -219,6 +229,8 @@ class DurableAgentMixin:
             try:
                 recovery = recover(execution_id, await read_records(journal, execution_id))
                 settings = replace(self._resumed_settings(recovery, output), trace=trace)
+                if not lifecycle_hooks:
+                    settings = replace(settings, hooks=None)
                 require_settled(recovery, self._runtime_state(self._settings(None, {})))
                 self._restore(recovery)
                 emitter = self._scoped_emitter(

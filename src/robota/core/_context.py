@@ -158,6 +158,11 @@ class ContextLedger:
         self._base = None  # the report no longer describes this history
         self._tail = 0
 
+    def forget_report(self) -> None:
+        """The anchoring report does not describe this history: estimate until the next one."""
+        self._base = None
+        self._tail = 0
+
     def dropped(self, messages: Iterable[Message]) -> None:
         """``messages`` (as :meth:`appended` saw them) were trimmed."""
         self._total -= sum(estimate_message_tokens(message) for message in messages)

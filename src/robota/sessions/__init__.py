@@ -8,22 +8,37 @@ owner-only file, S07), :class:`PostgresSessionStore` (many workers) and
 :class:`robota.testing.InMemorySessionStore`, all behind the one port held to its contract by
 :func:`robota.testing.run_session_store_conformance`.
 
-Sessions: :class:`Session` (``open``, ``run``, ``run_stream``, ``resume``, ``fork``, ``rewind``,
-``delete``, ``set_metadata``, ``history``, ``turns``, ``info``, ``usage``, ``cost``,
+Sessions: :class:`Session` (``open``, ``run``, ``run_stream``, ``resume``, ``compact``, ``fork``,
+``rewind``, ``delete``, ``set_metadata``, ``history``, ``turns``, ``info``, ``usage``, ``cost``,
 ``aclose``), what it reports (:class:`SessionInfo`, :class:`SessionMetadata`, :class:`Turn`),
-:func:`list_sessions`, and the errors :class:`SessionBusyError` (one writer: a second
+:func:`list_sessions`, compaction (S39: :class:`CompactionPolicy`, :class:`CompactionRequest`,
+:data:`Summarizer`, :func:`is_compaction_summary`, the default texts
+:data:`DEFAULT_COMPACTION_INSTRUCTION` and :data:`DEFAULT_SUMMARY_HEADER`), and the errors
+:class:`SessionBusyError` (one writer: a second
 concurrent turn fails at once), :class:`SessionNotFoundError`, :class:`SessionStateError`.
 
 The port (for store authors): :class:`SessionStore`, :class:`SessionLease`, the header and entry
 records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
-:class:`TurnSaved`, :class:`Rewound`, :class:`MetadataSet`), their JSON form
+:class:`TurnSaved`, :class:`Rewound`, :class:`MetadataSet`, :class:`CompactionStarted`,
+:class:`Compacted`), their JSON form
 (:func:`encode_session_entry`, :func:`decode_session_entry`) and :func:`check_session_id`.
 """
 
+from robota.sessions._compaction import (
+    DEFAULT_COMPACTION_INSTRUCTION,
+    DEFAULT_SUMMARY_HEADER,
+    CompactionPolicy,
+    CompactionRequest,
+    Summarizer,
+)
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
 from robota.sessions._postgres import PostgresSessionStore
 from robota.sessions._records import (
     ENTRY_FORMAT_VERSION,
+    Compacted,
+    CompactionSource,
+    CompactionStarted,
+    CompactionTrigger,
     MetadataSet,
     Rewound,
     SessionEntry,
@@ -37,7 +52,13 @@ from robota.sessions._records import (
 )
 from robota.sessions._session import Session, list_sessions
 from robota.sessions._sqlite import SQLiteSessionStore
-from robota.sessions._state import SessionInfo, SessionMetadata, Turn
+from robota.sessions._state import (
+    SUMMARY_ID_PREFIX,
+    SessionInfo,
+    SessionMetadata,
+    Turn,
+    is_compaction_summary,
+)
 from robota.sessions._store import (
     MAX_SESSION_ID_LENGTH,
     SessionLease,
@@ -46,8 +67,17 @@ from robota.sessions._store import (
 )
 
 __all__ = [
+    "DEFAULT_COMPACTION_INSTRUCTION",
+    "DEFAULT_SUMMARY_HEADER",
     "ENTRY_FORMAT_VERSION",
     "MAX_SESSION_ID_LENGTH",
+    "SUMMARY_ID_PREFIX",
+    "Compacted",
+    "CompactionPolicy",
+    "CompactionRequest",
+    "CompactionSource",
+    "CompactionStarted",
+    "CompactionTrigger",
     "MetadataSet",
     "PostgresSessionStore",
     "Rewound",
@@ -63,6 +93,7 @@ __all__ = [
     "SessionStateError",
     "SessionStore",
     "StoredSession",
+    "Summarizer",
     "Turn",
     "TurnSaved",
     "TurnStarted",
@@ -70,5 +101,6 @@ __all__ = [
     "check_session_id",
     "decode_session_entry",
     "encode_session_entry",
+    "is_compaction_summary",
     "list_sessions",
 ]

@@ -11,10 +11,13 @@ session's state is the fold of the log (``robota.sessions._state``):
   one atomic write that makes a turn part of the conversation.
 * :class:`Rewound` — keep only the first ``to`` turns of the active conversation.
 * :class:`MetadataSet` — the session's title, user id and tags from here on.
+* :class:`CompactionStarted` — a journaled compaction's summary call is about to run (S39, S40);
+  a crash leaves it pending and the next turn resumes it instead of repeating the call.
+* :class:`Compacted` — the first ``upto`` active turns are replaced, for the model, by a summary
+  (S39); the turns themselves stay in the log.
 
 A store never interprets entries: it keeps their text (:func:`encode_session_entry`) in order, so
-a new entry kind — the compaction record ("turns before this point are replaced by this
-summary", issue 27 item 2) is the next one — needs no store change. A reader meeting a kind it
+a new entry kind needs no store change. A reader meeting a kind it
 does not know refuses the log (:class:`~robota.StorageError`, code ``session_entry_unknown``)
 instead of showing a conversation without it.
 """
@@ -31,6 +34,10 @@ from robota.core.payloads import decode_message, decode_usage, encode_message, e
 
 __all__ = [
     "ENTRY_FORMAT_VERSION",
+    "Compacted",
+    "CompactionSource",
+    "CompactionStarted",
+    "CompactionTrigger",
     "MetadataSet",
     "Rewound",
     "SessionEntry",
@@ -158,8 +165,84 @@ class MetadataSet:
     kind: Literal["metadata"] = field(default="metadata", init=False)
 
 
-SessionEntry: TypeAlias = TurnStarted | TurnSaved | Rewound | MetadataSet
-"""One entry of a session's log (a compaction record joins this union in issue 27 item 2)."""
+CompactionTrigger: TypeAlias = Literal["auto", "manual"]
+"""What started a compaction: the session's policy (``auto``) or ``session.compact()``."""
+
+CompactionSource: TypeAlias = Literal["model", "summarizer", "hook"]
+"""Who wrote a compaction's summary: the agent's provider, the caller's summariser, or a
+``PreCompact`` hook (``hookSpecificOutput.summary``)."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CompactionStarted:
+    """A journaled compaction's summary call is about to run (written before it, S40).
+
+    Attributes:
+        number: The compaction's number: unique in the session, never reused.
+        execution_id: The journal execution of the summary call
+            (``"<session id>/compact-<number>"``).
+        upto: How many active turns it replaces (from the first).
+        instruction: The system prompt of the summary call; a continuation keeps it.
+        custom_instructions: What the caller added to the instruction (``compact()``).
+        trigger: See :data:`CompactionTrigger`.
+        at: When.
+    """
+
+    number: int
+    execution_id: str
+    upto: int
+    instruction: str
+    custom_instructions: str
+    trigger: CompactionTrigger
+    at: float
+    kind: Literal["compaction_started"] = field(default="compaction_started", init=False)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """The first ``upto`` active turns are replaced, for the model, by ``summary`` (S39).
+
+    The replaced turns stay in the log and in ``session.turns`` (marked ``compacted``); the
+    conversation the model is sent is the summary message, then the turns from ``upto`` on. A
+    rewind to before ``upto`` drops this compaction (an earlier one that still fits applies
+    again).
+
+    Attributes:
+        number: The compaction's number (see :class:`CompactionStarted`).
+        upto: How many active turns the summary replaces (from the first; a later compaction's
+            summary includes the earlier one's).
+        active_turns: How many active turns the conversation had when it was compacted: the
+            provider reports of turns before that saw the replaced turns (S31).
+        summary: The summary text.
+        header: The text placed before it in the summary message (the policy's marker).
+        source: See :data:`CompactionSource`.
+        trigger: See :data:`CompactionTrigger`.
+        usage: The summary call's usage (empty for a hook's or a summariser's summary).
+        cost: Its estimated USD cost; ``None`` when unknown.
+        execution_id: The summary call's execution, when it ran on the agent.
+        at: When.
+    """
+
+    number: int
+    upto: int
+    active_turns: int
+    summary: str
+    header: str
+    source: CompactionSource
+    trigger: CompactionTrigger
+    usage: Usage
+    cost: float | None
+    execution_id: str | None
+    at: float
+    kind: Literal["compacted"] = field(default="compacted", init=False)
+
+
+SessionEntry: TypeAlias = (
+    TurnStarted | TurnSaved | Rewound | MetadataSet | CompactionStarted | Compacted
+)
+"""One entry of a session's log."""
 
 
 @final
@@ -201,6 +284,30 @@ def encode_session_entry(entry: SessionEntry) -> str:
         )
     elif isinstance(entry, Rewound):
         data.update(to=entry.to, at=entry.at)
+    elif isinstance(entry, CompactionStarted):
+        data.update(
+            number=entry.number,
+            execution_id=entry.execution_id,
+            upto=entry.upto,
+            instruction=entry.instruction,
+            custom_instructions=entry.custom_instructions,
+            trigger=entry.trigger,
+            at=entry.at,
+        )
+    elif isinstance(entry, Compacted):
+        data.update(
+            number=entry.number,
+            upto=entry.upto,
+            active_turns=entry.active_turns,
+            summary=entry.summary,
+            header=entry.header,
+            source=entry.source,
+            trigger=entry.trigger,
+            usage=encode_usage(entry.usage),
+            cost=entry.cost,
+            execution_id=entry.execution_id,
+            at=entry.at,
+        )
     else:
         data.update(title=entry.title, user_id=entry.user_id, tags=list(entry.tags), at=entry.at)
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -304,9 +411,51 @@ def _metadata(data: dict[str, Any]) -> SessionEntry:
     )
 
 
+def _trigger(value: Any) -> CompactionTrigger:
+    if value not in ("auto", "manual"):
+        raise ValueError(f"unknown compaction trigger {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
+def _compaction_started(data: dict[str, Any]) -> SessionEntry:
+    return CompactionStarted(
+        _int(data["number"]),
+        _text(data["execution_id"]),
+        _int(data["upto"]),
+        _text(data["instruction"]),
+        _text(data["custom_instructions"]),
+        _trigger(data["trigger"]),
+        _time(data["at"]),
+    )
+
+
+def _compacted(data: dict[str, Any]) -> SessionEntry:
+    source = data["source"]
+    if source not in ("model", "summarizer", "hook"):
+        raise ValueError(f"unknown compaction source {source!r}")
+    cost = data["cost"]
+    if cost is not None:
+        cost = _time(cost)
+    return Compacted(
+        _int(data["number"]),
+        _int(data["upto"]),
+        _int(data["active_turns"]),
+        _text(data["summary"]),
+        _text(data["header"]),
+        source,
+        _trigger(data["trigger"]),
+        decode_usage(data["usage"]) or Usage(),
+        cost,
+        _opt_text(data["execution_id"]),
+        _time(data["at"]),
+    )
+
+
 _KINDS: Final = {
     "turn_started": _started,
     "turn_saved": _saved,
     "rewound": _rewound,
     "metadata": _metadata,
+    "compaction_started": _compaction_started,
+    "compacted": _compacted,
 }

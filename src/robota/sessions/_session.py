@@ -31,8 +31,11 @@ from robota.core import (
     Usage,
 )
 from robota.core.payloads import user_content
+from robota.sessions._compaction import CompactionPolicy
+from robota.sessions._compactor import Compactor
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
 from robota.sessions._records import (
+    Compacted,
     MetadataSet,
     Rewound,
     SessionEntry,
@@ -46,6 +49,7 @@ from robota.sessions._store import SessionLease, SessionStore, check_session_id
 __all__ = ["Session", "list_sessions"]
 
 _ID_PREFIX: Final = "ses_"
+_DEFAULT_POLICY: Final = CompactionPolicy()
 
 UserInput = str | Sequence[MessagePart]  # as robota.Agent.run takes it
 _Call = Callable[..., Awaitable[RunResult[Any]]]  # Agent.run, or a turn streamed to a consumer
@@ -99,18 +103,34 @@ class Session:
     agent's hook runner (:attr:`~robota.Agent.hooks`). Both are awaited and advisory: their
     outcome is not inspected, so a hook cannot veto opening or closing.
 
+    Compaction (S39): before each turn, a conversation past its policy's mark
+    (:class:`CompactionPolicy`, on by default) has its oldest turns replaced — for the model —
+    by a marked summary message (:func:`is_compaction_summary`), keeping the system prompt, the
+    latest turns and every tool call with its result; the replaced turns stay in the store and
+    in :attr:`turns`. ``PreCompact`` hooks (S22) fire before it, awaited and inspected: a deny
+    (exit 2, ``"decision": "block"``) vetoes that compaction, and a
+    ``{"hookSpecificOutput": {"summary": "..."}}`` body supplies the summary. :meth:`compact`
+    compacts on request.
+
     Lifecycle: ``open`` → ``closed`` (:meth:`aclose` or ``async with``); a closed session refuses
     every call with :class:`SessionStateError`. The store is the caller's: closing a session does
     not close it.
     """
 
-    __slots__ = ("_agent", "_lock", "_state", "_status", "_store")
+    __slots__ = ("_agent", "_lock", "_policy", "_state", "_status", "_store")
 
     def __init__(
-        self, agent: Agent, store: SessionStore, state: SessionState, *, _token: object
+        self,
+        agent: Agent,
+        store: SessionStore,
+        state: SessionState,
+        *,
+        _token: object,
+        _policy: CompactionPolicy | None = _DEFAULT_POLICY,
     ) -> None:
         if _token is not _OPEN:
             raise TypeError("use `await Session.open(agent, store, session_id)` to get a Session")
+        self._policy = _policy
         self._agent = agent
         self._store = store
         self._state = state
@@ -129,6 +149,7 @@ class Session:
         title: str | None = None,
         user_id: str | None = None,
         tags: Iterable[str] = (),
+        compaction: CompactionPolicy | None = _DEFAULT_POLICY,
     ) -> Session:
         """Open session ``session_id`` of ``store`` for ``agent``, creating it when new.
 
@@ -137,7 +158,9 @@ class Session:
         session resumes a turn a crash left pending, when its lease is free (a pending turn whose
         lease another process holds is still running there). ``title``, ``user_id`` and
         ``tags`` set the metadata of a new session; on an existing one, when any is given, they
-        replace its metadata (as :meth:`set_metadata`).
+        replace its metadata (as :meth:`set_metadata`). ``compaction`` is this handle's
+        automatic-compaction policy (S39): the default :class:`CompactionPolicy`, your own, or
+        ``None`` for none (a compaction a crash left pending is still finished).
 
         Raises:
             ConfigurationError: ``agent`` is not an Agent, ``store`` not a SessionStore, or a
@@ -155,6 +178,11 @@ class Session:
             raise ConfigurationError(
                 f"Session.open() needs a SessionStore (robota.sessions.SQLiteSessionStore, "
                 f"robota.testing.InMemorySessionStore …), got {store!r}"
+            )
+        if compaction is not None and not isinstance(compaction, CompactionPolicy):
+            raise ConfigurationError(
+                f"Session.open(compaction=) takes a robota.sessions.CompactionPolicy or None, got "
+                f"{compaction!r}"
             )
         metadata = _metadata(title, user_id, tags)
         given = title is not None or user_id is not None or bool(metadata.tags)
@@ -175,7 +203,7 @@ class Session:
             stored = await store.load(session_id)
             source = "startup"
             given = False
-        session = cls(agent, store, SessionState(stored), _token=_OPEN)
+        session = cls(agent, store, SessionState(stored), _token=_OPEN, _policy=compaction)
         try:
             if given:
                 await session.set_metadata(
@@ -220,6 +248,16 @@ class Session:
     def turns(self) -> tuple[Turn, ...]:
         """The active turns, in order (rewound ones are kept in the store, not here)."""
         return self._state.turns()
+
+    @property
+    def compaction(self) -> CompactionPolicy | None:
+        """This handle's automatic-compaction policy (S39); ``None`` when off."""
+        return self._policy
+
+    @property
+    def compactions(self) -> tuple[Compacted, ...]:
+        """The compactions in force, oldest first; the last one's summary heads :attr:`history`."""
+        return tuple(self._state.compactions)
 
     @property
     def metadata(self) -> SessionMetadata:
@@ -283,8 +321,8 @@ class Session:
             if state.pending is not None:
                 await self._resume_pending(lease, state)
                 state = self._state
-            await self._before_turn(lease, state)
-            return await self._run_turn(lease, state, input, options)
+            await self._before_turn(lease, state, input, options.get("signal"))
+            return await self._run_turn(lease, self._state, input, options)
 
     def run_stream(self, input: UserInput, **options: Any) -> RunStream[Any]:
         """One turn, streamed: iterate it for events, then ``await stream.result()``.
@@ -336,7 +374,7 @@ class Session:
             if state.pending is not None:
                 await self._resume_pending(lease, state)
                 state = self._state
-            await self._before_turn(lease, state)
+            await self._before_turn(lease, state, input, options.get("signal"))
             return await self._run_turn(lease, state, input, options, streamed)
 
     async def resume(self) -> RunResult[Any] | None:
@@ -356,13 +394,56 @@ class Session:
                 return None
             return await self._resume_pending(lease, state)
 
-    async def _before_turn(self, lease: SessionLease, state: SessionState) -> None:
-        """The point before a turn's request where automatic compaction will run (S39).
+    async def compact(
+        self, *, instructions: str | None = None, keep_recent_turns: int | None = None
+    ) -> Compacted | None:
+        """Compact now (S39, trigger ``"manual"``), whatever the conversation's size.
 
-        Issue 27 item 2 builds it here: under the turn's lease, with the reloaded state, before
-        the conversation is loaded into the agent; it appends its compaction record through
-        ``lease`` and folds it into ``self._state``. Nothing happens yet.
+        Replaces the oldest turns — as many as one summary request can carry, leaving the
+        ``keep_recent_turns`` latest (default: the policy's) — by a summary, as the automatic
+        policy would; ``instructions`` are added to the summary request and passed to
+        ``PreCompact`` hooks as ``custom_instructions``. Uses this handle's policy, or the
+        default one when it has none. Returns the record, or ``None`` when nothing was
+        compacted (no older turn to replace, or a ``PreCompact`` hook vetoed).
+
+        Raises:
+            ConfigurationError: a bad argument.
+            SessionBusyError: another writer holds the session.
+            SessionStateError: the session is closed, or the summary call failed (code
+                ``compaction_failed``; nothing was compacted).
+            Any error of the summary run (a provider error …).
         """
+        self._check_open()
+        if instructions is not None and not isinstance(instructions, str):
+            raise ConfigurationError(f"instructions must be a string or None, got {instructions!r}")
+        policy = self._policy or _DEFAULT_POLICY
+        keep: object = policy.keep_recent_turns if keep_recent_turns is None else keep_recent_turns
+        if isinstance(keep, bool) or not isinstance(keep, int) or keep < 0:
+            raise ConfigurationError(
+                f"keep_recent_turns must be a non-negative integer or None, got {keep!r}"
+            )
+        async with self._lock, await self._acquire() as lease:
+            state = await self._reload()
+            if state.pending is not None:
+                await self._resume_pending(lease, state)
+            compactor = self._compactor(lease, None)
+            pending = self._state.compacting
+            if pending is not None and self._agent.journal is not None:
+                await compactor.finish(pending, policy)
+            return await compactor.compact(policy, "manual", instructions or "", keep)
+
+    def _compactor(self, lease: SessionLease, signal: Any) -> Compactor:
+        async def append(entry: SessionEntry) -> None:
+            await self._append(lease, entry)
+
+        return Compactor(self._agent, self.id, append, lambda: self._state, signal)
+
+    async def _before_turn(
+        self, lease: SessionLease, state: SessionState, input: UserInput, signal: Any
+    ) -> None:
+        """Automatic compaction (S39), under the turn's lease, before the turn's request."""
+        content = user_content(input, "session.run()")
+        await self._compactor(lease, signal).before_turn(self._policy, content)
 
     async def _run_turn(
         self,
@@ -383,7 +464,8 @@ class Session:
                 TurnStarted(number, execution_id, self._agent.system_prompt, time.time()),
             )
             options = {**options, "execution_id": execution_id}
-        await self._agent.replace_history(state.history)  # S35: the live prompt as head
+        # S35: the live prompt as head; S31: reports made before a compaction do not count.
+        await self._agent.replace_history(state.history, reported_usage=state.reports_current)
         base = len(self._agent.history)
         try:
             result: RunResult[Any] = await (call or self._agent.run)(input, **options)
@@ -431,7 +513,9 @@ class Session:
             return empty
         # S35: continuing an interrupted execution keeps the prompt it started with.
         head = (SystemMessage(pending.system_prompt),) if pending.system_prompt else ()
-        await self._agent.replace_history((*head, *state.history))
+        await self._agent.replace_history(
+            (*head, *state.history), reported_usage=state.reports_current
+        )
         result: RunResult[Any] = await self._agent.resume(pending.execution_id)
         if result.status == "suspended":
             raise SessionStateError(
@@ -490,14 +574,34 @@ class Session:
                     turn.error,
                 )
             )
+        # S39: the compactions that lie within the fork's turns come along.
+        entries.extend(
+            Compacted(
+                c.number,
+                c.upto,
+                min(c.active_turns, at),
+                c.summary,
+                c.header,
+                c.source,
+                c.trigger,
+                c.usage,
+                c.cost,
+                c.execution_id,
+                c.at,
+            )
+            for c in state.compactions
+            if c.upto <= at
+        )
         await self._store.create(SessionHeader(new_id, now, self.id, at), entries)
-        return await Session.open(self._agent, self._store, new_id)
+        return await Session.open(self._agent, self._store, new_id, compaction=self._policy)
 
     async def rewind(self, to: int) -> None:
         """Keep only the first ``to`` active turns; the later ones stay in the store's record.
 
         The next turn continues from turn ``to`` exactly as a conversation of only the kept
         turns would: the model sees the kept turns' messages and nothing of the dropped ones.
+        Rewinding to before a compaction point drops that compaction (S39): the model sees the
+        kept turns themselves again (or the summary of an earlier compaction within them).
         New turns get numbers after every turn ever stored, so the log stays unambiguous.
 
         Raises:

@@ -1,17 +1,19 @@
 """A session's state: the fold of its stored log (``robota.sessions._records``).
 
 The fold is the one place the log's meaning lives: which turns are active (after rewinds), which
-one is pending, the metadata in force, and the totals. A new entry kind (compaction) extends
+one is pending, the compactions in force, the metadata, and the totals. A new entry kind extends
 :meth:`SessionState.apply` and nothing else.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import final
+from typing import Final, final
 
-from robota.core import Message, Usage
+from robota.core import AssistantMessage, Message, StorageError, Usage, UserMessage
 from robota.sessions._records import (
+    Compacted,
+    CompactionStarted,
     MetadataSet,
     Rewound,
     SessionEntry,
@@ -22,7 +24,35 @@ from robota.sessions._records import (
     TurnStatus,
 )
 
-__all__ = ["SessionInfo", "SessionMetadata", "SessionState", "Turn"]
+__all__ = [
+    "SUMMARY_ID_PREFIX",
+    "SessionInfo",
+    "SessionMetadata",
+    "SessionState",
+    "Turn",
+    "is_compaction_summary",
+    "summary_message",
+]
+
+SUMMARY_ID_PREFIX: Final = "compaction_"
+"""The id prefix of a compaction's summary message (see :func:`is_compaction_summary`)."""
+
+
+def summary_message(entry: Compacted) -> UserMessage:
+    """The marked message that stands for ``entry``'s replaced turns in the conversation."""
+    return UserMessage(
+        entry.header + entry.summary, id=f"{SUMMARY_ID_PREFIX}{entry.number}", created_at=entry.at
+    )
+
+
+def is_compaction_summary(message: Message) -> bool:
+    """Whether ``message`` is a compaction's summary message (S39) in ``session.history``.
+
+    The mark is the message id, ``"compaction_<number>"`` (its text starts with the policy's
+    ``summary_header`` too, but a caller may change that wording): a reader tests this, not
+    the text.
+    """
+    return isinstance(message, UserMessage) and message.id.startswith(SUMMARY_ID_PREFIX)
 
 
 @final
@@ -56,6 +86,8 @@ class Turn:
         cost: Its estimated USD cost, or ``None`` when unknown.
         execution_id: The journal execution that ran it, when the agent is journaled.
         at: When it was saved.
+        compacted: Whether a compaction's summary stands for it in what the model is sent
+            (S39); it stays here, in the store and in ``fork``/``rewind`` positions.
     """
 
     position: int
@@ -66,6 +98,7 @@ class Turn:
     cost: float | None
     execution_id: str | None
     at: float
+    compacted: bool = False
 
 
 @final
@@ -101,7 +134,19 @@ class SessionInfo:
 class SessionState:
     """The fold of one session's log; :meth:`apply` takes one more entry."""
 
-    __slots__ = ("active", "cost", "header", "metadata", "next_turn", "pending", "updated", "usage")
+    __slots__ = (
+        "active",
+        "compacting",
+        "compactions",
+        "cost",
+        "header",
+        "metadata",
+        "next_compaction",
+        "next_turn",
+        "pending",
+        "updated",
+        "usage",
+    )
 
     def __init__(self, stored: StoredSession) -> None:
         self.header: SessionHeader = stored.header
@@ -111,12 +156,17 @@ class SessionState:
         self.usage = Usage()
         self.cost: float | None = 0.0
         self.next_turn = 0
+        # S39: the compactions in force, oldest first (each one's summary includes the one
+        # before it, so the last is the one the model sees); a rewind pops those it cuts into.
+        self.compactions: list[Compacted] = []
+        self.compacting: CompactionStarted | None = None
+        self.next_compaction = 0
         self.updated = stored.header.created_at
         for entry in stored.entries:
             self.apply(entry)
 
     def apply(self, entry: SessionEntry) -> None:
-        """Fold ``entry`` in (the compaction record will be one more case here)."""
+        """Fold ``entry`` in."""
         self.updated = max(self.updated, entry.at)
         if isinstance(entry, TurnStarted):
             self.pending = entry
@@ -132,18 +182,68 @@ class SessionState:
             self.cost = None if self.cost is None or entry.cost is None else self.cost + entry.cost
         elif isinstance(entry, Rewound):
             del self.active[entry.to :]
+            # Rewinding to before a compaction point drops that compaction.
+            while self.compactions and self.compactions[-1].upto > entry.to:
+                self.compactions.pop()
+            if self.compacting is not None and self.compacting.upto > entry.to:
+                self.compacting = None
         elif isinstance(entry, MetadataSet):
             self.metadata = SessionMetadata(entry.title, entry.user_id, entry.tags)
+        elif isinstance(entry, CompactionStarted):
+            self.compacting = entry
+            self.next_compaction = max(self.next_compaction, entry.number + 1)
+        elif isinstance(entry, Compacted):
+            if not self.compacted <= entry.upto <= min(entry.active_turns, len(self.active)):
+                raise StorageError(
+                    f"a compaction of session {self.header.id!r} replaces {entry.upto} turns of "
+                    f"{len(self.active)}; the store was changed outside robota",
+                    code="session_entry_damaged",
+                )
+            self.compacting = None
+            self.next_compaction = max(self.next_compaction, entry.number + 1)
+            self.compactions.append(entry)
+            self.usage = self.usage + entry.usage
+            self.cost = None if self.cost is None or entry.cost is None else self.cost + entry.cost
+
+    @property
+    def compacted(self) -> int:
+        """How many active turns the compaction in force replaces (0: none)."""
+        return self.compactions[-1].upto if self.compactions else 0
 
     @property
     def history(self) -> tuple[Message, ...]:
-        """The active conversation's messages, without a system prompt (S35)."""
-        return tuple(message for turn in self.active for message in turn.messages)
+        """The conversation the model is sent, without a system prompt (S35).
+
+        With a compaction in force (S39): its marked summary message, then the turns after it.
+        """
+        if not self.compactions:
+            return tuple(message for turn in self.active for message in turn.messages)
+        last = self.compactions[-1]
+        return (
+            summary_message(last),
+            *(message for turn in self.active[last.upto :] for message in turn.messages),
+        )
+
+    @property
+    def reports_current(self) -> bool:
+        """Whether the latest provider report in :attr:`history` was made for it (S31).
+
+        After a compaction the kept turns' reports saw the replaced turns; a turn run since
+        reports on the compacted conversation again.
+        """
+        if not self.compactions:
+            return True
+        return any(
+            isinstance(message, AssistantMessage) and message.usage is not None
+            for turn in self.active[self.compactions[-1].active_turns :]
+            for message in turn.messages
+        )
 
     def turns(self) -> tuple[Turn, ...]:
         """The active turns."""
+        upto = self.compacted
         return tuple(
-            Turn(i, t.turn, t.status, t.messages, t.usage, t.cost, t.execution_id, t.at)
+            Turn(i, t.turn, t.status, t.messages, t.usage, t.cost, t.execution_id, t.at, i < upto)
             for i, t in enumerate(self.active)
         )
 

@@ -28,7 +28,8 @@ import robota
 from robota import Approval, ApprovalRequest, HookBlockedError, PermissionGate, PermissionPolicy
 from robota.core.hooks import HOOK_EVENTS, HookConfig, HookEventName, HookRunner
 from robota.host import CommandHookExecutor
-from robota.testing import ScriptedProvider
+from robota.sessions import Session
+from robota.testing import InMemorySessionStore, ScriptedProvider
 
 # The event names the issue and the Claude Code settings format spell (S22).
 CLAUDE_CODE_EVENTS = (
@@ -43,9 +44,8 @@ CLAUDE_CODE_EVENTS = (
     "SubagentStop",
 )
 
-# Declared events no code fires yet. SubagentStop fires once sub-agents exist (issue 29);
-# SessionStart, SessionEnd and PreCompact belong to robota.sessions (issue 27 item 1, 2).
-NO_FIRE_SITE_YET = frozenset({"SubagentStop", "SessionStart", "SessionEnd", "PreCompact"})
+# Declared events no code fires yet. SubagentStop fires once sub-agents exist (issue 29).
+NO_FIRE_SITE_YET = frozenset({"SubagentStop"})
 
 Probe = Callable[[], Awaitable[None]]
 """Awaited at the operation's next step after the hook's fire site."""
@@ -159,6 +159,65 @@ async def _notification(command: str, probe: Probe | None) -> Hashable:
     return await _tool_run(gate, provider, ran)
 
 
+class _SummaryProbed(ScriptedProvider):
+    """Scripted turns; a summary call (no tools offered) awaits ``probe`` and answers."""
+
+    def __init__(self, probe: Probe | None) -> None:
+        super().__init__(["one", "two"])
+        self._probe = probe
+
+    async def chat_stream(
+        self, request: robota.ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[Any]:
+        if len(self.requests) < 2:
+            async for event in super().chat_stream(request, signal=signal):
+                yield event
+            return
+        self.requests.append(request)
+        if self._probe is not None:
+            await self._probe()  # next step: the summary call
+        yield robota.TextDelta("the summary")
+        yield robota.ResponseDone(model=request.model, usage=robota.Usage())
+
+
+async def _pre_compact(command: str, probe: Probe | None) -> Hashable:
+    provider = _SummaryProbed(probe)
+    agent = robota.Agent(provider=provider, model="m", hooks=_runner("PreCompact", command))
+    async with agent, await Session.open(agent, InMemorySessionStore()) as session:
+        await session.run("a")
+        await session.run("b")
+        entry = await session.compact(keep_recent_turns=0)
+        if entry is None and probe is not None:
+            await probe()  # vetoed: the next step is compact()'s return
+    return (entry is not None, len(provider.requests))
+
+
+async def _session_start(command: str, probe: Probe | None) -> Hashable:
+    agent = robota.Agent(
+        provider=ScriptedProvider(["ok"]), model="m", hooks=_runner("SessionStart", command)
+    )
+    async with agent:
+        session = await Session.open(agent, InMemorySessionStore())
+        if probe is not None:
+            await probe()  # next step: open() returned
+        text = (await session.run("hi")).text
+        await session.aclose()
+    return text
+
+
+async def _session_end(command: str, probe: Probe | None) -> Hashable:
+    agent = robota.Agent(
+        provider=ScriptedProvider(["ok"]), model="m", hooks=_runner("SessionEnd", command)
+    )
+    async with agent:
+        session = await Session.open(agent, InMemorySessionStore())
+        text = (await session.run("hi")).text
+        await session.aclose()
+        if probe is not None:
+            await probe()  # next step: aclose() returned
+    return (text, session.closed)
+
+
 @dataclass(frozen=True)
 class FireSite:
     """Drives one event's fire site: ``run(command, probe)`` returns the observable outcome."""
@@ -172,6 +231,9 @@ FIRE_SITES: dict[str, FireSite] = {
     "UserPromptSubmit": FireSite(_user_prompt_submit),
     "Stop": FireSite(_stop),
     "Notification": FireSite(_notification),
+    "PreCompact": FireSite(_pre_compact),
+    "SessionStart": FireSite(_session_start),
+    "SessionEnd": FireSite(_session_end),
 }
 
 

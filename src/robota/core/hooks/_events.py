@@ -2,14 +2,15 @@
 
 Whether an ``error`` outcome blocks is decided per event, recorded together with whether the
 event's fire site even *can* honour a block: it must await the hooks and inspect their result.
-``PreToolUse``, ``UserPromptSubmit`` and ``Stop`` do both and act on a deny (a refused call, a
-blocked prompt, a continued run), but only tool-use gating fails closed on an *error*; every
-other event is advisory. :func:`event_enforces` is the single published predicate — consumers ask
-it instead of re-deriving the rule from the table.
+``PreToolUse``, ``UserPromptSubmit``, ``Stop`` and ``PreCompact`` do both and act on a deny (a
+refused call, a blocked prompt, a continued run, a vetoed compaction), but only tool-use gating
+fails closed on an *error*; every other event is advisory. :func:`event_enforces` is the single
+published predicate — consumers ask it instead of re-deriving the rule from the table.
 
 Fire sites: ``PreToolUse``, ``PostToolUse`` and ``Notification`` in
 :class:`~robota.PermissionGate`; ``UserPromptSubmit`` and ``Stop`` in the run
-(``core/execution/_lifecycle.py``). ``SubagentStop`` is declared (a configuration may name it)
+(``core/execution/_lifecycle.py``); ``SessionStart``, ``SessionEnd`` and ``PreCompact`` in
+``robota.sessions``. ``SubagentStop`` is declared (a configuration may name it)
 but nothing fires it until sub-agents exist. ``tests/core/hooks/test_posture.py`` pins every row
 that has a fire site to what the site observably does.
 """
@@ -73,7 +74,9 @@ HOOK_EVENTS: Final[Mapping[str, EventPosture]] = MappingProxyType(
         # PermissionGate, when an ask waits for a person: started beside the approver, never
         # waited for, its outcome never read (core/permissions/_notify.py).
         "Notification": EventPosture(awaited=False, inspected=False, enforces=False),
-        "PreCompact": EventPosture(awaited=True, inspected=False, enforces=False),
+        # robota.sessions' compaction awaits it and reads it: a deny vetoes that compaction, and
+        # a hookSpecificOutput.summary replaces the model's summary; a failed hook is advisory.
+        "PreCompact": EventPosture(awaited=True, inspected=True, enforces=False),
     }
 )
 """Every hook event and its posture (S22)."""

@@ -46,6 +46,8 @@ class HookOutcome:
         additional_context: Text the hook adds for the model (``hookSpecificOutput``'s
             ``additionalContext``, or a command hook's plain stdout); only the fire sites that
             take context use it (``UserPromptSubmit``).
+        summary: A summary the hook supplies in place of the model's (``hookSpecificOutput``'s
+            ``summary``); only ``PreCompact``'s fire site (``robota.sessions``) uses it.
     """
 
     kind: HookOutcomeKind
@@ -54,6 +56,7 @@ class HookOutcome:
     permission_decision: PermissionSteer | None = None
     updated_input: Mapping[str, Any] | None = None
     additional_context: str = ""
+    summary: str = ""
 
     @classmethod
     def allow(cls, output: str = "") -> HookOutcome:
@@ -76,6 +79,12 @@ def _context(body: Mapping[str, Any]) -> str:
     nested = specific if isinstance(specific, Mapping) else {}
     context = nested.get("additionalContext", body.get("additionalContext"))
     return context if isinstance(context, str) else ""
+
+
+def _summary(body: Mapping[str, Any]) -> str:
+    specific = body.get("hookSpecificOutput")
+    summary = specific.get("summary") if isinstance(specific, Mapping) else None
+    return summary if isinstance(summary, str) else ""
 
 
 def _steering(body: Mapping[str, Any]) -> tuple[object, object]:
@@ -145,4 +154,6 @@ def decode_hook_body(
             if not isinstance(updated, Mapping):
                 return HookOutcome.error("updatedInput must be a JSON object")
             replacement = updated
-    return HookOutcome("allow", reason_text, output, steer, replacement, _context(body))
+    return HookOutcome(
+        "allow", reason_text, output, steer, replacement, _context(body), _summary(body)
+    )

@@ -227,6 +227,8 @@ class HookResult:
             asked; it answers an ordinary permission ask, never a deny or an always-ask case.
         updated_input: A command hook's replacement input (the last one given).
         outcomes: Every hook's outcome, in configuration order.
+        summary: The summary a hook that allowed supplied (``hookSpecificOutput.summary``; the
+            last non-empty one in configuration order), for ``PreCompact``; else ``""``.
     """
 
     blocked: bool = False
@@ -236,6 +238,7 @@ class HookResult:
     outcomes: tuple[HookOutcome, ...] = ()
     allow: bool = False
     context: tuple[str, ...] = ()
+    summary: str = ""
 
 
 @final
@@ -353,6 +356,7 @@ def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutco
     ask = allow = False
     updated: Mapping[str, Any] | None = None
     context: list[str] = []
+    summary = ""
     for hook, outcome in zip(hooks, outcomes, strict=True):
         if outcome.kind == "deny":
             reasons.append(outcome.reason)
@@ -379,10 +383,19 @@ def _combine(event: str, hooks: Sequence[HookSpec], outcomes: Sequence[HookOutco
                 updated = outcome.updated_input
             if outcome.additional_context.strip():
                 context.append(outcome.additional_context.strip())
+            if outcome.summary.strip():
+                summary = outcome.summary.strip()
     if reasons:
         # A deny is a verdict on any event (its fire site acts on it where it can); an error
         # joins the reasons only where the event enforces (S22).
         return HookResult(True, "; ".join(reasons), ask, updated, tuple(outcomes))
     return HookResult(
-        False, "", ask, updated, tuple(outcomes), allow=allow and not ask, context=tuple(context)
+        False,
+        "",
+        ask,
+        updated,
+        tuple(outcomes),
+        allow=allow and not ask,
+        context=tuple(context),
+        summary=summary,
     )

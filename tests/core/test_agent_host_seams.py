@@ -1,0 +1,45 @@
+"""Core seams a host layer (robota.sessions' compaction) plans with: S31 reports, S13 windows."""
+
+from __future__ import annotations
+
+import robota
+from robota import AssistantMessage, Usage, UserMessage, estimate_message_tokens
+from robota.testing import ScriptedProvider
+
+
+def _conversation() -> tuple[robota.Message, ...]:
+    report = Usage.from_counts(prompt=5_000, completion=5)
+    return (UserMessage("question"), AssistantMessage("answer", usage=report))
+
+
+async def test_s31_replace_history_anchors_on_a_restored_report_unless_told_not_to() -> None:
+    agent = robota.Agent("m", provider=ScriptedProvider([]), context_window=10_000)
+    messages = _conversation()
+    await agent.replace_history(messages)
+    anchored = agent.context_usage()
+    assert anchored.reported
+    assert anchored.tokens == 5_005
+    # A compacted conversation: the report saw turns that are gone, so only the estimate counts.
+    await agent.replace_history(messages, reported_usage=False)
+    estimated = agent.context_usage()
+    assert not estimated.reported
+    assert estimated.tokens == sum(estimate_message_tokens(m) for m in messages)
+
+
+async def test_s13_resolve_context_window_asks_the_server_once_and_keeps_the_answer() -> None:
+    class Reporting(ScriptedProvider):
+        asked = 0
+
+        async def reported_context_window(self, model: str) -> int | None:
+            Reporting.asked += 1
+            return 3_000
+
+    agent = robota.Agent("unregistered-model", provider=Reporting([]))
+    assert agent.context_usage().window is None
+    window = await agent.resolve_context_window()
+    assert window == robota.ContextWindow(3_000, "server")
+    assert agent.context_usage().window == 3_000
+    assert Reporting.asked == 1
+    given = robota.Agent("m", provider=Reporting([]), context_window=100)
+    assert await given.resolve_context_window() == robota.ContextWindow(100, "caller")
+    assert Reporting.asked == 1  # the caller's window wins without a question
