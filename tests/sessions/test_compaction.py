@@ -285,6 +285,7 @@ async def test_s22_a_pre_compact_command_hook_vetoes_with_exit_2(tmp_path: Path)
     assert model.calls.count("summary") == 0
     assert not any(is_compaction_summary(m) for m in session.history)
     sent = json.loads(payload.read_text())
+    assert sent.pop("cwd")  # every command hook's input names its directory (S22)
     assert sent == {
         "hook_event_name": "PreCompact",
         "session_id": session.id,
