@@ -50,6 +50,15 @@ __all__ = [
 ]
 
 
+def has_media(message: Message) -> bool:
+    """Whether ``message`` carries a media part (an image, document or audio; S30)."""
+    if isinstance(message, ToolMessage):
+        return bool(message.parts)
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        return any(part.kind != "text" for part in message.content)
+    return False
+
+
 @final
 @dataclass(frozen=True, slots=True)
 class HistoryMutation:
@@ -263,6 +272,7 @@ class ConversationStore:
         "_annotation",
         "_ledger",
         "_max",
+        "_media",
         "_messages",
         "_pending",
         "_provider",
@@ -287,6 +297,7 @@ class ConversationStore:
         self._annotation = interrupted_annotation
         self._max = max_messages
         self._messages: list[Message] = []
+        self._media: list[Message] | None = None  # the messages with media parts, once any is
         self._provider: list[Message] = self._messages  # until an interrupted message (_push)
         self._pending: PendingAssistant | None = None
         self._view = HistoryView(self)
@@ -336,6 +347,15 @@ class ConversationStore:
         """The current system prompt, or ``None``."""
         head = self._messages[0] if self._messages else None
         return head.content if isinstance(head, SystemMessage) else None
+
+    @property
+    def media_messages(self) -> tuple[Message, ...]:
+        """The messages of the history that carry a media part, oldest first (as appended).
+
+        A request's media checks (S30) read these instead of scanning the whole history, so a
+        round costs the same at 10 messages as at 10,000. Empty for a text-only conversation.
+        """
+        return tuple(self._media) if self._media else ()
 
     @property
     def has_pending(self) -> bool:
@@ -433,6 +453,10 @@ class ConversationStore:
 
     def _push(self, message: Message) -> None:
         self._messages.append(message)
+        if has_media(message):
+            if self._media is None:
+                self._media = []
+            self._media.append(message)
         if isinstance(message, AssistantMessage) and message.state == "interrupted":
             content = (
                 f"{message.content}\n\n{self._annotation}" if message.content else self._annotation
@@ -470,6 +494,9 @@ class ConversationStore:
         while end < len(self._messages) and isinstance(self._messages[end], ToolMessage):
             end += 1
         self._ledger.dropped(self._provider[start:end])
+        if self._media:
+            gone = {id(message) for message in self._messages[start:end]}
+            self._media = [message for message in self._media if id(message) not in gone]
         for items in self._lists():
             del items[start:end]
         if self.observer is not None:

@@ -594,9 +594,18 @@ class Execution:
         settings = self.settings
         structured = settings.structured
         # S30: media in history the model cannot take (a tool's image) go as a notice.
-        messages, omitted = omit_unsupported_media(
-            settings.provider, settings.model, messages, settings.texts.media_omitted_notice
-        )
+        # Only the messages the store knows carry media are read (issue 4: a round's cost
+        # does not grow with the history).
+        carriers = self._store.media_messages
+        omitted: tuple[str, ...] = ()
+        if carriers:
+            messages, omitted = omit_unsupported_media(
+                settings.provider,
+                settings.model,
+                messages,
+                settings.texts.media_omitted_notice,
+                carriers=carriers,
+            )
         if omitted:
             self._report_omitted(omitted)
         return ChatRequest(

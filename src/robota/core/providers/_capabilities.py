@@ -334,7 +334,12 @@ def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> 
 
 
 def omit_unsupported_media(
-    provider: Provider, model: str, messages: Sequence[Message], notice: str
+    provider: Provider,
+    model: str,
+    messages: Sequence[Message],
+    notice: str,
+    *,
+    carriers: Sequence[Message] | None = None,
 ) -> tuple[Sequence[Message], tuple[str, ...]]:
     """``messages`` with every media part ``model`` is stated not to take replaced by a notice.
 
@@ -344,9 +349,15 @@ def omit_unsupported_media(
     ``{model}``. Only a capability stated ``False`` omits; history is never changed. A
     conversation without media is returned as is, at one type check per message.
 
+    ``carriers``, when given, are the messages of ``messages`` that carry media (what
+    :attr:`ConversationStore.media_messages` keeps): only they are read unless one of them has
+    a part to omit, so a round costs nothing per message of a long history.
+
     Returns:
         The messages to send, and the kinds of media omitted (``"image"`` …), each once.
     """
+    if carriers is not None and not _any_refused(provider, model, carriers):
+        return messages, ()
     merged: ModelCapabilities | None = None
     out: list[Message] | None = None
     omitted: list[str] = []
@@ -383,6 +394,25 @@ def omit_unsupported_media(
     if out is None:
         return messages, ()
     return tuple(out), tuple(omitted)
+
+
+def _any_refused(provider: Provider, model: str, carriers: Sequence[Message]) -> bool:
+    merged: ModelCapabilities | None = None
+    for message in carriers:
+        content = message.content
+        media: tuple[MessagePart, ...] = ()
+        if isinstance(message, ToolMessage):
+            media = message.parts
+        elif isinstance(message, UserMessage) and not isinstance(content, str):
+            media = content
+        for part in media:
+            if part.kind == "text":
+                continue
+            if merged is None:
+                merged = model_capabilities(provider, model) or ModelCapabilities()
+            if getattr(merged, _MEDIA_CAPABILITY[part.kind]) is False:
+                return True
+    return False
 
 
 def unsupported_settings(provider: Provider, request: ChatRequest) -> tuple[str, ...]:
