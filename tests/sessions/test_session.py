@@ -285,3 +285,34 @@ def test_s22_posture_rows_match_the_session_fire_sites() -> None:
     for event in ("SessionStart", "SessionEnd"):
         posture = HOOK_EVENTS[event]
         assert (posture.awaited, posture.inspected, posture.enforces) == (True, False, False)
+
+
+async def test_an_agents_turn_lock_goes_with_the_agent_even_when_a_session_is_never_closed() -> (
+    None
+):
+    import gc
+    import weakref
+
+    store = InMemorySessionStore()
+    agent = _agent(ScriptedProvider([]))
+    session = await Session.open(agent, store)  # dropped below without aclose()
+    lock = weakref.ref(session._lock)
+    agent_ref = weakref.ref(agent)
+    del session, agent
+    gc.collect()
+    assert agent_ref() is None
+    # The lock was keyed by id(agent): it outlived the agent, and a new agent given the same
+    # id would have shared it (a stale, possibly held lock).
+    assert lock() is None
+
+
+async def test_sessions_share_a_turn_lock_only_when_they_share_the_agent() -> None:
+    store = InMemorySessionStore()
+    first, second = _agent(ScriptedProvider([])), _agent(ScriptedProvider([]))
+    a = await Session.open(first, store)
+    b = await Session.open(second, store)
+    c = await Session.open(first, store)
+    assert a._lock is not b._lock
+    assert a._lock is c._lock
+    await a.aclose()
+    assert c._lock is (await Session.open(first, store))._lock  # still one lock for `first`

@@ -322,7 +322,10 @@ class Agent(DurableAgentMixin):
         ConfigurationError: for contradictory or invalid options; the message says what to fix.
     """
 
+    # __weakref__: layers above core key per-agent state by the agent itself (a
+    # WeakKeyDictionary), never by id(), which a later agent may reuse.
     __slots__ = (
+        "__weakref__",
         "_allow_tool_only",
         "_catalog",
         "_close_errors",

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, final
@@ -59,26 +60,17 @@ _Call = Callable[..., Awaitable[RunResult[Any]]]  # Agent.run, or a turn streame
 _STREAM_TASKS: set[asyncio.Task[RunResult[Any]]] = set()
 
 # Sessions sharing one agent take turns on it: loading a conversation and running the turn must
-# not interleave with another session's. Keyed by id(agent) while a session holds the agent
-# (which keeps it alive, so the id is not reused); the count says how many sessions hold it.
-_AGENT_LOCKS: dict[int, tuple[asyncio.Lock, list[int]]] = {}
+# not interleave with another session's. Keyed by the agent itself, weakly: the lock lives as
+# long as the agent (a session holds its agent), and an id() reused by a later agent can never
+# hand it a dead agent's lock — even when a session was dropped without aclose().
+_AGENT_LOCKS: weakref.WeakKeyDictionary[Agent, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-def _hold_agent(agent: Agent) -> asyncio.Lock:
-    entry = _AGENT_LOCKS.get(id(agent))
-    if entry is None:
-        entry = (asyncio.Lock(), [0])
-        _AGENT_LOCKS[id(agent)] = entry
-    entry[1][0] += 1
-    return entry[0]
-
-
-def _drop_agent(agent: Agent) -> None:
-    entry = _AGENT_LOCKS.get(id(agent))
-    if entry is not None:
-        entry[1][0] -= 1
-        if entry[1][0] <= 0:
-            del _AGENT_LOCKS[id(agent)]
+def _agent_lock(agent: Agent) -> asyncio.Lock:
+    lock = _AGENT_LOCKS.get(agent)
+    if lock is None:
+        lock = _AGENT_LOCKS[agent] = asyncio.Lock()
+    return lock
 
 
 @final
@@ -134,7 +126,7 @@ class Session:
         self._agent = agent
         self._store = store
         self._state = state
-        self._lock = _hold_agent(agent)
+        self._lock = _agent_lock(agent)
         self._status: Literal["open", "closed"] = "open"
 
     # ------------------------------------------------------------------ opening
@@ -214,7 +206,6 @@ class Session:
             await session._fire("SessionStart", {"source": source})
         except BaseException:
             session._status = "closed"
-            _drop_agent(agent)
             raise
         return session
 
@@ -652,7 +643,6 @@ class Session:
         if self._status == "closed":
             return
         self._status = "closed"
-        _drop_agent(self._agent)
         await self._fire("SessionEnd", {"reason": "other"})
 
     async def __aenter__(self) -> Session:
