@@ -24,6 +24,7 @@ from robota.sessions import (
     SessionStateError,
     SessionStore,
     SQLiteSessionStore,
+    TurnSaved,
     list_sessions,
 )
 from robota.testing import InMemorySessionStore, ScriptedProvider, ScriptedTurn
@@ -316,3 +317,49 @@ async def test_sessions_share_a_turn_lock_only_when_they_share_the_agent() -> No
     assert a._lock is c._lock
     await a.aclose()
     assert c._lock is (await Session.open(first, store))._lock  # still one lock for `first`
+
+
+_BLOCK_PROMPT = """
+import json, sys
+payload = json.load(sys.stdin)
+if "forbidden" in payload["prompt"]:
+    print("no such prompts", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("journaled", [False, True])
+async def test_s22_a_turn_whose_prompt_a_hook_blocks_is_saved_abandoned(
+    tmp_path: Path, journaled: bool
+) -> None:
+    script = tmp_path / "block.py"
+    script.write_text(_BLOCK_PROMPT)
+    entry = [{"hooks": [{"type": "command", "command": f"{sys.executable} {script}"}]}]
+    hooks = HookRunner({"UserPromptSubmit": entry}, {"command": CommandHookExecutor()})
+    journal = robota.testing.InMemoryJournal() if journaled else None
+    provider = ScriptedProvider(["one", "two"])
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    session = await Session.open(_agent(provider, hooks=hooks, journal=journal), store, "s")
+    await session.run("hello")
+    before = session.history
+    with pytest.raises(robota.HookBlockedError, match="no such prompts"):
+        await session.run("a forbidden prompt")
+    # S22: nothing of the blocked turn ran: no model call, no turn, no pending turn.
+    assert len(provider.requests) == 1
+    assert session.history == before
+    assert [t.status for t in session.turns] == ["complete"]
+    assert session.info.pending is False
+    entries = (await store.load("s")).entries
+    saved = [e for e in entries if isinstance(e, TurnSaved)]
+    assert [(e.status, e.messages) for e in saved[1:]] == [("abandoned", ())]
+    result = await session.run("again")
+    assert result.output == "two"
+    assert _texts(session.history) == [
+        ("user", "hello"),
+        ("assistant", "one"),
+        ("user", "again"),
+        ("assistant", "two"),
+    ]
+    reopened = await Session.open(_agent(ScriptedProvider([])), store, "s")
+    assert reopened.history == session.history
+    await store.aclose()

@@ -23,6 +23,7 @@ from robota.core import (
     AbortSignal,
     Agent,
     ConfigurationError,
+    HookBlockedError,
     Message,
     MessagePart,
     RunEvent,
@@ -289,7 +290,8 @@ class Session:
         except ``execution_id``, which the session chooses (``"<session id>/<turn number>"``
         for a journaled agent). The turn's messages are saved in one append when the run ends:
         ``complete`` or ``interrupted`` as the run returned, ``failed`` (with the messages the
-        run had added, then the error re-raised) when it raised. A ``suspended`` run (S40)
+        run had added, then the error re-raised) when it raised — ``abandoned``, adding nothing,
+        when a ``UserPromptSubmit`` hook blocked the prompt (S22). A ``suspended`` run (S40)
         stays pending: answer its requests with :meth:`~robota.Agent.respond`, then
         :meth:`resume`.
 
@@ -461,18 +463,7 @@ class Session:
         try:
             result: RunResult[Any] = await (call or self._agent.run)(input, **options)
         except BaseException as exc:
-            interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
-            added = tuple(self._agent.history[base:])
-            saved = TurnSaved(
-                number,
-                "interrupted" if interrupted else "failed",
-                added,
-                Usage(),
-                None,
-                execution_id,
-                time.time(),
-                error="" if interrupted else f"{type(exc).__name__}: {exc}",
-            )
+            saved = _ended(number, exc, tuple(self._agent.history[base:]), execution_id)
             await asyncio.shield(self._append(lease, saved))
             raise
         if result.status != "suspended":
@@ -708,6 +699,26 @@ def _saved(number: int, result: RunResult[Any], execution_id: str | None) -> Tur
     )
     return TurnSaved(
         number, status, result.messages, result.usage, result.cost, execution_id, time.time()
+    )
+
+
+def _ended(
+    number: int, exc: BaseException, added: tuple[Message, ...], execution_id: str | None
+) -> TurnSaved:
+    """The record of a turn whose run raised ``exc`` after adding ``added`` to history."""
+    if isinstance(exc, HookBlockedError) and exc.event == "UserPromptSubmit" and not added:
+        # S22: the prompt was refused before it entered history and before any model call.
+        return TurnSaved(number, "abandoned", (), Usage(), None, execution_id, time.time())
+    interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
+    return TurnSaved(
+        number,
+        "interrupted" if interrupted else "failed",
+        added,
+        Usage(),
+        None,
+        execution_id,
+        time.time(),
+        error="" if interrupted else f"{type(exc).__name__}: {exc}",
     )
 
 
