@@ -363,3 +363,74 @@ async def test_s22_a_turn_whose_prompt_a_hook_blocks_is_saved_abandoned(
     reopened = await Session.open(_agent(ScriptedProvider([])), store, "s")
     assert reopened.history == session.history
     await store.aclose()
+
+
+async def test_a_failed_turn_adds_the_usage_of_its_model_calls_to_the_totals(
+    store_factory: Any,
+) -> None:
+    @robota.tool
+    def echo(x: str) -> str:
+        """Echo."""
+        return x
+
+    usage = Usage(10, 5, 15)
+    error = robota.ProviderError("down", provider="scripted", status=500)
+    provider = ScriptedProvider(
+        [ScriptedTurn(tool_calls=[("echo", {"x": "a"})], usage=usage), error]
+    )
+    store = store_factory()
+    session = await Session.open(_agent(provider, tools=[echo]), store, "s")
+    with pytest.raises(robota.ProviderError):
+        await session.run("hello")
+    assert session.turns[0].status == "failed"
+    assert session.turns[0].usage == usage
+    assert session.usage.total_tokens == 15
+    # The failing call was sent and reported nothing: what it cost nobody can say (never a guess).
+    assert session.cost is None
+    reopened = await Session.open(_agent(ScriptedProvider([])), store_factory(), "s")
+    assert reopened.info.usage.total_tokens == 15
+
+
+async def test_an_interrupted_turn_adds_its_usage_and_cost_to_the_totals(tmp_path: Path) -> None:
+    import asyncio
+
+    model = f"priced-{uuid.uuid4().hex[:8]}"
+    robota.register_model_pricing(model, input_per_million=1.0, output_per_million=2.0)
+    started = asyncio.Event()
+
+    @robota.tool
+    async def wait(x: str) -> str:
+        """Wait until cancelled."""
+        started.set()
+        await asyncio.sleep(60)
+        return x
+
+    usage = Usage(1000, 500, 1500)
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn(text="hi", usage=usage),
+            ScriptedTurn(tool_calls=[("wait", {"x": "a"})], usage=usage),
+        ]
+    )
+    try:
+        store = SQLiteSessionStore(tmp_path / "sessions.db")
+        agent = robota.Agent(model, provider=provider, tools=[wait])
+        session = await Session.open(agent, store, "s")
+        await session.run("first")
+        one = robota.estimate_cost(usage, model)
+        assert one is not None
+        assert session.cost == pytest.approx(one)
+        turn = asyncio.create_task(session.run("second"))
+        await started.wait()  # the model call was made and reported; its tool is running
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        assert [t.status for t in session.turns] == ["complete", "interrupted"]
+        assert session.usage.total_tokens == 3000
+        assert session.cost == pytest.approx(2 * one)
+        reopened = await Session.open(_agent(ScriptedProvider([])), store, "s")
+        assert reopened.info.usage.total_tokens == 3000
+        assert reopened.info.cost == pytest.approx(2 * one)
+        await store.aclose()
+    finally:
+        robota.unregister_model_pricing(model)

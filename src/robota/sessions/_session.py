@@ -22,6 +22,7 @@ from robota.core import (
     AbortError,
     AbortSignal,
     Agent,
+    AssistantMessage,
     ConfigurationError,
     HookBlockedError,
     Message,
@@ -31,6 +32,7 @@ from robota.core import (
     RunStream,
     SystemMessage,
     Usage,
+    estimate_cost,
 )
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
@@ -710,16 +712,42 @@ def _ended(
         # S22: the prompt was refused before it entered history and before any model call.
         return TurnSaved(number, "abandoned", (), Usage(), None, execution_id, time.time())
     interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
+    usage, cost = _spent(added)
     return TurnSaved(
         number,
         "interrupted" if interrupted else "failed",
         added,
-        Usage(),
-        None,
+        usage,
+        cost,
         execution_id,
         time.time(),
         error="" if interrupted else f"{type(exc).__name__}: {exc}",
     )
+
+
+def _spent(added: tuple[Message, ...]) -> tuple[Usage, float | None]:
+    """The usage and cost of the model calls a run that raised had made (the totals count them).
+
+    Read from the responses it committed, as the run's own result would have summed them: a
+    call that was answered but reported no or partial usage makes the cost unknown, and so
+    does a model without a price (never a guess).
+    """
+    usage, cost = Usage(), 0.0
+    known = True
+    for message in added:
+        if not isinstance(message, AssistantMessage) or message.model is None:
+            continue  # not a response; or a diagnostic no call produced (S39)
+        if message.usage is None or message.usage.partial:
+            known = False
+        if message.usage is None:
+            continue
+        usage = usage + message.usage
+        price = estimate_cost(message.usage, message.model)
+        if price is None:
+            known = False
+        else:
+            cost += price
+    return usage, cost if known else None
 
 
 def _position(value: object, count: int, method: str, name: str) -> int:
