@@ -19,12 +19,9 @@ from types import TracebackType
 from typing import Any, Final, Literal, final
 
 from robota.core import (
-    AbortError,
     AbortSignal,
     Agent,
-    AssistantMessage,
     ConfigurationError,
-    HookBlockedError,
     Message,
     MessagePart,
     RunEvent,
@@ -32,7 +29,6 @@ from robota.core import (
     RunStream,
     SystemMessage,
     Usage,
-    estimate_cost,
 )
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
@@ -49,6 +45,7 @@ from robota.sessions._records import (
 )
 from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._turns import ended_turn, saved_turn
 
 __all__ = ["Session", "list_sessions"]
 
@@ -465,11 +462,11 @@ class Session:
         try:
             result: RunResult[Any] = await (call or self._agent.run)(input, **options)
         except BaseException as exc:
-            saved = _ended(number, exc, tuple(self._agent.history[base:]), execution_id)
+            saved = ended_turn(number, exc, tuple(self._agent.history[base:]), execution_id)
             await asyncio.shield(self._append(lease, saved))
             raise
         if result.status != "suspended":
-            await self._append(lease, _saved(number, result, execution_id))
+            await self._append(lease, saved_turn(number, result, execution_id))
         return result
 
     async def _resume_pending(self, lease: SessionLease, state: SessionState) -> RunResult[Any]:
@@ -509,7 +506,7 @@ class Session:
                 "session.resume()",
                 code="turn_suspended",
             )
-        await self._append(lease, _saved(pending.turn, result, pending.execution_id))
+        await self._append(lease, saved_turn(pending.turn, result, pending.execution_id))
         return result
 
     async def _recover_if_free(self) -> None:
@@ -693,61 +690,6 @@ def _keep_until_done(task: asyncio.Task[RunResult[Any]]) -> None:
 
 def _new_id() -> str:
     return _ID_PREFIX + uuid.uuid4().hex
-
-
-def _saved(number: int, result: RunResult[Any], execution_id: str | None) -> TurnSaved:
-    status: Literal["complete", "interrupted"] = (
-        "complete" if result.status == "complete" else "interrupted"
-    )
-    return TurnSaved(
-        number, status, result.messages, result.usage, result.cost, execution_id, time.time()
-    )
-
-
-def _ended(
-    number: int, exc: BaseException, added: tuple[Message, ...], execution_id: str | None
-) -> TurnSaved:
-    """The record of a turn whose run raised ``exc`` after adding ``added`` to history."""
-    if isinstance(exc, HookBlockedError) and exc.event == "UserPromptSubmit" and not added:
-        # S22: the prompt was refused before it entered history and before any model call.
-        return TurnSaved(number, "abandoned", (), Usage(), None, execution_id, time.time())
-    interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
-    usage, cost = _spent(added)
-    return TurnSaved(
-        number,
-        "interrupted" if interrupted else "failed",
-        added,
-        usage,
-        cost,
-        execution_id,
-        time.time(),
-        error="" if interrupted else f"{type(exc).__name__}: {exc}",
-    )
-
-
-def _spent(added: tuple[Message, ...]) -> tuple[Usage, float | None]:
-    """The usage and cost of the model calls a run that raised had made (the totals count them).
-
-    Read from the responses it committed, as the run's own result would have summed them: a
-    call that was answered but reported no or partial usage makes the cost unknown, and so
-    does a model without a price (never a guess).
-    """
-    usage, cost = Usage(), 0.0
-    known = True
-    for message in added:
-        if not isinstance(message, AssistantMessage) or message.model is None:
-            continue  # not a response; or a diagnostic no call produced (S39)
-        if message.usage is None or message.usage.partial:
-            known = False
-        if message.usage is None:
-            continue
-        usage = usage + message.usage
-        price = estimate_cost(message.usage, message.model)
-        if price is None:
-            known = False
-        else:
-            cost += price
-    return usage, cost if known else None
 
 
 def _position(value: object, count: int, method: str, name: str) -> int:
