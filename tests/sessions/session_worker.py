@@ -6,7 +6,8 @@ Usage: ``python session_worker.py MODE DB SESSION_ID WORKDIR JOURNAL [TEXT]``
   ``WORKDIR/started`` and waits until ``WORKDIR/go`` exists (so a second worker can race it);
   ``kill`` runs a turn and SIGKILLs itself mid-turn — after its tool's effect (and, with a
   journal, after the effect's settlement was journaled); ``show`` only opens the session (which
-  resumes a pending turn) and reports it.
+  resumes a pending turn) and reports it; ``race`` does too, once ``WORKDIR/go`` exists (so
+  several workers open one new session on a fresh file at once).
 * ``JOURNAL``: a SQLite journal path, or ``-`` for none.
 
 The model answers from the conversation: a user turn first gets a tool call (``effect``, whose
@@ -132,6 +133,12 @@ async def main() -> dict[str, object]:
     )
     store = SQLiteSessionStore(DB)
     report: dict[str, object] = {}
+    if MODE in ("race", "race-open"):
+        if MODE == "race-open":
+            await store.list_sessions()  # the file is open: the race is the session's create
+        # A rendezvous with the test (a file it creates), not a timing check.
+        while not (WORK / "go").exists():  # noqa: ASYNC110 - another process sets it
+            await asyncio.sleep(0.002)
     try:
         session = await Session.open(agent, store, SESSION_ID)
         try:

@@ -434,3 +434,21 @@ async def test_an_interrupted_turn_adds_its_usage_and_cost_to_the_totals(tmp_pat
         await store.aclose()
     finally:
         robota.unregister_model_pricing(model)
+
+
+async def test_concurrent_opens_of_one_new_session_all_succeed(tmp_path: Path) -> None:
+    import asyncio
+
+    stores = [SQLiteSessionStore(tmp_path / "sessions.db") for _ in range(4)]
+    for store in stores:
+        await store.list_sessions()  # each handle's file is open: the race is the create
+    sessions = await asyncio.gather(
+        *(Session.open(_agent(ScriptedProvider(["hi"])), store, "x") for store in stores)
+    )
+    assert {s.id for s in sessions} == {"x"}
+    assert [i.id for i in await list_sessions(stores[0])] == ["x"]
+    await sessions[3].run("hello")  # the losers resumed the one session the winner created
+    await sessions[0].refresh()
+    assert _texts(sessions[0].history) == [("user", "hello"), ("assistant", "hi")]
+    for store in stores:
+        await store.aclose()

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 WORKER = Path(__file__).with_name("session_worker.py")
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -121,3 +123,30 @@ def test_s40_sigkill_mid_turn_with_a_journal_resumes_without_repeating_a_model_c
     _, again = _run("turn", tmp_path, journal, text="third")
     assert again["output"] == "done third"
     assert [t for k, t in again["history"] if k == "user"] == ["first", "second", "third"]
+
+
+@pytest.mark.parametrize("mode", ["race", "race-open"])
+def test_workers_opening_one_new_session_at_once_all_succeed(tmp_path: Path, mode: str) -> None:
+    """The loser of the create resumes what the winner created (``race-open``: the file is
+    open in every worker first); ``race``: the first opens of a fresh file race its switch to
+    write-ahead logging too."""
+    for trial in range(3):
+        work = tmp_path / str(trial)
+        work.mkdir()
+        workers = [
+            subprocess.Popen(
+                _args(mode, work, "-"),
+                env=_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(5)
+        ]
+        time.sleep(1.0)  # let them import robota and wait at the rendezvous
+        (work / "go").touch()
+        for worker in workers:
+            out, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err
+            report = json.loads(out.strip().splitlines()[-1])
+            assert report == {"history": [], "statuses": [], "pending": False}

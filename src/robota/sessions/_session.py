@@ -146,7 +146,8 @@ class Session:
         """Open session ``session_id`` of ``store`` for ``agent``, creating it when new.
 
         With ``session_id=None`` a new session gets a fresh id (``session.id``); an id the store
-        does not hold yet creates that session (a chat named by its user). Opening an existing
+        does not hold yet creates that session (a chat named by its user); openers racing to
+        create one id all succeed, the losers resuming the winner's session. Opening an existing
         session resumes a turn a crash left pending, when its lease is free (a pending turn whose
         lease another process holds is still running there). ``title``, ``user_id`` and
         ``tags`` set the metadata of a new session; on an existing one, when any is given, they
@@ -191,10 +192,14 @@ class Session:
                 if given
                 else ()
             )
-            await store.create(SessionHeader(session_id, now), entries)
+            try:
+                await store.create(SessionHeader(session_id, now), entries)
+                source, given = "startup", False
+            except ConfigurationError as exc:
+                if exc.code != "session_exists":
+                    raise
+                # Another opener created it since the load: this open resumes theirs.
             stored = await store.load(session_id)
-            source = "startup"
-            given = False
         session = cls(agent, store, SessionState(stored), _token=_OPEN, _policy=compaction)
         try:
             if given:
