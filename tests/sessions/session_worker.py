@@ -9,6 +9,8 @@ Usage: ``python session_worker.py MODE DB SESSION_ID WORKDIR JOURNAL [TEXT]``
   resumes a pending turn) and reports it; ``race`` does too, once ``WORKDIR/go`` exists (so
   several workers open one new session on a fresh file at once).
 * ``JOURNAL``: a SQLite journal path, or ``-`` for none.
+* ``HOOK_LOG`` (environment, optional): a file that ``UserPromptSubmit`` and ``Stop`` command
+  hooks append their JSON input to, one line each.
 
 The model answers from the conversation: a user turn first gets a tool call (``effect``, whose
 body appends ``label`` to ``WORKDIR/effects``), then ``done <label>``. Every model call is
@@ -20,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -41,7 +44,8 @@ from robota import (
     Usage,
     UserMessage,
 )
-from robota.host import SQLiteJournal
+from robota.core import HookRunner
+from robota.host import CommandHookExecutor, SQLiteJournal
 from robota.sessions import Session, SessionBusyError, SQLiteSessionStore
 
 MODE, DB, SESSION_ID, WORKDIR, JOURNAL = sys.argv[1:6]
@@ -128,8 +132,21 @@ class _KillingJournal(ExecutionJournal):
 
 async def main() -> dict[str, object]:
     journal = None if JOURNAL == "-" else _KillingJournal(SQLiteJournal(JOURNAL))
+    hooks = None
+    if os.environ.get("HOOK_LOG"):
+        record = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
+        command = shlex.join([sys.executable, "-c", record, os.environ["HOOK_LOG"]])
+        entry = [{"hooks": [{"type": "command", "command": command}]}]
+        hooks = HookRunner(
+            {"UserPromptSubmit": entry, "Stop": entry}, {"command": CommandHookExecutor()}
+        )
     agent = robota.Agent(
-        "m", provider=_Model(), tools=[effect], journal=journal, system_prompt="be brief"
+        "m",
+        provider=_Model(),
+        tools=[effect],
+        journal=journal,
+        system_prompt="be brief",
+        hooks=hooks,
     )
     store = SQLiteSessionStore(DB)
     report: dict[str, object] = {}

@@ -452,3 +452,30 @@ async def test_concurrent_opens_of_one_new_session_all_succeed(tmp_path: Path) -
     assert _texts(sessions[0].history) == [("user", "hello"), ("assistant", "hi")]
     for store in stores:
         await store.aclose()
+
+
+async def test_s22_hooks_fired_in_a_sessions_turns_and_compaction_carry_its_id(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "hook.py"
+    script.write_text(_HOOK)
+    log = tmp_path / "events.jsonl"
+    entry = [{"hooks": [{"type": "command", "command": f"{sys.executable} {script} {log}"}]}]
+    events = ("UserPromptSubmit", "Stop", "PreCompact")
+    hooks = HookRunner(dict.fromkeys(events, entry), {"command": CommandHookExecutor()})
+    provider = ScriptedProvider(["one", "two", "the summary"])
+    session = await Session.open(_agent(provider, hooks=hooks), InMemorySessionStore(), "s")
+    await session.run("first")
+    async with session.run_stream("second") as stream:
+        async for _ in stream:
+            pass
+    assert await session.compact(keep_recent_turns=0) is not None
+    fired = [json.loads(line) for line in log.read_text().splitlines()]
+    # S22: as in Claude Code's hook inputs, every event names the session it fired in.
+    assert [(e["hook_event_name"], e.get("session_id")) for e in fired] == [
+        ("UserPromptSubmit", "s"),
+        ("Stop", "s"),
+        ("UserPromptSubmit", "s"),
+        ("Stop", "s"),
+        ("PreCompact", "s"),
+    ]

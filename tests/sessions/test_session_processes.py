@@ -150,3 +150,21 @@ def test_workers_opening_one_new_session_at_once_all_succeed(tmp_path: Path, mod
             assert worker.returncode == 0, err
             report = json.loads(out.strip().splitlines()[-1])
             assert report == {"history": [], "statuses": [], "pending": False}
+
+
+def test_s22_hooks_of_a_turn_resumed_after_sigkill_carry_the_session_id(tmp_path: Path) -> None:
+    journal = str(tmp_path / "journal.db")
+    log = tmp_path / "hooks.jsonl"
+    code, _ = _run("kill", tmp_path, journal, text="first")
+    assert code == -signal.SIGKILL
+    done = subprocess.run(
+        _args("show", tmp_path, journal),  # opening resumes the pending turn: Stop fires
+        check=True,
+        env={**_env(), "HOOK_LOG": str(log)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1])["statuses"] == ["complete"]
+    fired = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(e["hook_event_name"], e.get("session_id")) for e in fired] == [("Stop", "chat")]

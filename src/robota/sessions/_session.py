@@ -15,6 +15,7 @@ import time
 import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Final, Literal, final
 
@@ -30,6 +31,7 @@ from robota.core import (
     SystemMessage,
     Usage,
 )
+from robota.core.hooks import hook_fields
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
@@ -314,12 +316,13 @@ class Session:
             )
         user_content(input, "session.run()")  # a bad input fails before anything is written
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-                state = self._state
-            await self._before_turn(lease, state, input, options.get("signal"))
-            return await self._run_turn(lease, self._state, input, options)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                    state = self._state
+                await self._before_turn(lease, state, input, options.get("signal"))
+                return await self._run_turn(lease, self._state, input, options)
 
     def run_stream(self, input: UserInput, **options: Any) -> RunStream[Any]:
         """One turn, streamed: iterate it for events, then ``await stream.result()``.
@@ -367,12 +370,13 @@ class Session:
                 return await stream.result()
 
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-                state = self._state
-            await self._before_turn(lease, state, input, options.get("signal"))
-            return await self._run_turn(lease, state, input, options, streamed)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                    state = self._state
+                await self._before_turn(lease, state, input, options.get("signal"))
+                return await self._run_turn(lease, state, input, options, streamed)
 
     async def resume(self) -> RunResult[Any] | None:
         """Resume the turn a crash or a suspension left pending; ``None`` when there is none.
@@ -386,10 +390,11 @@ class Session:
         """
         self._check_open()
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is None:
-                return None
-            return await self._resume_pending(lease, state)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is None:
+                    return None
+                return await self._resume_pending(lease, state)
 
     async def compact(
         self, *, instructions: str | None = None, keep_recent_turns: int | None = None
@@ -420,14 +425,15 @@ class Session:
                 f"keep_recent_turns must be a non-negative integer or None, got {keep!r}"
             )
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-            compactor = self._compactor(lease, None)
-            pending = self._state.compacting
-            if pending is not None and self._agent.journal is not None:
-                await compactor.finish(pending, policy)
-            return await compactor.compact(policy, "manual", instructions or "", keep)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                compactor = self._compactor(lease, None)
+                pending = self._state.compacting
+                if pending is not None and self._agent.journal is not None:
+                    await compactor.finish(pending, policy)
+                return await compactor.compact(policy, "manual", instructions or "", keep)
 
     def _compactor(self, lease: SessionLease, signal: Any) -> Compactor:
         async def append(entry: SessionEntry) -> None:
@@ -520,9 +526,10 @@ class Session:
         except SessionBusyError:
             return  # the pending turn is running in its own process
         async with self._lock, lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
 
     # ------------------------------------------------------------------ fork, rewind, metadata
 
@@ -674,6 +681,11 @@ class Session:
     async def _append(self, lease: SessionLease, entry: SessionEntry) -> None:
         await lease.append(entry)
         self._state.apply(entry)
+
+    def _hook_fields(self) -> AbstractContextManager[None]:
+        # S22: every hook a turn, a resume or a compaction fires names the session, as Claude
+        # Code's hook inputs do (SessionStart and SessionEnd set it themselves, in _fire).
+        return hook_fields(session_id=self.id)
 
     async def _fire(
         self, event: Literal["SessionStart", "SessionEnd"], extra: dict[str, Any]
