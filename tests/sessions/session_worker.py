@@ -9,6 +9,8 @@ Usage: ``python session_worker.py MODE DB SESSION_ID WORKDIR JOURNAL [TEXT]``
   resumes a pending turn) and reports it; ``race`` does too, once ``WORKDIR/go`` exists (so
   several workers open one new session on a fresh file at once).
 * ``JOURNAL``: a SQLite journal path, or ``-`` for none.
+* ``SYSTEM_PROMPT`` (environment, optional): the agent's system prompt (default ``be brief``;
+  empty for none).
 * ``HOOK_LOG`` (environment, optional): a file that ``UserPromptSubmit`` and ``Stop`` command
   hooks append their JSON input to, one line each.
 
@@ -145,7 +147,7 @@ async def main() -> dict[str, object]:
         provider=_Model(),
         tools=[effect],
         journal=journal,
-        system_prompt="be brief",
+        system_prompt=os.environ.get("SYSTEM_PROMPT", "be brief") or None,
         hooks=hooks,
     )
     store = SQLiteSessionStore(DB)

@@ -168,3 +168,31 @@ def test_s22_hooks_of_a_turn_resumed_after_sigkill_carry_the_session_id(tmp_path
     assert json.loads(done.stdout.strip().splitlines()[-1])["statuses"] == ["complete"]
     fired = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(e["hook_event_name"], e.get("session_id")) for e in fired] == [("Stop", "chat")]
+
+
+def test_s35_a_turn_resumed_after_sigkill_keeps_its_execution_without_a_prompt(
+    tmp_path: Path,
+) -> None:
+    """S35: continuing an interrupted execution keeps the prompt it used — here none, though
+    the agent that resumes it has one; the next new turn carries the live prompt."""
+    journal = str(tmp_path / "journal.db")
+
+    def run(mode: str, prompt: str, text: str = "") -> Any:
+        done = subprocess.run(
+            _args(mode, tmp_path, journal, text),
+            check=False,
+            env={**_env(), "SYSTEM_PROMPT": prompt},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode in (0, -signal.SIGKILL), done.stderr
+        return json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else None
+
+    assert run("kill", "", "first") is None  # killed mid-turn; the execution had no prompt
+    shown = run("show", "a prompt written since")  # opening resumes it
+    assert shown["statuses"] == ["complete"]
+    assert shown["history"][-1] == ["assistant", "done first"]
+    assert _calls(tmp_path) == ["first first", "first second"]
+    after = run("turn", "a prompt written since", "second")
+    assert after["output"] == "done second"

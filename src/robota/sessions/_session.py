@@ -506,7 +506,9 @@ class Session:
         # S35: continuing an interrupted execution keeps the prompt it started with.
         head = (SystemMessage(pending.system_prompt),) if pending.system_prompt else ()
         await self._agent.replace_history(
-            (*head, *state.history), reported_usage=state.reports_current
+            (*head, *state.history),
+            reported_usage=state.reports_current,
+            inject_system_prompt=False,  # an execution that began with no prompt keeps none
         )
         result: RunResult[Any] = await self._agent.resume(pending.execution_id)
         if result.status == "suspended":
