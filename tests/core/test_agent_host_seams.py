@@ -43,3 +43,14 @@ async def test_s13_resolve_context_window_asks_the_server_once_and_keeps_the_ans
     given = robota.Agent("m", provider=Reporting([]), context_window=100)
     assert await given.resolve_context_window() == robota.ContextWindow(100, "caller")
     assert Reporting.asked == 1  # the caller's window wins without a question
+
+
+async def test_s35_replace_history_can_keep_a_headless_conversation_headless() -> None:
+    agent = robota.Agent("m", provider=ScriptedProvider([]), system_prompt="live")
+    messages = _conversation()
+    # A continuation of an execution that began with no prompt keeps none (S35, S40).
+    await agent.replace_history(messages, inject_system_prompt=False)
+    assert list(agent.history) == list(messages)
+    assert agent.system_prompt == "live"  # the configuration is left unchanged
+    await agent.replace_history(messages)  # a new turn: the live prompt heads it again
+    assert [m.kind for m in agent.history] == ["system", "user", "assistant"]

@@ -6,8 +6,13 @@ Usage: ``python session_worker.py MODE DB SESSION_ID WORKDIR JOURNAL [TEXT]``
   ``WORKDIR/started`` and waits until ``WORKDIR/go`` exists (so a second worker can race it);
   ``kill`` runs a turn and SIGKILLs itself mid-turn — after its tool's effect (and, with a
   journal, after the effect's settlement was journaled); ``show`` only opens the session (which
-  resumes a pending turn) and reports it.
+  resumes a pending turn) and reports it; ``race`` does too, once ``WORKDIR/go`` exists (so
+  several workers open one new session on a fresh file at once).
 * ``JOURNAL``: a SQLite journal path, or ``-`` for none.
+* ``SYSTEM_PROMPT`` (environment, optional): the agent's system prompt (default ``be brief``;
+  empty for none).
+* ``HOOK_LOG`` (environment, optional): a file that ``UserPromptSubmit`` and ``Stop`` command
+  hooks append their JSON input to, one line each.
 
 The model answers from the conversation: a user turn first gets a tool call (``effect``, whose
 body appends ``label`` to ``WORKDIR/effects``), then ``done <label>``. Every model call is
@@ -19,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -40,7 +46,8 @@ from robota import (
     Usage,
     UserMessage,
 )
-from robota.host import SQLiteJournal
+from robota.core import HookRunner
+from robota.host import CommandHookExecutor, SQLiteJournal
 from robota.sessions import Session, SessionBusyError, SQLiteSessionStore
 
 MODE, DB, SESSION_ID, WORKDIR, JOURNAL = sys.argv[1:6]
@@ -127,11 +134,30 @@ class _KillingJournal(ExecutionJournal):
 
 async def main() -> dict[str, object]:
     journal = None if JOURNAL == "-" else _KillingJournal(SQLiteJournal(JOURNAL))
+    hooks = None
+    if os.environ.get("HOOK_LOG"):
+        record = "import sys; open(sys.argv[1], 'a').write(sys.stdin.read().strip() + '\\n')"
+        command = shlex.join([sys.executable, "-c", record, os.environ["HOOK_LOG"]])
+        entry = [{"hooks": [{"type": "command", "command": command}]}]
+        hooks = HookRunner(
+            {"UserPromptSubmit": entry, "Stop": entry}, {"command": CommandHookExecutor()}
+        )
     agent = robota.Agent(
-        "m", provider=_Model(), tools=[effect], journal=journal, system_prompt="be brief"
+        "m",
+        provider=_Model(),
+        tools=[effect],
+        journal=journal,
+        system_prompt=os.environ.get("SYSTEM_PROMPT", "be brief") or None,
+        hooks=hooks,
     )
     store = SQLiteSessionStore(DB)
     report: dict[str, object] = {}
+    if MODE in ("race", "race-open"):
+        if MODE == "race-open":
+            await store.list_sessions()  # the file is open: the race is the session's create
+        # A rendezvous with the test (a file it creates), not a timing check.
+        while not (WORK / "go").exists():  # noqa: ASYNC110 - another process sets it
+            await asyncio.sleep(0.002)
     try:
         session = await Session.open(agent, store, SESSION_ID)
         try:

@@ -24,6 +24,7 @@ from robota.sessions import (
     SessionStateError,
     SessionStore,
     SQLiteSessionStore,
+    TurnSaved,
     list_sessions,
 )
 from robota.testing import InMemorySessionStore, ScriptedProvider, ScriptedTurn
@@ -285,3 +286,196 @@ def test_s22_posture_rows_match_the_session_fire_sites() -> None:
     for event in ("SessionStart", "SessionEnd"):
         posture = HOOK_EVENTS[event]
         assert (posture.awaited, posture.inspected, posture.enforces) == (True, False, False)
+
+
+async def test_an_agents_turn_lock_goes_with_the_agent_even_when_a_session_is_never_closed() -> (
+    None
+):
+    import gc
+    import weakref
+
+    store = InMemorySessionStore()
+    agent = _agent(ScriptedProvider([]))
+    session = await Session.open(agent, store)  # dropped below without aclose()
+    lock = weakref.ref(session._lock)
+    agent_ref = weakref.ref(agent)
+    del session, agent
+    gc.collect()
+    assert agent_ref() is None
+    # The lock was keyed by id(agent): it outlived the agent, and a new agent given the same
+    # id would have shared it (a stale, possibly held lock).
+    assert lock() is None
+
+
+async def test_sessions_share_a_turn_lock_only_when_they_share_the_agent() -> None:
+    store = InMemorySessionStore()
+    first, second = _agent(ScriptedProvider([])), _agent(ScriptedProvider([]))
+    a = await Session.open(first, store)
+    b = await Session.open(second, store)
+    c = await Session.open(first, store)
+    assert a._lock is not b._lock
+    assert a._lock is c._lock
+    await a.aclose()
+    assert c._lock is (await Session.open(first, store))._lock  # still one lock for `first`
+
+
+_BLOCK_PROMPT = """
+import json, sys
+payload = json.load(sys.stdin)
+if "forbidden" in payload["prompt"]:
+    print("no such prompts", file=sys.stderr)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize("journaled", [False, True])
+async def test_s22_a_turn_whose_prompt_a_hook_blocks_is_saved_abandoned(
+    tmp_path: Path, journaled: bool
+) -> None:
+    script = tmp_path / "block.py"
+    script.write_text(_BLOCK_PROMPT)
+    entry = [{"hooks": [{"type": "command", "command": f"{sys.executable} {script}"}]}]
+    hooks = HookRunner({"UserPromptSubmit": entry}, {"command": CommandHookExecutor()})
+    journal = robota.testing.InMemoryJournal() if journaled else None
+    provider = ScriptedProvider(["one", "two"])
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    session = await Session.open(_agent(provider, hooks=hooks, journal=journal), store, "s")
+    await session.run("hello")
+    before = session.history
+    with pytest.raises(robota.HookBlockedError, match="no such prompts"):
+        await session.run("a forbidden prompt")
+    # S22: nothing of the blocked turn ran: no model call, no turn, no pending turn.
+    assert len(provider.requests) == 1
+    assert session.history == before
+    assert [t.status for t in session.turns] == ["complete"]
+    assert session.info.pending is False
+    entries = (await store.load("s")).entries
+    saved = [e for e in entries if isinstance(e, TurnSaved)]
+    assert [(e.status, e.messages) for e in saved[1:]] == [("abandoned", ())]
+    result = await session.run("again")
+    assert result.output == "two"
+    assert _texts(session.history) == [
+        ("user", "hello"),
+        ("assistant", "one"),
+        ("user", "again"),
+        ("assistant", "two"),
+    ]
+    reopened = await Session.open(_agent(ScriptedProvider([])), store, "s")
+    assert reopened.history == session.history
+    await store.aclose()
+
+
+async def test_a_failed_turn_adds_the_usage_of_its_model_calls_to_the_totals(
+    store_factory: Any,
+) -> None:
+    @robota.tool
+    def echo(x: str) -> str:
+        """Echo."""
+        return x
+
+    usage = Usage(10, 5, 15)
+    error = robota.ProviderError("down", provider="scripted", status=500)
+    provider = ScriptedProvider(
+        [ScriptedTurn(tool_calls=[("echo", {"x": "a"})], usage=usage), error]
+    )
+    store = store_factory()
+    session = await Session.open(_agent(provider, tools=[echo]), store, "s")
+    with pytest.raises(robota.ProviderError):
+        await session.run("hello")
+    assert session.turns[0].status == "failed"
+    assert session.turns[0].usage == usage
+    assert session.usage.total_tokens == 15
+    # The failing call was sent and reported nothing: what it cost nobody can say (never a guess).
+    assert session.cost is None
+    reopened = await Session.open(_agent(ScriptedProvider([])), store_factory(), "s")
+    assert reopened.info.usage.total_tokens == 15
+
+
+async def test_an_interrupted_turn_adds_its_usage_and_cost_to_the_totals(tmp_path: Path) -> None:
+    import asyncio
+
+    model = f"priced-{uuid.uuid4().hex[:8]}"
+    robota.register_model_pricing(model, input_per_million=1.0, output_per_million=2.0)
+    started = asyncio.Event()
+
+    @robota.tool
+    async def wait(x: str) -> str:
+        """Wait until cancelled."""
+        started.set()
+        await asyncio.sleep(60)
+        return x
+
+    usage = Usage(1000, 500, 1500)
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn(text="hi", usage=usage),
+            ScriptedTurn(tool_calls=[("wait", {"x": "a"})], usage=usage),
+        ]
+    )
+    try:
+        store = SQLiteSessionStore(tmp_path / "sessions.db")
+        agent = robota.Agent(model, provider=provider, tools=[wait])
+        session = await Session.open(agent, store, "s")
+        await session.run("first")
+        one = robota.estimate_cost(usage, model)
+        assert one is not None
+        assert session.cost == pytest.approx(one)
+        turn = asyncio.create_task(session.run("second"))
+        await started.wait()  # the model call was made and reported; its tool is running
+        turn.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await turn
+        assert [t.status for t in session.turns] == ["complete", "interrupted"]
+        assert session.usage.total_tokens == 3000
+        assert session.cost == pytest.approx(2 * one)
+        reopened = await Session.open(_agent(ScriptedProvider([])), store, "s")
+        assert reopened.info.usage.total_tokens == 3000
+        assert reopened.info.cost == pytest.approx(2 * one)
+        await store.aclose()
+    finally:
+        robota.unregister_model_pricing(model)
+
+
+async def test_concurrent_opens_of_one_new_session_all_succeed(tmp_path: Path) -> None:
+    import asyncio
+
+    stores = [SQLiteSessionStore(tmp_path / "sessions.db") for _ in range(4)]
+    for store in stores:
+        await store.list_sessions()  # each handle's file is open: the race is the create
+    sessions = await asyncio.gather(
+        *(Session.open(_agent(ScriptedProvider(["hi"])), store, "x") for store in stores)
+    )
+    assert {s.id for s in sessions} == {"x"}
+    assert [i.id for i in await list_sessions(stores[0])] == ["x"]
+    await sessions[3].run("hello")  # the losers resumed the one session the winner created
+    await sessions[0].refresh()
+    assert _texts(sessions[0].history) == [("user", "hello"), ("assistant", "hi")]
+    for store in stores:
+        await store.aclose()
+
+
+async def test_s22_hooks_fired_in_a_sessions_turns_and_compaction_carry_its_id(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "hook.py"
+    script.write_text(_HOOK)
+    log = tmp_path / "events.jsonl"
+    entry = [{"hooks": [{"type": "command", "command": f"{sys.executable} {script} {log}"}]}]
+    events = ("UserPromptSubmit", "Stop", "PreCompact")
+    hooks = HookRunner(dict.fromkeys(events, entry), {"command": CommandHookExecutor()})
+    provider = ScriptedProvider(["one", "two", "the summary"])
+    session = await Session.open(_agent(provider, hooks=hooks), InMemorySessionStore(), "s")
+    await session.run("first")
+    async with session.run_stream("second") as stream:
+        async for _ in stream:
+            pass
+    assert await session.compact(keep_recent_turns=0) is not None
+    fired = [json.loads(line) for line in log.read_text().splitlines()]
+    # S22: as in Claude Code's hook inputs, every event names the session it fired in.
+    assert [(e["hook_event_name"], e.get("session_id")) for e in fired] == [
+        ("UserPromptSubmit", "s"),
+        ("Stop", "s"),
+        ("UserPromptSubmit", "s"),
+        ("Stop", "s"),
+        ("PreCompact", "s"),
+    ]

@@ -137,3 +137,27 @@ async def test_misuse_is_refused_before_anything_runs() -> None:
     await session.aclose()
     with pytest.raises(SessionStateError, match="closed"):
         session.run_stream("hi")
+
+
+async def test_s22_a_streamed_turn_whose_prompt_a_hook_blocks_is_saved_abandoned(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    from robota.core import HookRunner
+    from robota.host import CommandHookExecutor
+
+    script = tmp_path / "block.py"
+    script.write_text("import sys\nprint('not this', file=sys.stderr)\nsys.exit(2)\n")
+    entry = [{"hooks": [{"type": "command", "command": f"{sys.executable} {script}"}]}]
+    hooks = HookRunner({"UserPromptSubmit": entry}, {"command": CommandHookExecutor()})
+    store = InMemorySessionStore()
+    provider = ScriptedProvider(["never"])
+    session = await Session.open(_agent(provider, hooks=hooks), store, "s")
+    with pytest.raises(robota.HookBlockedError, match="not this"):
+        await session.run_stream("hello").result()
+    assert provider.requests == []
+    assert session.history == ()
+    assert session.turns == ()
+    entries = (await store.load("s")).entries
+    assert [e.status for e in entries if isinstance(e, TurnSaved)] == ["abandoned"]

@@ -322,7 +322,10 @@ class Agent(DurableAgentMixin):
         ConfigurationError: for contradictory or invalid options; the message says what to fix.
     """
 
+    # __weakref__: layers above core key per-agent state by the agent itself (a
+    # WeakKeyDictionary), never by id(), which a later agent may reuse.
     __slots__ = (
+        "__weakref__",
         "_allow_tool_only",
         "_catalog",
         "_close_errors",
@@ -667,7 +670,11 @@ class Agent(DurableAgentMixin):
         return self._store.messages
 
     async def replace_history(
-        self, messages: Iterable[Message], *, reported_usage: bool = True
+        self,
+        messages: Iterable[Message],
+        *,
+        reported_usage: bool = True,
+        inject_system_prompt: bool = True,
     ) -> None:
         """Replace the whole conversation with ``messages``, between runs (a restored session).
 
@@ -684,8 +691,11 @@ class Agent(DurableAgentMixin):
         never a stale stored one. When it does begin with one, that message is the head and the
         configuration is left unchanged: a host continuing an interrupted execution gives the
         prompt that execution used (the execution's checkpoint keeps it, S40), and a later call
-        without a head restores the live one. Tools that ``tool_search`` loaded (S19) stay
-        loaded, and those the given messages loaded are added.
+        without a head restores the live one. ``inject_system_prompt=False`` keeps a
+        ``messages`` without a head headless: the host continuing an execution that began with
+        no system prompt passes it, so the continuation keeps that (S35, S40) instead of taking
+        the live prompt — which :meth:`resume` would refuse as a changed prompt. Tools that
+        ``tool_search`` loaded (S19) stay loaded, and those the given messages loaded are added.
 
         ``reported_usage`` (S31): whether the provider reports the messages carry may anchor the
         context estimate (:meth:`context_usage`, the pre-send guard). Pass ``False`` when the
@@ -708,7 +718,8 @@ class Agent(DurableAgentMixin):
                 max_messages=self._history_cap,
                 interrupted_annotation=self._texts.interrupted_annotation,
             )
-            if self._system_prompt and not (items and isinstance(items[0], SystemMessage)):
+            headless = not (items and isinstance(items[0], SystemMessage))
+            if self._system_prompt and headless and inject_system_prompt:
                 store.set_system_prompt(self._system_prompt)
             if not reported_usage:
                 store.context.forget_report()

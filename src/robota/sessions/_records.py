@@ -59,9 +59,10 @@ TurnStatus: TypeAlias = Literal["complete", "interrupted", "failed", "abandoned"
 * ``complete`` — the run returned ``status="complete"``;
 * ``interrupted`` — the run was aborted or cancelled; its messages are as the agent committed them
   (an interrupted reply is annotated for the model, S34);
-* ``failed`` — the run raised (a provider error, a hook block …); the messages it had added are
-  kept, as the agent itself keeps them;
-* ``abandoned`` — a pending turn whose execution never reached the journal: nothing of it ran.
+* ``failed`` — the run raised (a provider error …); the messages it had added are kept, as the
+  agent itself keeps them;
+* ``abandoned`` — nothing of it ran: a pending turn whose execution never reached the journal
+  (S40), or a turn whose prompt a ``UserPromptSubmit`` hook blocked (S22).
 """
 
 

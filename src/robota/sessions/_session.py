@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Any, Final, Literal, final
 
 from robota.core import (
-    AbortError,
     AbortSignal,
     Agent,
     ConfigurationError,
@@ -30,6 +31,7 @@ from robota.core import (
     SystemMessage,
     Usage,
 )
+from robota.core.hooks import hook_fields
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
@@ -45,6 +47,7 @@ from robota.sessions._records import (
 )
 from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._turns import ended_turn, saved_turn
 
 __all__ = ["Session", "list_sessions"]
 
@@ -59,26 +62,17 @@ _Call = Callable[..., Awaitable[RunResult[Any]]]  # Agent.run, or a turn streame
 _STREAM_TASKS: set[asyncio.Task[RunResult[Any]]] = set()
 
 # Sessions sharing one agent take turns on it: loading a conversation and running the turn must
-# not interleave with another session's. Keyed by id(agent) while a session holds the agent
-# (which keeps it alive, so the id is not reused); the count says how many sessions hold it.
-_AGENT_LOCKS: dict[int, tuple[asyncio.Lock, list[int]]] = {}
+# not interleave with another session's. Keyed by the agent itself, weakly: the lock lives as
+# long as the agent (a session holds its agent), and an id() reused by a later agent can never
+# hand it a dead agent's lock — even when a session was dropped without aclose().
+_AGENT_LOCKS: weakref.WeakKeyDictionary[Agent, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
-def _hold_agent(agent: Agent) -> asyncio.Lock:
-    entry = _AGENT_LOCKS.get(id(agent))
-    if entry is None:
-        entry = (asyncio.Lock(), [0])
-        _AGENT_LOCKS[id(agent)] = entry
-    entry[1][0] += 1
-    return entry[0]
-
-
-def _drop_agent(agent: Agent) -> None:
-    entry = _AGENT_LOCKS.get(id(agent))
-    if entry is not None:
-        entry[1][0] -= 1
-        if entry[1][0] <= 0:
-            del _AGENT_LOCKS[id(agent)]
+def _agent_lock(agent: Agent) -> asyncio.Lock:
+    lock = _AGENT_LOCKS.get(agent)
+    if lock is None:
+        lock = _AGENT_LOCKS[agent] = asyncio.Lock()
+    return lock
 
 
 @final
@@ -134,7 +128,7 @@ class Session:
         self._agent = agent
         self._store = store
         self._state = state
-        self._lock = _hold_agent(agent)
+        self._lock = _agent_lock(agent)
         self._status: Literal["open", "closed"] = "open"
 
     # ------------------------------------------------------------------ opening
@@ -154,7 +148,8 @@ class Session:
         """Open session ``session_id`` of ``store`` for ``agent``, creating it when new.
 
         With ``session_id=None`` a new session gets a fresh id (``session.id``); an id the store
-        does not hold yet creates that session (a chat named by its user). Opening an existing
+        does not hold yet creates that session (a chat named by its user); openers racing to
+        create one id all succeed, the losers resuming the winner's session. Opening an existing
         session resumes a turn a crash left pending, when its lease is free (a pending turn whose
         lease another process holds is still running there). ``title``, ``user_id`` and
         ``tags`` set the metadata of a new session; on an existing one, when any is given, they
@@ -199,10 +194,14 @@ class Session:
                 if given
                 else ()
             )
-            await store.create(SessionHeader(session_id, now), entries)
+            try:
+                await store.create(SessionHeader(session_id, now), entries)
+                source, given = "startup", False
+            except ConfigurationError as exc:
+                if exc.code != "session_exists":
+                    raise
+                # Another opener created it since the load: this open resumes theirs.
             stored = await store.load(session_id)
-            source = "startup"
-            given = False
         session = cls(agent, store, SessionState(stored), _token=_OPEN, _policy=compaction)
         try:
             if given:
@@ -214,7 +213,6 @@ class Session:
             await session._fire("SessionStart", {"source": source})
         except BaseException:
             session._status = "closed"
-            _drop_agent(agent)
             raise
         return session
 
@@ -298,7 +296,8 @@ class Session:
         except ``execution_id``, which the session chooses (``"<session id>/<turn number>"``
         for a journaled agent). The turn's messages are saved in one append when the run ends:
         ``complete`` or ``interrupted`` as the run returned, ``failed`` (with the messages the
-        run had added, then the error re-raised) when it raised. A ``suspended`` run (S40)
+        run had added, then the error re-raised) when it raised — ``abandoned``, adding nothing,
+        when a ``UserPromptSubmit`` hook blocked the prompt (S22). A ``suspended`` run (S40)
         stays pending: answer its requests with :meth:`~robota.Agent.respond`, then
         :meth:`resume`.
 
@@ -317,12 +316,13 @@ class Session:
             )
         user_content(input, "session.run()")  # a bad input fails before anything is written
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-                state = self._state
-            await self._before_turn(lease, state, input, options.get("signal"))
-            return await self._run_turn(lease, self._state, input, options)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                    state = self._state
+                await self._before_turn(lease, state, input, options.get("signal"))
+                return await self._run_turn(lease, self._state, input, options)
 
     def run_stream(self, input: UserInput, **options: Any) -> RunStream[Any]:
         """One turn, streamed: iterate it for events, then ``await stream.result()``.
@@ -370,12 +370,13 @@ class Session:
                 return await stream.result()
 
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-                state = self._state
-            await self._before_turn(lease, state, input, options.get("signal"))
-            return await self._run_turn(lease, state, input, options, streamed)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                    state = self._state
+                await self._before_turn(lease, state, input, options.get("signal"))
+                return await self._run_turn(lease, state, input, options, streamed)
 
     async def resume(self) -> RunResult[Any] | None:
         """Resume the turn a crash or a suspension left pending; ``None`` when there is none.
@@ -389,10 +390,11 @@ class Session:
         """
         self._check_open()
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is None:
-                return None
-            return await self._resume_pending(lease, state)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is None:
+                    return None
+                return await self._resume_pending(lease, state)
 
     async def compact(
         self, *, instructions: str | None = None, keep_recent_turns: int | None = None
@@ -423,14 +425,15 @@ class Session:
                 f"keep_recent_turns must be a non-negative integer or None, got {keep!r}"
             )
         async with self._lock, await self._acquire() as lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
-            compactor = self._compactor(lease, None)
-            pending = self._state.compacting
-            if pending is not None and self._agent.journal is not None:
-                await compactor.finish(pending, policy)
-            return await compactor.compact(policy, "manual", instructions or "", keep)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
+                compactor = self._compactor(lease, None)
+                pending = self._state.compacting
+                if pending is not None and self._agent.journal is not None:
+                    await compactor.finish(pending, policy)
+                return await compactor.compact(policy, "manual", instructions or "", keep)
 
     def _compactor(self, lease: SessionLease, signal: Any) -> Compactor:
         async def append(entry: SessionEntry) -> None:
@@ -470,22 +473,11 @@ class Session:
         try:
             result: RunResult[Any] = await (call or self._agent.run)(input, **options)
         except BaseException as exc:
-            interrupted = isinstance(exc, (asyncio.CancelledError, AbortError))
-            added = tuple(self._agent.history[base:])
-            saved = TurnSaved(
-                number,
-                "interrupted" if interrupted else "failed",
-                added,
-                Usage(),
-                None,
-                execution_id,
-                time.time(),
-                error="" if interrupted else f"{type(exc).__name__}: {exc}",
-            )
+            saved = ended_turn(number, exc, tuple(self._agent.history[base:]), execution_id)
             await asyncio.shield(self._append(lease, saved))
             raise
         if result.status != "suspended":
-            await self._append(lease, _saved(number, result, execution_id))
+            await self._append(lease, saved_turn(number, result, execution_id))
         return result
 
     async def _resume_pending(self, lease: SessionLease, state: SessionState) -> RunResult[Any]:
@@ -514,7 +506,9 @@ class Session:
         # S35: continuing an interrupted execution keeps the prompt it started with.
         head = (SystemMessage(pending.system_prompt),) if pending.system_prompt else ()
         await self._agent.replace_history(
-            (*head, *state.history), reported_usage=state.reports_current
+            (*head, *state.history),
+            reported_usage=state.reports_current,
+            inject_system_prompt=False,  # an execution that began with no prompt keeps none
         )
         result: RunResult[Any] = await self._agent.resume(pending.execution_id)
         if result.status == "suspended":
@@ -525,7 +519,7 @@ class Session:
                 "session.resume()",
                 code="turn_suspended",
             )
-        await self._append(lease, _saved(pending.turn, result, pending.execution_id))
+        await self._append(lease, saved_turn(pending.turn, result, pending.execution_id))
         return result
 
     async def _recover_if_free(self) -> None:
@@ -534,9 +528,10 @@ class Session:
         except SessionBusyError:
             return  # the pending turn is running in its own process
         async with self._lock, lease:
-            state = await self._reload()
-            if state.pending is not None:
-                await self._resume_pending(lease, state)
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is not None:
+                    await self._resume_pending(lease, state)
 
     # ------------------------------------------------------------------ fork, rewind, metadata
 
@@ -652,7 +647,6 @@ class Session:
         if self._status == "closed":
             return
         self._status = "closed"
-        _drop_agent(self._agent)
         await self._fire("SessionEnd", {"reason": "other"})
 
     async def __aenter__(self) -> Session:
@@ -690,6 +684,11 @@ class Session:
         await lease.append(entry)
         self._state.apply(entry)
 
+    def _hook_fields(self) -> AbstractContextManager[None]:
+        # S22: every hook a turn, a resume or a compaction fires names the session, as Claude
+        # Code's hook inputs do (SessionStart and SessionEnd set it themselves, in _fire).
+        return hook_fields(session_id=self.id)
+
     async def _fire(
         self, event: Literal["SessionStart", "SessionEnd"], extra: dict[str, Any]
     ) -> None:
@@ -710,15 +709,6 @@ def _keep_until_done(task: asyncio.Task[RunResult[Any]]) -> None:
 
 def _new_id() -> str:
     return _ID_PREFIX + uuid.uuid4().hex
-
-
-def _saved(number: int, result: RunResult[Any], execution_id: str | None) -> TurnSaved:
-    status: Literal["complete", "interrupted"] = (
-        "complete" if result.status == "complete" else "interrupted"
-    )
-    return TurnSaved(
-        number, status, result.messages, result.usage, result.cost, execution_id, time.time()
-    )
 
 
 def _position(value: object, count: int, method: str, name: str) -> int:

@@ -28,6 +28,7 @@ import functools
 import hashlib
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final, TypeVar, final
@@ -400,7 +401,7 @@ def _database_path(path: object) -> str:
 
 
 def _configure(connection: sqlite3.Connection, path: str) -> None:
-    (mode,) = connection.execute("PRAGMA journal_mode=WAL").fetchone()
+    mode = _switch_to_wal(connection)
     if str(mode).lower() != "wal":
         raise StorageError(
             f"the session store {path} cannot use write-ahead logging (journal_mode is {mode!r}); "
@@ -409,6 +410,27 @@ def _configure(connection: sqlite3.Connection, path: str) -> None:
     connection.execute("PRAGMA synchronous=FULL")  # a saved turn is on stable storage
     connection.execute("PRAGMA fullfsync=ON")
     connection.execute("PRAGMA checkpoint_fullfsync=ON")
+
+
+def _switch_to_wal(connection: sqlite3.Connection) -> object:
+    """``PRAGMA journal_mode=WAL``'s answer, retried while another opener holds the file.
+
+    The first opens of a fresh file race to switch it to write-ahead logging, and the switch
+    can answer "database is locked" at once instead of waiting out the busy timeout: retry,
+    bounded by that timeout, so concurrent first opens all succeed.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    delay = 0.005
+    while True:
+        try:
+            (mode,) = connection.execute("PRAGMA journal_mode=WAL").fetchone()
+            return mode
+        except sqlite3.OperationalError as exc:
+            busy = (exc.sqlite_errorcode & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+            if not busy or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay)  # on the store's worker thread, never the event loop
+        delay = min(delay * 2, 0.25)
 
 
 def _create_schema(connection: sqlite3.Connection, path: str) -> None:
