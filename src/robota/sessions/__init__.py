@@ -24,6 +24,7 @@ records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
 (:func:`encode_session_entry`, :func:`decode_session_entry`) and :func:`check_session_id`.
 """
 
+from robota.sessions._codec import ENTRY_FORMAT_VERSION, decode_session_entry, encode_session_entry
 from robota.sessions._compaction import (
     DEFAULT_COMPACTION_INSTRUCTION,
     DEFAULT_SUMMARY_HEADER,
@@ -34,7 +35,6 @@ from robota.sessions._compaction import (
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
 from robota.sessions._postgres import PostgresSessionStore
 from robota.sessions._records import (
-    ENTRY_FORMAT_VERSION,
     Compacted,
     CompactionSource,
     CompactionStarted,
@@ -47,8 +47,6 @@ from robota.sessions._records import (
     TurnSaved,
     TurnStarted,
     TurnStatus,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._session import Session, list_sessions
 from robota.sessions._sqlite import SQLiteSessionStore

@@ -39,13 +39,12 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from robota.core import ConfigurationError, StorageError, install_command
+from robota.sessions._codec import decode_session_entry, encode_session_entry
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError
 from robota.sessions._records import (
     SessionEntry,
     SessionHeader,
     StoredSession,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._state import SessionInfo
 from robota.sessions._store import SessionLease, SessionStore, check_session_id

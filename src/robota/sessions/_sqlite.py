@@ -34,13 +34,12 @@ from typing import Final, TypeVar, final
 
 from robota.core import ConfigurationError, StorageError
 from robota.host import OwnerOnlyStore, prepare_owner_only_database, try_lock_file
+from robota.sessions._codec import decode_session_entry, encode_session_entry
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError
 from robota.sessions._records import (
     SessionEntry,
     SessionHeader,
     StoredSession,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._state import SessionInfo
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
