@@ -21,7 +21,8 @@ The port (for store authors): :class:`SessionStore`, :class:`SessionLease`, the 
 records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
 :class:`TurnSaved`, :class:`Rewound`, :class:`MetadataSet`, :class:`CompactionStarted`,
 :class:`Compacted`), their JSON form
-(:func:`encode_session_entry`, :func:`decode_session_entry`) and :func:`check_session_id`.
+(:func:`encode_session_entry`, :func:`decode_session_entry`), :func:`check_session_id` and
+:func:`check_entry_count`.
 """
 
 from robota.sessions._codec import ENTRY_FORMAT_VERSION, decode_session_entry, encode_session_entry
@@ -61,6 +62,7 @@ from robota.sessions._store import (
     MAX_SESSION_ID_LENGTH,
     SessionLease,
     SessionStore,
+    check_entry_count,
     check_session_id,
 )
 
@@ -96,6 +98,7 @@ __all__ = [
     "TurnSaved",
     "TurnStarted",
     "TurnStatus",
+    "check_entry_count",
     "check_session_id",
     "decode_session_entry",
     "encode_session_entry",

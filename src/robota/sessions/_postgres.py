@@ -47,7 +47,12 @@ from robota.sessions._records import (
     StoredSession,
 )
 from robota.sessions._state import SessionInfo
-from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._store import (
+    SessionLease,
+    SessionStore,
+    check_entry_count,
+    check_session_id,
+)
 from robota.sessions._summary import (
     Summary,
     decode_summary,
@@ -290,8 +295,13 @@ class PostgresSessionStore(SessionStore):
 
     async def load(self, session_id: str) -> StoredSession:
         """See :meth:`SessionStore.load`."""
+        return await self.load_after(session_id, 0)
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """See :meth:`SessionStore.load_after`: reads only the entries after ``after``."""
         check_session_id(session_id)
-        rows = await self._read(self._sql.load, (session_id,), f"read session {session_id!r}")
+        check_entry_count(after)
+        rows = await self._read(self._sql.load, (after, session_id), f"read session {session_id!r}")
         if not rows:
             raise self._not_found(session_id)
         header = _header(rows[0])
@@ -634,10 +644,12 @@ class _Statements:
         self.insert_entry = pg.sql(
             "INSERT INTO {entries} (session_id, seq, entry) VALUES (%s, %s, %s)"
         ).format(**named)
-        # One statement, so one snapshot: the header and the log it returns agree.
+        # One statement, so one snapshot: the header and the log it returns agree. seq counts
+        # from 1 with no gaps, so the entries after the first n are those with seq > n.
         self.load = pg.sql(
             "SELECT s.id, s.created_at, s.parent_id, s.fork_at, e.entry FROM {sessions} s "
-            "LEFT JOIN {entries} e ON e.session_id = s.id WHERE s.id = %s ORDER BY e.seq"
+            "LEFT JOIN {entries} e ON e.session_id = s.id AND e.seq > %s WHERE s.id = %s"
+            " ORDER BY e.seq"
         ).format(**named)
         # COLLATE "C": code-point order, as Python orders the ids.
         self.list = pg.sql(

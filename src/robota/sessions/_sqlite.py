@@ -42,7 +42,12 @@ from robota.sessions._records import (
     StoredSession,
 )
 from robota.sessions._state import SessionInfo
-from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._store import (
+    SessionLease,
+    SessionStore,
+    check_entry_count,
+    check_session_id,
+)
 from robota.sessions._summary import (
     Summary,
     decode_summary,
@@ -114,6 +119,13 @@ class SQLiteSessionStore(SessionStore):
         """See :meth:`SessionStore.load`."""
         check_session_id(session_id)
         header, texts = await self._run(functools.partial(self._load, session_id))
+        return StoredSession(header, tuple(decode_session_entry(text) for text in texts))
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """See :meth:`SessionStore.load_after`: reads only the entries after ``after``."""
+        check_session_id(session_id)
+        check_entry_count(after)
+        header, texts = await self._run(functools.partial(self._load, session_id, after))
         return StoredSession(header, tuple(decode_session_entry(text) for text in texts))
 
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
@@ -229,15 +241,18 @@ class SQLiteSessionStore(SessionStore):
             )
         return SessionHeader(row[0], float(row[1]), row[2], row[3])
 
-    def _load(self, session_id: str) -> tuple[SessionHeader, list[str]]:
+    def _load(self, session_id: str, after: int = 0) -> tuple[SessionHeader, list[str]]:
         connection = self._connect()
         with _translated(f"read session {session_id!r} from {self._path}"):
             connection.execute("BEGIN")  # one snapshot: the header and the log agree
             try:
                 header = self._header(connection, session_id)
+                # seq counts from 1 with no gaps (append takes max + 1 under the lease), so the
+                # entries after the first ``after`` are those with seq > after.
                 rows = connection.execute(
-                    "SELECT entry FROM robota_session_entries WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
+                    "SELECT entry FROM robota_session_entries WHERE session_id = ? AND seq > ?"
+                    " ORDER BY seq",
+                    (session_id, after),
                 ).fetchall()
             finally:
                 connection.execute("COMMIT")

@@ -7,6 +7,8 @@ one is pending, the compactions in force, the metadata, and the totals. A new en
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -139,6 +141,7 @@ class SessionState:
         "compacting",
         "compactions",
         "cost",
+        "folded",
         "header",
         "metadata",
         "next_compaction",
@@ -162,11 +165,27 @@ class SessionState:
         self.compacting: CompactionStarted | None = None
         self.next_compaction = 0
         self.updated = stored.header.created_at
+        # How many of the log's entries are folded in: the next read needs only those after
+        # (SessionStore.load_after), since the log is append-only.
+        self.folded = 0
         for entry in stored.entries:
             self.apply(entry)
 
+    def advanced(self, entries: Iterable[SessionEntry]) -> SessionState:
+        """A copy of this state with ``entries`` (the log's next ones) folded in.
+
+        This state is left as it was, also when an entry is refused (``StorageError``).
+        """
+        state = copy.copy(self)
+        state.active = self.active.copy()
+        state.compactions = self.compactions.copy()
+        for entry in entries:
+            state.apply(entry)
+        return state
+
     def apply(self, entry: SessionEntry) -> None:
-        """Fold ``entry`` in."""
+        """Fold ``entry`` in (the entry after the :attr:`folded` ones)."""
+        self.folded += 1
         self.updated = max(self.updated, entry.at)
         if isinstance(entry, TurnStarted):
             self.pending = entry
