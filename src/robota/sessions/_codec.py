@@ -25,6 +25,7 @@ so a damaged entry is still refused (``session_entry_damaged``) while a sound on
 from __future__ import annotations
 
 import json
+import json.scanner
 from typing import Any, Final
 
 from robota.core import (
@@ -68,6 +69,11 @@ def _not_a_number(name: str) -> Any:
 
 # The encoder refuses NaN and infinities (allow_nan=False); the reader refuses them too.
 _DECODER: Final = json.JSONDecoder(parse_constant=_not_a_number)
+# The decoder's scanner, called directly: json.loads's two wrapper calls were a tenth of a
+# long session's load. A text it does not take whole (surrounding whitespace, damage) goes
+# through the decoder itself, for its answer or its error.
+# (JSONDecoder builds its own scanner this way; typeshed types the argument as a scanner.)
+_SCAN: Final = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]
 
 
 def encode_session_entry(entry: SessionEntry) -> str:
@@ -166,7 +172,12 @@ def decode_session_entry(text: str) -> SessionEntry:
             newer robota (code ``session_entry_unknown``: upgrade robota to read it).
     """
     try:
-        data = _DECODER.decode(text)
+        try:
+            data, end = _SCAN(text, 0)
+            if end != len(text):
+                raise ValueError("more than one value")
+        except (StopIteration, ValueError):
+            data = _DECODER.decode(text)
         if type(data) is list and data and data[0] == ENTRY_FORMAT_VERSION:
             return _decode(data)
         if type(data) is dict:
@@ -201,11 +212,12 @@ def _decode(data: list[Any]) -> SessionEntry:
             raise ValueError(f"unknown turn status {status!r}")
         if type(turn) is not int or turn < 0 or type(error) is not str:
             raise TypeError("a damaged turn")
+        total = _usage(usage) or Usage()
         return TurnSaved(
             turn,
             status,
-            tuple([_decode_message(m) for m in messages]),
-            _usage(usage) or Usage(),
+            tuple([_decode_message(m, usage, total) for m in messages]),
+            total,
             _opt_time(cost),
             _opt_text(execution_id),
             _time(at),
@@ -259,7 +271,9 @@ def _decode(data: list[Any]) -> SessionEntry:
     )
 
 
-def _decode_message(data: list[Any]) -> Message:
+def _decode_message(data: list[Any], turn_raw: Any, turn_usage: Usage) -> Message:
+    # A one-round turn's reply reports the turn's usage: that reply shares the turn's (frozen)
+    # Usage instead of building an equal one.
     code = data[0]
     content, message_id, created_at = data[1], data[2], data[3]
     if type(message_id) is not str or type(created_at) not in _NUMBER:
@@ -277,7 +291,7 @@ def _decode_message(data: list[Any]) -> Message:
             tool_calls=tuple([_call(c) for c in calls]) if calls else (),
             state=state,
             model=model,
-            usage=_usage(usage),
+            usage=turn_usage if usage == turn_raw and usage is not None else _usage(usage),
             continuation=continuation,
             id=message_id,
             created_at=created_at,
