@@ -169,3 +169,22 @@ def test_a_stored_nan_is_refused_as_damage() -> None:
     with pytest.raises(StorageError) as caught:
         decode_session_entry('[2,"rewound",1,NaN]')
     assert caught.value.code == "session_entry_damaged"
+
+
+async def test_a_version_2_sqlite_file_opens_and_is_marked_version_3(tmp_path: Path) -> None:
+    path = tmp_path / "v2.db"
+    async with SQLiteSessionStore(path) as store:
+        await store.create(SessionHeader("old", 1.0))
+    with sqlite3.connect(path) as db:  # as a robota of schema 2 (entries in format 1) left it
+        db.execute("UPDATE robota_sessions_meta SET value = '2' WHERE key = 'schema_version'")
+        db.execute(
+            "INSERT INTO robota_session_entries (session_id, seq, entry) VALUES ('old', 1, ?)",
+            (encode_v1(Rewound(0, 2.0)),),
+        )
+    async with SQLiteSessionStore(path) as store:
+        assert (await store.load("old")).entries == (Rewound(0, 2.0),)
+    with sqlite3.connect(path) as db:
+        (version,) = db.execute(
+            "SELECT value FROM robota_sessions_meta WHERE key = 'schema_version'"
+        ).fetchone()
+    assert version == "3"

@@ -9,7 +9,8 @@ On disk, beside each other (the layout of :class:`~robota.host.SQLiteJournal`):
   totals :func:`~robota.sessions.list_sessions` shows, folded in the same write as each entry so
   listing reads no log) and
   ``robota_session_entries`` (the session's log: id, sequence from 1, the entry's versioned JSON
-  text). A database of another schema version is refused.
+  text). A database of another schema version is refused, except version 2 (entries in format
+  1), which is marked version 3 in place: its entries still read.
 * ``<path>.locks/`` — an owner-only directory of lock files named by the SHA-256 of the session
   id. A lease is an exclusive non-blocking ``flock`` on its file: a second writer in this or
   another process is refused at once (:class:`~robota.sessions.SessionBusyError`), and the
@@ -60,7 +61,10 @@ __all__ = ["SQLiteSessionStore"]
 
 T = TypeVar("T")
 
-_SCHEMA_VERSION: Final = "2"  # 2: robota_sessions.summary
+_SCHEMA_VERSION: Final = "3"  # 2: robota_sessions.summary; 3: entries in format 2 (issue 27)
+# A version-2 file differs only in its entries' format, which this robota reads in both forms:
+# opening one marks it version 3, so a robota that reads only format 1 refuses it by its version.
+_UPGRADABLE: Final = "2"
 _BUSY_TIMEOUT: Final = 10.0  # seconds SQLite waits for another process's short write
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS robota_sessions_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -433,6 +437,10 @@ def _create_schema(connection: sqlite3.Connection, path: str) -> None:
         connection.execute(
             "INSERT OR IGNORE INTO robota_sessions_meta (key, value) VALUES ('schema_version', ?)",
             (_SCHEMA_VERSION,),
+        )
+        connection.execute(
+            "UPDATE robota_sessions_meta SET value = ? WHERE key = 'schema_version' AND value = ?",
+            (_SCHEMA_VERSION, _UPGRADABLE),
         )
         (version,) = connection.execute(
             "SELECT value FROM robota_sessions_meta WHERE key = 'schema_version'"
