@@ -107,3 +107,26 @@ async def test_a_session_deleted_and_made_again_is_read_whole(tmp_path: Path) ->
     await session.aclose()
     await mine.aclose()
     await theirs.aclose()
+
+
+def test_a_refused_entry_leaves_the_state_it_was_folded_into_as_it_was() -> None:
+    import pytest
+
+    from robota.core import StorageError, Usage
+    from robota.sessions import Compacted, TurnSaved
+    from robota.sessions._state import SessionState
+
+    turn = TurnSaved(0, "complete", (robota.UserMessage("q"),), Usage(1, 1, 2), 0.5, None, 2.0)
+    state = SessionState(StoredSession(SessionHeader("s", 1.0), (turn,)))
+    bad = Compacted(0, 5, 5, "x", "", "hook", "auto", Usage(), None, None, 3.0)  # 5 of 1 turns
+    with pytest.raises(StorageError):
+        state.advanced([turn, bad])
+    assert (state.folded, len(state.active), state.usage, state.cost) == (1, 1, Usage(1, 1, 2), 0.5)
+    later = state.advanced([TurnSaved(1, "complete", (), Usage(1, 0, 1), 0.25, None, 4.0)])
+    assert (later.folded, len(later.active), later.usage, later.cost) == (
+        2,
+        2,
+        Usage(2, 1, 3),
+        0.75,
+    )
+    assert (state.folded, len(state.active)) == (1, 1)
