@@ -24,6 +24,7 @@ from robota import (
 from robota.host import CommandHookExecutor
 from robota.sessions import (
     DEFAULT_COMPACTION_INSTRUCTION,
+    ENTRY_FORMAT_VERSION,
     Compacted,
     CompactionPolicy,
     CompactionRequest,
@@ -347,10 +348,10 @@ def test_compaction_entries_round_trip_through_their_json() -> None:
     )
     for entry in (started, done):
         text = encode_session_entry(entry)
-        assert json.loads(text)["v"] == 1
+        assert json.loads(text)[:2] == [ENTRY_FORMAT_VERSION, entry.kind]
         assert decode_session_entry(text) == entry
     damaged = json.loads(encode_session_entry(done))
-    damaged["source"] = "elsewhere"
+    damaged[7] = "elsewhere"  # the source
     with pytest.raises(StorageError) as caught:
         decode_session_entry(json.dumps(damaged))
     assert caught.value.code == "session_entry_damaged"

@@ -342,6 +342,32 @@ async def test_a_store_of_another_schema_version_is_refused(
     assert info.value.code == "session_store_version"
 
 
+async def test_a_version_2_store_is_used_and_marked_version_3(
+    store: PostgresSessionStore, postgres_dsn: str, prefix: str
+) -> None:
+    from robota.sessions._codec_v1 import encode_v1
+
+    await store.create(SessionHeader("old", 1.0))
+    meta = sql.Identifier(f"{prefix}_sessions_meta")
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as admin:
+        await admin.execute(  # as a robota of schema 2 (entries in format 1) left it
+            sql.SQL("UPDATE {} SET value = '2' WHERE key = 'schema_version'").format(meta)
+        )
+        await admin.execute(
+            sql.SQL("INSERT INTO {} (session_id, seq, entry) VALUES ('old', 1, %s)").format(
+                sql.Identifier(f"{prefix}_session_entries")
+            ),
+            (encode_v1(Rewound(0, 2.0)),),
+        )
+    async with PostgresSessionStore(postgres_dsn, prefix=prefix) as later:
+        assert (await later.load("old")).entries == (Rewound(0, 2.0),)
+    async with await psycopg.AsyncConnection.connect(postgres_dsn, autocommit=True) as admin:
+        cursor = await admin.execute(
+            sql.SQL("SELECT value FROM {} WHERE key = 'schema_version'").format(meta)
+        )
+        assert await cursor.fetchone() == ("3",)
+
+
 async def test_schema_is_created_by_many_handles_at_once(postgres_dsn: str, prefix: str) -> None:
     handles = [PostgresSessionStore(postgres_dsn, prefix=prefix) for _ in range(4)]
     try:

@@ -21,9 +21,11 @@ The port (for store authors): :class:`SessionStore`, :class:`SessionLease`, the 
 records (:class:`SessionHeader`, :data:`SessionEntry` — :class:`TurnStarted`,
 :class:`TurnSaved`, :class:`Rewound`, :class:`MetadataSet`, :class:`CompactionStarted`,
 :class:`Compacted`), their JSON form
-(:func:`encode_session_entry`, :func:`decode_session_entry`) and :func:`check_session_id`.
+(:func:`encode_session_entry`, :func:`decode_session_entry`), :func:`check_session_id` and
+:func:`check_entry_count`.
 """
 
+from robota.sessions._codec import ENTRY_FORMAT_VERSION, decode_session_entry, encode_session_entry
 from robota.sessions._compaction import (
     DEFAULT_COMPACTION_INSTRUCTION,
     DEFAULT_SUMMARY_HEADER,
@@ -34,7 +36,6 @@ from robota.sessions._compaction import (
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
 from robota.sessions._postgres import PostgresSessionStore
 from robota.sessions._records import (
-    ENTRY_FORMAT_VERSION,
     Compacted,
     CompactionSource,
     CompactionStarted,
@@ -47,8 +48,6 @@ from robota.sessions._records import (
     TurnSaved,
     TurnStarted,
     TurnStatus,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._session import Session, list_sessions
 from robota.sessions._sqlite import SQLiteSessionStore
@@ -63,6 +62,7 @@ from robota.sessions._store import (
     MAX_SESSION_ID_LENGTH,
     SessionLease,
     SessionStore,
+    check_entry_count,
     check_session_id,
 )
 
@@ -98,6 +98,7 @@ __all__ = [
     "TurnSaved",
     "TurnStarted",
     "TurnStatus",
+    "check_entry_count",
     "check_session_id",
     "decode_session_entry",
     "encode_session_entry",

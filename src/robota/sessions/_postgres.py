@@ -2,14 +2,15 @@
 
 Three tables, named from a prefix (default ``robota``, the names of the SQLite store)::
 
-    robota_sessions_meta    key text primary key, value text      -- 'schema_version' = '1'
+    robota_sessions_meta    key text primary key, value text      -- 'schema_version' = '3'
     robota_sessions         id text primary key, created_at float8, parent_id text, fork_at int
     robota_session_entries  session_id text, seq bigint, entry text,
                             primary key (session_id, seq)
 
 ``entry`` is :func:`~robota.sessions.encode_session_entry`'s versioned JSON text, kept as written.
 The tables are made on first use under a transaction-level advisory lock (safe when several
-processes start at once); a database whose schema version is not this one is refused.
+processes start at once); a database whose schema version is not this one is refused, except
+version 2 (entries in format 1), which is marked version 3 in place: its entries still read.
 
 One writer per session (S10) is a *session-level* advisory lock, ``pg_try_advisory_lock(k1,
 k2)`` with two int4 keys from a SHA-256 of the prefix and the session id, taken on a connection
@@ -39,16 +40,20 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from robota.core import ConfigurationError, StorageError, install_command
+from robota.sessions._codec import decode_session_entry, encode_session_entry
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError
 from robota.sessions._records import (
     SessionEntry,
     SessionHeader,
     StoredSession,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._state import SessionInfo
-from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._store import (
+    SessionLease,
+    SessionStore,
+    check_entry_count,
+    check_session_id,
+)
 from robota.sessions._summary import (
     Summary,
     decode_summary,
@@ -64,7 +69,10 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresSessionStore"]
 
-_SCHEMA_VERSION: Final = "2"  # 2: {prefix}_sessions.summary
+_SCHEMA_VERSION: Final = "3"  # 2: {prefix}_sessions.summary; 3: entries in format 2 (issue 27)
+# Version 2 differs only in its entries' format, which this robota reads in both forms: it is
+# marked version 3 on first use, so a robota that reads only format 1 refuses it by its version.
+_UPGRADABLE: Final = "2"
 #: PostgreSQL truncates longer identifiers silently (NAMEDATALEN - 1): refuse them instead.
 _MAX_IDENTIFIER_BYTES: Final = 63
 _LONGEST_SUFFIX: Final = "_session_entries"
@@ -291,8 +299,13 @@ class PostgresSessionStore(SessionStore):
 
     async def load(self, session_id: str) -> StoredSession:
         """See :meth:`SessionStore.load`."""
+        return await self.load_after(session_id, 0)
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """See :meth:`SessionStore.load_after`: reads only the entries after ``after``."""
         check_session_id(session_id)
-        rows = await self._read(self._sql.load, (session_id,), f"read session {session_id!r}")
+        check_entry_count(after)
+        rows = await self._read(self._sql.load, (after, session_id), f"read session {session_id!r}")
         if not rows:
             raise self._not_found(session_id)
         header = _header(rows[0])
@@ -489,6 +502,11 @@ class PostgresSessionStore(SessionStore):
             cursor = await conn.execute(self._sql.version)
             row = await cursor.fetchone()
             version = None if row is None else row[0]
+            if version == _UPGRADABLE:
+                await conn.execute(self._sql.upgrade_version, (_SCHEMA_VERSION, _UPGRADABLE))
+                cursor = await conn.execute(self._sql.version)
+                row = await cursor.fetchone()
+                version = None if row is None else row[0]
             if version != _SCHEMA_VERSION:
                 raise StorageError(
                     f"the session store on {self._where} (prefix {self._prefix!r}) has schema "
@@ -602,6 +620,7 @@ class _Statements:
         "summary",
         "try_lock",
         "unlock",
+        "upgrade_version",
         "version",
     )
 
@@ -628,6 +647,9 @@ class _Statements:
         self.version = pg.sql("SELECT value FROM {meta} WHERE key = 'schema_version'").format(
             **named
         )
+        self.upgrade_version = pg.sql(
+            "UPDATE {meta} SET value = %s WHERE key = 'schema_version' AND value = %s"
+        ).format(**named)
         self.insert_header = pg.sql(
             "INSERT INTO {sessions} (id, created_at, parent_id, fork_at, summary)"
             " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING RETURNING id"
@@ -635,10 +657,12 @@ class _Statements:
         self.insert_entry = pg.sql(
             "INSERT INTO {entries} (session_id, seq, entry) VALUES (%s, %s, %s)"
         ).format(**named)
-        # One statement, so one snapshot: the header and the log it returns agree.
+        # One statement, so one snapshot: the header and the log it returns agree. seq counts
+        # from 1 with no gaps, so the entries after the first n are those with seq > n.
         self.load = pg.sql(
             "SELECT s.id, s.created_at, s.parent_id, s.fork_at, e.entry FROM {sessions} s "
-            "LEFT JOIN {entries} e ON e.session_id = s.id WHERE s.id = %s ORDER BY e.seq"
+            "LEFT JOIN {entries} e ON e.session_id = s.id AND e.seq > %s WHERE s.id = %s"
+            " ORDER BY e.seq"
         ).format(**named)
         # COLLATE "C": code-point order, as Python orders the ids.
         self.list = pg.sql(

@@ -16,24 +16,21 @@ session's state is the fold of the log (``robota.sessions._state``):
 * :class:`Compacted` — the first ``upto`` active turns are replaced, for the model, by a summary
   (S39); the turns themselves stay in the log.
 
-A store never interprets entries: it keeps their text (:func:`encode_session_entry`) in order, so
-a new entry kind needs no store change. A reader meeting a kind it
+A store never interprets entries: it keeps their text
+(:func:`~robota.sessions.encode_session_entry`, ``robota.sessions._codec``) in order, so a new
+entry kind needs no store change. A reader meeting a kind it
 does not know refuses the log (:class:`~robota.StorageError`, code ``session_entry_unknown``)
 instead of showing a conversation without it.
 """
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Literal, TypeAlias, final
 
-from robota.core import Message, StorageError, Usage
-from robota.core.payloads import decode_message, decode_usage, encode_message, encode_usage
+from robota.core import Message, Usage
 
 __all__ = [
-    "ENTRY_FORMAT_VERSION",
     "Compacted",
     "CompactionSource",
     "CompactionStarted",
@@ -46,12 +43,7 @@ __all__ = [
     "TurnSaved",
     "TurnStarted",
     "TurnStatus",
-    "decode_session_entry",
-    "encode_session_entry",
 ]
-
-ENTRY_FORMAT_VERSION: Final = 1
-"""The version written into every encoded entry; a reader refuses a newer one."""
 
 TurnStatus: TypeAlias = Literal["complete", "interrupted", "failed", "abandoned"]
 """How a saved turn ended:
@@ -253,210 +245,3 @@ class StoredSession:
 
     header: SessionHeader
     entries: tuple[SessionEntry, ...]
-
-
-_STATUSES: Final = frozenset(("complete", "interrupted", "failed", "abandoned"))
-
-
-def encode_session_entry(entry: SessionEntry) -> str:
-    """``entry`` as versioned JSON text, the form every store keeps.
-
-    Raises:
-        ConfigurationError: a value that is not JSON (it is not stored).
-    """
-    data: dict[str, Any] = {"v": ENTRY_FORMAT_VERSION, "kind": entry.kind}
-    if isinstance(entry, TurnStarted):
-        data.update(
-            turn=entry.turn,
-            execution_id=entry.execution_id,
-            system_prompt=entry.system_prompt,
-            at=entry.at,
-        )
-    elif isinstance(entry, TurnSaved):
-        data.update(
-            turn=entry.turn,
-            status=entry.status,
-            messages=[encode_message(m) for m in entry.messages],
-            usage=encode_usage(entry.usage),
-            cost=entry.cost,
-            execution_id=entry.execution_id,
-            at=entry.at,
-            error=entry.error,
-        )
-    elif isinstance(entry, Rewound):
-        data.update(to=entry.to, at=entry.at)
-    elif isinstance(entry, CompactionStarted):
-        data.update(
-            number=entry.number,
-            execution_id=entry.execution_id,
-            upto=entry.upto,
-            instruction=entry.instruction,
-            custom_instructions=entry.custom_instructions,
-            trigger=entry.trigger,
-            at=entry.at,
-        )
-    elif isinstance(entry, Compacted):
-        data.update(
-            number=entry.number,
-            upto=entry.upto,
-            active_turns=entry.active_turns,
-            summary=entry.summary,
-            header=entry.header,
-            source=entry.source,
-            trigger=entry.trigger,
-            usage=encode_usage(entry.usage),
-            cost=entry.cost,
-            execution_id=entry.execution_id,
-            at=entry.at,
-        )
-    else:
-        data.update(title=entry.title, user_id=entry.user_id, tags=list(entry.tags), at=entry.at)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def decode_session_entry(text: str) -> SessionEntry:
-    """The entry :func:`encode_session_entry` wrote.
-
-    Raises:
-        StorageError: damaged text (code ``session_entry_damaged``), or an entry written by a
-            newer robota (code ``session_entry_unknown``: upgrade robota to read it).
-    """
-    try:
-        data = json.loads(text)
-        if not isinstance(data, dict):
-            raise TypeError("not an object")
-        version, kind = data.get("v"), data.get("kind")
-        if not isinstance(version, int) or version > ENTRY_FORMAT_VERSION or kind not in _KINDS:
-            raise StorageError(
-                f"a session entry of kind {kind!r}, format {version!r}, was written by a newer "
-                "robota; upgrade robota to read this session",
-                code="session_entry_unknown",
-            )
-        return _KINDS[kind](data)
-    except StorageError:
-        raise
-    except (TypeError, ValueError, KeyError) as exc:
-        raise StorageError(
-            f"a session entry is damaged ({exc}); the store was changed outside robota",
-            code="session_entry_damaged",
-            cause=exc,
-        ) from exc
-
-
-def _text(value: Any) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"expected text, got {value!r}")
-    return value
-
-
-def _opt_text(value: Any) -> str | None:
-    return None if value is None else _text(value)
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError(f"expected a non-negative integer, got {value!r}")
-    return value
-
-
-def _time(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(f"expected a time, got {value!r}")
-    return float(value)
-
-
-def _started(data: dict[str, Any]) -> SessionEntry:
-    return TurnStarted(
-        _int(data["turn"]),
-        _text(data["execution_id"]),
-        _opt_text(data["system_prompt"]),
-        _time(data["at"]),
-    )
-
-
-def _saved(data: dict[str, Any]) -> SessionEntry:
-    status = data["status"]
-    if status not in _STATUSES:
-        raise ValueError(f"unknown turn status {status!r}")
-    messages = data["messages"]
-    if not isinstance(messages, list):
-        raise TypeError("messages is not a list")
-    cost = data["cost"]
-    if cost is not None:
-        cost = _time(cost)
-    return TurnSaved(
-        _int(data["turn"]),
-        status,
-        tuple(decode_message(m) for m in messages),
-        decode_usage(data["usage"]) or Usage(),
-        cost,
-        _opt_text(data["execution_id"]),
-        _time(data["at"]),
-        _text(data.get("error", "")),
-    )
-
-
-def _rewound(data: dict[str, Any]) -> SessionEntry:
-    return Rewound(_int(data["to"]), _time(data["at"]))
-
-
-def _metadata(data: dict[str, Any]) -> SessionEntry:
-    tags = data["tags"]
-    if not isinstance(tags, list):
-        raise TypeError("tags is not a list")
-    return MetadataSet(
-        _opt_text(data["title"]),
-        _opt_text(data["user_id"]),
-        tuple(_text(t) for t in tags),
-        _time(data["at"]),
-    )
-
-
-def _trigger(value: Any) -> CompactionTrigger:
-    if value not in ("auto", "manual"):
-        raise ValueError(f"unknown compaction trigger {value!r}")
-    return value  # type: ignore[no-any-return]
-
-
-def _compaction_started(data: dict[str, Any]) -> SessionEntry:
-    return CompactionStarted(
-        _int(data["number"]),
-        _text(data["execution_id"]),
-        _int(data["upto"]),
-        _text(data["instruction"]),
-        _text(data["custom_instructions"]),
-        _trigger(data["trigger"]),
-        _time(data["at"]),
-    )
-
-
-def _compacted(data: dict[str, Any]) -> SessionEntry:
-    source = data["source"]
-    if source not in ("model", "summarizer", "hook"):
-        raise ValueError(f"unknown compaction source {source!r}")
-    cost = data["cost"]
-    if cost is not None:
-        cost = _time(cost)
-    return Compacted(
-        _int(data["number"]),
-        _int(data["upto"]),
-        _int(data["active_turns"]),
-        _text(data["summary"]),
-        _text(data["header"]),
-        source,
-        _trigger(data["trigger"]),
-        decode_usage(data["usage"]) or Usage(),
-        cost,
-        _opt_text(data["execution_id"]),
-        _time(data["at"]),
-    )
-
-
-_KINDS: Final = {
-    "turn_started": _started,
-    "turn_saved": _saved,
-    "rewound": _rewound,
-    "metadata": _metadata,
-    "compaction_started": _compaction_started,
-    "compacted": _compacted,
-}

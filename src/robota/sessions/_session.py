@@ -285,7 +285,7 @@ class Session:
     async def refresh(self) -> None:
         """Read the session from the store again (another process's turns, a rewind …)."""
         self._check_open()
-        self._state = SessionState(await self._store.load(self.id))
+        await self._reload()
 
     # ------------------------------------------------------------------ turns
 
@@ -677,7 +677,15 @@ class Session:
         return await self._store.acquire(self.id)
 
     async def _reload(self) -> SessionState:
-        self._state = SessionState(await self._store.load(self.id))
+        # Issue 27: the log is append-only, so only the entries after those folded in are read
+        # (another process's turns, a write whose outcome was unknown). A header that changed
+        # means the session was deleted and made again: read it whole.
+        state = self._state
+        newer = await self._store.load_after(self.id, state.folded)
+        if newer.header == state.header:
+            self._state = state.advanced(newer.entries)
+        else:
+            self._state = SessionState(await self._store.load(self.id))
         return self._state
 
     async def _append(self, lease: SessionLease, entry: SessionEntry) -> None:

@@ -9,7 +9,8 @@ On disk, beside each other (the layout of :class:`~robota.host.SQLiteJournal`):
   totals :func:`~robota.sessions.list_sessions` shows, folded in the same write as each entry so
   listing reads no log) and
   ``robota_session_entries`` (the session's log: id, sequence from 1, the entry's versioned JSON
-  text). A database of another schema version is refused.
+  text). A database of another schema version is refused, except version 2 (entries in format
+  1), which is marked version 3 in place: its entries still read.
 * ``<path>.locks/`` — an owner-only directory of lock files named by the SHA-256 of the session
   id. A lease is an exclusive non-blocking ``flock`` on its file: a second writer in this or
   another process is refused at once (:class:`~robota.sessions.SessionBusyError`), and the
@@ -35,16 +36,20 @@ from typing import Final, TypeVar, final
 
 from robota.core import ConfigurationError, StorageError
 from robota.host import OwnerOnlyStore, prepare_owner_only_database, try_lock_file
+from robota.sessions._codec import decode_session_entry, encode_session_entry
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError
 from robota.sessions._records import (
     SessionEntry,
     SessionHeader,
     StoredSession,
-    decode_session_entry,
-    encode_session_entry,
 )
 from robota.sessions._state import SessionInfo
-from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._store import (
+    SessionLease,
+    SessionStore,
+    check_entry_count,
+    check_session_id,
+)
 from robota.sessions._summary import (
     Summary,
     decode_summary,
@@ -57,7 +62,10 @@ __all__ = ["SQLiteSessionStore"]
 
 T = TypeVar("T")
 
-_SCHEMA_VERSION: Final = "2"  # 2: robota_sessions.summary
+_SCHEMA_VERSION: Final = "3"  # 2: robota_sessions.summary; 3: entries in format 2 (issue 27)
+# A version-2 file differs only in its entries' format, which this robota reads in both forms:
+# opening one marks it version 3, so a robota that reads only format 1 refuses it by its version.
+_UPGRADABLE: Final = "2"
 _BUSY_TIMEOUT: Final = 10.0  # seconds SQLite waits for another process's short write
 _SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS robota_sessions_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -116,6 +124,13 @@ class SQLiteSessionStore(SessionStore):
         """See :meth:`SessionStore.load`."""
         check_session_id(session_id)
         header, texts = await self._run(functools.partial(self._load, session_id))
+        return StoredSession(header, tuple(decode_session_entry(text) for text in texts))
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """See :meth:`SessionStore.load_after`: reads only the entries after ``after``."""
+        check_session_id(session_id)
+        check_entry_count(after)
+        header, texts = await self._run(functools.partial(self._load, session_id, after))
         return StoredSession(header, tuple(decode_session_entry(text) for text in texts))
 
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
@@ -231,15 +246,18 @@ class SQLiteSessionStore(SessionStore):
             )
         return SessionHeader(row[0], float(row[1]), row[2], row[3])
 
-    def _load(self, session_id: str) -> tuple[SessionHeader, list[str]]:
+    def _load(self, session_id: str, after: int = 0) -> tuple[SessionHeader, list[str]]:
         connection = self._connect()
         with _translated(f"read session {session_id!r} from {self._path}"):
             connection.execute("BEGIN")  # one snapshot: the header and the log agree
             try:
                 header = self._header(connection, session_id)
+                # seq counts from 1 with no gaps (append takes max + 1 under the lease), so the
+                # entries after the first ``after`` are those with seq > after.
                 rows = connection.execute(
-                    "SELECT entry FROM robota_session_entries WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
+                    "SELECT entry FROM robota_session_entries WHERE session_id = ? AND seq > ?"
+                    " ORDER BY seq",
+                    (session_id, after),
                 ).fetchall()
             finally:
                 connection.execute("COMMIT")
@@ -441,6 +459,10 @@ def _create_schema(connection: sqlite3.Connection, path: str) -> None:
         connection.execute(
             "INSERT OR IGNORE INTO robota_sessions_meta (key, value) VALUES ('schema_version', ?)",
             (_SCHEMA_VERSION,),
+        )
+        connection.execute(
+            "UPDATE robota_sessions_meta SET value = ? WHERE key = 'schema_version' AND value = ?",
+            (_SCHEMA_VERSION, _UPGRADABLE),
         )
         (version,) = connection.execute(
             "SELECT value FROM robota_sessions_meta WHERE key = 'schema_version'"

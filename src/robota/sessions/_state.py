@@ -7,6 +7,8 @@ one is pending, the compactions in force, the metadata, and the totals. A new en
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, final
 
@@ -139,13 +141,15 @@ class SessionState:
         "compacting",
         "compactions",
         "cost",
+        "folded",
         "header",
         "metadata",
         "next_compaction",
         "next_turn",
         "pending",
+        "spent",
         "updated",
-        "usage",
+        "usage_so_far",
     )
 
     def __init__(self, stored: StoredSession) -> None:
@@ -153,7 +157,9 @@ class SessionState:
         self.active: list[TurnSaved] = []
         self.pending: TurnStarted | None = None
         self.metadata = SessionMetadata()
-        self.usage = Usage()
+        # The usage total is summed when read (:attr:`usage`): a long log folds faster.
+        self.usage_so_far = Usage()
+        self.spent: list[Usage] = []
         self.cost: float | None = 0.0
         self.next_turn = 0
         # S39: the compactions in force, oldest first (each one's summary includes the one
@@ -162,24 +168,42 @@ class SessionState:
         self.compacting: CompactionStarted | None = None
         self.next_compaction = 0
         self.updated = stored.header.created_at
+        # How many of the log's entries are folded in: the next read needs only those after
+        # (SessionStore.load_after), since the log is append-only.
+        self.folded = 0
         for entry in stored.entries:
             self.apply(entry)
 
+    def advanced(self, entries: Iterable[SessionEntry]) -> SessionState:
+        """A copy of this state with ``entries`` (the log's next ones) folded in.
+
+        This state is left as it was, also when an entry is refused (``StorageError``).
+        """
+        state = copy.copy(self)
+        state.active = self.active.copy()
+        state.compactions = self.compactions.copy()
+        state.spent = self.spent.copy()
+        for entry in entries:
+            state.apply(entry)
+        return state
+
     def apply(self, entry: SessionEntry) -> None:
-        """Fold ``entry`` in."""
+        """Fold ``entry`` in (the entry after the :attr:`folded` ones)."""
+        self.folded += 1
         self.updated = max(self.updated, entry.at)
-        if isinstance(entry, TurnStarted):
-            self.pending = entry
-            self.next_turn = max(self.next_turn, entry.turn + 1)
-        elif isinstance(entry, TurnSaved):
+        if type(entry) is TurnSaved:  # the common entry first
             if self.pending is not None and self.pending.turn == entry.turn:
                 self.pending = None
-            self.next_turn = max(self.next_turn, entry.turn + 1)
+            if entry.turn >= self.next_turn:
+                self.next_turn = entry.turn + 1
             if entry.status == "abandoned":
                 return  # S40: nothing of it ran
             self.active.append(entry)
-            self.usage = self.usage + entry.usage
+            self.spent.append(entry.usage)
             self.cost = None if self.cost is None or entry.cost is None else self.cost + entry.cost
+        elif isinstance(entry, TurnStarted):
+            self.pending = entry
+            self.next_turn = max(self.next_turn, entry.turn + 1)
         elif isinstance(entry, Rewound):
             del self.active[entry.to :]
             # Rewinding to before a compaction point drops that compaction.
@@ -202,8 +226,19 @@ class SessionState:
             self.compacting = None
             self.next_compaction = max(self.next_compaction, entry.number + 1)
             self.compactions.append(entry)
-            self.usage = self.usage + entry.usage
+            self.spent.append(entry.usage)
             self.cost = None if self.cost is None or entry.cost is None else self.cost + entry.cost
+
+    @property
+    def usage(self) -> Usage:
+        """Usage over every turn and compaction folded in (rewound turns included)."""
+        if self.spent:
+            total = self.usage_so_far
+            for usage in self.spent:
+                total = total + usage
+            self.usage_so_far = total
+            self.spent.clear()
+        return self.usage_so_far
 
     @property
     def compacted(self) -> int:
@@ -217,7 +252,10 @@ class SessionState:
         With a compaction in force (S39): its marked summary message, then the turns after it.
         """
         if not self.compactions:
-            return tuple(message for turn in self.active for message in turn.messages)
+            messages: list[Message] = []
+            for turn in self.active:
+                messages.extend(turn.messages)
+            return tuple(messages)
         last = self.compactions[-1]
         return (
             summary_message(last),

@@ -20,7 +20,9 @@ The contract, rule by rule (the conformance kit checks each):
   it returns, every handle (and process) reads it, after every entry appended before it. A
   released lease appends nothing (:class:`~robota.StorageError`).
 * **Reads need no lease.** :meth:`SessionStore.load` returns the header and every entry in
-  append order, exactly as written; :meth:`SessionStore.list_sessions` every header;
+  append order, exactly as written; :meth:`SessionStore.load_after` the header and the entries
+  after a given count (what was appended since a session's last read);
+  :meth:`SessionStore.list_sessions` every header;
   :meth:`SessionStore.list_session_infos` every session's :class:`~robota.sessions.SessionInfo`,
   exactly as the fold of its log gives it (a durable store keeps a summary per session beside
   the log, so listing reads no log).
@@ -47,7 +49,13 @@ from robota.sessions._errors import SessionNotFoundError
 from robota.sessions._records import SessionEntry, SessionHeader, StoredSession
 from robota.sessions._state import SessionInfo, SessionState
 
-__all__ = ["MAX_SESSION_ID_LENGTH", "SessionLease", "SessionStore", "check_session_id"]
+__all__ = [
+    "MAX_SESSION_ID_LENGTH",
+    "SessionLease",
+    "SessionStore",
+    "check_entry_count",
+    "check_session_id",
+]
 
 MAX_SESSION_ID_LENGTH: Final = 180
 """The longest session id, in characters."""
@@ -78,6 +86,15 @@ def check_session_id(value: object) -> str:
             f"session id {value[:60]!r} {problem}; choose another id (or pass none for a new one)"
         )
     return value
+
+
+def check_entry_count(after: object) -> int:
+    """``after`` as a count of log entries for :meth:`SessionStore.load_after`."""
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise ConfigurationError(
+            f"load_after() takes how many entries to skip, a non-negative integer; got {after!r}"
+        )
+    return after
 
 
 class SessionLease(ABC):
@@ -144,6 +161,23 @@ class SessionStore(ABC):
             SessionNotFoundError: no such session.
             StorageError: the store failed, is closed, or holds a damaged entry.
         """
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """The session's header and its entries after the first ``after``, in append order.
+
+        What :meth:`load` returns with ``entries[after:]``; a session reads only what was
+        appended since its last read (issue 27), so a store that can select by position
+        overrides this default (which loads every entry and drops the first ``after``).
+        ``after`` past the end gives no entries.
+
+        Raises:
+            ConfigurationError: ``after`` is not a non-negative integer.
+            SessionNotFoundError: no such session.
+            StorageError: the store failed, is closed, or holds a damaged entry.
+        """
+        check_entry_count(after)
+        stored = await self.load(session_id)
+        return StoredSession(stored.header, stored.entries[after:])
 
     @abstractmethod
     async def list_sessions(self) -> tuple[SessionHeader, ...]:

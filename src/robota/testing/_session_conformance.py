@@ -125,9 +125,12 @@ async def run_session_store_conformance(
 ) -> SessionStoreConformanceReport:
     """Run the requested checks of the session store contract one after another.
 
-    * ``round_trip`` — every entry kind (messages with ids, timestamps, tool calls, usage with
-      ``partial`` and reasoning tokens, Unicode with NUL and U+2028) reads back exactly, whether
-      given to ``create`` or appended; the header keeps its fork origin.
+    * ``round_trip`` — every entry kind (messages with ids, timestamps, tool calls, media parts,
+      usage with ``partial`` and reasoning tokens, Unicode with NUL and U+2028) reads back
+      exactly, whether given to ``create`` or appended; the header keeps its fork origin.
+    * ``load_after`` — ``load_after(id, n)`` gives the header and the entries after the first
+      ``n`` (none past the end), through any handle; a bad count raises ConfigurationError, an
+      unknown id :class:`~robota.sessions.SessionNotFoundError`.
     * ``create_once`` — a second ``create`` of an id raises ConfigurationError (code
       ``session_exists``) and changes nothing.
     * ``append_order`` — 100 appends read back in order; the lease names its session.

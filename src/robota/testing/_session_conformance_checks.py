@@ -16,7 +16,10 @@ from typing import Final, Literal, TypeAlias, final
 from robota.core import (
     AssistantMessage,
     ConfigurationError,
+    DocumentPart,
+    ImagePart,
     StorageError,
+    TextPart,
     ToolCall,
     ToolMessage,
     Usage,
@@ -44,6 +47,7 @@ SessionStoreFactory: TypeAlias = Callable[[], SessionStore]
 
 SessionStoreCheck: TypeAlias = Literal[
     "round_trip",
+    "load_after",
     "create_once",
     "append_order",
     "sessions_isolated",
@@ -59,6 +63,7 @@ SessionStoreCheck: TypeAlias = Literal[
 ]
 SESSION_STORE_CHECKS: Final[tuple[SessionStoreCheck, ...]] = (
     "round_trip",
+    "load_after",
     "create_once",
     "append_order",
     "sessions_isolated",
@@ -127,6 +132,16 @@ def _entries() -> tuple[SessionEntry, ...]:
                 UserMessage("hello \x00 wörld"),
                 AssistantMessage("", tool_calls=(call,), usage=Usage(3, 4, 7, 1, True, 2)),
                 ToolMessage("found", tool_call_id="call_1", tool_name="lookup"),
+                UserMessage(
+                    (TextPart("see"), ImagePart(url="https://example.com/a.png", media_type=None))
+                ),
+                ToolMessage(
+                    "a pdf",
+                    tool_call_id="call_1",
+                    tool_name="lookup",
+                    is_error=True,
+                    parts=(DocumentPart(data=_PDF, media_type="application/pdf"),),
+                ),
                 AssistantMessage("done"),
             ),
             Usage(3, 4, 7, 1, True, 2),
@@ -137,6 +152,9 @@ def _entries() -> tuple[SessionEntry, ...]:
         TurnSaved(1, "failed", (UserMessage("x"),), Usage(), None, None, 4.0, "Boom: x"),
         Rewound(1, 5.0),
     )
+
+
+_PDF: Final = b"%PDF-1.4\n1 0 obj << /Type /Page >>\n%%EOF"
 
 
 def _same(got: tuple[SessionEntry, ...], want: tuple[SessionEntry, ...], where: str) -> None:
@@ -172,6 +190,40 @@ async def round_trip(probe: Probe) -> None:
     if stored.header.id != sid or (stored.header.parent_id, stored.header.fork_at) != ("p", 2):
         raise ScenarioFailed(f"load({sid!r}).header is {stored.header!r}")
     _same(stored.entries, first, f"load({sid!r})")
+
+
+async def load_after(probe: Probe) -> None:
+    """``load_after(id, n)`` is the header and ``load``'s entries from the n-th on.
+
+    Through any handle; past the end, none; a negative or non-integer count is a
+    ConfigurationError, an unknown id SessionNotFoundError.
+    """
+    store, other = probe.store(), probe.store()
+    sid = _id()
+    written = _entries()
+    await store.create(_header(sid, parent_id="p", fork_at=1), written[:1])
+    lease = await probe.lease(store, sid)
+    for entry in written[1:]:
+        await lease.append(entry)
+    for handle in (store, other):
+        for after in range(len(written) + 2):
+            got = await handle.load_after(sid, after)
+            if got.header != (await handle.load(sid)).header:
+                raise ScenarioFailed(f"load_after({sid!r}, {after}).header is {got.header!r}")
+            _same(got.entries, written[after:], f"load_after({sid!r}, {after})")
+    await lease.append(Rewound(0, 9.0))
+    _same((await other.load_after(sid, len(written))).entries, (Rewound(0, 9.0),), "a new one")
+    for bad in (-1, True, 1.0, "1"):
+        try:
+            await store.load_after(sid, bad)  # type: ignore[arg-type]
+        except ConfigurationError:
+            continue
+        raise ScenarioFailed(f"load_after({sid!r}, {bad!r}) was not refused")
+    try:
+        await store.load_after(sid + "-no", 0)
+    except SessionNotFoundError:
+        return
+    raise ScenarioFailed("load_after() of an unknown session did not raise SessionNotFoundError")
 
 
 async def create_once(probe: Probe) -> None:
@@ -413,6 +465,7 @@ async def bad_id_refused(probe: Probe) -> None:
 
 CHECKS: Final[Mapping[SessionStoreCheck, Callable[[Probe], Awaitable[None]]]] = {
     "round_trip": round_trip,
+    "load_after": load_after,
     "create_once": create_once,
     "append_order": append_order,
     "sessions_isolated": sessions_isolated,

@@ -14,6 +14,7 @@ from robota.sessions import (
     SessionNotFoundError,
     SessionStore,
     StoredSession,
+    check_entry_count,
     check_session_id,
     decode_session_entry,
     encode_session_entry,
@@ -74,6 +75,14 @@ class InMemorySessionStore(SessionStore):
         self._known(session_id)
         entries = tuple(decode_session_entry(text) for text in self._logs[session_id])
         return StoredSession(self._headers[session_id], entries)
+
+    async def load_after(self, session_id: str, after: int) -> StoredSession:
+        """See :meth:`SessionStore.load_after`."""
+        self._check_open()
+        self._known(session_id)
+        check_entry_count(after)
+        texts = self._logs[session_id][after:]
+        return StoredSession(self._headers[session_id], tuple(map(decode_session_entry, texts)))
 
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
         """See :meth:`SessionStore.list_sessions`."""
