@@ -363,12 +363,7 @@ def omit_unsupported_media(
     omitted: list[str] = []
     for index, message in enumerate(messages):
         sent = message
-        content = message.content
-        media: tuple[MessagePart, ...] = ()
-        if isinstance(message, ToolMessage):
-            media = message.parts
-        elif isinstance(message, UserMessage) and not isinstance(content, str):
-            media = content
+        media = _media_of(message)
         notes: list[str] = []
         kept: list[MessagePart] = []
         for part in media:
@@ -396,16 +391,18 @@ def omit_unsupported_media(
     return tuple(out), tuple(omitted)
 
 
+def _media_of(message: Message) -> tuple[MessagePart, ...]:
+    if isinstance(message, ToolMessage):
+        return message.parts
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        return message.content
+    return ()
+
+
 def _any_refused(provider: Provider, model: str, carriers: Sequence[Message]) -> bool:
     merged: ModelCapabilities | None = None
     for message in carriers:
-        content = message.content
-        media: tuple[MessagePart, ...] = ()
-        if isinstance(message, ToolMessage):
-            media = message.parts
-        elif isinstance(message, UserMessage) and not isinstance(content, str):
-            media = content
-        for part in media:
+        for part in _media_of(message):
             if part.kind == "text":
                 continue
             if merged is None:
