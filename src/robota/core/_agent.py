@@ -228,6 +228,10 @@ def _check_tool_choice(value: object) -> ToolChoice:
     return value
 
 
+# Shared by every agent without tool sources; never written (issue 27).
+_NO_SOURCE_NAMES: Final[dict[str, tuple[str, ...]]] = {}
+
+
 @final
 class Agent(DurableAgentMixin):
     """An agent: a conversation, tools and providers, run one turn at a time.
@@ -443,7 +447,8 @@ class Agent(DurableAgentMixin):
         window = check_context_window(context_window)
         # S13: the caller's window belongs to the model it was given for.
         self._given_window = None if window is None else (self._provider.name, self._model, window)
-        self._windows: dict[tuple[str, str], ContextWindow] = {}  # what runs resolved
+        # What runs resolved, built on first use (issue 27: a few hundred bytes per agent).
+        self._windows: dict[tuple[str, str], ContextWindow] | None = None
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._model_settings = check_settings(settings, "settings")
@@ -460,23 +465,29 @@ class Agent(DurableAgentMixin):
                 f"event_service needs enabled and emit(); got {event_service!r}"
             )
         self._event_service = event_service
-        self._emitter = EventEmitter(
-            (event_service,) if event_service is not None else (), (OwnerRef("agent", self._id),)
+        # Without a service the agent's own emitter would emit nothing: none is built (issue 27).
+        self._emitter = (
+            EventEmitter((event_service,), (OwnerRef("agent", self._id),))
+            if event_service is not None
+            else None
         )
         entries: list[ToolLike | ToolSource] = list(tools)
-        self._sources: list[ToolSource] = []
+        sources: list[ToolSource] = []
         plain: list[ToolLike] = []
         for entry in entries:
             if not isinstance(entry, ToolSource):
                 plain.append(entry)
-            elif any(other.name == entry.name for other in self._sources):
+            elif any(other.name == entry.name for other in sources):
                 raise ConfigurationError(
                     f"two tool sources are named {entry.name!r}; names must be unique"
                 )
             else:
-                self._sources.append(entry)
+                sources.append(entry)
+        # Shared empty defaults when there is nothing to hold (issue 27).
+        self._sources: Sequence[ToolSource] = sources or ()
         self._tools = ToolRegistry(plain)
-        self._source_names: dict[str, tuple[str, ...]] = {}  # source name → registered names
+        # Source name → registered names; written only with sources (else a shared empty dict).
+        self._source_names: dict[str, tuple[str, ...]] = {} if sources else _NO_SOURCE_NAMES
         # Built on first use (most agents never need them): a few hundred bytes per agent.
         self._reported: set[tuple[str, str, str]] | None = None
         self._reports: tuple[tuple[str, str, str], ...] = ()  # not yet emitted
@@ -504,11 +515,11 @@ class Agent(DurableAgentMixin):
         )
         if any(entry.residency == "deferred" for entry in self._tools):
             self._catalog.check()  # S19: both invariants are refused when the agent is built
-        self._plugins = list(plugins)
+        self._plugins: Sequence[Plugin] = tuple(plugins)
         for plugin in self._plugins:
             if not isinstance(plugin, Plugin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
-        self._modules = ModuleRegistry(modules)
+        self._modules: ModuleRegistry | tuple[()] = ModuleRegistry(modules) if modules else ()
         self._owns_providers = owns_providers
         self._response_cache = response_cache
         self._history_cap = max_history_messages
@@ -528,7 +539,7 @@ class Agent(DurableAgentMixin):
         self._sync: SyncDriver | None = None  # run_sync()/close() only
         self._state: Literal["open", "closing", "closed"] = "open"
         self._disposal: asyncio.Task[None] | None = None
-        self._close_errors: list[BaseException] = []
+        self._close_errors: list[BaseException] | None = None  # built when closing
         self._initialized = False
         self._initialized_parts: set[int] | None = None  # with modules or plugins only
         self._stream_tasks: set[asyncio.Task[RunResult]] | None = None  # stream() only
@@ -598,7 +609,7 @@ class Agent(DurableAgentMixin):
         given = self._caller_window(provider, model)
         if given is not None:
             return given
-        resolved = self._windows.get((provider, model))
+        resolved = None if self._windows is None else self._windows.get((provider, model))
         if resolved is not None and resolved.known:
             return resolved.tokens
         return get_model_context_window(model, provider=provider)
@@ -748,8 +759,18 @@ class Agent(DurableAgentMixin):
         window = await resolve_context_window(
             provider, model, given=self._caller_window(provider.name, model)
         )
-        self._windows[(provider.name, model)] = window
+        self._keep_window((provider.name, model), window)
         return window
+
+    def _keep_window(self, key: tuple[str, str], window: ContextWindow) -> None:
+        windows = self._windows
+        if window.source != "server" and (windows is None or key not in windows):
+            # The caller's and the table's are read where they live (_window_of); only what a
+            # server reported needs keeping (issue 27: no per-agent dict for most agents).
+            return
+        if windows is None:
+            windows = self._windows = {}
+        windows[key] = window
 
     def context_usage(self, *, floor: int = 0) -> ContextUsage:
         """How full the current model's context window is (S31), without any provider call.
@@ -1011,7 +1032,7 @@ class Agent(DurableAgentMixin):
                 result = await self._run_current(execution, execution.run(content))
                 if result.context_window is not None:
                     key = (settings.provider.name, settings.model)
-                    self._windows[key] = result.context_window
+                    self._keep_window(key, result.context_window)
                 return result
             finally:
                 if lease is not None:
@@ -1115,10 +1136,10 @@ class Agent(DurableAgentMixin):
         if self._current is not None:
             self._flush_reports(self._current.emitter)
 
-    def _flush_reports(self, emitter: EventEmitter) -> None:
+    def _flush_reports(self, emitter: EventEmitter | None) -> None:
         """Emit the left-out tools not reported yet, to the run (or call) now under way."""
         reports, self._reports = self._reports, ()
-        if emitter.enabled:
+        if emitter is not None and emitter.enabled:
             for source, name, reason in reports:
                 emitter.emit(
                     EventNames.TOOL_SOURCE_REJECTED,
@@ -1130,7 +1151,7 @@ class Agent(DurableAgentMixin):
         emitter = execution.emitter if execution is not None else self._emitter
         if mutation.kind == "append" and mutation.message is not None:
             self._catalog.note(mutation.message)  # S19: tool_search results load their tools
-        if emitter.enabled:
+        if emitter is not None and emitter.enabled:
             if mutation.kind == "append":
                 emitter.emit(EventNames.HISTORY_APPENDED, {"message": mutation.message})
             elif mutation.kind == "system_prompt":
@@ -1240,7 +1261,7 @@ class Agent(DurableAgentMixin):
             # asyncio.wait never cancels what it waits on: cancelling this caller leaves the
             # disposal running, and the disposal's own end (even a cancelled one) is not raised.
             await asyncio.wait((disposal,))
-        return list(self._close_errors)
+        return list(self._close_errors or ())
 
     def close(self) -> list[BaseException]:
         """:meth:`aclose` for synchronous code: close the agent, return the cleanup failures.
@@ -1264,7 +1285,9 @@ class Agent(DurableAgentMixin):
         Runs as a task of its own (see :meth:`aclose`). A cancellation of this task interrupts
         one await only; it is remembered and raised once every step has had its turn.
         """
-        errors = self._close_errors  # filled in place, so a later aclose() sees what was recorded
+        # Filled in place, so a later aclose() sees what was recorded.
+        errors = self._close_errors if self._close_errors is not None else []
+        self._close_errors = errors
         cancelled: asyncio.CancelledError | None = None
         try:
             while True:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -67,7 +67,7 @@ class DurableAgentMixin:
         _tools: ToolRegistry
         _executor: ToolExecutionService
         _catalog: ToolCatalog
-        _plugins: list[Plugin]
+        _plugins: Sequence[Plugin]
         _slot: RunSlot
 
         def _check_not_closed(self) -> None: ...

@@ -109,6 +109,13 @@ class _Plan:
         self.visible = visible
 
 
+# Never written: every catalog's load order until its first load (issue 27).
+_NONE_LOADED: Final[dict[str, None]] = {}
+
+# No tools, nothing to defer: one shared plan, no per-agent cache (issue 27).
+_NO_TOOLS = _Plan(False, (), ())
+
+
 @final
 class ToolCatalog:
     """An agent's tools as deferral sees them: residency, what is loaded, what is offered.
@@ -157,7 +164,8 @@ class ToolCatalog:
         self._searching = bool(search)
         self._search: ToolSearchTool | None = None  # built when deferral first engages
         self._window = window
-        self._loaded: dict[str, None] = {}  # load order; a dict keeps it
+        # Load order (a dict keeps it); a shared empty one until the first load (issue 27).
+        self._loaded: dict[str, None] = _NONE_LOADED
         self._plan_key: tuple[object, ...] = ()
         self._plan_value: _Plan | None = None
         # The residency of each registered tool, read once per catalog change (so a later
@@ -236,6 +244,8 @@ class ToolCatalog:
         ``window`` is read only when ``"auto"`` must weigh the deferred schemas' token share.
         """
         specs = self.registry.specs()
+        if not specs:
+            return _NO_TOOLS
         if self._snapshot[0] is not specs:
             tools = tuple(self.registry)
             deferred = tuple(tool for tool in tools if tool.residency == "deferred")
@@ -336,6 +346,8 @@ class ToolCatalog:
         for name in _loaded_names(message.content):
             tool = self.registry.get(name)
             if tool is not None and tool in self._snapshot[2] and name not in self._loaded:
+                if self._loaded is _NONE_LOADED:
+                    self._loaded = {}
                 self._loaded[name] = None
                 added = True
         return added

@@ -345,7 +345,7 @@ class ToolExecutionService:
             return offered
         decide = getattr(self.gate, "offered", None)
         if decide is None:
-            offered = specs
+            return specs  # nothing filtered: nothing to cache (issue 27)
         else:
             kept: list[ToolSpec] = []
             for spec in specs:
