@@ -529,7 +529,7 @@ class Agent(DurableAgentMixin):
             interrupted_annotation=self._texts.interrupted_annotation,
         )
         self._current: Execution | None = None
-        for message in self._store.messages:
+        for message in self._store.snapshot():  # not .messages: its view is built on first read
             self._catalog.note(message)  # S19: a restored conversation keeps what it loaded
         self._store.observer = self._on_history
         self._system_prompt = system_prompt
