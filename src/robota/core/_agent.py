@@ -502,7 +502,7 @@ class Agent(DurableAgentMixin):
             self._tools,
             setting=tool_deferral,
             search=tool_search,
-            window=self._context_window,
+            window=self,
             texts=self._texts,
         )
         self._executor = ToolExecutionService(
@@ -535,7 +535,7 @@ class Agent(DurableAgentMixin):
         self._system_prompt = system_prompt
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
-        self._slot = RunSlot()
+        self._slot: RunSlot | None = None  # exists while a run holds or awaits it (_acquire)
         self._sync: SyncDriver | None = None  # run_sync()/close() only
         self._state: Literal["open", "closing", "closed"] = "open"
         self._disposal: asyncio.Task[None] | None = None
@@ -711,7 +711,7 @@ class Agent(DurableAgentMixin):
         """
         self._check_not_closed()
         items = tuple(messages)
-        await self._slot.acquire()
+        await self._acquire()
         try:
             self._check_not_closed()
             store = ConversationStore(
@@ -729,7 +729,7 @@ class Agent(DurableAgentMixin):
             store.observer = self._on_history
             self._store = store
         finally:
-            self._slot.release()
+            self._release()
 
     @property
     def hooks(self) -> HookRunner | None:
@@ -985,7 +985,7 @@ class Agent(DurableAgentMixin):
         content = user_content(input, "agent.run()")
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
-            await guard.call(self._slot.acquire)
+            await guard.call(self._acquire)
         try:
             if run_signal.aborted:  # S38: its turn came after the abort — touch nothing
                 raise abort_error_from_reason(run_signal.reason)
@@ -1038,7 +1038,27 @@ class Agent(DurableAgentMixin):
                 if lease is not None:
                     await release_lease(lease)
         finally:
-            self._slot.release()
+            self._release()
+
+    async def _acquire(self) -> None:
+        """Wait for this agent's turn (S38, first come first served).
+
+        The slot is built by the first caller and dropped once idle again, so an agent between
+        runs holds none (issue 27). Only one slot exists at a time: it is dropped only when
+        nobody holds it or waits on it.
+        """
+        slot = self._slot
+        if slot is None:
+            slot = self._slot = RunSlot()
+        await slot.acquire()
+
+    def _release(self) -> None:
+        """Hand the turn to the next waiter, or free it (and drop the idle slot)."""
+        slot = self._slot
+        assert slot is not None, "released without acquiring"
+        slot.release()
+        if slot.idle:
+            self._slot = None
 
     async def _run_current(
         self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
@@ -1292,7 +1312,7 @@ class Agent(DurableAgentMixin):
         try:
             while True:
                 try:
-                    await self._slot.acquire()  # the queue's tail: every earlier run settles first
+                    await self._acquire()  # the queue's tail: every earlier run settles first
                     break
                 except asyncio.CancelledError as exc:
                     # Keep waiting: disposing under a live run would pull its resources away.
@@ -1311,7 +1331,7 @@ class Agent(DurableAgentMixin):
                     except asyncio.CancelledError as exc:
                         cancelled = exc
             finally:
-                self._slot.release()
+                self._release()
         finally:
             self._state = "closed"
             self._store.observer = None

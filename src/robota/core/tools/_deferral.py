@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, Protocol, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._messages import Message, ToolMessage
@@ -109,6 +109,18 @@ class _Plan:
         self.visible = visible
 
 
+class WindowOwner(Protocol):
+    """What a catalog reads its default context window from (the agent; no bound method kept)."""
+
+    def _context_window(self) -> int | None: ...
+
+
+class Withholder(Protocol):
+    """What a catalog asks whether the permission gate withholds a tool (the executor)."""
+
+    def _withheld(self, tool: Tool) -> bool: ...
+
+
 # Never written: every catalog's load order until its first load (issue 27).
 _NONE_LOADED: Final[dict[str, None]] = {}
 
@@ -146,7 +158,7 @@ class ToolCatalog:
         "_window",
         "registry",
         "setting",
-        "withheld",
+        "withholder",
     )
 
     def __init__(
@@ -155,7 +167,7 @@ class ToolCatalog:
         *,
         setting: ToolDeferral = "auto",
         search: bool = True,
-        window: Callable[[], int | None],
+        window: WindowOwner,
         texts: ModelTexts | None = None,
     ) -> None:
         self.registry = registry
@@ -171,8 +183,14 @@ class ToolCatalog:
         # The residency of each registered tool, read once per catalog change (so a later
         # change of a tool's attribute cannot flip a plan mid-run).
         self._snapshot: tuple[object, tuple[Tool, ...], tuple[Tool, ...]] = (None, (), ())
-        #: Whether the permission gate withholds a tool outright (S12); set by the executor.
-        self.withheld: Callable[[Tool], bool] = _never
+        #: Asked whether the permission gate withholds a tool outright (S12); the executor sets
+        #: itself (a reference, not a bound method per agent: issue 27).
+        self.withholder: Withholder | None = None
+
+    def withheld(self, tool: Tool) -> bool:
+        """Whether the permission gate withholds ``tool`` outright (S12)."""
+        withholder = self.withholder
+        return withholder is not None and withholder._withheld(tool)
 
     def _search_tool(self) -> ToolSearchTool | None:
         if self._searching and self._search is None:
@@ -253,7 +271,9 @@ class ToolCatalog:
         _, tools, deferred = self._snapshot
         needs_window = self.setting == "auto" and 0 < len(deferred) < AUTO_DEFERRAL_TOOL_COUNT
         # An unknown window (None) weighs nothing: only the tool count can engage deferral.
-        size = ((window or self._window)() or 0) if needs_window else 0
+        size = (
+            ((window() if window else self._window._context_window()) or 0) if needs_window else 0
+        )
         key = (specs, size, len(self._loaded))
         plan = self._plan_value
         if plan is not None and self._plan_key[0] is specs and self._plan_key[1:] == key[1:]:
@@ -351,10 +371,6 @@ class ToolCatalog:
                 self._loaded[name] = None
                 added = True
         return added
-
-
-def _never(tool: Tool) -> bool:
-    return False
 
 
 def _past_threshold(deferred: tuple[Tool, ...], window: int) -> bool:

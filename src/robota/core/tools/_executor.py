@@ -317,7 +317,7 @@ class ToolExecutionService:
         self.settle = settle
         self.texts = texts
         if catalog is not None:
-            catalog.withheld = self._withheld
+            catalog.withholder = self
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
 
     def _withheld(self, tool: Tool) -> bool:
