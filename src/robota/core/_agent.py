@@ -62,6 +62,7 @@ from robota.core._plugins import (
     invoke_extension,
     run_cleanup_step,
 )
+from robota.core._rare import RareField
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
 from robota.core._texts import (
@@ -327,48 +328,52 @@ class Agent(DurableAgentMixin):
     """
 
     __slots__ = (
-        "_allow_tool_only",
         "_catalog",
-        "_close_errors",
         "_current",
-        "_disposal",
         "_effort",
-        "_emitter",
-        "_event_service",
         "_executor",
-        "_given_window",
-        "_history_cap",
-        "_hooks",
         "_id",
         "_initialized",
-        "_initialized_parts",
-        "_journal",
         "_max_rounds",
-        "_max_same_inputs",
         "_model",
         "_model_settings",
         "_modules",
         "_name",
-        "_owns_providers",
         "_plugins",
         "_provider",
         "_providers",
-        "_reported",
-        "_reports",
-        "_response_cache",
+        "_rare",
         "_slot",
-        "_source_lock",
-        "_source_names",
         "_sources",
         "_state",
         "_store",
-        "_stream_tasks",
-        "_sync",
-        "_system_prompt",
         "_texts",
         "_tools",
-        "_windows",
     )
+
+    # Most agents leave these at their defaults for life: held in one dict, built when one is
+    # first set (issue 27).
+    _sync = RareField["SyncDriver | None"](None)
+    _disposal = RareField["asyncio.Task[None] | None"](None)
+    _close_errors = RareField["list[BaseException] | None"](None)
+    _stream_tasks = RareField["set[asyncio.Task[RunResult]] | None"](None)
+    _initialized_parts = RareField["set[int] | None"](None)
+    _reported = RareField["set[tuple[str, str, str]] | None"](None)
+    _reports = RareField["tuple[tuple[str, str, str], ...]"](())
+    _source_lock = RareField["asyncio.Lock | None"](None)
+    _source_names = RareField["dict[str, tuple[str, ...]]"](_NO_SOURCE_NAMES)
+    _windows = RareField["dict[tuple[str, str], ContextWindow] | None"](None)
+    _given_window = RareField["tuple[str, str, int] | None"](None)
+    _journal = RareField["ExecutionJournal | None"](None)
+    _hooks = RareField["HookRunner | None"](None)
+    _max_same_inputs = RareField["int | None"](None)
+    _allow_tool_only = RareField["bool"](False)
+    _event_service = RareField["EventService | None"](None)
+    _emitter = RareField["EventEmitter | None"](None)
+    _owns_providers = RareField["bool"](False)
+    _response_cache = RareField["ResponseCache | None"](None)
+    _history_cap = RareField["int | None"](None)
+    _system_prompt = RareField["str | None"](None)
 
     def __init__(
         self,
@@ -410,6 +415,7 @@ class Agent(DurableAgentMixin):
         hooks: HookRunner | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
+        self._rare: dict[str, object] | None = None  # the RareField values not at default
         given = locals()
         self._texts = texts_from_options(texts, {k: given[k] for k in LEGACY_TEXT_OPTIONS})
         if journal is not None and not isinstance(journal, ExecutionJournal):
@@ -448,7 +454,7 @@ class Agent(DurableAgentMixin):
         # S13: the caller's window belongs to the model it was given for.
         self._given_window = None if window is None else (self._provider.name, self._model, window)
         # What runs resolved, built on first use (issue 27: a few hundred bytes per agent).
-        self._windows: dict[tuple[str, str], ContextWindow] | None = None
+        self._windows = None
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._model_settings = check_settings(settings, "settings")
@@ -487,10 +493,10 @@ class Agent(DurableAgentMixin):
         self._sources: Sequence[ToolSource] = sources or ()
         self._tools = ToolRegistry(plain)
         # Source name → registered names; written only with sources (else a shared empty dict).
-        self._source_names: dict[str, tuple[str, ...]] = {} if sources else _NO_SOURCE_NAMES
+        self._source_names = {} if sources else _NO_SOURCE_NAMES
         # Built on first use (most agents never need them): a few hundred bytes per agent.
-        self._reported: set[tuple[str, str, str]] | None = None
-        self._reports: tuple[tuple[str, str, str], ...] = ()  # not yet emitted
+        self._reported = None
+        self._reports = ()  # not yet emitted
         self._source_lock = asyncio.Lock() if self._sources else None
         if event_service is not None:
             for registered in self._tools:
@@ -536,13 +542,13 @@ class Agent(DurableAgentMixin):
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
         self._slot: RunSlot | None = None  # exists while a run holds or awaits it (_acquire)
-        self._sync: SyncDriver | None = None  # run_sync()/close() only
+        self._sync = None  # run_sync()/close() only
         self._state: Literal["open", "closing", "closed"] = "open"
-        self._disposal: asyncio.Task[None] | None = None
-        self._close_errors: list[BaseException] | None = None  # built when closing
+        self._disposal = None
+        self._close_errors = None  # built when closing
         self._initialized = False
-        self._initialized_parts: set[int] | None = None  # with modules or plugins only
-        self._stream_tasks: set[asyncio.Task[RunResult]] | None = None  # stream() only
+        self._initialized_parts = None  # with modules or plugins only
+        self._stream_tasks = None  # stream() only
 
     def _route_dispatch(
         self,
