@@ -62,6 +62,7 @@ from robota.core._plugins import (
     invoke_extension,
     run_cleanup_step,
 )
+from robota.core._rare import RareField
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
 from robota.core._texts import (
@@ -228,6 +229,10 @@ def _check_tool_choice(value: object) -> ToolChoice:
     return value
 
 
+# Shared by every agent without tool sources; never written (issue 27).
+_NO_SOURCE_NAMES: Final[dict[str, tuple[str, ...]]] = {}
+
+
 @final
 class Agent(DurableAgentMixin):
     """An agent: a conversation, tools and providers, run one turn at a time.
@@ -326,48 +331,52 @@ class Agent(DurableAgentMixin):
     # WeakKeyDictionary), never by id(), which a later agent may reuse.
     __slots__ = (
         "__weakref__",
-        "_allow_tool_only",
         "_catalog",
-        "_close_errors",
         "_current",
-        "_disposal",
         "_effort",
-        "_emitter",
-        "_event_service",
         "_executor",
-        "_given_window",
-        "_history_cap",
-        "_hooks",
         "_id",
         "_initialized",
-        "_initialized_parts",
-        "_journal",
         "_max_rounds",
-        "_max_same_inputs",
         "_model",
         "_model_settings",
         "_modules",
         "_name",
-        "_owns_providers",
         "_plugins",
         "_provider",
         "_providers",
-        "_reported",
-        "_reports",
-        "_response_cache",
+        "_rare",
         "_slot",
-        "_source_lock",
-        "_source_names",
         "_sources",
         "_state",
         "_store",
-        "_stream_tasks",
-        "_sync",
-        "_system_prompt",
         "_texts",
         "_tools",
-        "_windows",
     )
+
+    # Most agents leave these at their defaults for life: held in one dict, built when one is
+    # first set (issue 27).
+    _sync = RareField["SyncDriver | None"](None)
+    _disposal = RareField["asyncio.Task[None] | None"](None)
+    _close_errors = RareField["list[BaseException] | None"](None)
+    _stream_tasks = RareField["set[asyncio.Task[RunResult]] | None"](None)
+    _initialized_parts = RareField["set[int] | None"](None)
+    _reported = RareField["set[tuple[str, str, str]] | None"](None)
+    _reports = RareField["tuple[tuple[str, str, str], ...]"](())
+    _source_lock = RareField["asyncio.Lock | None"](None)
+    _source_names = RareField["dict[str, tuple[str, ...]]"](_NO_SOURCE_NAMES)
+    _windows = RareField["dict[tuple[str, str], ContextWindow] | None"](None)
+    _given_window = RareField["tuple[str, str, int] | None"](None)
+    _journal = RareField["ExecutionJournal | None"](None)
+    _hooks = RareField["HookRunner | None"](None)
+    _max_same_inputs = RareField["int | None"](None)
+    _allow_tool_only = RareField["bool"](False)
+    _event_service = RareField["EventService | None"](None)
+    _emitter = RareField["EventEmitter | None"](None)
+    _owns_providers = RareField["bool"](False)
+    _response_cache = RareField["ResponseCache | None"](None)
+    _history_cap = RareField["int | None"](None)
+    _system_prompt = RareField["str | None"](None)
 
     def __init__(
         self,
@@ -409,6 +418,7 @@ class Agent(DurableAgentMixin):
         hooks: HookRunner | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
+        self._rare: dict[str, object] | None = None  # the RareField values not at default
         given = locals()
         self._texts = texts_from_options(texts, {k: given[k] for k in LEGACY_TEXT_OPTIONS})
         if journal is not None and not isinstance(journal, ExecutionJournal):
@@ -446,7 +456,8 @@ class Agent(DurableAgentMixin):
         window = check_context_window(context_window)
         # S13: the caller's window belongs to the model it was given for.
         self._given_window = None if window is None else (self._provider.name, self._model, window)
-        self._windows: dict[tuple[str, str], ContextWindow] = {}  # what runs resolved
+        # What runs resolved, built on first use (issue 27: a few hundred bytes per agent).
+        self._windows = None
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._model_settings = check_settings(settings, "settings")
@@ -463,26 +474,32 @@ class Agent(DurableAgentMixin):
                 f"event_service needs enabled and emit(); got {event_service!r}"
             )
         self._event_service = event_service
-        self._emitter = EventEmitter(
-            (event_service,) if event_service is not None else (), (OwnerRef("agent", self._id),)
+        # Without a service the agent's own emitter would emit nothing: none is built (issue 27).
+        self._emitter = (
+            EventEmitter((event_service,), (OwnerRef("agent", self._id),))
+            if event_service is not None
+            else None
         )
         entries: list[ToolLike | ToolSource] = list(tools)
-        self._sources: list[ToolSource] = []
+        sources: list[ToolSource] = []
         plain: list[ToolLike] = []
         for entry in entries:
             if not isinstance(entry, ToolSource):
                 plain.append(entry)
-            elif any(other.name == entry.name for other in self._sources):
+            elif any(other.name == entry.name for other in sources):
                 raise ConfigurationError(
                     f"two tool sources are named {entry.name!r}; names must be unique"
                 )
             else:
-                self._sources.append(entry)
+                sources.append(entry)
+        # Shared empty defaults when there is nothing to hold (issue 27).
+        self._sources: Sequence[ToolSource] = sources or ()
         self._tools = ToolRegistry(plain)
-        self._source_names: dict[str, tuple[str, ...]] = {}  # source name → registered names
+        # Source name → registered names; written only with sources (else a shared empty dict).
+        self._source_names = {} if sources else _NO_SOURCE_NAMES
         # Built on first use (most agents never need them): a few hundred bytes per agent.
-        self._reported: set[tuple[str, str, str]] | None = None
-        self._reports: tuple[tuple[str, str, str], ...] = ()  # not yet emitted
+        self._reported = None
+        self._reports = ()  # not yet emitted
         self._source_lock = asyncio.Lock() if self._sources else None
         if event_service is not None:
             for registered in self._tools:
@@ -494,7 +511,7 @@ class Agent(DurableAgentMixin):
             self._tools,
             setting=tool_deferral,
             search=tool_search,
-            window=self._context_window,
+            window=self,
             texts=self._texts,
         )
         self._executor = ToolExecutionService(
@@ -507,11 +524,11 @@ class Agent(DurableAgentMixin):
         )
         if any(entry.residency == "deferred" for entry in self._tools):
             self._catalog.check()  # S19: both invariants are refused when the agent is built
-        self._plugins = list(plugins)
+        self._plugins: Sequence[Plugin] = tuple(plugins)
         for plugin in self._plugins:
             if not isinstance(plugin, Plugin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
-        self._modules = ModuleRegistry(modules)
+        self._modules: ModuleRegistry | tuple[()] = ModuleRegistry(modules) if modules else ()
         self._owns_providers = owns_providers
         self._response_cache = response_cache
         self._history_cap = max_history_messages
@@ -521,20 +538,20 @@ class Agent(DurableAgentMixin):
             interrupted_annotation=self._texts.interrupted_annotation,
         )
         self._current: Execution | None = None
-        for message in self._store.messages:
+        for message in self._store.snapshot():  # not .messages: its view is built on first read
             self._catalog.note(message)  # S19: a restored conversation keeps what it loaded
         self._store.observer = self._on_history
         self._system_prompt = system_prompt
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
-        self._slot = RunSlot()
-        self._sync: SyncDriver | None = None  # run_sync()/close() only
+        self._slot: RunSlot | None = None  # exists while a run holds or awaits it (_acquire)
+        self._sync = None  # run_sync()/close() only
         self._state: Literal["open", "closing", "closed"] = "open"
-        self._disposal: asyncio.Task[None] | None = None
-        self._close_errors: list[BaseException] = []
+        self._disposal = None
+        self._close_errors = None  # built when closing
         self._initialized = False
-        self._initialized_parts: set[int] | None = None  # with modules or plugins only
-        self._stream_tasks: set[asyncio.Task[RunResult]] | None = None  # stream() only
+        self._initialized_parts = None  # with modules or plugins only
+        self._stream_tasks = None  # stream() only
 
     def _route_dispatch(
         self,
@@ -601,7 +618,7 @@ class Agent(DurableAgentMixin):
         given = self._caller_window(provider, model)
         if given is not None:
             return given
-        resolved = self._windows.get((provider, model))
+        resolved = None if self._windows is None else self._windows.get((provider, model))
         if resolved is not None and resolved.known:
             return resolved.tokens
         return get_model_context_window(model, provider=provider)
@@ -710,7 +727,7 @@ class Agent(DurableAgentMixin):
         """
         self._check_not_closed()
         items = tuple(messages)
-        await self._slot.acquire()
+        await self._acquire()
         try:
             self._check_not_closed()
             store = ConversationStore(
@@ -729,7 +746,7 @@ class Agent(DurableAgentMixin):
             store.observer = self._on_history
             self._store = store
         finally:
-            self._slot.release()
+            self._release()
 
     @property
     def hooks(self) -> HookRunner | None:
@@ -759,8 +776,18 @@ class Agent(DurableAgentMixin):
         window = await resolve_context_window(
             provider, model, given=self._caller_window(provider.name, model)
         )
-        self._windows[(provider.name, model)] = window
+        self._keep_window((provider.name, model), window)
         return window
+
+    def _keep_window(self, key: tuple[str, str], window: ContextWindow) -> None:
+        windows = self._windows
+        if window.source != "server" and (windows is None or key not in windows):
+            # The caller's and the table's are read where they live (_window_of); only what a
+            # server reported needs keeping (issue 27: no per-agent dict for most agents).
+            return
+        if windows is None:
+            windows = self._windows = {}
+        windows[key] = window
 
     def context_usage(self, *, floor: int = 0) -> ContextUsage:
         """How full the current model's context window is (S31), without any provider call.
@@ -975,7 +1002,7 @@ class Agent(DurableAgentMixin):
         content = user_content(input, "agent.run()")
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
-            await guard.call(self._slot.acquire)
+            await guard.call(self._acquire)
         try:
             if run_signal.aborted:  # S38: its turn came after the abort — touch nothing
                 raise abort_error_from_reason(run_signal.reason)
@@ -1022,13 +1049,33 @@ class Agent(DurableAgentMixin):
                 result = await self._run_current(execution, execution.run(content))
                 if result.context_window is not None:
                     key = (settings.provider.name, settings.model)
-                    self._windows[key] = result.context_window
+                    self._keep_window(key, result.context_window)
                 return result
             finally:
                 if lease is not None:
                     await release_lease(lease)
         finally:
-            self._slot.release()
+            self._release()
+
+    async def _acquire(self) -> None:
+        """Wait for this agent's turn (S38, first come first served).
+
+        The slot is built by the first caller and dropped once idle again, so an agent between
+        runs holds none (issue 27). Only one slot exists at a time: it is dropped only when
+        nobody holds it or waits on it.
+        """
+        slot = self._slot
+        if slot is None:
+            slot = self._slot = RunSlot()
+        await slot.acquire()
+
+    def _release(self) -> None:
+        """Hand the turn to the next waiter, or free it (and drop the idle slot)."""
+        slot = self._slot
+        assert slot is not None, "released without acquiring"
+        slot.release()
+        if slot.idle:
+            self._slot = None
 
     async def _run_current(
         self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
@@ -1126,10 +1173,10 @@ class Agent(DurableAgentMixin):
         if self._current is not None:
             self._flush_reports(self._current.emitter)
 
-    def _flush_reports(self, emitter: EventEmitter) -> None:
+    def _flush_reports(self, emitter: EventEmitter | None) -> None:
         """Emit the left-out tools not reported yet, to the run (or call) now under way."""
         reports, self._reports = self._reports, ()
-        if emitter.enabled:
+        if emitter is not None and emitter.enabled:
             for source, name, reason in reports:
                 emitter.emit(
                     EventNames.TOOL_SOURCE_REJECTED,
@@ -1141,7 +1188,7 @@ class Agent(DurableAgentMixin):
         emitter = execution.emitter if execution is not None else self._emitter
         if mutation.kind == "append" and mutation.message is not None:
             self._catalog.note(mutation.message)  # S19: tool_search results load their tools
-        if emitter.enabled:
+        if emitter is not None and emitter.enabled:
             if mutation.kind == "append":
                 emitter.emit(EventNames.HISTORY_APPENDED, {"message": mutation.message})
             elif mutation.kind == "system_prompt":
@@ -1251,7 +1298,7 @@ class Agent(DurableAgentMixin):
             # asyncio.wait never cancels what it waits on: cancelling this caller leaves the
             # disposal running, and the disposal's own end (even a cancelled one) is not raised.
             await asyncio.wait((disposal,))
-        return list(self._close_errors)
+        return list(self._close_errors or ())
 
     def close(self) -> list[BaseException]:
         """:meth:`aclose` for synchronous code: close the agent, return the cleanup failures.
@@ -1275,12 +1322,14 @@ class Agent(DurableAgentMixin):
         Runs as a task of its own (see :meth:`aclose`). A cancellation of this task interrupts
         one await only; it is remembered and raised once every step has had its turn.
         """
-        errors = self._close_errors  # filled in place, so a later aclose() sees what was recorded
+        # Filled in place, so a later aclose() sees what was recorded.
+        errors = self._close_errors if self._close_errors is not None else []
+        self._close_errors = errors
         cancelled: asyncio.CancelledError | None = None
         try:
             while True:
                 try:
-                    await self._slot.acquire()  # the queue's tail: every earlier run settles first
+                    await self._acquire()  # the queue's tail: every earlier run settles first
                     break
                 except asyncio.CancelledError as exc:
                     # Keep waiting: disposing under a live run would pull its resources away.
@@ -1299,7 +1348,7 @@ class Agent(DurableAgentMixin):
                     except asyncio.CancelledError as exc:
                         cancelled = exc
             finally:
-                self._slot.release()
+                self._release()
         finally:
             self._state = "closed"
             self._store.observer = None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core._history import ConversationStore
     from robota.core._plugins import Plugin
-    from robota.core.execution._slot import RunSlot
     from robota.core.tools._deferral import ToolCatalog
     from robota.core.tools._executor import ToolExecutionService
     from robota.core.tools._registry import ToolRegistry
@@ -67,10 +66,11 @@ class DurableAgentMixin:
         _tools: ToolRegistry
         _executor: ToolExecutionService
         _catalog: ToolCatalog
-        _plugins: list[Plugin]
-        _slot: RunSlot
+        _plugins: Sequence[Plugin]
 
         def _check_not_closed(self) -> None: ...
+        async def _acquire(self) -> None: ...
+        def _release(self) -> None: ...
         def _caller_window(self, provider: str, model: str) -> int | None: ...
         def _settings(self, output: object, options: Any) -> ExecutionSettings: ...
         async def _ensure_initialized(self) -> None: ...
@@ -219,7 +219,7 @@ class DurableAgentMixin:
             )
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
-            await guard.call(self._slot.acquire)
+            await guard.call(self._acquire)
         try:
             if run_signal.aborted:  # S38, as for run()
                 raise abort_error_from_reason(run_signal.reason)
@@ -252,7 +252,7 @@ class DurableAgentMixin:
             finally:
                 await release_lease(lease)
         finally:
-            self._slot.release()
+            self._release()
 
     def _resumed_settings(self, recovery: Recovery, output: object) -> ExecutionSettings:
         # S40: the limits the execution started with, not this agent's current ones.

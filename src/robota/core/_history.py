@@ -300,8 +300,9 @@ class ConversationStore:
         self._media: list[Message] | None = None  # the messages with media parts, once any is
         self._provider: list[Message] = self._messages  # until an interrupted message (_push)
         self._pending: PendingAssistant | None = None
-        self._view = HistoryView(self)
-        self._provider_view = HistoryView(self, provider=True)
+        # The views are built on first read (issue 27: most stores are read through one).
+        self._view: HistoryView | None = None
+        self._provider_view: HistoryView | None = None
         self.observer: HistoryObserver | None = None
         self._ledger = ContextLedger()
         for index, message in enumerate(messages):
@@ -320,7 +321,10 @@ class ConversationStore:
     @property
     def messages(self) -> HistoryView:
         """A live, read-only view of the history, system head included."""
-        return self._view
+        view = self._view
+        if view is None:
+            view = self._view = HistoryView(self)
+        return view
 
     def snapshot(self) -> tuple[Message, ...]:
         """An immutable copy of the history as it is now."""
@@ -331,7 +335,10 @@ class ConversationStore:
 
         A live read-only view; it costs no copy per round.
         """
-        return self._provider_view
+        view = self._provider_view
+        if view is None:
+            view = self._provider_view = HistoryView(self, provider=True)
+        return view
 
     def provider_snapshot(self) -> HistorySnapshot:
         """:meth:`provider_messages` frozen as it is now, in O(1) (what a request carries)."""

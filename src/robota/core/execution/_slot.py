@@ -47,6 +47,11 @@ class RunSlot:
                     self._waiters.remove(waiter)
             raise
 
+    @property
+    def idle(self) -> bool:
+        """Nobody holds the slot or waits for it."""
+        return not self._busy and not self._waiters
+
     def release(self) -> None:
         """Hand the slot to the next waiter, or free it."""
         while self._waiters:

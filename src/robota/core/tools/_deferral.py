@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Literal, TypeAlias, final
+from typing import Any, Final, Literal, Protocol, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._messages import Message, ToolMessage
@@ -109,6 +109,25 @@ class _Plan:
         self.visible = visible
 
 
+class WindowOwner(Protocol):
+    """What a catalog reads its default context window from (the agent; no bound method kept)."""
+
+    def _context_window(self) -> int | None: ...
+
+
+class Withholder(Protocol):
+    """What a catalog asks whether the permission gate withholds a tool (the executor)."""
+
+    def _withheld(self, tool: Tool) -> bool: ...
+
+
+# Never written: every catalog's load order until its first load (issue 27).
+_NONE_LOADED: Final[dict[str, None]] = {}
+
+# No tools, nothing to defer: one shared plan, no per-agent cache (issue 27).
+_NO_TOOLS = _Plan(False, (), ())
+
+
 @final
 class ToolCatalog:
     """An agent's tools as deferral sees them: residency, what is loaded, what is offered.
@@ -139,7 +158,7 @@ class ToolCatalog:
         "_window",
         "registry",
         "setting",
-        "withheld",
+        "withholder",
     )
 
     def __init__(
@@ -148,7 +167,7 @@ class ToolCatalog:
         *,
         setting: ToolDeferral = "auto",
         search: bool = True,
-        window: Callable[[], int | None],
+        window: WindowOwner,
         texts: ModelTexts | None = None,
     ) -> None:
         self.registry = registry
@@ -157,14 +176,21 @@ class ToolCatalog:
         self._searching = bool(search)
         self._search: ToolSearchTool | None = None  # built when deferral first engages
         self._window = window
-        self._loaded: dict[str, None] = {}  # load order; a dict keeps it
+        # Load order (a dict keeps it); a shared empty one until the first load (issue 27).
+        self._loaded: dict[str, None] = _NONE_LOADED
         self._plan_key: tuple[object, ...] = ()
         self._plan_value: _Plan | None = None
         # The residency of each registered tool, read once per catalog change (so a later
         # change of a tool's attribute cannot flip a plan mid-run).
         self._snapshot: tuple[object, tuple[Tool, ...], tuple[Tool, ...]] = (None, (), ())
-        #: Whether the permission gate withholds a tool outright (S12); set by the executor.
-        self.withheld: Callable[[Tool], bool] = _never
+        #: Asked whether the permission gate withholds a tool outright (S12); the executor sets
+        #: itself (a reference, not a bound method per agent: issue 27).
+        self.withholder: Withholder | None = None
+
+    def withheld(self, tool: Tool) -> bool:
+        """Whether the permission gate withholds ``tool`` outright (S12)."""
+        withholder = self.withholder
+        return withholder is not None and withholder._withheld(tool)
 
     def _search_tool(self) -> ToolSearchTool | None:
         if self._searching and self._search is None:
@@ -236,6 +262,8 @@ class ToolCatalog:
         ``window`` is read only when ``"auto"`` must weigh the deferred schemas' token share.
         """
         specs = self.registry.specs()
+        if not specs:
+            return _NO_TOOLS
         if self._snapshot[0] is not specs:
             tools = tuple(self.registry)
             deferred = tuple(tool for tool in tools if tool.residency == "deferred")
@@ -243,7 +271,9 @@ class ToolCatalog:
         _, tools, deferred = self._snapshot
         needs_window = self.setting == "auto" and 0 < len(deferred) < AUTO_DEFERRAL_TOOL_COUNT
         # An unknown window (None) weighs nothing: only the tool count can engage deferral.
-        size = ((window or self._window)() or 0) if needs_window else 0
+        size = (
+            ((window() if window else self._window._context_window()) or 0) if needs_window else 0
+        )
         key = (specs, size, len(self._loaded))
         plan = self._plan_value
         if plan is not None and self._plan_key[0] is specs and self._plan_key[1:] == key[1:]:
@@ -336,13 +366,11 @@ class ToolCatalog:
         for name in _loaded_names(message.content):
             tool = self.registry.get(name)
             if tool is not None and tool in self._snapshot[2] and name not in self._loaded:
+                if self._loaded is _NONE_LOADED:
+                    self._loaded = {}
                 self._loaded[name] = None
                 added = True
         return added
-
-
-def _never(tool: Tool) -> bool:
-    return False
 
 
 def _past_threshold(deferred: tuple[Tool, ...], window: int) -> bool:

@@ -317,7 +317,7 @@ class ToolExecutionService:
         self.settle = settle
         self.texts = texts
         if catalog is not None:
-            catalog.withheld = self._withheld
+            catalog.withholder = self
         self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
 
     def _withheld(self, tool: Tool) -> bool:
@@ -345,7 +345,7 @@ class ToolExecutionService:
             return offered
         decide = getattr(self.gate, "offered", None)
         if decide is None:
-            offered = specs
+            return specs  # nothing filtered: nothing to cache (issue 27)
         else:
             kept: list[ToolSpec] = []
             for spec in specs:
