@@ -14,8 +14,8 @@ by tracemalloc after the collector has run (deterministic: no timing, no machine
   was built (built before tracemalloc starts); the ``RunResult`` of each turn is dropped;
 * **every RunResult kept too**: the same, with the caller keeping every turn's ``RunResult``;
 * **the whole agent** after each of ``WHOLE_TURNS`` turns: its construction included, so a
-  short conversation carries the agent's fixed cost (about 3.5 KiB) as well. After one turn
-  with no tools this is the issue's "about 8×".
+  short conversation carries the agent's fixed cost (about 1 KiB to build; about 3.5 KiB when
+  the issue was filed) as well. After one turn with no tools this was the issue's "about 8×".
 
 The provider is built before measuring and its own record of the requests it received
 (``ScriptedProvider.requests``) is cleared before reading: a real provider keeps nothing.

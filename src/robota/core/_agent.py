@@ -340,14 +340,11 @@ class Agent(DurableAgentMixin):
         "_max_rounds",
         "_model",
         "_model_settings",
-        "_modules",
         "_name",
-        "_plugins",
         "_provider",
         "_providers",
         "_rare",
         "_slot",
-        "_sources",
         "_state",
         "_store",
         "_texts",
@@ -377,6 +374,9 @@ class Agent(DurableAgentMixin):
     _response_cache = RareField["ResponseCache | None"](None)
     _history_cap = RareField["int | None"](None)
     _system_prompt = RareField["str | None"](None)
+    _sources = RareField["Sequence[ToolSource]"](())
+    _plugins = RareField["Sequence[Plugin]"](())
+    _modules = RareField["ModuleRegistry | tuple[()]"](())
 
     def __init__(
         self,
@@ -493,7 +493,7 @@ class Agent(DurableAgentMixin):
             else:
                 sources.append(entry)
         # Shared empty defaults when there is nothing to hold (issue 27).
-        self._sources: Sequence[ToolSource] = sources or ()
+        self._sources = sources or ()
         self._tools = ToolRegistry(plain)
         # Source name → registered names; written only with sources (else a shared empty dict).
         self._source_names = {} if sources else _NO_SOURCE_NAMES
@@ -524,11 +524,11 @@ class Agent(DurableAgentMixin):
         )
         if any(entry.residency == "deferred" for entry in self._tools):
             self._catalog.check()  # S19: both invariants are refused when the agent is built
-        self._plugins: Sequence[Plugin] = tuple(plugins)
+        self._plugins = tuple(plugins)
         for plugin in self._plugins:
             if not isinstance(plugin, Plugin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
-        self._modules: ModuleRegistry | tuple[()] = ModuleRegistry(modules) if modules else ()
+        self._modules = ModuleRegistry(modules) if modules else ()
         self._owns_providers = owns_providers
         self._response_cache = response_cache
         self._history_cap = max_history_messages
