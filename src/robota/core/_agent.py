@@ -341,18 +341,21 @@ class Agent(DurableAgentMixin):
         "_model",
         "_model_settings",
         "_name",
+        "_owns_providers",
         "_provider",
         "_providers",
         "_rare",
         "_slot",
         "_state",
         "_store",
+        "_system_prompt",
         "_texts",
         "_tools",
     )
 
     # Most agents leave these at their defaults for life: held in one dict, built when one is
-    # first set (issue 27).
+    # first set (issue 27). A system prompt and owned providers (an agent given a provider by
+    # name) are common, so they keep slots: setting either would otherwise build the dict.
     _sync = RareField["SyncDriver | None"](None)
     _disposal = RareField["asyncio.Task[None] | None"](None)
     _close_errors = RareField["list[BaseException] | None"](None)
@@ -370,10 +373,8 @@ class Agent(DurableAgentMixin):
     _allow_tool_only = RareField["bool"](False)
     _event_service = RareField["EventService | None"](None)
     _emitter = RareField["EventEmitter | None"](None)
-    _owns_providers = RareField["bool"](False)
     _response_cache = RareField["ResponseCache | None"](None)
     _history_cap = RareField["int | None"](None)
-    _system_prompt = RareField["str | None"](None)
     _sources = RareField["Sequence[ToolSource]"](())
     _plugins = RareField["Sequence[Plugin]"](())
     _modules = RareField["ModuleRegistry | tuple[()]"](())
@@ -529,7 +530,7 @@ class Agent(DurableAgentMixin):
             if not isinstance(plugin, Plugin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
         self._modules = ModuleRegistry(modules) if modules else ()
-        self._owns_providers = owns_providers
+        self._owns_providers: bool = owns_providers
         self._response_cache = response_cache
         self._history_cap = max_history_messages
         self._store = ConversationStore(
@@ -541,7 +542,7 @@ class Agent(DurableAgentMixin):
         for message in self._store.snapshot():  # not .messages: its view is built on first read
             self._catalog.note(message)  # S19: a restored conversation keeps what it loaded
         self._store.observer = self._on_history
-        self._system_prompt = system_prompt
+        self._system_prompt: str | None = system_prompt
         if system_prompt:
             self._store.set_system_prompt(system_prompt)
         self._slot: RunSlot | None = None  # exists while a run holds or awaits it (_acquire)
