@@ -172,13 +172,13 @@ class AgentRegistry:
         agent = self._live.get(name)
         if agent is None:
             agent = self._live[name] = self.build(name)
-            for provider in agent._providers.values():
+            for provider in agent._providers:
                 provider.disable_sdk_retries()  # Temporal owns retries
         return agent
 
     def provider(self, agent: str, provider: str) -> Provider:
         """The real provider ``provider`` of agent ``agent``."""
-        for item in self.live(agent)._providers.values():
+        for item in self.live(agent)._providers:
             if item.name == provider:
                 return item
         raise ConfigurationError(f"agent {agent!r} has no provider named {provider!r}")
