@@ -36,6 +36,7 @@ from robota.core._messages import (
     ToolCall,
     ToolMessage,
     UserMessage,
+    carried_parts,
 )
 from robota.core._texts import DEFAULT_INTERRUPTED_ANNOTATION
 from robota.core._usage import Usage
@@ -52,11 +53,7 @@ __all__ = [
 
 def has_media(message: Message) -> bool:
     """Whether ``message`` carries a media part (an image, document or audio; S30)."""
-    if isinstance(message, ToolMessage):
-        return bool(message.parts)
-    if isinstance(message, UserMessage) and not isinstance(message.content, str):
-        return any(part.kind != "text" for part in message.content)
-    return False
+    return any(part.kind != "text" for part in carried_parts(message))
 
 
 @final

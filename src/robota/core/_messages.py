@@ -256,3 +256,16 @@ Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessag
 for _kind in (SystemMessage, UserMessage, AssistantMessage, ToolMessage):
     setattr(_kind, "id", _LazyMessageId(_kind.__dict__["id"]))  # noqa: B010 (not for mypy's eyes)
 del _kind
+
+
+def carried_parts(message: Message) -> tuple[MessagePart, ...]:
+    """The parts a message carries besides plain text content (S30).
+
+    A tool result's media (:attr:`ToolMessage.parts`), a user message's content parts (text parts
+    included); ``()`` for every other message and for string content.
+    """
+    if isinstance(message, ToolMessage):
+        return message.parts
+    if isinstance(message, UserMessage) and not isinstance(message.content, str):
+        return message.content
+    return ()

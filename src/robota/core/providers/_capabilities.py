@@ -25,7 +25,7 @@ from fnmatch import fnmatchcase
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError, NativeToolUnavailableError
-from robota.core._messages import Message, ToolMessage, UserMessage
+from robota.core._messages import Message, ToolMessage, UserMessage, carried_parts
 from robota.core._parts import MessagePart, TextPart, tool_parts
 from robota.core._texts import render
 from robota.core.providers._contract import ChatRequest, Provider
@@ -313,11 +313,7 @@ def check_media(provider: Provider, model: str, messages: Sequence[Message]) -> 
     """
     merged: ModelCapabilities | None = None
     for index, message in enumerate(messages):
-        content = message.content
-        media: tuple[MessagePart, ...] = () if isinstance(content, str) else content
-        if isinstance(message, ToolMessage):
-            media = message.parts
-        for part in media:
+        for part in carried_parts(message):
             if part.kind == "text":
                 continue
             if merged is None:
@@ -363,7 +359,7 @@ def omit_unsupported_media(
     omitted: list[str] = []
     for index, message in enumerate(messages):
         sent = message
-        media = _media_of(message)
+        media = carried_parts(message)
         notes: list[str] = []
         kept: list[MessagePart] = []
         for part in media:
@@ -391,18 +387,10 @@ def omit_unsupported_media(
     return tuple(out), tuple(omitted)
 
 
-def _media_of(message: Message) -> tuple[MessagePart, ...]:
-    if isinstance(message, ToolMessage):
-        return message.parts
-    if isinstance(message, UserMessage) and not isinstance(message.content, str):
-        return message.content
-    return ()
-
-
 def _any_refused(provider: Provider, model: str, carriers: Sequence[Message]) -> bool:
     merged: ModelCapabilities | None = None
     for message in carriers:
-        for part in _media_of(message):
+        for part in carried_parts(message):
             if part.kind == "text":
                 continue
             if merged is None:
