@@ -12,7 +12,11 @@ before timing starts.
    open. The bare read, on its own connection to the same file: ``BEGIN``, the header row
    (``SELECT id, created_at, parent_id, fork_at FROM robota_sessions WHERE id = ?``), every
    entry row's text (``SELECT entry FROM robota_session_entries WHERE session_id = ? ORDER BY
-   seq``, ``fetchall``), ``COMMIT`` — the rows the store reads, not decoded.
+   seq``, ``fetchall``), ``COMMIT`` — the rows the store reads, not decoded. Two reference
+   lines are printed beside it: the bare read plus ``json.loads`` of every row, and the time of
+   only constructing the same 2,000 message objects from values already in memory (no SQLite,
+   no parsing) — the least any load that returns message objects can cost, itself more than 4×
+   the bare read on CPython 3.11–3.13.
 2. **Save** one turn: the store's append of one ``TurnSaved`` entry (a question, a reply, usage)
    under a held lease — ``await lease.append(entry)``, which encodes the entry, hops to the
    store's worker thread, and commits — against a bare ``BEGIN IMMEDIATE``, ``INSERT INTO
@@ -116,6 +120,43 @@ def _bare_read(connection: sqlite3.Connection, session_id: str) -> int:
     return len(rows)
 
 
+def _build_floor() -> float:
+    """The time to construct the loaded history's messages alone, from values in memory.
+
+    No SQLite, no parsing: the question and reply strings, ids, times and usage counts exist
+    already, and only the 2,000 ``UserMessage``/``AssistantMessage`` objects (with each reply's
+    ``Usage``) are made — the least any load that returns message objects must spend.
+    """
+    values = [
+        (
+            _question(n),
+            _reply(n),
+            f"msg_{os.urandom(12).hex()}",
+            f"msg_{os.urandom(12).hex()}",
+            time.time(),
+        )
+        for n in range(LOAD_TURNS)
+    ]
+    counts = USAGE.prompt_tokens, USAGE.completion_tokens, USAGE.cache_read_tokens
+    samples: list[float] = []
+    for _ in range(LOAD_SAMPLES + 2):
+        started = time.perf_counter()
+        built: list[robota.Message] = []
+        for question, reply, question_id, reply_id, at in values:
+            built.append(robota.UserMessage(question, id=question_id, created_at=at))
+            usage = robota.Usage.from_counts(
+                prompt=counts[0], completion=counts[1], cache_read=counts[2]
+            )
+            built.append(
+                robota.AssistantMessage(
+                    reply, usage=usage, model="bench-model", id=reply_id, created_at=at
+                )
+            )
+        samples.append(time.perf_counter() - started)
+        assert len(built) == 2 * LOAD_TURNS
+    return statistics.median(samples[2:])
+
+
 def _bare_insert(connection: sqlite3.Connection, session_id: str, seq: int, text: str) -> None:
     connection.execute("BEGIN IMMEDIATE")
     connection.execute(
@@ -130,6 +171,7 @@ class Figures:
     load_ours: float = 0.0
     load_bare: float = 0.0
     load_decode: float = 0.0  # the bare read plus json.loads of every row, for reference
+    load_build: float = 0.0  # only constructing the same messages from values in memory
     save_ours: float = 0.0
     save_bare: float = 0.0
     turn_session: float = 0.0  # session.run less agent.run
@@ -174,6 +216,7 @@ async def _load_and_save(folder: str, figures: Figures) -> None:
         bare.execute("COMMIT")
         [json.loads(row[0]) for row in rows]
         decoded.append(time.perf_counter() - started)
+    figures.load_build = _build_floor()
     figures.load_ours = statistics.median(ours[2:])
     figures.load_bare = statistics.median(plain[2:])
     figures.load_decode = statistics.median(decoded[2:])
@@ -313,6 +356,10 @@ def report(f: Figures) -> bool:
         f"of the same rows {_ms(f.load_bare)} — ratio {load:.2f} {_verdict(load)}"
     )
     print(f"    (the bare read plus json.loads of every row: {_ms(f.load_decode)})")
+    print(
+        f"    (only constructing the {2 * LOAD_TURNS:,} message objects from values in memory: "
+        f"{_ms(f.load_build)}, {f.load_build / f.load_bare:.2f}× the bare read)"
+    )
     print(
         f"  save one turn (lease.append of a TurnSaved): {_us(f.save_ours)} vs bare INSERT + "
         f"COMMIT of the same row {_us(f.save_bare)} — ratio {save:.2f} {_verdict(save)}"
