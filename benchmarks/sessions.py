@@ -16,7 +16,7 @@ before timing starts.
    lines are printed beside it: the bare read plus ``json.loads`` of every row, and the time of
    only constructing the same 2,000 message objects from values already in memory (no SQLite,
    no parsing) — the least any load that returns message objects can cost, itself more than 4×
-   the bare read on CPython 3.11–3.13.
+   the bare read on CPython 3.11.
 2. **Save** one turn: the store's append of one ``TurnSaved`` entry (a question, a reply, usage)
    under a held lease — ``await lease.append(entry)``, which encodes the entry, hops to the
    store's worker thread, and commits — against a bare ``BEGIN IMMEDIATE``, ``INSERT INTO
