@@ -28,5 +28,6 @@ def fault_server() -> Iterator[FaultServer]:
 
 @pytest.fixture(params=sorted(VENDORS))
 def vendor(request: pytest.FixtureRequest) -> Vendor:
-    """Each vendor API in turn: OpenAI Chat Completions and Responses, Anthropic, Gemini."""
+    """Each vendor API in turn: OpenAI Chat Completions and Responses, Anthropic, Gemini, and
+    an OpenAI-compatible server (OpenRouter's error format)."""
     return VENDORS[str(request.param)]

@@ -119,8 +119,8 @@ async def test_s42_an_error_event_inside_a_200_stream_is_recoverable_after_the_t
     assert isinstance(error, robota.ProviderError)
     assert not isinstance(error, robota.NetworkError)
     assert error.vendor_type == vendor.stream_error_type
-    # Gemini's stream error object names its HTTP code; the others have no HTTP error status.
-    assert error.status == (503 if vendor.name == "gemini" else None)
+    # Gemini's and OpenRouter's stream error objects name an HTTP code; the others have none.
+    assert error.status == vendor.stream_error_status
     assert error.recoverable is True  # an overloaded or failing server: another attempt may pass
     assert error.switchable is True
     assert len(server.requests) == 1

@@ -19,7 +19,13 @@ from providers.faults.vendors import FaultServer, Vendor, request
 from providers.replay import Exchange
 from robota import Provider, StreamEvent, TextDelta
 
-SDK_DEFAULT_RETRIES = {"openai-chat": 2, "openai-responses": 2, "anthropic": 2, "gemini": 0}
+SDK_DEFAULT_RETRIES = {
+    "openai-chat": 2,
+    "openai-responses": 2,
+    "anthropic": 2,
+    "gemini": 0,
+    "openai-compatible": 2,
+}
 """Retries each SDK makes as built with no option: ``max_retries`` 2 (openai, anthropic); the
 google-genai SDK makes one attempt unless given ``retry_options``."""
 

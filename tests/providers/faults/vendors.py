@@ -25,6 +25,8 @@ Error bodies follow each vendor's documented error format:
 * Gemini: ``{"error": {"code", "message", "status", "details"}}``; a 429 names its wait in a
   ``google.rpc.RetryInfo`` detail (``"retryDelay": "2s"``); inside a stream the same object
   arrives as a ``data:`` chunk.
+* An OpenAI-compatible server, in OpenRouter's format: ``{"error": {"code": <HTTP status>,
+  "message", "metadata"}}`` with no type, and inside a stream a chunk with an ``error`` member.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from robota import ChatRequest, Provider, UserMessage
 from robota.providers.anthropic import AnthropicProvider
 from robota.providers.gemini import GeminiProvider
 from robota.providers.openai import OpenAIProvider
+from robota.providers.openai_compatible import OpenAICompatibleProvider
 
 __all__ = [
     "RETRY_HINTS",
@@ -63,6 +66,7 @@ RETRY_HINTS: Final[Mapping[str, tuple[RetryHint, ...]]] = {
     "openai-responses": ("none", "retry-after", "retry-after-ms"),
     "anthropic": ("none", "retry-after", "retry-after-ms"),
     "gemini": ("none", "retry-after", "retry-info"),
+    "openai-compatible": ("none", "retry-after", "retry-after-ms"),
 }
 """The hint forms each vendor's 429 is tested with."""
 
@@ -93,14 +97,16 @@ class Vendor:
     """The text delivered by the recording's events up to and including its first text event."""
     build: Callable[..., Provider]
     """``build(server, sdk_retries=, timeout=)``: the adapter pointed at ``server``."""
-    error_body: Callable[[int, str, str], Any]
+    error_body: Callable[[int, str | None, str], Any]
     """``error_body(status, vendor_type, message)``: the vendor's error body."""
-    status_types: Mapping[int, str]
-    """The error type the vendor names for 429, 500 and 503."""
+    status_types: Mapping[int, str | None]
+    """The error type the vendor names for 429, 500 and 503 (``None``: its body names none)."""
     stream_error_event: str
     """The SSE text of an error event inside a 200 stream (the vendor's "overloaded")."""
-    stream_error_type: str
+    stream_error_type: str | None
     """The vendor error type that event carries."""
+    stream_error_status: int | None = None
+    """The HTTP code that event names, when its format has one (Gemini, OpenRouter)."""
 
     def provider(
         self, server: ReplayServer, *, sdk_retries: int | None = 0, timeout: float | None = None
@@ -167,7 +173,7 @@ class Vendor:
 # --------------------------------------------------------------------------------------------
 
 
-def _openai_body(status: int, vendor_type: str, message: str) -> Any:
+def _openai_body(status: int, vendor_type: str | None, message: str) -> Any:
     code = "rate_limit_exceeded" if status == 429 else None
     return {"error": {"message": message, "type": vendor_type, "param": None, "code": code}}
 
@@ -233,7 +239,7 @@ OPENAI_RESPONSES: Final = Vendor(
 # --------------------------------------------------------------------------------------------
 
 
-def _anthropic_body(status: int, vendor_type: str, message: str) -> Any:
+def _anthropic_body(status: int, vendor_type: str | None, message: str) -> Any:
     del status
     return {
         "type": "error",
@@ -276,7 +282,7 @@ ANTHROPIC: Final = Vendor(
 # --------------------------------------------------------------------------------------------
 
 
-def _gemini_body(status: int, vendor_type: str, message: str) -> Any:
+def _gemini_body(status: int, vendor_type: str | None, message: str) -> Any:
     return {"error": {"code": status, "message": message, "status": vendor_type}}
 
 
@@ -309,9 +315,63 @@ GEMINI: Final = Vendor(
     + json.dumps(_gemini_body(503, "UNAVAILABLE", "The model is overloaded. Try again later."))
     + "\r\n\r\n",
     stream_error_type="UNAVAILABLE",
+    stream_error_status=503,
+)
+
+
+# --------------------------------------------------------------------------------------------
+# An OpenAI-compatible server (OpenRouter's error format)
+# --------------------------------------------------------------------------------------------
+
+
+def _openrouter_body(status: int, vendor_type: str | None, message: str) -> Any:
+    # OpenRouter puts the HTTP status in ``code`` and names no type (a recorded 429 in
+    # ``openai-chat/test_openrouter_errors_raised``).
+    del vendor_type
+    return {"error": {"code": status, "message": message, "metadata": {"provider_name": "Up"}}}
+
+
+def _compatible(
+    server: ReplayServer, *, sdk_retries: int | None, timeout: float | None
+) -> Provider:
+    return OpenAICompatibleProvider(
+        base_url=server.base_url + "/v1",
+        api_key="test",
+        max_retries=sdk_retries,
+        timeout=timeout,
+    )
+
+
+OPENAI_COMPATIBLE: Final = Vendor(
+    name="openai-compatible",
+    model="gpt-5",
+    recording=("openai-chat", "test_openai_moderation_stream"),
+    success_text="Paris.",
+    text_marker='"delta":{"content":"P',
+    prefix_text="Paris",
+    build=_compatible,
+    error_body=_openrouter_body,
+    status_types={429: None, 500: None, 503: None},
+    # OpenRouter sends an upstream failure as a chunk with an ``error`` member
+    # (``openai-chat/test_openrouter_stream_error``).
+    stream_error_event="data: "
+    + json.dumps(
+        {
+            "id": "gen-1",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "gpt-5",
+            "error": {"code": 502, "message": "Upstream provider failed"},
+            "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": None}],
+        }
+    )
+    + "\n\n",
+    stream_error_type=None,
+    stream_error_status=502,
 )
 
 VENDORS: Final[Mapping[str, Vendor]] = {
-    vendor.name: vendor for vendor in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC, GEMINI)
+    vendor.name: vendor
+    for vendor in (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC, GEMINI, OPENAI_COMPATIBLE)
 }
 """Every vendor API the fault tests cover, by name."""
