@@ -82,6 +82,17 @@ async def test_s42_a_429_is_a_recoverable_switchable_rate_limit_with_its_retry_a
     assert len(server.requests) == 1  # max_retries=0: the SDK sent it once
 
 
+async def test_s42_a_429_retry_after_given_as_an_http_date_is_seconds_from_now(
+    fault_server: FaultServer, vendor: Vendor
+) -> None:
+    server = fault_server([vendor.rate_limited("retry-after-date", seconds=60.0)])
+    error = await _failure(vendor.provider(server), vendor)
+    assert isinstance(error, robota.RateLimitError)
+    assert error.retry_after is not None
+    # The date has whole seconds, and the script was built before the SDK was even loaded.
+    assert 45.0 <= error.retry_after <= 60.0
+
+
 @SURFACES
 @pytest.mark.parametrize("status", [500, 503])
 async def test_s42_a_5xx_is_a_recoverable_switchable_provider_error(

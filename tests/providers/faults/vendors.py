@@ -32,7 +32,9 @@ Error bodies follow each vendor's documented error format:
 from __future__ import annotations
 
 import dataclasses
+import email.utils
 import json
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -56,10 +58,10 @@ FaultServer = Callable[[Sequence[Exchange]], ReplayServer]
 """The ``fault_server`` fixture (``conftest.py``): starts a server for a script, stopped after
 the test."""
 
-RetryHint = Literal["none", "retry-after", "retry-after-ms", "retry-info"]
+RetryHint = Literal["none", "retry-after", "retry-after-ms", "retry-after-date", "retry-info"]
 """How a 429 says how long to wait: not at all, ``Retry-After: <seconds>``,
-``retry-after-ms: <ms>`` (OpenAI and Anthropic; both SDKs read it), or Gemini's ``RetryInfo``
-detail in the body."""
+``retry-after-ms: <ms>`` (OpenAI and Anthropic; both SDKs read it), ``Retry-After:
+<HTTP date>`` (RFC 9110's other form), or Gemini's ``RetryInfo`` detail in the body."""
 
 RETRY_HINTS: Final[Mapping[str, tuple[RetryHint, ...]]] = {
     "openai-chat": ("none", "retry-after", "retry-after-ms"),
@@ -148,6 +150,9 @@ class Vendor:
             "none": {},
             "retry-after": {"retry-after": f"{seconds:g}"},
             "retry-after-ms": {"retry-after-ms": f"{seconds * 1000:g}"},
+            "retry-after-date": {
+                "retry-after": email.utils.formatdate(time.time() + seconds, usegmt=True)
+            },
         }[hint]
         return self.status_error(429, headers)
 
