@@ -27,7 +27,8 @@ socket (so the client sees the stream progressively and the connection stays reu
 
 Faults (issue 28): :meth:`Exchange.drop_mid_stream` ends a stream with an orderly close (FIN),
 :meth:`Exchange.reset_mid_stream` with an abortive one (``SO_LINGER`` 0: the client gets a TCP
-RST, ``ECONNRESET``), :meth:`Exchange.hang` never answers, and ``delay_before_headers`` /
+RST, ``ECONNRESET``), :meth:`Exchange.abort` resets before any answer, :meth:`Exchange.hang`
+never answers, and ``delay_before_headers`` /
 ``delay_before_body`` (on any exchange) make a slow first byte. ``tests/providers/faults`` builds
 each vendor's failures in its wire format on top of these.
 """
@@ -72,7 +73,7 @@ RECORDINGS_ENV_VAR = "ROBOTA_VENDOR_RECORDINGS"
 UNSCRIPTED_STATUS = 599
 """Status of the answer to a request that came after the script ran out."""
 
-Mode = Literal["complete", "sse", "drop", "reset", "hang"]
+Mode = Literal["complete", "sse", "drop", "reset", "abort", "hang"]
 HeaderPairs = tuple[tuple[str, str], ...]
 HeadersArg = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
@@ -196,6 +197,12 @@ class Exchange:
             mode="reset",
             chunk_delay=chunk_delay,
         )
+
+    @classmethod
+    def abort(cls) -> Exchange:
+        """Read the request, then reset the connection (``SO_LINGER`` 0) without any answer:
+        to the client, "connection reset by peer" before a status line."""
+        return cls(mode="abort")
 
     @classmethod
     def hang(cls, seconds: float) -> Exchange:
@@ -474,6 +481,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         if exchange.delay_before_headers and stop.wait(exchange.delay_before_headers):
             self.close_connection = True
+            return
+        if exchange.mode == "abort":
+            self._reset()
             return
         self._start(exchange.status, exchange.headers)
         if exchange.mode == "complete":

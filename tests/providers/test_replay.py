@@ -306,6 +306,17 @@ def test_reset_mid_stream_sends_its_events_then_a_tcp_reset() -> None:
     assert any(isinstance(link, ConnectionResetError) for link in chain), chain
 
 
+def test_abort_resets_the_connection_before_any_answer() -> None:
+    with (
+        ReplayServer([Exchange.abort()]) as server,
+        httpx2.Client(trust_env=False) as client,
+    ):
+        with pytest.raises(httpx2.TransportError) as caught:
+            client.post(server.url("/s"), content=b"{}")
+        server.assert_all_served()
+    assert "reset" in str(caught.value).lower()
+
+
 @pytest.mark.parametrize("where", ["headers", "body"])
 def test_a_delayed_exchange_holds_its_first_byte(where: str) -> None:
     exchange = Exchange.sse("data: one\n\n")

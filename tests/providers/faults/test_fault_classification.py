@@ -159,6 +159,20 @@ async def test_s42_a_connection_reset_mid_stream_is_recoverable_not_switchable(
 
 
 @SURFACES
+async def test_s42_a_connection_reset_before_any_answer_is_recoverable_not_switchable(
+    fault_server: FaultServer, vendor: Vendor, surface: str
+) -> None:
+    server = fault_server([vendor.reset_before_answer()])
+    error = await _failure(vendor.provider(server), vendor, surface=surface)
+    assert type(error) is robota.NetworkError
+    assert error.vendor_type == "connection_error"
+    assert error.status is None
+    assert error.recoverable is True
+    assert error.switchable is False
+    assert len(server.requests) == 1
+
+
+@SURFACES
 async def test_s42_a_slow_first_byte_past_the_timeout_is_a_recoverable_timeout(
     fault_server: FaultServer, vendor: Vendor, surface: str
 ) -> None:

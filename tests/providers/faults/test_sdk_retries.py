@@ -117,3 +117,21 @@ async def test_no_sdk_retries_a_failure_inside_a_200_stream(
     error = await _failure(vendor.provider(server, sdk_retries=2), vendor)
     assert error.recoverable is True
     assert len(server.requests) == 1
+
+
+async def test_which_sdk_retries_a_connection_reset_before_any_answer(
+    fault_server: FaultServer, vendor: Vendor
+) -> None:
+    """A reset before the status line is a request that may never have arrived: the openai
+    and anthropic SDKs built with retries send it again. google-genai's ``retry_options``
+    retry only timeouts and connect errors, not a read that was reset: the caller sees it."""
+    server = fault_server([vendor.reset_before_answer(), vendor.success()])
+    provider = vendor.provider(server, sdk_retries=2)
+    if vendor.name == "gemini":
+        error = await _failure(provider, vendor)
+        assert isinstance(error, robota.NetworkError)
+        assert error.recoverable is True  # a retry policy above the SDK may still retry it
+        assert len(server.requests) == 1
+    else:
+        assert await _answer(provider, vendor) == vendor.success_text
+        assert len(server.requests) == 2

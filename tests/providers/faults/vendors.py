@@ -164,6 +164,10 @@ class Vendor:
         """A 200 stream: the recording's first text, then a TCP reset (``SO_LINGER`` 0)."""
         return Exchange.reset_mid_stream(self._prefix())
 
+    def reset_before_answer(self) -> Exchange:
+        """The request read, then a TCP reset before any status line."""
+        return Exchange.abort()
+
     def slow_first_byte(self, seconds: float) -> Exchange:
         """The recorded success, its status line held back ``seconds``."""
         return self.success().delayed(headers=seconds)
