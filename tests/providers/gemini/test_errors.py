@@ -6,6 +6,7 @@ Error bodies are hand-written in Google's documented format
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -183,3 +184,20 @@ def test_s42_the_table_has_one_row_per_documented_failure() -> None:
         "connection": False,
         "unknown": False,
     }
+
+
+async def test_s42_resource_exhausted_inside_a_stream_keeps_its_retry_info_delay() -> None:
+    """The SDK raises an error object that arrives as a stream chunk; its RetryInfo counts."""
+    text = {"candidates": [{"content": {"parts": [{"text": "The"}], "role": "model"}}]}
+    error = {
+        "error": {
+            "code": 429,
+            "message": "slow down",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [_retry_info("4s")],
+        }
+    }
+    stream = "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in (text, error))
+    mapped = await _fail(Exchange.sse(stream), stream=True)
+    assert isinstance(mapped, robota.RateLimitError)
+    assert (mapped.status, mapped.retry_after, mapped.recoverable) == (429, 4.0, True)
