@@ -24,6 +24,13 @@ thread it started.
 Transport rules: HTTP/1.1 with keep-alive. A complete body is sent with ``content-length``; an
 SSE stream with ``transfer-encoding: chunked``, one chunk per event, each written straight to the
 socket (so the client sees the stream progressively and the connection stays reusable).
+
+Faults (issue 28): :meth:`Exchange.drop_mid_stream` ends a stream with an orderly close (FIN),
+:meth:`Exchange.reset_mid_stream` with an abortive one (``SO_LINGER`` 0: the client gets a TCP
+RST, ``ECONNRESET``), :meth:`Exchange.abort` resets before any answer, :meth:`Exchange.hang`
+never answers, and ``delay_before_headers`` /
+``delay_before_body`` (on any exchange) make a slow first byte. ``tests/providers/faults`` builds
+each vendor's failures in its wire format on top of these.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ import json
 import os
 import re
 import socket
+import struct
 import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,6 +55,7 @@ import yaml  # type: ignore[import-untyped,unused-ignore]
 
 __all__ = [
     "RECORDINGS_ENV_VAR",
+    "RESET_GRACE",
     "UNSCRIPTED_STATUS",
     "CassetteRequest",
     "Exchange",
@@ -64,7 +73,7 @@ RECORDINGS_ENV_VAR = "ROBOTA_VENDOR_RECORDINGS"
 UNSCRIPTED_STATUS = 599
 """Status of the answer to a request that came after the script ran out."""
 
-Mode = Literal["complete", "sse", "drop", "hang"]
+Mode = Literal["complete", "sse", "drop", "reset", "abort", "hang"]
 HeaderPairs = tuple[tuple[str, str], ...]
 HeadersArg = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
@@ -86,6 +95,8 @@ _HOP_BY_HOP = frozenset(
 # An SSE event ends with a blank line; Gemini separates events with CRLF CRLF.
 _EVENT_END = re.compile(r"(?<=\r\n\r\n)|(?<=\n\n)|(?<=\r\r)")
 _POLL_INTERVAL = 0.02
+RESET_GRACE: Final = 0.05
+"""Seconds a ``reset`` exchange waits after its last event before resetting the connection."""
 _SOCKET_TIMEOUT = 60.0
 
 
@@ -124,6 +135,14 @@ class Exchange:
     """Seconds to wait before each SSE event after the first (``sse`` and ``drop`` modes)."""
     hang_seconds: float = 0.0
     """How long a ``hang`` exchange holds the request before closing without an answer."""
+    delay_before_headers: float = 0.0
+    """Seconds to hold the request before the status line (a slow first byte), any mode."""
+    delay_before_body: float = 0.0
+    """Seconds between the headers and the first byte of the body (a stream that stalls)."""
+
+    def delayed(self, *, headers: float = 0.0, body: float = 0.0) -> Exchange:
+        """This exchange, answered after ``headers`` seconds and its body ``body`` s later."""
+        return dataclasses.replace(self, delay_before_headers=headers, delay_before_body=body)
 
     @classmethod
     def json(cls, status: int, body_obj: Any, headers: HeadersArg = None) -> Exchange:
@@ -158,6 +177,32 @@ class Exchange:
             mode="drop",
             chunk_delay=chunk_delay,
         )
+
+    @classmethod
+    def reset_mid_stream(
+        cls, text_prefix: str, *, chunk_delay: float = 0.0, headers: HeadersArg = None
+    ) -> Exchange:
+        """Start a 200 SSE stream, send ``text_prefix`` event by event, then reset the connection.
+
+        The socket is closed with ``SO_LINGER`` 0, so the client's next read fails with
+        ``ECONNRESET`` (a TCP RST) rather than seeing an orderly end of file. The server waits
+        :data:`RESET_GRACE` seconds after the last event first, so the client has read what was
+        sent (a kernel may drop unread data when the RST arrives).
+        """
+        pairs = _with_default(_header_pairs(headers), "content-type", "text/event-stream")
+        return cls(
+            status=200,
+            headers=pairs,
+            body=text_prefix.encode(),
+            mode="reset",
+            chunk_delay=chunk_delay,
+        )
+
+    @classmethod
+    def abort(cls) -> Exchange:
+        """Read the request, then reset the connection (``SO_LINGER`` 0) without any answer:
+        to the client, "connection reset by peer" before a status line."""
+        return cls(mode="abort")
 
     @classmethod
     def hang(cls, seconds: float) -> Exchange:
@@ -434,14 +479,28 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             stop.wait(exchange.hang_seconds)
             self.close_connection = True
             return
+        if exchange.delay_before_headers and stop.wait(exchange.delay_before_headers):
+            self.close_connection = True
+            return
+        if exchange.mode == "abort":
+            self._reset()
+            return
         self._start(exchange.status, exchange.headers)
         if exchange.mode == "complete":
             self.send_header("Content-Length", str(len(exchange.body)))
             self.end_headers()
+            self.wfile.flush()
+            if exchange.delay_before_body and stop.wait(exchange.delay_before_body):
+                self.close_connection = True
+                return
             self.wfile.write(exchange.body)
             return
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
+        self.wfile.flush()
+        if exchange.delay_before_body and stop.wait(exchange.delay_before_body):
+            self.close_connection = True
+            return
         for index, event in enumerate(exchange.events()):
             if index and exchange.chunk_delay and stop.wait(exchange.chunk_delay):
                 break
@@ -450,10 +509,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if exchange.mode == "sse" and not stop.is_set():
             self.wfile.write(b"0\r\n\r\n")
             return
+        if exchange.mode == "reset":
+            stop.wait(RESET_GRACE)
+            self._reset()
+            return
         # A dropped connection: no terminating chunk, the socket goes away under the client.
         self.close_connection = True
         with contextlib.suppress(OSError):
             self.connection.shutdown(socket.SHUT_RDWR)
+
+    def _reset(self) -> None:
+        """Close the connection abortively: ``SO_LINGER`` 0 makes the kernel send a TCP RST."""
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        # The buffered files hold references to the socket; only the last close releases it.
+        self.rfile.close()
+        self.wfile.close()
+        self.connection.close()
 
     def _unscripted(self, message: str) -> None:
         error = {"message": f"replay: {message}", "type": "replay_error", "code": "unscripted"}

@@ -284,6 +284,55 @@ def test_sse_events_arrive_one_by_one() -> None:
     assert arrivals[2][0] - arrivals[0][0] >= 0.25  # the client saw the first event early
 
 
+def test_reset_mid_stream_sends_its_events_then_a_tcp_reset() -> None:
+    """Unlike ``drop_mid_stream`` (an orderly close), the client's read fails with ECONNRESET."""
+    text = "data: one\n\ndata: two\n\n"
+    received: list[bytes] = []
+    with (
+        ReplayServer([Exchange.reset_mid_stream(text)]) as server,
+        httpx2.Client(trust_env=False) as client,
+        client.stream("POST", server.url("/s")) as response,
+    ):
+        assert response.status_code == 200
+        with pytest.raises(httpx2.ReadError) as caught:
+            received.extend(response.iter_raw())
+        server.assert_all_served()
+    assert b"".join(received) == text.encode()  # every event sent before the reset arrived
+    chain: list[BaseException] = []
+    error: BaseException | None = caught.value
+    while error is not None:
+        chain.append(error)
+        error = error.__cause__ or error.__context__
+    assert any(isinstance(link, ConnectionResetError) for link in chain), chain
+
+
+def test_abort_resets_the_connection_before_any_answer() -> None:
+    with (
+        ReplayServer([Exchange.abort()]) as server,
+        httpx2.Client(trust_env=False) as client,
+    ):
+        with pytest.raises(httpx2.TransportError) as caught:
+            client.post(server.url("/s"), content=b"{}")
+        server.assert_all_served()
+    assert "reset" in str(caught.value).lower()
+
+
+@pytest.mark.parametrize("where", ["headers", "body"])
+def test_a_delayed_exchange_holds_its_first_byte(where: str) -> None:
+    exchange = Exchange.sse("data: one\n\n")
+    delayed = exchange.delayed(**{where: 0.3})
+    with ReplayServer([delayed]) as server, httpx2.Client(trust_env=False) as client:
+        started = time.monotonic()
+        with client.stream("POST", server.url("/s")) as response:
+            headers_at = time.monotonic() - started
+            body = response.read()
+        done_at = time.monotonic() - started
+    assert body == b"data: one\n\n"
+    assert done_at >= 0.3
+    # Headers come late only when the status line was held; a stalled body sends them at once.
+    assert (headers_at >= 0.3) is (where == "headers")
+
+
 def test_leaving_the_block_with_an_idle_pooled_connection_joins_every_thread() -> None:
     before = set(threading.enumerate())
     client = httpx2.Client(trust_env=False)

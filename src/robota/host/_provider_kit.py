@@ -490,8 +490,8 @@ class SDKProvider(Provider):
     def disable_sdk_retries(self) -> None:
         """Turn off the SDK client's own retries (``max_retries=0``); the host retries instead.
 
-        For the OpenAI and Anthropic SDKs; the new client shares the connections. The Gemini SDK
-        retries only under ``retry_options`` its caller passed, so it is left as built.
+        For the OpenAI and Anthropic SDKs; the new client shares the connections. The Gemini
+        adapter overrides it (its SDK retries only under ``retry_options``, which it drops).
         """
         with_options = getattr(self._client, "with_options", None)
         if callable(with_options):

@@ -6,6 +6,7 @@ Error bodies are hand-written in Google's documented format
 
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -69,6 +70,60 @@ async def test_s42_resource_exhausted(stream: bool) -> None:
     error = await _fail(_google_error(429, "RESOURCE_EXHAUSTED"), stream=stream)
     assert isinstance(error, robota.RateLimitError)
     assert (error.status, error.vendor_type, error.switchable) == (429, "RESOURCE_EXHAUSTED", True)
+    assert error.retry_after is None  # no RetryInfo, no Retry-After: the vendor did not say
+
+
+def _retry_info(delay: str) -> dict[str, object]:
+    return {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": delay}
+
+
+@pytest.mark.parametrize(
+    ("delay", "seconds"), [("37s", 37.0), ("1.5s", 1.5), ("0.250s", 0.25), ("0s", 0.0)]
+)
+async def test_s42_resource_exhausted_keeps_the_retry_info_delay(
+    delay: str, seconds: float, stream: bool
+) -> None:
+    """Gemini names a 429's wait in a ``google.rpc.RetryInfo`` detail (a protobuf Duration):
+    it is the :class:`~robota.RateLimitError`'s ``retry_after``, which a retry policy honours."""
+    quota = {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []}
+    body = {
+        "error": {
+            "code": 429,
+            "message": "You exceeded your current quota.",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [quota, _retry_info(delay)],
+        }
+    }
+    error = await _fail(Exchange.json(429, body), stream=stream)
+    assert isinstance(error, robota.RateLimitError)
+    assert error.retry_after == seconds
+
+
+async def test_s42_resource_exhausted_keeps_a_retry_after_header(stream: bool) -> None:
+    exchange = _google_error(429, "RESOURCE_EXHAUSTED")
+    error = await _fail(
+        Exchange(status=429, headers=(*exchange.headers, ("retry-after", "3")), body=exchange.body),
+        stream=stream,
+    )
+    assert isinstance(error, robota.RateLimitError)
+    assert error.retry_after == 3.0
+
+
+@pytest.mark.parametrize("delay", ["soon", "5m", "", "-2s"])
+async def test_s42_an_unreadable_retry_info_delay_is_no_retry_after(
+    delay: str, stream: bool
+) -> None:
+    body = {
+        "error": {
+            "code": 429,
+            "message": "slow down",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [_retry_info(delay)],
+        }
+    }
+    error = await _fail(Exchange.json(429, body), stream=stream)
+    assert isinstance(error, robota.RateLimitError)
+    assert error.retry_after is None
 
 
 @pytest.mark.parametrize(
@@ -129,3 +184,20 @@ def test_s42_the_table_has_one_row_per_documented_failure() -> None:
         "connection": False,
         "unknown": False,
     }
+
+
+async def test_s42_resource_exhausted_inside_a_stream_keeps_its_retry_info_delay() -> None:
+    """The SDK raises an error object that arrives as a stream chunk; its RetryInfo counts."""
+    text = {"candidates": [{"content": {"parts": [{"text": "The"}], "role": "model"}}]}
+    error = {
+        "error": {
+            "code": 429,
+            "message": "slow down",
+            "status": "RESOURCE_EXHAUSTED",
+            "details": [_retry_info("4s")],
+        }
+    }
+    stream = "".join(f"data: {json.dumps(chunk)}\r\n\r\n" for chunk in (text, error))
+    mapped = await _fail(Exchange.sse(stream), stream=True)
+    assert isinstance(mapped, robota.RateLimitError)
+    assert (mapped.status, mapped.retry_after, mapped.recoverable) == (429, 4.0, True)

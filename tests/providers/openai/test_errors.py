@@ -345,20 +345,34 @@ def _chunk(**fields: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    ("error", "cls", "status", "switchable"),
+    ("error", "cls", "status", "switchable", "recoverable"),
     [
-        ({"code": 400, "message": "Token limit reached"}, robota.ProviderError, 400, False),
-        ({"code": 429, "message": "Rate limited upstream"}, robota.RateLimitError, 429, True),
-        ({"code": 502, "message": "Upstream failed"}, robota.ProviderError, 502, True),
-        ({"code": 401, "message": "Key revoked"}, robota.AuthenticationError, 401, False),
-        ({"message": "Something went wrong"}, robota.ProviderError, None, False),
-        ({"code": "weird", "message": "Unknown failure"}, robota.ProviderError, None, False),
+        ({"code": 400, "message": "Token limit reached"}, robota.ProviderError, 400, False, False),
+        ({"code": 429, "message": "Rate limited upstream"}, robota.RateLimitError, 429, True, True),
+        ({"code": 502, "message": "Upstream failed"}, robota.ProviderError, 502, True, True),
+        ({"code": 401, "message": "Key revoked"}, robota.AuthenticationError, 401, False, False),
+        ({"message": "Something went wrong"}, robota.ProviderError, None, False, False),
+        ({"code": "weird", "message": "Unknown failure"}, robota.ProviderError, None, False, False),
+        (
+            {"message": "The server had an error.", "type": "server_error", "code": None},
+            robota.ProviderError,
+            None,
+            True,
+            True,
+        ),
     ],
-    ids=["400", "429", "502", "401", "no-code", "string-code"],
+    ids=["400", "429", "502", "401", "no-code", "string-code", "server_error-type"],
 )
 async def test_s42_error_event_inside_a_200_stream_maps_by_its_code(
-    error: dict[str, Any], cls: type[robota.ProviderError], status: int | None, switchable: bool
+    error: dict[str, Any],
+    cls: type[robota.ProviderError],
+    status: int | None,
+    switchable: bool,
+    recoverable: bool,
 ) -> None:
+    """S42: an error object inside a 200 stream maps like the status or documented type it
+    names — class, switchable, and recoverable (a server error without a status is as
+    transient as a 5xx)."""
     stream = sse_text([_chunk(), _chunk(error=error)])
     async with ReplayServer([Exchange.sse(stream)]) as server:
         provider = _provider(server, "chat")
@@ -372,6 +386,7 @@ async def test_s42_error_event_inside_a_200_stream_maps_by_its_code(
     assert type(mapped) is cls
     assert mapped.status == status
     assert mapped.switchable is switchable
+    assert mapped.recoverable is recoverable
     assert mapped.provider == "openai"
     assert error["message"] in str(mapped)
 

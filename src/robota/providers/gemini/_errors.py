@@ -14,7 +14,10 @@ failure                            switchable  why
                                                (:class:`~robota.AuthenticationError`)
 404 ``NOT_FOUND``                  yes         the model does not exist here; another can serve
 429 ``RESOURCE_EXHAUSTED``         yes         quotas are per model
-                                               (:class:`~robota.RateLimitError`)
+                                               (:class:`~robota.RateLimitError`; its
+                                               ``retry_after`` from the body's
+                                               ``google.rpc.RetryInfo``, else the
+                                               ``Retry-After`` header)
 500 ``INTERNAL``                   yes         the vendor failed; another model may not
 503 ``UNAVAILABLE``                yes         the model is overloaded or down
 504 ``DEADLINE_EXCEEDED``          yes         the model did not finish in time
@@ -34,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from robota.core import AuthenticationError, ProviderError, RateLimitError
-from robota.host._provider_kit import map_transport_error
+from robota.host._provider_kit import map_transport_error, retry_after_seconds
 
 __all__ = ["SWITCHABLE", "map_error", "map_genai_error"]
 
@@ -86,6 +89,39 @@ def _row(code: int | None, status: str | None) -> str:
     return _BY_STATUS.get(status or "", "unknown")
 
 
+_RETRY_INFO: Final = "type.googleapis.com/google.rpc.RetryInfo"
+
+
+def _duration_seconds(value: object) -> float | None:
+    """A protobuf ``Duration`` in its JSON form (``"37s"``, ``"1.5s"``) as seconds."""
+    if not isinstance(value, str) or not value.endswith("s"):
+        return None
+    try:
+        seconds = float(value[:-1])
+    except ValueError:
+        return None
+    return seconds if seconds >= 0 else None
+
+
+def _retry_after(error: Any) -> float | None:
+    """How long Gemini asked the caller to wait: its ``RetryInfo`` detail, else the header.
+
+    Google APIs name a 429's wait in ``error.details`` as a ``google.rpc.RetryInfo`` whose
+    ``retryDelay`` is a Duration; a front end may send ``Retry-After`` instead.
+    """
+    body = getattr(error, "details", None)
+    inner = body.get("error", body) if isinstance(body, Mapping) else None
+    details = inner.get("details") if isinstance(inner, Mapping) else None
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, Mapping) and detail.get("@type") == _RETRY_INFO:
+            return _duration_seconds(detail.get("retryDelay"))
+    headers = getattr(getattr(error, "response", None), "headers", None)
+    items = getattr(headers, "items", None)  # httpx2 headers, or a plain mapping
+    if not callable(items):
+        return None
+    return retry_after_seconds({str(k).lower(): str(v) for k, v in items()})
+
+
 def _code(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
@@ -113,7 +149,7 @@ def map_genai_error(error: Any, *, provider: str, model: str | None) -> Provider
     if row == "permission_denied":
         return AuthenticationError(text, **common)
     if row == "resource_exhausted":
-        return RateLimitError(text, **common)
+        return RateLimitError(text, retry_after=_retry_after(error), **common)
     return ProviderError(text, code=row if row != "unknown" else None, **common)
 
 

@@ -106,7 +106,8 @@ class GeminiProvider(SDKProvider):
         location: The Google Cloud region, for Vertex AI.
         http_options: A ``google.genai.types.HttpOptions`` (or the same as a dict): ``base_url``
             (then :meth:`endpoint_provenance` is ``"custom"``, S18), ``timeout`` (ms),
-            ``retry_options`` (none: one attempt, what a host that owns retries wants) and
+            ``retry_options`` (none: one attempt, what a host that owns retries wants;
+            :meth:`disable_sdk_retries` drops them) and
             ``httpx_async_client`` — an ``httpx2.AsyncClient`` that stays the caller's:
             :meth:`aclose` never closes it.
         native_tools: Hosted tools this instance enables (S30): ``("google_search",)``.
@@ -129,11 +130,13 @@ class GeminiProvider(SDKProvider):
 
     __slots__ = (
         "_client",
+        "_client_options",
         "_media",
         "_name",
         "_native",
         "_owns_client",
         "_projector",
+        "_retired",
         "_streaming",
         "_url",
     )
@@ -194,6 +197,8 @@ class GeminiProvider(SDKProvider):
             http_options = http_options.model_copy(update={"api_version": "v1beta"})
         options["http_options"] = http_options
         self._client = genai.Client(**options)
+        self._client_options = options
+        self._retired: list[Any] = []  # clients replaced by disable_sdk_retries, closed by aclose
         self._owns_client = True  # the SDK itself never closes a caller's httpx_async_client
         self._name = name
         self._native = native
@@ -293,6 +298,26 @@ class GeminiProvider(SDKProvider):
             map_error=map_error,
         )
 
+    def disable_sdk_retries(self) -> None:
+        """Turn off the SDK's own retries: one attempt per call (a host that owns retries).
+
+        google-genai retries only under the ``retry_options`` of ``http_options``; when they
+        were given, the SDK client is rebuilt without them (same key, endpoint, timeout and
+        ``httpx_async_client``), so a retry policy or Temporal is the one place that retries
+        (issue 28). The replaced client is closed by :meth:`aclose`.
+        """
+        http_options = self._client_options["http_options"]
+        if http_options.retry_options is None:
+            return
+        genai = load_genai("GeminiProvider")
+        options = {
+            **self._client_options,
+            "http_options": http_options.model_copy(update={"retry_options": None}),
+        }
+        self._retired.append(self._client)
+        self._client = genai.Client(**options)
+        self._client_options = options
+
     async def aclose(self) -> None:
         """Close the SDK client's connections; a caller's ``httpx_async_client`` stays open.
 
@@ -300,8 +325,9 @@ class GeminiProvider(SDKProvider):
         """
         if self._media is not None:
             await self._media.aclose()
-        await self._client.aio.aclose()
-        self._client.close()
+        for client in (*self._retired, self._client):
+            await client.aio.aclose()
+            client.close()
 
     def __repr__(self) -> str:
         return f"<GeminiProvider name={self._name!r}>"

@@ -24,7 +24,9 @@ connection error (refused, reset, DNS)    no          the cause is between us an
                                                       not in one model
 error event inside a 200 stream           by code     mapped like the status or documented code
                                                       it names (``server_error``,
-                                                      ``rate_limit_exceeded`` …), else no
+                                                      ``rate_limit_exceeded`` …), else no;
+                                                      ``recoverable`` too (a ``server_error``
+                                                      is, with no HTTP status)
 unknown cause                             no          S42: never switch on an unknown cause
 ========================================  ==========  =========================================
 """
@@ -118,6 +120,11 @@ def _build(
         "switchable": SWITCHABLE[row],
         "cause": cause,
     }
+    if status is None and row == "server_error":
+        # S42: a server error reported inside a 200 stream (``error`` / ``response.failed``
+        # code ``server_error``) is as transient as the 5xx it stands for; without an HTTP
+        # status the status-derived default would call it final and no retry would run.
+        common["recoverable"] = True
     if row == "authentication":
         return AuthenticationError(message, **common)
     if row in ("rate_limited", "insufficient_quota"):

@@ -450,11 +450,9 @@ class ResponsesStreamAssembler:
                 model=self._model,
             )
         if kind == "error":
-            payload = {
-                "code": member(event, "code"),
-                "message": member(event, "message"),
-                "type": member(event, "type"),
-            }
+            # The event's ``type`` is always ``"error"``: its documented ``code`` is the
+            # vendor's error type (S42), so the event's own type is not passed on.
+            payload = {"code": member(event, "code"), "message": member(event, "message")}
             raise from_error_payload({"error": payload}, provider=self._provider, model=self._model)
         return ()
 
