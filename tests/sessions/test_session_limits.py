@@ -105,3 +105,32 @@ async def test_S31_session_limits_refuse_counts_a_session_does_not_total(field: 
         await Session.open(agent, InMemorySessionStore(), limits=UsageLimits(**{field: 1}))
     with pytest.raises(robota.ConfigurationError, match="UsageLimits"):
         await Session.open(agent, InMemorySessionStore(), limits={"cost_usd": 1})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("limit", "passes"), [(6, False), (7, True)])
+async def test_S31_a_compactions_summary_call_spends_from_the_session_limits(
+    limit: int, passes: bool
+) -> None:
+    provider = ScriptedProvider(
+        [_reply("one", 5, 3), _reply("two", 5, 3), _reply("summary", 5, 1), _reply("three", 1, 0)]
+    )
+    agent = robota.Agent("m", provider=provider)
+    session = await Session.open(
+        agent, InMemorySessionStore(), compaction=None, limits=UsageLimits(output_tokens=limit)
+    )
+    await session.run("first")
+    await session.run("second")
+    if passes:
+        entry = await session.compact(keep_recent_turns=0)
+        assert entry is not None
+        assert entry.usage.completion_tokens == 1
+        assert _caps(provider) == [limit, limit - 3, 1]  # the summary got what was left
+        with pytest.raises(UsageLimitExceeded):
+            await session.run("third")  # the summary's token counts against the session
+    else:
+        with pytest.raises(UsageLimitExceeded) as info:
+            await session.compact(keep_recent_turns=0)
+        assert info.value.limit == "output_tokens"
+        assert session.compactions == ()
+    assert len(provider.requests) == (3 if passes else 2)
+    await session.aclose()

@@ -1,13 +1,15 @@
 """A session's usage limits (S31): one budget for every turn, each turn given what is left.
 
 The session keeps its token and cost totals (every turn and compaction, rewound turns included);
-a turn runs with :meth:`~robota.UsageLimits.remaining` of the session's limits after those
-totals, tightened by the turn's own ``limits=`` when it gives one. Model calls and tool calls are
-not totalled by a session, so a session limit on them is refused: give those per turn.
+a turn (and a compaction's summary call) runs with :meth:`~robota.UsageLimits.remaining` of the
+session's limits after those totals, tightened by the turn's own ``limits=`` when it gives one.
+Model calls and tool calls are not totalled by a session, so a session limit on them is refused:
+give those per turn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from robota.core import ConfigurationError, Usage, UsageLimits
@@ -35,19 +37,21 @@ def check_session_limits(value: object) -> UsageLimits | None:
     return value
 
 
-def turn_options(limits: UsageLimits | None, usage: Usage, cost: float | None, options: Any) -> Any:
+def turn_options(
+    limits: UsageLimits | None, usage: Usage, cost: float | None, options: Mapping[str, Any]
+) -> dict[str, Any]:
     """``options`` with ``limits`` set to what the session has left, tightened by the turn's.
 
     Raises:
         ConfigurationError: a cost limit while the session's cost so far is unknown.
     """
     if limits is None:
-        return options
+        return dict(options)
     left = limits.remaining(usage=usage, cost_usd=cost)
     given = options.get("limits")
     if given is not None:
         if not isinstance(given, UsageLimits):
-            return options  # the agent refuses it, naming the option
+            return dict(options)  # the agent refuses it, naming the option
         left = UsageLimits(
             **{
                 name: _tighter(getattr(left, name), getattr(given, name))

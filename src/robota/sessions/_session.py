@@ -161,9 +161,10 @@ class Session:
         replace its metadata (as :meth:`set_metadata`). ``compaction`` is this handle's
         automatic-compaction policy (S39): the default :class:`CompactionPolicy`, your own, or
         ``None`` for none (a compaction a crash left pending is still finished). ``limits``
-        caps this handle's turns by the session's totals (S31): each turn runs with what the
-        session's :attr:`usage` and :attr:`cost` leave of them (tightened by a turn's own
-        ``limits=``), and stops with :class:`~robota.UsageLimitExceeded` rather than pass them;
+        caps this handle's turns by the session's totals (S31): each turn — and each
+        compaction's summary call — runs with what the session's :attr:`usage` and :attr:`cost`
+        leave of them (tightened by a turn's own ``limits=``), and stops with
+        :class:`~robota.UsageLimitExceeded` rather than pass them;
         a cost limit needs the session's cost known. Tokens and cost only (``requests`` and
         ``tool_calls`` are per turn).
 
@@ -457,7 +458,7 @@ class Session:
         async def append(entry: SessionEntry) -> None:
             await self._append(lease, entry)
 
-        return Compactor(self._agent, self.id, append, lambda: self._state, signal)
+        return Compactor(self._agent, self.id, append, lambda: self._state, signal, self._limits)
 
     async def _before_turn(
         self, lease: SessionLease, state: SessionState, input: UserInput, signal: Any
