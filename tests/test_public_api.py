@@ -56,6 +56,9 @@ EXPECTED_PUBLIC = {
     # Issue 13 (durable execution).
     "ExecutionJournal",
     "ReconciliationRequired",
+    # Issue 28 (usage limits).
+    "UsageLimits",
+    "UsageLimitExceeded",
 }
 
 # Issue 7: names acceptance tests outside this repository import from ``robota.host``.
@@ -179,6 +182,7 @@ def test_all_is_pinned() -> None:
         "JournalLease",
         "JournalRecord",
         "JsonType",
+        "LimitName",
         "LockedError",
         "LockedReason",
         "LogEvent",
@@ -301,6 +305,8 @@ def test_all_is_pinned() -> None:
         "UNAVAILABLE_TOOL_ROUNDS",
         "UnlockListener",
         "Usage",
+        "UsageLimitExceeded",
+        "UsageLimits",
         "UsageTriple",
         "UserMessage",
         "__version__",

@@ -13,7 +13,10 @@ Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE 
   ``structured`` (S18: ``output=City``; the first reply does not validate, the retry does; every
   model call this process dispatches is logged to ``EFFECTS.model``) or ``media`` (``tools``
   with a run input of message parts — text and an image — whose every model call logs the parts
-  it was sent, by kind and digest, to ``EFFECTS.model``).
+  it was sent, by kind and digest, to ``EFFECTS.model``) or ``limited`` (``tools`` run with
+  ``limits=UsageLimits(requests=2)``, so its third model call is refused; every model call
+  this process dispatches is logged to ``EFFECTS.model``; a ``UsageLimitExceeded`` is reported
+  as ``limit``).
 * ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
 * ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
   n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
@@ -145,7 +148,9 @@ class _ConversationModel(robota.Provider):
             return
         if SCENARIO == "media":
             _log_model_call(json.dumps(_sent_parts(request)))
-        if SCENARIO in ("tools", "media"):
+        if SCENARIO == "limited":
+            _log_model_call(f"after {len(results)} results")
+        if SCENARIO in ("tools", "media", "limited"):
             plan: list[list[tuple[str, dict[str, str]]]] = [
                 [("effect", {"label": "a"}), ("effect", {"label": "b"})],
                 [("effect", {"label": "c"})],
@@ -170,6 +175,8 @@ class City:
 
 
 VALID_CITY = '{"name": "Oslo", "population": 700000}'
+# Only the run is given limits: a continuation must keep the ones its journal saved (S40).
+LIMITS = robota.UsageLimits(requests=2) if SCENARIO == "limited" else None
 OUTPUT = City if SCENARIO == "structured" else None
 IMAGE = bytes(range(256)) * 64  # 16 KiB, every byte value
 INPUT: str | list[robota.MessagePart] = (
@@ -311,7 +318,7 @@ async def main() -> None:
     )
     try:
         if MODE == "run":
-            result = await agent.run(INPUT, execution_id=EXECUTION_ID, output=OUTPUT)
+            result = await agent.run(INPUT, execution_id=EXECUTION_ID, output=OUTPUT, limits=LIMITS)
             report["statuses"].append(result.status)
             report["pending"] = [r.id for r in result.pending_requests]
             _note_output(report, result)
@@ -360,6 +367,9 @@ async def main() -> None:
                         await agent.respond(EXECUTION_ID, request.id, "yes")
                     continue
                 break
+        report["history"] = _history(agent)
+    except robota.UsageLimitExceeded as error:
+        report["limit"] = {"limit": error.limit, "requests": error.requests}
         report["history"] = _history(agent)
     finally:
         await agent.aclose()

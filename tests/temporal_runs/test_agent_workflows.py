@@ -105,6 +105,31 @@ async def test_s28_run_settings_reach_the_model_call_activity_over_the_agents(
     }
 
 
+async def test_S31_run_limits_reach_the_workflow_and_clamp_the_model_call_activity(
+    client: Client, queue: str, tmp_path: Path
+) -> None:
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(
+            client,
+            "settings_echo",
+            "hi",
+            task_queue=queue,
+            limits=robota.UsageLimits(output_tokens=30),
+        )
+        result = await get_result(handle)
+        # The agent's cap of 77, lowered to what the limit leaves, on the activity's request.
+        assert json.loads(result.text)["max_output_tokens"] == 30
+        refused = await start_agent_run(
+            client, "settings_echo", "hi", task_queue=queue, limits=robota.UsageLimits(requests=0)
+        )
+        with pytest.raises(robota.UsageLimitExceeded) as info:
+            await get_result(refused)
+    assert (info.value.limit, info.value.requests) == ("requests", 0)
+    assert info.value.limits == robota.UsageLimits(requests=0)
+    with pytest.raises(robota.ConfigurationError, match="UsageLimits"):
+        await start_agent_run(client, "settings_echo", "hi", task_queue=queue, limits=3)  # type: ignore[arg-type]
+
+
 async def test_a_run_with_tool_calls_completes_through_activities(
     client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -97,6 +97,11 @@ from robota.core._history import (
     PendingAssistant,
 )
 from robota.core._install import install_command
+from robota.core._limits import (
+    LimitName,
+    UsageLimitExceeded,
+    UsageLimits,
+)
 from robota.core._logging import (
     LogEvent,
     Logger,
@@ -447,6 +452,7 @@ __all__ = [
     "JournalLease",
     "JournalRecord",
     "JsonType",
+    "LimitName",
     "LockedError",
     "LockedReason",
     "LogEvent",
@@ -560,6 +566,8 @@ __all__ = [
     "TraceContext",
     "UnlockListener",
     "Usage",
+    "UsageLimitExceeded",
+    "UsageLimits",
     "UsageTriple",
     "UserMessage",
     "abort_error_from_reason",

@@ -45,6 +45,7 @@ from robota.core._history import (
     HistoryMutation,
     HistoryView,
 )
+from robota.core._limits import UsageLimits, check_limits
 from robota.core._logging import get_logger
 from robota.core._messages import Message, SystemMessage, new_id
 from robota.core._models import (
@@ -90,6 +91,7 @@ from robota.core.execution._journal import (
 from robota.core.execution._journaled import (
     JournalBinding,
 )
+from robota.core.execution._limits import run_limits
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.execution._slot import RunSlot
@@ -193,6 +195,9 @@ class RunOptions(TypedDict, total=False):
             model call that is not a user's turn, such as a session's compaction summary
             (``robota.sessions``). Tool hooks still apply through the tool gate. Default:
             ``True``. :meth:`resume` takes the same option for the continuation.
+        limits: :class:`~robota.UsageLimits` for this run; its set fields override the
+            agent's ``limits`` field by field. Passing one stops the run with
+            :class:`~robota.UsageLimitExceeded` rather than pass it (S31).
     """
 
     signal: AbortSignal | None
@@ -210,6 +215,7 @@ class RunOptions(TypedDict, total=False):
     trace: TraceContext | None
     settings: ModelSettings | None
     lifecycle_hooks: bool
+    limits: UsageLimits | None
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
@@ -274,6 +280,9 @@ class Agent(DurableAgentMixin):
             default ``"auto"``: nothing is sent and the model uses its own default.
         settings: The default :class:`~robota.ModelSettings` of every run (temperature, output
             cap, stop sequences …); a run's ``settings=`` overrides it field by field (S28).
+        limits: The default :class:`~robota.UsageLimits` of every run (model calls, tokens,
+            tool calls, cost); a run's ``limits=`` overrides it field by field. A run that would
+            pass one stops with :class:`~robota.UsageLimitExceeded` (S31).
         name: A name for events and plugins; default: ``"agent"``.
         owns_providers: Close the providers at :meth:`aclose`. By default they are borrowed and
             stay open under their creator's control (S20).
@@ -378,6 +387,7 @@ class Agent(DurableAgentMixin):
     _sources = RareField["Sequence[ToolSource]"](())
     _plugins = RareField["Sequence[Plugin]"](())
     _modules = RareField["ModuleRegistry | tuple[()]"](())
+    _limits = RareField["UsageLimits | None"](None)
 
     def __init__(
         self,
@@ -417,6 +427,7 @@ class Agent(DurableAgentMixin):
         context_window: int | None = None,
         settings: ModelSettings | None = None,
         hooks: HookRunner | None = None,
+        limits: UsageLimits | None = None,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         self._rare: dict[str, object] | None = None  # the RareField values not at default
@@ -465,6 +476,7 @@ class Agent(DurableAgentMixin):
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
         self._effort = check_effort(effort)
         self._model_settings = check_settings(settings, "settings")
+        self._limits = check_limits(limits, "limits")
         gate_hooks = getattr(tool_gate, "hooks", None)  # a PermissionGate's, S22
         self._hooks = (
             hooks
@@ -859,6 +871,7 @@ class Agent(DurableAgentMixin):
             ProviderError: a provider call failed (its message is also in history).
             SameToolInputLoopError: a tool was called with identical input too often (S39).
             EmptyCompletionError: tool-only completion was allowed and a reply was empty.
+            UsageLimitExceeded: going on would pass a usage limit (``limits=``, S31).
             StructuredOutputError: the output never validated within ``output_retries``.
         """
         check_run_input(input, "run", options)
@@ -994,6 +1007,7 @@ class Agent(DurableAgentMixin):
                 check_settings(options.get("settings"), "run option settings")
             ),
             hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
+            limits=run_limits(self._limits, options.get("limits"), self._provider, self._model),
         )
 
     async def _execute(

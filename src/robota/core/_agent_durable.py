@@ -36,6 +36,7 @@ from robota.core.execution._journaled import (
     recover,
     restore_plan,
 )
+from robota.core.execution._limits import check_priced
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.providers._effort import check_effort
@@ -111,6 +112,7 @@ class DurableAgentMixin:
             output_schema=structured.spec.schema_text if structured is not None else None,
             output_retries=structured.retries if structured is not None else 0,
             model_settings=settings_to_data(settings.model_settings),
+            limits=settings.limits,
         )
 
     def _require_journal(self, what: str) -> ExecutionJournal:
@@ -172,8 +174,10 @@ class DurableAgentMixin:
 
         No new input is sent. Every durable settlement is reused instead of repeated — a tool
         whose result was recorded does not run again — and the limits and tool residency the
-        execution started with are kept. The restored history stays with this agent (a fresh
-        agent receives it; an agent whose history already is a prefix of it is extended). A
+        execution started with are kept: its usage limits (``limits=``) count what it already
+        used before the crash (usage, model calls, tool calls, cost). The restored history stays
+        with this agent (a fresh agent receives it; an agent whose history already is a prefix
+        of it is extended). A
         completed execution returns its result again; a suspended one whose requests are not
         all answered returns ``status="suspended"`` again without running anything. An execution
         a loop guard stopped (S39: identical tool input, ``tool_choice="none"`` violated) keeps
@@ -262,6 +266,7 @@ class DurableAgentMixin:
         options = {"allow_tool_only_completion": False, "output_retries": saved.output_retries}
         current = self._settings(output, options if output is not None else {})
         _check_output(recovery, current)
+        check_priced(saved.limits, current.model, current.provider.name)
         return replace(
             current,
             max_rounds=saved.max_rounds,
@@ -272,6 +277,7 @@ class DurableAgentMixin:
             effort=check_effort(saved.effort),
             context_floor=saved.context_floor,
             model_settings=settings_from_data(saved.model_settings),
+            limits=saved.limits,
             runtime_state=saved,
         )
 

@@ -16,6 +16,7 @@ kind without parsing message text::
     ├── StructuredOutputError               retries exhausted; carries `issues` and `attempts`
     ├── SameToolInputLoopError              byte-identical tool input repeated past the limit (S39)
     ├── EmptyCompletionError                a turn ended with neither text nor tool result (S39)
+    ├── UsageLimitExceeded                  going on would pass a run's UsageLimits (S31; _limits)
     ├── DisposedAgentError (RuntimeError)   the agent was closed; distinct from "not initialised"
     ├── InternalError                       the run failed unexpectedly (a bug); keeps the cause
     ├── ExecutionControlError               an execution-control outcome, never model-visible

@@ -26,6 +26,7 @@ from robota.core import (
     RunResult,
     SystemMessage,
     Usage,
+    UsageLimits,
     UserMessage,
     abort_error_from_reason,
     estimate_message_tokens,
@@ -57,7 +58,7 @@ _EVENT: Final = "PreCompact"
 class Compactor:
     """One session's compaction steps; built per turn (cheap), used under the lease."""
 
-    __slots__ = ("_agent", "_append", "_session_id", "_signal", "_state")
+    __slots__ = ("_agent", "_append", "_limits", "_session_id", "_signal", "_state")
 
     def __init__(
         self,
@@ -66,7 +67,9 @@ class Compactor:
         append: Callable[[SessionEntry], Awaitable[None]],
         state: Callable[[], SessionState],
         signal: AbortSignal | None,
+        limits: UsageLimits | None = None,
     ) -> None:
+        self._limits = limits  # the session's (S31): a summary call spends from them too
         self._agent = agent
         self._session_id = session_id
         self._append = append
@@ -218,10 +221,18 @@ class Compactor:
         self, instruction: str, transcript: str, execution_id: str | None
     ) -> RunResult[Any]:
         agent = self._agent
+        state = self._state()
+        limits = self._limits
+        if limits is not None:  # S31: what the session's totals leave
+            limits = limits.remaining(usage=state.usage, cost_usd=state.cost)
         await agent.replace_history((SystemMessage(instruction),))
         if execution_id is None:
             return await agent.run(
-                transcript, tool_choice="none", lifecycle_hooks=False, signal=self._signal
+                transcript,
+                tool_choice="none",
+                lifecycle_hooks=False,
+                signal=self._signal,
+                limits=limits,
             )
         return await agent.run(
             transcript,
@@ -229,6 +240,7 @@ class Compactor:
             lifecycle_hooks=False,
             signal=self._signal,
             execution_id=execution_id,
+            limits=limits,
         )
 
     async def _save(

@@ -30,12 +30,14 @@ from robota.core import (
     RunStream,
     SystemMessage,
     Usage,
+    UsageLimits,
 )
 from robota.core.hooks import hook_fields
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._limits import check_session_limits, turn_options
 from robota.sessions._records import (
     Compacted,
     MetadataSet,
@@ -111,7 +113,7 @@ class Session:
     not close it.
     """
 
-    __slots__ = ("_agent", "_lock", "_policy", "_state", "_status", "_store")
+    __slots__ = ("_agent", "_limits", "_lock", "_policy", "_state", "_status", "_store")
 
     def __init__(
         self,
@@ -121,10 +123,12 @@ class Session:
         *,
         _token: object,
         _policy: CompactionPolicy | None = _DEFAULT_POLICY,
+        _limits: UsageLimits | None = None,
     ) -> None:
         if _token is not _OPEN:
             raise TypeError("use `await Session.open(agent, store, session_id)` to get a Session")
         self._policy = _policy
+        self._limits = _limits
         self._agent = agent
         self._store = store
         self._state = state
@@ -144,6 +148,7 @@ class Session:
         user_id: str | None = None,
         tags: Iterable[str] = (),
         compaction: CompactionPolicy | None = _DEFAULT_POLICY,
+        limits: UsageLimits | None = None,
     ) -> Session:
         """Open session ``session_id`` of ``store`` for ``agent``, creating it when new.
 
@@ -155,7 +160,13 @@ class Session:
         ``tags`` set the metadata of a new session; on an existing one, when any is given, they
         replace its metadata (as :meth:`set_metadata`). ``compaction`` is this handle's
         automatic-compaction policy (S39): the default :class:`CompactionPolicy`, your own, or
-        ``None`` for none (a compaction a crash left pending is still finished).
+        ``None`` for none (a compaction a crash left pending is still finished). ``limits``
+        caps this handle's turns by the session's totals (S31): each turn — and each
+        compaction's summary call — runs with what the session's :attr:`usage` and :attr:`cost`
+        leave of them (tightened by a turn's own ``limits=``), and stops with
+        :class:`~robota.UsageLimitExceeded` rather than pass them;
+        a cost limit needs the session's cost known. Tokens and cost only (``requests`` and
+        ``tool_calls`` are per turn).
 
         Raises:
             ConfigurationError: ``agent`` is not an Agent, ``store`` not a SessionStore, or a
@@ -180,6 +191,7 @@ class Session:
                 f"{compaction!r}"
             )
         metadata = _metadata(title, user_id, tags)
+        limits = check_session_limits(limits)
         given = title is not None or user_id is not None or bool(metadata.tags)
         source: Literal["startup", "resume"] = "resume"
         if session_id is None:
@@ -202,7 +214,9 @@ class Session:
                     raise
                 # Another opener created it since the load: this open resumes theirs.
             stored = await store.load(session_id)
-        session = cls(agent, store, SessionState(stored), _token=_OPEN, _policy=compaction)
+        session = cls(
+            agent, store, SessionState(stored), _token=_OPEN, _policy=compaction, _limits=limits
+        )
         try:
             if given:
                 await session.set_metadata(
@@ -246,6 +260,11 @@ class Session:
     def turns(self) -> tuple[Turn, ...]:
         """The active turns, in order (rewound ones are kept in the store, not here)."""
         return self._state.turns()
+
+    @property
+    def limits(self) -> UsageLimits | None:
+        """This handle's session-wide usage limits (``Session.open(limits=...)``), if any."""
+        return self._limits
 
     @property
     def compaction(self) -> CompactionPolicy | None:
@@ -439,7 +458,7 @@ class Session:
         async def append(entry: SessionEntry) -> None:
             await self._append(lease, entry)
 
-        return Compactor(self._agent, self.id, append, lambda: self._state, signal)
+        return Compactor(self._agent, self.id, append, lambda: self._state, signal, self._limits)
 
     async def _before_turn(
         self, lease: SessionLease, state: SessionState, input: UserInput, signal: Any
@@ -457,6 +476,8 @@ class Session:
         call: _Call | None = None,
     ) -> RunResult[Any]:
         number = state.next_turn
+        # S31: what the session's limits leave, after its totals (a compaction's included).
+        options = turn_options(self._limits, self._state.usage, self._state.cost, options)
         execution_id: str | None = None
         if self._agent.journal is not None:
             execution_id = f"{self.id}/{number}"
@@ -540,7 +561,8 @@ class Session:
 
         This session is not changed. The fork has its own id (``session_id``, or a fresh one),
         this session's metadata, and ``info.parent_id`` / ``info.fork_at`` naming its origin; it
-        is served by the same agent (sessions sharing an agent take turns on it).
+        is served by the same agent (sessions sharing an agent take turns on it), with this handle's
+        compaction policy and limits.
 
         Raises:
             ConfigurationError: ``at`` is not between 0 and the number of active turns, or the
@@ -588,7 +610,9 @@ class Session:
             if c.upto <= at
         )
         await self._store.create(SessionHeader(new_id, now, self.id, at), entries)
-        return await Session.open(self._agent, self._store, new_id, compaction=self._policy)
+        return await Session.open(
+            self._agent, self._store, new_id, compaction=self._policy, limits=self._limits
+        )
 
     async def rewind(self, to: int) -> None:
         """Keep only the first ``to`` active turns; the later ones stay in the store's record.

@@ -17,7 +17,7 @@ import pydantic
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core import ExecutionJournal, MessagePart, StructuredOutputError
+from robota.core import ExecutionJournal, MessagePart, StructuredOutputError, UsageLimits
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
@@ -27,7 +27,13 @@ from robota.core.execution._journal import (
 from robota.core.payloads import check_settings, user_content
 from robota.core.providers import ModelSettings
 from robota.core.schema import check_parameter_schema, schema_from_type
-from robota.temporal._codec import PROVIDER_ERRORS, RunInput, RunOutput, provider_error
+from robota.temporal._codec import (
+    PROVIDER_ERRORS,
+    RunInput,
+    RunOutput,
+    limit_error,
+    provider_error,
+)
 from robota.temporal._media import store_input_media
 from robota.temporal._workflow import (
     APPROVE_SIGNAL,
@@ -105,6 +111,7 @@ async def start_agent_run(
     output: object = None,
     output_retries: int | None = None,
     journal: ExecutionJournal | None = None,
+    limits: UsageLimits | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start one turn of the registered agent ``agent_name`` as a Temporal workflow.
 
@@ -134,6 +141,10 @@ async def start_agent_run(
             Each media part of ``input`` over 64 KiB (base64) is written to it before the run
             starts, and the run carries a small stand-in; every model call swaps the stored
             part back in, so large images, PDFs and audio never cross Temporal's payloads.
+        limits: The run's :class:`~robota.UsageLimits` (S31), laid over the registered agent's
+            field by field and checked in the workflow before each model-call activity (whose
+            output cap is lowered to what remains); a run that would pass one fails with
+            ``UsageLimitExceeded``.
 
     Returns:
         The workflow's handle: pass it to :func:`get_result`, :func:`run_state`,
@@ -190,9 +201,18 @@ async def start_agent_run(
         output_schema=schema,
         output_retries=output_retries,
         stored=stored,
+        limits=_check_limits(limits),
     )
     return await client.start_workflow(
         WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue
+    )
+
+
+def _check_limits(value: object) -> UsageLimits | None:
+    if value is None or isinstance(value, UsageLimits):
+        return value
+    raise ConfigurationError(
+        f"limits must be a robota.UsageLimits (e.g. UsageLimits(requests=10)), got {value!r}"
     )
 
 
@@ -352,6 +372,8 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
             return provider_error(kind, cause.message, details, provider=None, model=None)
         if kind == "ConfigurationError":
             return ConfigurationError(cause.message, code=code)
+        if kind == "UsageLimitExceeded" and "limit" in details:
+            return limit_error(cause.message, details)
         if kind == "StructuredOutputError":
             issues = details.get("issues")
             return StructuredOutputError(

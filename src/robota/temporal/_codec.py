@@ -12,7 +12,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
-from robota.core import Message, MessagePart, ToolCall, ToolResult, Usage
+from robota.core import (
+    Message,
+    MessagePart,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UsageLimitExceeded,
+    UsageLimits,
+)
 from robota.core._errors import (
     AuthenticationError,
     ConfigurationError,
@@ -99,6 +107,7 @@ class RunInput:
         output_retries: Retry turns after an invalid structured reply (``None``: the default).
         stored: The input's media parts kept aside in the journal (issue 26): each a
             :class:`StoredMedia` whose stand-in is in ``input``.
+        limits: The run's usage limits (S31), laid over the agent's field by field.
     """
 
     agent: str
@@ -112,6 +121,7 @@ class RunInput:
     output_schema: Mapping[str, Any] | None = None
     output_retries: int | None = None
     stored: tuple[StoredMedia, ...] = ()
+    limits: UsageLimits | None = None
 
     def encode(self) -> dict[str, Any]:
         """The payload (version 1 unless it uses a version-2 field)."""
@@ -126,13 +136,15 @@ class RunInput:
             "heartbeat_timeout": self.heartbeat_timeout,
             "settings": None if self.settings is None else encode_settings(self.settings),
         }
-        if self.output_schema is not None or self.stored:
+        if self.output_schema is not None or self.stored or self.limits is not None:
             data.update(
                 v=2,
                 output_schema=None if self.output_schema is None else dict(self.output_schema),
                 output_retries=self.output_retries,
                 stored=[item.encode() for item in self.stored],
             )
+            if self.limits is not None:
+                data["limits"] = self.limits.to_data()
         return data
 
     @classmethod
@@ -154,6 +166,7 @@ class RunInput:
             output_schema=body.get("output_schema"),
             output_retries=body.get("output_retries"),
             stored=tuple(StoredMedia.decode(item) for item in body.get("stored", ())),
+            limits=UsageLimits.from_data(body.get("limits")),
         )
 
 
@@ -509,3 +522,28 @@ def provider_error(
     if cls is RateLimitError:
         return RateLimitError(message, retry_after=info.get("retry_after"), **facts)
     return cls(message, status=info.get("status"), **facts)
+
+
+def limit_details(error: UsageLimitExceeded) -> dict[str, Any]:
+    """What a usage-limit stop carries across Temporal (S31), for :func:`limit_error`."""
+    return {
+        "limit": error.limit,
+        "limits": error.limits.to_data(),
+        "usage": encode_usage(error.usage),
+        "requests": error.requests,
+        "tool_calls": error.tool_calls,
+        "cost_usd": error.cost_usd,
+    }
+
+
+def limit_error(message: str, details: Mapping[str, Any]) -> UsageLimitExceeded:
+    """The :class:`~robota.UsageLimitExceeded` that :func:`limit_details` described."""
+    return UsageLimitExceeded(
+        message,
+        limit=details["limit"],
+        limits=UsageLimits.from_data(details.get("limits")) or UsageLimits(),
+        usage=decode_usage(details.get("usage")) or Usage(),
+        requests=int(details.get("requests") or 0),
+        tool_calls=int(details.get("tool_calls") or 0),
+        cost_usd=details.get("cost_usd"),
+    )

@@ -42,6 +42,7 @@ from robota.core import (
     ToolContext,
     ToolMessage,
     ToolResult,
+    UsageLimitExceeded,
 )
 from robota.core._abort import abort_error_from_reason
 from robota.core._errors import (
@@ -81,6 +82,7 @@ from robota.temporal._codec import (
     decode_response,
     decode_result,
     encode_request,
+    limit_details,
     provider_error,
 )
 
@@ -490,6 +492,8 @@ def _failure(error: Exception) -> ApplicationError:
             )
         if isinstance(error, StructuredOutputError):
             details.update(issues=list(error.issues), attempts=error.attempts)
+        if isinstance(error, UsageLimitExceeded):
+            details.update(limit_details(error))
         message = error.message
     else:
         details, message = {"code": "internal"}, f"{type(error).__name__}: {error}"
@@ -597,6 +601,8 @@ class RobotaAgentWorkflow:
             options["tool_choice"] = spec.tool_choice
         if spec.settings is not None:
             options["settings"] = spec.settings
+        if spec.limits is not None:
+            options["limits"] = spec.limits  # S31: checked by the loop, here in the workflow
         if spec.output_schema is not None:
             # S18: each retry turn is one more model-call activity, so a replay reads every
             # attempt's reply from history and never asks the model again (S40).

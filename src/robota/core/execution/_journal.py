@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import Any, ClassVar, Final, Literal, Self, TypeAlias, final
 
 from robota.core._errors import ExecutionControlError, RobotaError, StorageError
+from robota.core._limits import UsageLimits
 from robota.core._messages import AssistantMessage, Message
 from robota.core._parts import MediaPart, decode_media, encode_content
 from robota.core.execution._journal_messages import decode_history as _history
@@ -96,6 +97,7 @@ class RuntimeState:
             ``None`` for a plain run; a continuation must ask for the same schema.
         output_retries: The structured output's retry budget (S18).
         model_settings: The run's merged model settings as plain data (S28); kept on resume.
+        limits: The run's merged usage limits (S31), or ``None``; kept on resume (S40).
     """
 
     agent_name: str
@@ -114,6 +116,7 @@ class RuntimeState:
     output_schema: str | None = None
     output_retries: int = 0
     model_settings: Mapping[str, Any] = field(default_factory=dict)
+    limits: UsageLimits | None = None
 
 
 @final
@@ -440,6 +443,8 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                     "output_schema": state.output_schema,
                     "output_retries": state.output_retries,
                     "model_settings": dict(state.model_settings),
+                    # Only when set: records of runs without limits stay as they were.
+                    **({"limits": state.limits.to_data()} if state.limits is not None else {}),
                 },
                 "history": [encode_message(m) for m in record.history],
             }
@@ -520,6 +525,7 @@ def _decode(kind: str, body: Any) -> JournalRecord:
             output_schema=_opt_str(s.get("output_schema")),
             output_retries=_int(s.get("output_retries", 0)),
             model_settings=settings_to_data(settings_from_data(s.get("model_settings"))),
+            limits=UsageLimits.from_data(s.get("limits")),
         )
         return ExecutionStarted(_str(b["execution_id"]), state, _history(b["history"]))
     if kind == "model_call_started":

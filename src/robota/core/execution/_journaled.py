@@ -122,6 +122,8 @@ class Recovery:
         items: What the journal cannot prove.
         accepted: Runtime-state items the host accepted, with the accepted value.
         attempts: The structured-output attempt of the latest model call (S18).
+        dispatched_calls: Settled model calls that reached a provider (a cache hit did not);
+            what a usage limit on requests counts (S40: a continuation counts them).
         output: The completed execution's validated structured value as JSON text, if any.
     """
 
@@ -140,6 +142,7 @@ class Recovery:
     items: list[ReconciliationItem] = field(default_factory=list)
     accepted: dict[str, str | None] = field(default_factory=dict)
     executed_before: int = 0
+    dispatched_calls: int = 0
     unattested: bool = False
     attempts: int = 1
     output: str | None = None
@@ -264,6 +267,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                     code="journal_damaged",
                 )
     recovery.rounds = len(settled_calls)
+    recovery.dispatched_calls = sum(1 for _, settled in settled_calls if settled.dispatched)
     for begun in open_calls.values():
         recovery.items.append(
             ReconciliationItem(

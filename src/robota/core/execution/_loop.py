@@ -57,6 +57,7 @@ from robota.core._errors import (
 )
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation, PendingAssistant
+from robota.core._limits import UsageLimits
 from robota.core._logging import get_logger
 from robota.core._messages import (
     AssistantMessage,
@@ -92,6 +93,7 @@ from robota.core.execution._guards import (
 from robota.core.execution._journal import OutsideRequest, RuntimeState
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
+from robota.core.execution._limits import Budget
 from robota.core.execution._result import RunResult, RunStatus, StopReason
 from robota.core.execution._structured import (
     InstructedMessages,
@@ -179,6 +181,8 @@ class ExecutionSettings:
     """The agent's model settings with the run's laid over them (S28)."""
     hooks: HookRunner | None = None
     """Runs the run's own lifecycle hooks, ``UserPromptSubmit`` and ``Stop`` (S22)."""
+    limits: UsageLimits | None = None
+    """The agent's usage limits with the run's laid over them (S29, S31)."""
 
 
 @final
@@ -189,6 +193,7 @@ class Execution:
         "_added",
         "_attempt",
         "_attempts",
+        "_budget",
         "_effort",
         "_executed",
         "_failures",
@@ -274,6 +279,11 @@ class Execution:
         self._attempt: str | None = None  # a continuation's own id (S27: its spans are new)
         self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
+        self._budget = (
+            None
+            if settings.limits is None
+            else Budget(settings.limits, provider=settings.provider.name, model=settings.model)
+        )
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -365,6 +375,8 @@ class Execution:
                     # itself is checked again when it is picked up, as it was the first time.
                     self._same_inputs.admit(message.tool_calls)
         try:
+            if self._budget is not None:  # S40: what the execution used counts against it
+                self._budget.restore(own, requests=recovery.dispatched_calls, resumed=resumed)
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()
@@ -667,6 +679,8 @@ class Execution:
                     model=message.model,
                 )
             self._check_same_inputs(message.tool_calls)
+            if self._budget is not None:
+                self._check_limit(message, self._budget.admit_tools(len(message.tool_calls)))
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
@@ -746,6 +760,8 @@ class Execution:
             if self._journal is not None:
                 self._journal.keep(diagnostic)  # saved with the checkpoint, so a resume returns it
             return None
+        if self._budget is not None:  # S31: what the call may cost, before it is sent
+            request = self._budget.admit_call(request, self._input_estimate(request, extra))
         self._rounds += 1
         round_no = self._rounds
         observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
@@ -855,8 +871,11 @@ class Execution:
             )
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
         await self._each_plugin("after_provider_call", info, message)
+        # S31: every settled call counts, a failed one too; reported usage may pass the estimate.
+        exceeded = self._budget.settled(message, dispatched) if self._budget is not None else None
         if failure is not None:
             raise failure
+        self._check_limit(message, exceeded)
         return message
 
     def _answer_unrun(self, message: AssistantMessage, outcome: _Outcome) -> None:
@@ -1057,14 +1076,17 @@ class Execution:
                 provider=self.settings.provider.name,
             )
 
-    def _context_guard(self, request: ChatRequest, extra: str) -> ContextUsage | None:
-        # S39 pre-send guard: estimate the request against the model's window (S13, S31).
-        settings = self.settings
-        tokens = (
-            self._store.context.effective_tokens(settings.context_floor)
+    def _input_estimate(self, request: ChatRequest, extra: str) -> int:
+        """The pre-send estimate of a request's input tokens (S31, S39)."""
+        return (
+            self._store.context.effective_tokens(self.settings.context_floor)
             + self._tools_tokens_of(request.tools)
             + (estimate_text_tokens(extra) if extra else 0)
         )
+
+    def _context_guard(self, request: ChatRequest, extra: str) -> ContextUsage | None:
+        # S39 pre-send guard: estimate the request against the model's window (S13, S31).
+        tokens = self._input_estimate(request, extra)
         window = self._context_window()
         if window is None or tokens <= CONTEXT_GUARD_THRESHOLD * window:
             return None  # an unknown window has no size to check against (S13, S39)
@@ -1136,6 +1158,18 @@ class Execution:
             tool_name=offending.name,
             limit=limit or 0,
         )
+
+    def _check_limit(self, message: AssistantMessage, error: RobotaError | None) -> None:
+        """Raise a usage-limit stop (S31), answering the response's calls first.
+
+        Without a journal each call is answered as not dispatched (S34, S39: as for the
+        identical-input guard); a journaled run keeps its durable recovery authority.
+        """
+        if error is None or message.state == "interrupted":
+            return  # an interrupted reply's calls are answered already, and its abort wins
+        if self._journal is None and message.tool_calls:
+            self._refuse_batch(message.tool_calls, error.message)
+        raise error
 
     def _refuse_batch(self, calls: tuple[ToolCall, ...], reason: str) -> None:
         # The calls stay in history with explicit "not dispatched" answers, so a later turn never

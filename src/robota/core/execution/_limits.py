@@ -1,0 +1,264 @@
+"""Enforcing a run's :class:`~robota.UsageLimits` (S29, S31, S39, S40).
+
+One :class:`Budget` per run counts what the run used — the usage and cost of every committed
+response, the model calls dispatched, the tool calls dispatched — and answers the loop's three
+questions:
+
+* before a model call (:meth:`Budget.admit_call`): may it be sent, and with what output cap? The
+  call may cost its pre-send input estimate (the S39 context guard's) plus its output cap; when
+  an output, total or cost limit is set, the cap is lowered to what remains, so the reply cannot
+  pass the limit whatever it says. A call that cannot get one output token is not sent;
+* after a response (:meth:`Budget.settled`): did the reported usage pass a limit anyway (a
+  provider's count can exceed the estimate)?
+* before a tool batch (:meth:`Budget.admit_tools`): would dispatching all of it pass the limit?
+
+A resumed execution (S40) starts from what its journal proves it used (:meth:`Budget.restore`),
+under the limits it started with.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Final, final
+
+from robota.core._errors import ConfigurationError
+from robota.core._limits import LimitName, UsageLimitExceeded, UsageLimits, check_limits
+from robota.core._messages import AssistantMessage, Message
+from robota.core._pricing import ModelPricing, estimate_cost, get_model_pricing
+from robota.core._usage import Usage
+from robota.core.providers._contract import ChatRequest, Provider
+
+__all__ = ["Budget", "check_priced", "run_limits"]
+
+_PER: Final = 1_000_000.0
+_COST_SLACK: Final = 1e-12  # USD: float sums of exact prices must not trip a limit met exactly
+
+
+def check_priced(limits: UsageLimits | None, model: str, provider: str) -> None:
+    """Refuse a cost limit on a model without a price, before the run starts (S13).
+
+    Raises:
+        ConfigurationError: ``limits.cost_usd`` is set and ``model`` has no registered price.
+    """
+    if limits is None or limits.cost_usd is None:
+        return
+    if get_model_pricing(model, provider=provider) is None:
+        raise ConfigurationError(
+            f"this run has a cost_usd limit, but model {model!r} (provider {provider!r}) has no "
+            "registered price, so its cost cannot be counted; register one with "
+            "robota.register_model_pricing(...), or drop the cost_usd limit"
+        )
+
+
+def run_limits(
+    agent: UsageLimits | None, given: object, provider: Provider, model: str
+) -> UsageLimits | None:
+    """A run's limits: the agent's with the run's (``given``) laid over them, field by field.
+
+    Raises:
+        ConfigurationError: ``given`` is not limits, or a cost limit is set on a model without
+            a price (:func:`check_priced`).
+    """
+    run = check_limits(given, "run option limits")
+    limits = run if agent is None else agent.merged(run)
+    check_priced(limits, model, provider.name)
+    return limits
+
+
+@final
+class Budget:
+    """What one run may still use, and what it used (the loop's view of its limits)."""
+
+    __slots__ = ("_model", "_provider", "cost", "limits", "requests", "tool_calls", "usage")
+
+    def __init__(self, limits: UsageLimits, *, provider: str, model: str) -> None:
+        self.limits = limits
+        self._provider = provider
+        self._model = model
+        self.usage = Usage()
+        self.requests = 0
+        self.tool_calls = 0
+        self.cost: float | None = 0.0  # None once a response's price is unknown
+
+    # ------------------------------------------------------------------ counting
+
+    def restore(
+        self, own: Iterable[Message], *, requests: int, resumed: AssistantMessage | None
+    ) -> None:
+        """Count what a resumed execution already used (S40).
+
+        ``own``: the execution's own messages as its journal proves them; ``requests``: the
+        model calls it dispatched. The tool calls of every completed response count, except
+        ``resumed``'s: the continuation checks that batch again, as it was checked the first
+        time.
+
+        Raises:
+            UsageLimitExceeded: what the execution used is already past a limit.
+        """
+        for message in own:
+            if not isinstance(message, AssistantMessage):
+                continue
+            unpriced = self._charge(message)
+            if unpriced is not None:
+                raise unpriced
+            if message.state == "complete" and message is not resumed:
+                self.tool_calls += len(message.tool_calls)
+        self.requests = requests
+        exceeded = self.exceeded()
+        if exceeded is not None:
+            raise exceeded  # S40: it stopped the execution before; it stops it again
+
+    def _charge(self, message: AssistantMessage) -> UsageLimitExceeded | None:
+        usage = message.usage
+        if usage is None:
+            return None  # never dispatched (a diagnostic): nothing was used
+        self.usage = self.usage + usage
+        cost = estimate_cost(usage, message.model or self._model, provider=self._provider)
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        if self.cost is None and self.limits.cost_usd is not None:
+            # S30: another model answered, and it has no price; the limit cannot be kept.
+            return self._error(
+                "cost_usd",
+                f"model {message.model!r} answered, and it has no registered price, so this "
+                f"run's cost_usd limit (${self.limits.cost_usd}) cannot be enforced; register "
+                "its price with robota.register_model_pricing(...)",
+            )
+        return None
+
+    # ------------------------------------------------------------------ the checks
+
+    def admit_call(self, request: ChatRequest, input_tokens: int) -> ChatRequest:
+        """The request to send, its output cap lowered to what remains; raise if none can be.
+
+        ``input_tokens``: the pre-send estimate of the request's input (S39's).
+
+        Raises:
+            UsageLimitExceeded: the call could pass a limit; it must not be sent.
+        """
+        limits = self.limits
+        if limits.requests is not None and self.requests >= limits.requests:
+            raise self._error(
+                "requests",
+                f"{self.requests} model call(s) were made, the run's requests limit; the next "
+                "call was not sent",
+            )
+        if limits.input_tokens is not None:
+            needed = self.usage.prompt_tokens + input_tokens
+            if needed > limits.input_tokens:
+                raise self._before(
+                    "input_tokens",
+                    f"{self.usage.prompt_tokens} input tokens used and the next request is "
+                    f"estimated at {input_tokens}",
+                )
+        room: int | None = None
+        if limits.output_tokens is not None:
+            room = limits.output_tokens - self.usage.completion_tokens
+            if room < 1:
+                raise self._before(
+                    "output_tokens", f"{self.usage.completion_tokens} output tokens used"
+                )
+        if limits.total_tokens is not None:
+            left = limits.total_tokens - self.usage.total_tokens - input_tokens
+            if left < 1:
+                raise self._before(
+                    "total_tokens",
+                    f"{self.usage.total_tokens} tokens used and the next request is estimated "
+                    f"at {input_tokens} input tokens",
+                )
+            room = left if room is None else min(room, left)
+        if limits.cost_usd is not None:
+            pricing = self._pricing(request.model)
+            spent = self.cost or 0.0  # known: an unknown cost stopped the run in _charge
+            left_usd = limits.cost_usd - spent - input_tokens * pricing.input_per_million / _PER
+            if pricing.output_per_million > 0:
+                # A hair of slack: an exact budget of n tokens is n, not n - 1, after float math.
+                tokens = math.floor(left_usd * _PER / pricing.output_per_million + 1e-9)
+                room = tokens if room is None else min(room, tokens)
+            if left_usd < -_COST_SLACK or (room is not None and room < 1):
+                raise self._before(
+                    "cost_usd",
+                    f"${spent:.6f} used and the next request's input is estimated at "
+                    f"{input_tokens} tokens",
+                )
+        if room is None:
+            return request
+        cap = request.settings.max_output_tokens
+        if cap is not None and cap <= room:
+            return request  # the caller's cap already fits: never raised, never touched
+        # ChatRequest keeps the cap in two places that must agree.
+        settings = replace(request.settings, max_output_tokens=room)
+        return replace(request, max_output_tokens=room, settings=settings)
+
+    def settled(self, message: AssistantMessage, dispatched: bool) -> UsageLimitExceeded | None:
+        """Count a committed response; the error when its reported usage passed a limit."""
+        if dispatched:
+            self.requests += 1
+        return self._charge(message) or self.exceeded()
+
+    def exceeded(self) -> UsageLimitExceeded | None:
+        """The error when the usage counted so far is past a limit, else ``None``."""
+        limits, usage = self.limits, self.usage
+        for name, used, limit in (
+            ("input_tokens", usage.prompt_tokens, limits.input_tokens),
+            ("output_tokens", usage.completion_tokens, limits.output_tokens),
+            ("total_tokens", usage.total_tokens, limits.total_tokens),
+        ):
+            if limit is not None and used > limit:
+                return self._error(
+                    name,  # type: ignore[arg-type]
+                    f"a response brought the run's {name} to {used}, past its limit of "
+                    f"{limit} (the provider reported more than the request's estimate)",
+                )
+        cost, most = self.cost, limits.cost_usd
+        if most is not None and cost is not None and cost > most + _COST_SLACK:
+            return self._error(
+                "cost_usd",
+                f"a response brought the run's estimated cost to ${cost:.6f}, past its "
+                f"limit of ${limits.cost_usd:.6f}",
+            )
+        return None
+
+    def admit_tools(self, count: int) -> UsageLimitExceeded | None:
+        """Count a batch of ``count`` tool calls; the error when it would pass the limit."""
+        limit = self.limits.tool_calls
+        if limit is not None and self.tool_calls + count > limit:
+            return self._error(
+                "tool_calls",
+                f"the model asked for {count} tool call(s) after {self.tool_calls}, past the "
+                f"run's tool_calls limit of {limit}; none of them was dispatched",
+            )
+        self.tool_calls += count
+        return None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _pricing(self, model: str) -> ModelPricing:
+        pricing = get_model_pricing(model, provider=self._provider)
+        if pricing is None:
+            raise self._error(
+                "cost_usd",
+                f"model {model!r} has no registered price, so this run's cost_usd limit cannot "
+                "be enforced; register its price with robota.register_model_pricing(...)",
+            )
+        return pricing
+
+    def _before(self, name: LimitName, used: str) -> UsageLimitExceeded:
+        return self._error(
+            name,
+            f"the next model call could pass the run's {name} limit "
+            f"({getattr(self.limits, name)}): {used}, leaving no room for its input and one "
+            "output token; it was not sent",
+        )
+
+    def _error(self, name: LimitName, detail: str) -> UsageLimitExceeded:
+        return UsageLimitExceeded(
+            f"usage limit {name!r} reached: {detail}",
+            limit=name,
+            limits=self.limits,
+            usage=self.usage,
+            requests=self.requests,
+            tool_calls=self.tool_calls,
+            cost_usd=self.cost,
+        )

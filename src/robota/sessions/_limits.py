@@ -1,0 +1,69 @@
+"""A session's usage limits (S31): one budget for every turn, each turn given what is left.
+
+The session keeps its token and cost totals (every turn and compaction, rewound turns included);
+a turn (and a compaction's summary call) runs with :meth:`~robota.UsageLimits.remaining` of the
+session's limits after those totals, tightened by the turn's own ``limits=`` when it gives one.
+Model calls and tool calls are not totalled by a session, so a session limit on them is refused:
+give those per turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from robota.core import ConfigurationError, Usage, UsageLimits
+
+__all__ = ["check_session_limits", "turn_options"]
+
+_PER_TURN_ONLY = ("requests", "tool_calls")
+
+
+def check_session_limits(value: object) -> UsageLimits | None:
+    """``value`` as a session's limits, or a ConfigurationError naming the fix."""
+    if value is None:
+        return None
+    if not isinstance(value, UsageLimits):
+        raise ConfigurationError(
+            "Session.open(limits=) takes a robota.UsageLimits (e.g. UsageLimits(cost_usd=5)) or "
+            f"None, got {type(value).__name__}"
+        )
+    counted = [name for name in _PER_TURN_ONLY if getattr(value, name) is not None]
+    if counted:
+        raise ConfigurationError(
+            f"a session's limits cap its token and cost totals; {', '.join(counted)} is not "
+            "totalled per session — give it per turn: session.run(..., limits=UsageLimits(...))"
+        )
+    return value
+
+
+def turn_options(
+    limits: UsageLimits | None, usage: Usage, cost: float | None, options: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``options`` with ``limits`` set to what the session has left, tightened by the turn's.
+
+    Raises:
+        ConfigurationError: a cost limit while the session's cost so far is unknown.
+    """
+    if limits is None:
+        return dict(options)
+    left = limits.remaining(usage=usage, cost_usd=cost)
+    given = options.get("limits")
+    if given is not None:
+        if not isinstance(given, UsageLimits):
+            return dict(options)  # the agent refuses it, naming the option
+        left = UsageLimits(
+            **{
+                name: _tighter(getattr(left, name), getattr(given, name))
+                for name in left.__dataclass_fields__
+            }
+        )
+    return {**options, "limits": left}
+
+
+def _tighter(a: float | None, b: float | None) -> Any:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
