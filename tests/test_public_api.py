@@ -247,6 +247,8 @@ def test_all_is_pinned() -> None:
         "ResponseCache",
         "ResponseDone",
         "ResponseFormat",
+        "RetryPolicy",
+        "RetryStarted",
         "RiskClass",
         "RobotaError",
         "RoundStarted",

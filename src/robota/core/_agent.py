@@ -26,6 +26,12 @@ from robota.core._agent_checks import (
     unknown_run_options,
 )
 from robota.core._agent_durable import DurableAgentMixin
+from robota.core._agent_models import (
+    FallbackEntry,
+    check_retry,
+    disable_sdk_retries,
+    resolve_fallback,
+)
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
@@ -63,6 +69,7 @@ from robota.core._plugins import (
     run_cleanup_step,
 )
 from robota.core._rare import RareField
+from robota.core._retry import RetryPolicy
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
 from robota.core._texts import (
@@ -111,6 +118,7 @@ from robota.core.tools._source import ToolSource
 from robota.core.tools._tool import Tool
 
 if TYPE_CHECKING:
+    from robota.core.execution._retry import ModelCandidate  # noqa: F401 - a RareField type
     from robota.core.permissions._gate import Approver
 
 __all__ = ["Agent", "ModelSelection", "RunOptions"]
@@ -162,6 +170,8 @@ class RunOptions(TypedDict, total=False):
         signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"`` with
             the text so far; a run still queued when it aborts raises
             :class:`~robota.AbortError` without touching the provider or history (S38).
+        retry: The :class:`~robota.RetryPolicy` of this run's model calls; it replaces the
+            agent's (``retry=None`` turns retries off for this run).
         max_rounds: The round budget for this run (S39; the run wins over the agent).
         max_same_tool_inputs: The identical-input limit for this run (S39).
         allow_tool_only_completion: Let the turn end on tool results with no summary (S39).
@@ -196,6 +206,7 @@ class RunOptions(TypedDict, total=False):
     """
 
     signal: AbortSignal | None
+    retry: RetryPolicy | None
     max_rounds: int | None
     max_same_tool_inputs: int | None
     allow_tool_only_completion: bool | None
@@ -378,6 +389,11 @@ class Agent(DurableAgentMixin):
     _sources = RareField["Sequence[ToolSource]"](())
     _plugins = RareField["Sequence[Plugin]"](())
     _modules = RareField["ModuleRegistry | tuple[()]"](())
+    _retry = RareField["RetryPolicy | None"](None)
+    _fallback = RareField["tuple[ModelCandidate, ...]"](())
+    _fallback_owned = RareField["tuple[Provider, ...]"](())
+    _retries_owned = RareField["bool"](False)
+    _built_provider = RareField["Provider | None"](None)
 
     def __init__(
         self,
@@ -417,6 +433,8 @@ class Agent(DurableAgentMixin):
         context_window: int | None = None,
         settings: ModelSettings | None = None,
         hooks: HookRunner | None = None,
+        retry: RetryPolicy | None = None,
+        fallback: Sequence[FallbackEntry] = (),
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         self._rare: dict[str, object] | None = None  # the RareField values not at default
@@ -442,6 +460,7 @@ class Agent(DurableAgentMixin):
             built, model = provider_for_model(model, api_key=api_key, base_url=base_url)
             all_providers = [built]
             owns_providers = True
+            self._built_provider = built  # issue 28: its SDK retries are the agent's to turn off
         seen: set[str] = set()
         for item in all_providers:
             if not isinstance(item, Provider):
@@ -460,6 +479,15 @@ class Agent(DurableAgentMixin):
         window = check_context_window(context_window)
         # S13: the caller's window belongs to the model it was given for.
         self._given_window = None if window is None else (self._provider.name, self._model, window)
+        self._retry = check_retry(retry, "retry")
+        if fallback:  # issue 28: the chain after the agent's own model, in the caller's order
+            self._fallback, self._fallback_owned = resolve_fallback(
+                fallback,
+                model=self._model,
+                providers=self._providers,
+                resolve=self._resolve,
+                window=self._caller_window,
+            )
         # What runs resolved, built on first use (issue 27: a few hundred bytes per agent).
         self._windows = None
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
@@ -534,6 +562,8 @@ class Agent(DurableAgentMixin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
         self._modules = ModuleRegistry(modules) if modules else ()
         self._owns_providers: bool = owns_providers
+        if self._retry is not None:
+            self._own_retries()
         self._response_cache = response_cache
         self._history_cap = max_history_messages
         self._store = ConversationStore(
@@ -594,6 +624,16 @@ class Agent(DurableAgentMixin):
             self._tools.register(routed)
 
     # ------------------------------------------------------------------ configuration
+
+    def _own_retries(self) -> None:
+        """Turn off, once, the SDK retries of the providers this agent built (issue 28).
+
+        With a retry policy the runtime owns retries; a caller's own providers stay theirs.
+        """
+        if not self._retries_owned:
+            self._retries_owned = True
+            built = self._built_provider
+            disable_sdk_retries((*((built,) if built else ()), *self._fallback_owned))
 
     def _resolve(self, spec: object) -> tuple[Provider, str]:
         if not isinstance(spec, str) or not spec.strip():
@@ -968,7 +1008,12 @@ class Agent(DurableAgentMixin):
                 instruction=self._texts.output_instruction,
                 feedback=self._texts.output_feedback,
             )
+        retry = check_retry(options["retry"], "retry") if "retry" in options else self._retry
+        if retry is not None:
+            self._own_retries()
         return ExecutionSettings(
+            retry=retry,
+            fallback=self._fallback,
             agent_name=self._name,
             provider=self._provider,
             model=self._model,
@@ -1055,7 +1100,8 @@ class Agent(DurableAgentMixin):
                 )
                 result = await self._run_current(execution, execution.run(content))
                 if result.context_window is not None:
-                    key = (settings.provider.name, settings.model)
+                    answered = execution.settings  # S13: a fallback's window is its own
+                    key = (answered.provider.name, answered.model)
                     self._keep_window(key, result.context_window)
                 return result
             finally:
@@ -1380,6 +1426,8 @@ class Agent(DurableAgentMixin):
         if self._owns_providers:
             for provider in self._providers:
                 yield provider, "aclose"
+        for provider in self._fallback_owned:
+            yield provider, "aclose"
 
     async def __aenter__(self) -> Agent:
         if self._sources:

@@ -77,11 +77,13 @@ from robota.core._plugins import (
     call_plugin_hook,
 )
 from robota.core._pricing import estimate_cost
-from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
+from robota.core._retry import RetryPolicy
+from robota.core._run_events import MessageCommitted, RetryStarted, RoundStarted, RunEvent
 from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, TraceContext
 from robota.core._usage import Usage
 from robota.core.execution._cache import CachedResponse, ResponseCache
+from robota.core.execution._fallback import candidate_refusal
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
@@ -89,10 +91,11 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
-from robota.core.execution._journal import OutsideRequest, RuntimeState
+from robota.core.execution._journal import ExecutionStateError, OutsideRequest, RuntimeState
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._result import RunResult, RunStatus, StopReason
+from robota.core.execution._retry import ModelCalls, ModelCandidate, Retry, Switch
 from robota.core.execution._structured import (
     InstructedMessages,
     OutputTransport,
@@ -179,6 +182,10 @@ class ExecutionSettings:
     """The agent's model settings with the run's laid over them (S28)."""
     hooks: HookRunner | None = None
     """Runs the run's own lifecycle hooks, ``UserPromptSubmit`` and ``Stop`` (S22)."""
+    retry: RetryPolicy | None = None
+    """The run's retry policy for model calls (issue 28); ``None``: a failure is not retried."""
+    fallback: tuple[ModelCandidate, ...] = ()
+    """The models a switchable failure moves the call to, in the caller's order (S30)."""
 
 
 @final
@@ -187,8 +194,11 @@ class Execution:
 
     __slots__ = (
         "_added",
+        "_answered",
         "_attempt",
         "_attempts",
+        "_calls",
+        "_charges",
         "_effort",
         "_executed",
         "_failures",
@@ -274,6 +284,20 @@ class Execution:
         self._attempt: str | None = None  # a continuation's own id (S27: its spans are new)
         self._finish_reason: str | None = None
         self._info = RunInfo(run_id, settings.agent_name, settings.provider.name, settings.model)
+        # Issue 28: retries and fallback only when the run has a policy or a chain.
+        self._calls = (
+            ModelCalls(
+                settings.retry,
+                (
+                    ModelCandidate(settings.provider, settings.model, settings.context_window),
+                    *settings.fallback,
+                ),
+            )
+            if settings.retry is not None or settings.fallback
+            else None
+        )
+        self._answered: dict[str, str] = {}  # reply id -> provider, once a chain exists (S30)
+        self._charges: list[tuple[AssistantMessage, str]] = []  # discarded attempts (S29)
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -344,8 +368,10 @@ class Execution:
         """Continue a journaled execution from its latest settled response (S40).
 
         The store already holds the restored history. Turn-level hooks (``before_run``) are not
-        replayed and restored settlements do not re-enter call observers.
+        replayed and restored settlements do not re-enter call observers. A run that had moved
+        to a fallback model continues on it (issue 28).
         """
+        self._resume_model(recovery)
         settings = self.settings
         self._attempt = new_id("resume")
         if self._trace is not None:
@@ -621,6 +647,16 @@ class Execution:
             settings=settings.model_settings,
         )
 
+    def _ordinary_request(self, tools_offered: bool) -> tuple[ChatRequest, str]:
+        """A round's request for the current model, and its structured-output instruction."""
+        output_instruction = self._instruction()
+        return self._request(
+            self._store.provider_snapshot(),
+            self._tools.offered_specs(self._context_window) if tools_offered else (),
+            self.settings.tool_choice,
+            output_instruction,
+        ), output_instruction
+
     async def _turn(
         self,
         guard: AbortGuard,
@@ -639,15 +675,13 @@ class Execution:
                     return self._stopped("interrupted")
                 if settings.max_rounds and self._rounds >= settings.max_rounds:
                     return await self._finish_without_text(guard, "max_rounds")
-                output_instruction = self._instruction()
-                request = self._request(
-                    self._store.provider_snapshot(),
-                    self._tools.offered_specs(self._context_window) if tools_offered else (),
-                    settings.tool_choice,
-                    output_instruction,
-                )
+                request, output_instruction = self._ordinary_request(tools_offered)
                 message = await self._provider_round(
-                    guard, request, forced=False, extra=output_instruction
+                    guard,
+                    request,
+                    forced=False,
+                    extra=output_instruction,
+                    rebuild=functools.partial(self._ordinary_request, tools_offered),
                 )
             if message is None:
                 return self._stopped("context_limit")
@@ -710,12 +744,10 @@ class Execution:
         # S39/S37: one call, no local tools, tool_choice none, the run's signal. The instruction
         # exists only in this request; it is never written into history.
         settings = self.settings
-        output_instruction = self._instruction()
-        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
-        request = replace(base, messages=(*base.messages, UserMessage(instruction)))
-        extra = f"{output_instruction}{instruction}"
+        build = functools.partial(self._forced_request, instruction)
+        request, extra = build()
         message = await self._provider_round(
-            guard, request, forced=True, extra=extra, reason=reason
+            guard, request, forced=True, extra=extra, reason=reason, rebuild=build
         )
         if message is None:
             return self._stopped("context_limit")
@@ -724,6 +756,12 @@ class Execution:
         if not message.content.strip():
             self._output_override = settings.texts.summary_fallback
         return self._stopped(reason)
+
+    def _forced_request(self, instruction: str) -> tuple[ChatRequest, str]:
+        output_instruction = self._instruction()
+        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
+        request = replace(base, messages=(*base.messages, UserMessage(instruction)))
+        return request, f"{output_instruction}{instruction}"
 
     # ------------------------------------------------------------------ one provider call
 
@@ -735,6 +773,7 @@ class Execution:
         forced: bool,
         extra: str = "",
         reason: StopReason | None = None,
+        rebuild: Callable[[], tuple[ChatRequest, str]] | None = None,
     ) -> AssistantMessage | None:
         settings = self.settings
         blocked = self._context_guard(request, extra)
@@ -748,84 +787,99 @@ class Execution:
             return None
         self._rounds += 1
         round_no = self._rounds
-        observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
-        round_emitter = self.emitter.child("round", str(round_no))
-        info = self._info
-        if self._plugins:  # the per-call hooks' view of the round; nobody else reads it
-            info = RunInfo(info.run_id, info.agent_name, info.provider, info.model, round_no)
-        if self._notify is not None:
-            self._notify(RoundStarted(round_no, observation_id))
-        if round_emitter.enabled:
-            round_emitter.emit(
-                EventNames.PROVIDER_REQUEST,
-                {
-                    "request": request,
-                    "requested_model": settings.model,
-                    "forced": forced,
-                    "observation_id": observation_id,
-                },
-            )
-        await self._each_plugin("before_provider_call", info, request)
-        journal = self._journal
-        call_id = ""
-        if journal is not None:
-            # S40: durable before dispatch, with the history committed since the last record.
-            call_id = await journal.model_call_started(
-                round_no, forced=forced, reason=reason, attempt=self._attempts
-            )
-        elif self._trace is not None or round_emitter.enabled:
-            call_id = new_id("call")  # S27: the provider call's own id, its span's key
-        started_at = now()
-        pending = self._store.begin_assistant(model=settings.model)
-
-        def observe(outcome: _Outcome, dispatched: bool) -> None:
-            # S39: one content-free observation per attempted provider round.
+        calls = self._calls
+        if calls is not None:
+            calls.new_call()
+        while True:  # issue 28: one pass per attempt — a retry or a fallback model (S42)
+            settings = self.settings  # a fallback switch replaces it (S30)
+            attempt = calls.attempt if calls is not None else 1
+            observation_id = new_id("obs")  # S31/S39: each attempt is an observation of its own
+            round_emitter = self.emitter.child("round", str(round_no))
+            info = self._info
+            if self._plugins:  # the per-call hooks' view of the round; nobody else reads it
+                info = RunInfo(info.run_id, info.agent_name, info.provider, info.model, round_no)
+            if self._notify is not None:
+                self._notify(RoundStarted(round_no, observation_id))
             if round_emitter.enabled:
                 round_emitter.emit(
-                    EventNames.ROUND_COMPLETED,
+                    EventNames.PROVIDER_REQUEST,
                     {
-                        "round": round_no,
-                        "observation_id": observation_id,
-                        "started_at": started_at,
-                        "ended_at": now(),
-                        "outcome": outcome,
-                        "forced": forced,
-                        "model": pending.model,
-                        "dispatched": dispatched,
-                        "provider": settings.provider.name,
+                        "request": request,
                         "requested_model": settings.model,
-                        "call_id": call_id if dispatched else None,
-                        "finish_reason": self._finish_reason,
-                        "usage": pending.usage,
+                        "provider": settings.provider.name,
+                        "forced": forced,
+                        "observation_id": observation_id,
+                        "attempt": attempt,
                     },
                 )
+            await self._each_plugin("before_provider_call", info, request)
+            journal = self._journal
+            call_id = ""
+            if journal is not None:
+                # S40: durable before dispatch, with the history committed since the last record.
+                call_id = await journal.model_call_started(
+                    round_no, forced=forced, reason=reason, attempt=self._attempts
+                )
+            elif self._trace is not None or round_emitter.enabled:
+                call_id = new_id("call")  # S27: the provider call's own id, its span's key
+            started_at = now()
+            pending = self._store.begin_assistant(model=settings.model)
 
-        outcome: _Outcome = "success"
-        failure: RobotaError | None = None
-        dispatched = True
-        self._round_effort = None
-        self._finish_reason = None
-        try:
-            dispatched = await self._receive(
-                guard, pending, request, round_emitter, forced=forced, call_id=call_id
+            observe = functools.partial(
+                self._observe,
+                round_emitter,
+                pending,
+                {
+                    "round": round_no,
+                    "observation_id": observation_id,
+                    "started_at": started_at,
+                    "forced": forced,
+                    "provider": settings.provider.name,
+                    "requested_model": settings.model,
+                    "attempt": attempt,
+                },
+                call_id,
             )
-            if journal is not None and self._aborted():
-                # S23: a journaled run joined settlement; the late response is recorded, but it
-                # never replaces the cancellation that won.
-                outcome = "interrupted"
-        except BaseException as error:
-            if isinstance(error, Exception) and is_abort(error, self._signal):
-                outcome = "interrupted"
-            elif isinstance(error, Exception) and not isinstance(error, ExecutionControlError):
-                outcome = "failure"
-                failure = _as_provider_error(error, settings.provider.name, pending.model)
-            else:
-                # A control outcome (S39), or cancellation of the run's task: commit, then
-                # let it propagate.
-                cut = pending.commit(interrupted=True)
-                self._answer_unrun(cut, "interrupted")
-                observe("failure" if isinstance(error, Exception) else "interrupted", True)
-                raise
+            outcome: _Outcome = "success"
+            failure: RobotaError | None = None
+            dispatched = True
+            self._round_effort = None
+            self._finish_reason = None
+            try:
+                dispatched = await self._receive(
+                    guard, pending, request, round_emitter, forced=forced, call_id=call_id
+                )
+                if journal is not None and self._aborted():
+                    # S23: a journaled run joined settlement; the late response is recorded, but
+                    # it never replaces the cancellation that won.
+                    outcome = "interrupted"
+            except BaseException as error:
+                if isinstance(error, Exception) and is_abort(error, self._signal):
+                    outcome = "interrupted"
+                elif isinstance(error, Exception) and not isinstance(error, ExecutionControlError):
+                    outcome = "failure"
+                    failure = _as_provider_error(error, settings.provider.name, pending.model)
+                else:
+                    # A control outcome (S39), or cancellation of the run's task: commit, then
+                    # let it propagate.
+                    cut = pending.commit(interrupted=True)
+                    self._answer_unrun(cut, "interrupted")
+                    observe("failure" if isinstance(error, Exception) else "interrupted", True)
+                    raise
+            if failure is not None and calls is not None:
+                step = calls.after_failure(failure, self._refusal(request))
+                if step is not None:
+                    await self._discard(pending, call_id, dispatched)
+                    observe("failure", dispatched)
+                    waited = await self._next_attempt(guard, round_no, step, failure, pending.text)
+                    if waited is not None:
+                        return waited  # S23: aborted during the backoff; the round is interrupted
+                    if isinstance(step, Switch):
+                        await self._switch(calls.current)
+                        if rebuild is not None:  # re-projected for the new model (S17, S18, S30)
+                            request, extra = rebuild()
+                    continue
+            break
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
             notice = render(self.settings.texts.request_failed_notice, error=failure.message)
@@ -834,10 +888,14 @@ class Execution:
         self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
+        if calls is not None:
+            self._answered[message.id] = settings.provider.name  # S30: priced where it ran
         if journal is not None:
             # S40/S23: the response — a late one's usage and tool intents included — is durable
             # before it is used; a failed write wins over a cancellation that raced it.
-            await journal.model_call_settled(call_id, message, outcome, dispatched)
+            await journal.model_call_settled(
+                call_id, message, outcome, dispatched, **self._answered_by()
+            )
         if outcome != "success":
             self._answer_unrun(message, outcome)
         self._record_effort(dispatched)
@@ -858,6 +916,183 @@ class Execution:
         if failure is not None:
             raise failure
         return message
+
+    def _observe(
+        self,
+        emitter: EventEmitter,
+        pending: PendingAssistant,
+        data: dict[str, Any],
+        call_id: str,
+        outcome: _Outcome,
+        dispatched: bool,
+    ) -> None:
+        # S39: one content-free observation per attempted provider round.
+        if emitter.enabled:
+            emitter.emit(
+                EventNames.ROUND_COMPLETED,
+                {
+                    **data,
+                    "ended_at": now(),
+                    "outcome": outcome,
+                    "model": pending.model,
+                    "dispatched": dispatched,
+                    "call_id": call_id if dispatched else None,
+                    "finish_reason": self._finish_reason,
+                    "usage": pending.usage,
+                },
+            )
+
+    # ------------------------------------------------------------------ retries, fallback
+
+    def _refusal(self, request: ChatRequest) -> Callable[[ModelCandidate], str | None]:
+        settings = self.settings
+        return functools.partial(
+            candidate_refusal,
+            tools_offered=bool(request.tools),
+            native_tools=settings.native_tools,
+            media_messages=self._store.media_messages,
+        )
+
+    async def _discard(self, pending: PendingAssistant, call_id: str, dispatched: bool) -> None:
+        """Drop a failed attempt that is tried again; count and record what it cost (issue 28).
+
+        S34: its partial reply never enters history — the retried one replaces it through the
+        single commit path. Its usage still counts (S29), and a journaled run settles it as a
+        failure before the next attempt starts (S40), marked ``retried`` so a resume knows it is
+        not in history.
+        """
+        message = pending.discard()
+        self._usage = _add_usage(self._usage, message.usage)
+        if dispatched and (message.usage is None or message.usage.partial):
+            self._unattested = True
+        self._charges.append((message, self.settings.provider.name))
+        if self._journal is not None:
+            await self._journal.model_call_settled(
+                call_id, message, "failure", dispatched, retried=True, **self._answered_by()
+            )
+        self._record_effort(dispatched)
+
+    async def _next_attempt(
+        self, guard: AbortGuard, round_no: int, step: Retry | Switch, error: RobotaError, text: str
+    ) -> AssistantMessage | None:
+        """Report the retry or switch, wait its backoff; an abort meanwhile ends the round (S23).
+
+        Returns the interrupted (empty) reply committed when the run's signal aborted the wait,
+        else ``None``: the next attempt follows.
+        """
+        calls = self._calls
+        assert calls is not None
+        emitter = self.emitter.child("round", str(round_no))
+        settings = self.settings
+        target = calls.current
+        delay = step.delay if isinstance(step, Retry) else 0.0
+        data: dict[str, Any] = {
+            "round": round_no,
+            "model": settings.model,
+            "provider": settings.provider.name,
+            "code": error.code,
+            "status": getattr(error, "status", None),
+            "error": error,
+            "discarded_text": text,
+        }
+        if emitter.enabled:
+            for index, why in calls.skipped:
+                skipped = calls.chain[index]
+                emitter.emit(
+                    EventNames.MODEL_FALLBACK_REFUSED,
+                    {"model": skipped.model, "provider": skipped.provider.name, "reason": why},
+                )
+            if isinstance(step, Retry):
+                retry = {**data, "attempt": step.attempt, "delay": delay}
+                emitter.emit(EventNames.MODEL_RETRY, retry)
+            else:
+                emitter.emit(
+                    EventNames.MODEL_FALLBACK,
+                    {
+                        **data,
+                        "to_model": target.model,
+                        "to_provider": target.provider.name,
+                        "fallback": step.index,
+                    },
+                )
+        _log.warning(
+            "model call failed; retrying" if isinstance(step, Retry) else "switching model",
+            model=settings.model,
+            to=str(target),
+            code=error.code,
+            delay=delay,
+        )
+        if self._notify is not None:
+            self._notify(
+                RetryStarted(
+                    round_no,
+                    calls.attempt,
+                    target.model,
+                    target.provider.name,
+                    delay,
+                    error,
+                    text,
+                    isinstance(step, Switch),
+                )
+            )
+        try:
+            await guard.call(lambda: calls.wait(delay))
+        except Exception as aborted:
+            if not is_abort(aborted, self._signal):
+                raise
+            cut = self._store.begin_assistant(model=None).commit(interrupted=True)
+            if self._journal is not None:
+                self._journal.keep(cut)  # saved with the checkpoint, like a diagnostic
+            if emitter.enabled:
+                emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": cut})
+            return cut
+        return None
+
+    async def _switch(self, to: ModelCandidate) -> None:
+        # S30: later rounds stay on the model that answered; the run is re-projected for it —
+        # its output transport (S18) and context window (S13) are asked of the new model.
+        settings = self.settings = replace(
+            self.settings, provider=to.provider, model=to.model, context_window=to.context_window
+        )
+        self._info = RunInfo(self.run_id, settings.agent_name, to.provider.name, to.model)
+        if settings.structured is not None:
+            self._transport = choose_output_transport(to.provider, to.model)
+        self._window = None
+        await self._resolve_window()
+
+    def _resume_model(self, recovery: Recovery) -> None:
+        """S40: continue on the chain entry the latest settled call used; never guess another."""
+        self._answered.update(recovery.answered)
+        for message, by in recovery.discarded:
+            self._usage = _add_usage(self._usage, message.usage)
+            self._charges.append((message, by or self.settings.provider.name))
+        provider, index = recovery.answered_by
+        if not index:
+            return
+        calls = self._calls
+        chain = calls.chain if calls is not None else ()
+        if index >= len(chain) or (provider is not None and chain[index].provider.name != provider):
+            raise ExecutionStateError(
+                f"execution {self.run_id!r} was answered by entry {index} of its model chain "
+                f"(provider {provider!r}); this agent's fallback list has no such entry — resume "
+                "with the agent's fallback list as it was",
+                code="fallback_changed",
+            )
+        assert calls is not None
+        calls.index = index
+        to = chain[index]
+        self.settings = replace(
+            self.settings, provider=to.provider, model=to.model, context_window=to.context_window
+        )
+        self._info = RunInfo(self.run_id, self.settings.agent_name, to.provider.name, to.model)
+
+    def _answered_by(self) -> dict[str, Any]:
+        # S40: which chain entry a settled call used, so a resume continues on it.
+        calls = self._calls
+        return {
+            "provider": self.settings.provider.name,
+            "fallback": calls.index if calls is not None else 0,
+        }
 
     def _answer_unrun(self, message: AssistantMessage, outcome: _Outcome) -> None:
         """Answer the calls of a response that did not complete (S34, S38).
@@ -1248,6 +1483,9 @@ class Execution:
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
+            provider=self._answered.get(last.id, self.settings.provider.name)
+            if last is not None
+            else None,
             cost=self._cost(assistants),
             rounds=self._rounds,
             tool_calls_executed=self._executed,
@@ -1267,12 +1505,12 @@ class Execution:
             return None
         total = 0.0
         provider = self.settings.provider.name
-        for message in assistants:
+        answered = self._answered
+        charges = [(m, answered.get(m.id, provider)) for m in assistants] + self._charges
+        for message, by in charges:
             if message.usage is None:
                 continue  # never dispatched (a diagnostic): nothing was charged
-            cost = estimate_cost(
-                message.usage, message.model or self.settings.model, provider=provider
-            )
+            cost = estimate_cost(message.usage, message.model or self.settings.model, provider=by)
             if cost is None:
                 return None
             total += cost
