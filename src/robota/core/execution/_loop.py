@@ -869,7 +869,7 @@ class Execution:
             if failure is not None and calls is not None:
                 step = calls.after_failure(failure, self._refusal(request))
                 if step is not None:
-                    await self._discard(pending, call_id, dispatched)
+                    await self._discard(pending, call_id, dispatched, step)
                     observe("failure", dispatched)
                     waited = await self._next_attempt(guard, round_no, step, failure, pending.text)
                     if waited is not None:
@@ -953,7 +953,9 @@ class Execution:
             media_messages=self._store.media_messages,
         )
 
-    async def _discard(self, pending: PendingAssistant, call_id: str, dispatched: bool) -> None:
+    async def _discard(
+        self, pending: PendingAssistant, call_id: str, dispatched: bool, step: Retry | Switch
+    ) -> None:
         """Drop a failed attempt that is tried again; count and record what it cost (issue 28).
 
         S34: its partial reply never enters history — the retried one replaces it through the
@@ -967,8 +969,11 @@ class Execution:
             self._unattested = True
         self._charges.append((message, self.settings.provider.name))
         if self._journal is not None:
+            by = self._answered_by()
+            if isinstance(step, Switch):
+                by["fallback"] = step.origin  # the entry this attempt went to
             await self._journal.model_call_settled(
-                call_id, message, "failure", dispatched, retried=True, **self._answered_by()
+                call_id, message, "failure", dispatched, retried=True, **by
             )
         self._record_effort(dispatched)
 

@@ -78,9 +78,13 @@ class Retry:
 @final
 @dataclass(frozen=True, slots=True)
 class Switch:
-    """Move the call to chain entry ``index``; ``skipped`` are the entries refused on the way."""
+    """Move the call to chain entry ``index`` from entry ``origin``.
+
+    ``skipped`` are the entries refused on the way, with the reason.
+    """
 
     index: int
+    origin: int = 0
     skipped: tuple[tuple[int, str], ...] = ()
 
 
@@ -151,10 +155,10 @@ class ModelCalls:
         for index in range(self.index + 1, len(self.chain)):
             reason = refusal(self.chain[index])
             if reason is None:
-                self.index = index
+                origin, self.index = self.index, index
                 self.attempt = 1
                 self.skipped = tuple(skipped)
-                return Switch(index, self.skipped)
+                return Switch(index, origin, self.skipped)
             skipped.append((index, reason))
         self.skipped = tuple(skipped)
         for index, reason in skipped:
