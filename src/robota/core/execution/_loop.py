@@ -78,7 +78,7 @@ from robota.core._plugins import (
 )
 from robota.core._pricing import estimate_cost
 from robota.core._retry import RetryPolicy
-from robota.core._run_events import MessageCommitted, RetryStarted, RoundStarted, RunEvent
+from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, TraceContext
 from robota.core._usage import Usage
@@ -91,11 +91,19 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
-from robota.core.execution._journal import ExecutionStateError, OutsideRequest, RuntimeState
+from robota.core.execution._journal import OutsideRequest, RuntimeState
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._result import RunResult, RunStatus, StopReason
-from robota.core.execution._retry import ModelCalls, ModelCandidate, Retry, Switch
+from robota.core.execution._retry import (
+    ModelCalls,
+    ModelCandidate,
+    Retry,
+    Retrying,
+    Switch,
+    announce,
+    resume_mismatch,
+)
 from robota.core.execution._structured import (
     InstructedMessages,
     OutputTransport,
@@ -775,8 +783,43 @@ class Execution:
         reason: StopReason | None = None,
         rebuild: Callable[[], tuple[ChatRequest, str]] | None = None,
     ) -> AssistantMessage | None:
+        """The round's provider call, tried again while the run's policy or chain says (issue 28).
+
+        Each attempt is its own call (:meth:`_provider_call`); ``rebuild`` re-projects the
+        request after a switch to another model (S17, S18, S30).
+        """
+        again: Retrying | None = None
+        while True:
+            called = await self._provider_call(
+                guard, request, forced=forced, extra=extra, reason=reason, again=again
+            )
+            if not isinstance(called, Retrying):
+                return called
+            again = called
+            waited = await self._next_attempt(guard, called)
+            if waited is not None:
+                return waited  # S23: aborted during the backoff; the round is interrupted
+            if isinstance(called.step, Switch):
+                assert self._calls is not None
+                await self._switch(self._calls.current)
+                if rebuild is not None:
+                    request, extra = rebuild()
+
+    async def _provider_call(
+        self,
+        guard: AbortGuard,
+        request: ChatRequest,
+        *,
+        forced: bool,
+        extra: str = "",
+        reason: StopReason | None = None,
+        again: Retrying | None = None,
+    ) -> AssistantMessage | Retrying | None:
+        """One attempt; ``again``: the failed attempt of the same round it follows (issue 28)."""
         settings = self.settings
-        blocked = self._context_guard(request, extra)
+        # S39: a retry resends what was checked; another model's window is checked anew.
+        fresh = again is None or isinstance(again.step, Switch)
+        blocked = self._context_guard(request, extra) if fresh else None
         if blocked is not None:
             # S39: not sent; a neutral diagnostic explains why.
             diagnostic = commit_diagnostic(
@@ -785,101 +828,99 @@ class Execution:
             if self._journal is not None:
                 self._journal.keep(diagnostic)  # saved with the checkpoint, so a resume returns it
             return None
-        self._rounds += 1
+        if again is None:
+            self._rounds += 1
+            if self._calls is not None:
+                self._calls.new_call()
         round_no = self._rounds
-        calls = self._calls
-        if calls is not None:
-            calls.new_call()
-        while True:  # issue 28: one pass per attempt — a retry or a fallback model (S42)
-            settings = self.settings  # a fallback switch replaces it (S30)
-            attempt = calls.attempt if calls is not None else 1
-            observation_id = new_id("obs")  # S31/S39: each attempt is an observation of its own
-            round_emitter = self.emitter.child("round", str(round_no))
-            info = self._info
-            if self._plugins:  # the per-call hooks' view of the round; nobody else reads it
-                info = RunInfo(info.run_id, info.agent_name, info.provider, info.model, round_no)
-            if self._notify is not None:
-                self._notify(RoundStarted(round_no, observation_id))
+        attempt = self._calls.attempt if self._calls is not None else 1
+        observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
+        round_emitter = self.emitter.child("round", str(round_no))
+        info = self._info
+        if self._plugins:  # the per-call hooks' view of the round; nobody else reads it
+            info = RunInfo(info.run_id, info.agent_name, info.provider, info.model, round_no)
+        if self._notify is not None:
+            self._notify(RoundStarted(round_no, observation_id))
+        if round_emitter.enabled:
+            round_emitter.emit(
+                EventNames.PROVIDER_REQUEST,
+                {
+                    "request": request,
+                    "requested_model": settings.model,
+                    "forced": forced,
+                    "observation_id": observation_id,
+                    "provider": settings.provider.name,
+                    "attempt": attempt,
+                },
+            )
+        await self._each_plugin("before_provider_call", info, request)
+        journal = self._journal
+        call_id = ""
+        if journal is not None:
+            # S40: durable before dispatch, with the history committed since the last record.
+            call_id = await journal.model_call_started(
+                round_no, forced=forced, reason=reason, attempt=self._attempts
+            )
+        elif self._trace is not None or round_emitter.enabled:
+            call_id = new_id("call")  # S27: the provider call's own id, its span's key
+        started_at = now()
+        pending = self._store.begin_assistant(model=settings.model)
+
+        def observe(outcome: _Outcome, dispatched: bool) -> None:
+            # S39: one content-free observation per attempted provider round.
             if round_emitter.enabled:
                 round_emitter.emit(
-                    EventNames.PROVIDER_REQUEST,
+                    EventNames.ROUND_COMPLETED,
                     {
-                        "request": request,
-                        "requested_model": settings.model,
-                        "provider": settings.provider.name,
-                        "forced": forced,
+                        "round": round_no,
                         "observation_id": observation_id,
+                        "started_at": started_at,
+                        "ended_at": now(),
+                        "outcome": outcome,
+                        "forced": forced,
+                        "model": pending.model,
+                        "dispatched": dispatched,
+                        "provider": settings.provider.name,
+                        "requested_model": settings.model,
+                        "call_id": call_id if dispatched else None,
+                        "finish_reason": self._finish_reason,
+                        "usage": pending.usage,
                         "attempt": attempt,
                     },
                 )
-            await self._each_plugin("before_provider_call", info, request)
-            journal = self._journal
-            call_id = ""
-            if journal is not None:
-                # S40: durable before dispatch, with the history committed since the last record.
-                call_id = await journal.model_call_started(
-                    round_no, forced=forced, reason=reason, attempt=self._attempts
-                )
-            elif self._trace is not None or round_emitter.enabled:
-                call_id = new_id("call")  # S27: the provider call's own id, its span's key
-            started_at = now()
-            pending = self._store.begin_assistant(model=settings.model)
 
-            observe = functools.partial(
-                self._observe,
-                round_emitter,
-                pending,
-                {
-                    "round": round_no,
-                    "observation_id": observation_id,
-                    "started_at": started_at,
-                    "forced": forced,
-                    "provider": settings.provider.name,
-                    "requested_model": settings.model,
-                    "attempt": attempt,
-                },
-                call_id,
+        outcome: _Outcome = "success"
+        failure: RobotaError | None = None
+        dispatched = True
+        self._round_effort = None
+        self._finish_reason = None
+        try:
+            dispatched = await self._receive(
+                guard, pending, request, round_emitter, forced=forced, call_id=call_id
             )
-            outcome: _Outcome = "success"
-            failure: RobotaError | None = None
-            dispatched = True
-            self._round_effort = None
-            self._finish_reason = None
-            try:
-                dispatched = await self._receive(
-                    guard, pending, request, round_emitter, forced=forced, call_id=call_id
-                )
-                if journal is not None and self._aborted():
-                    # S23: a journaled run joined settlement; the late response is recorded, but
-                    # it never replaces the cancellation that won.
-                    outcome = "interrupted"
-            except BaseException as error:
-                if isinstance(error, Exception) and is_abort(error, self._signal):
-                    outcome = "interrupted"
-                elif isinstance(error, Exception) and not isinstance(error, ExecutionControlError):
-                    outcome = "failure"
-                    failure = _as_provider_error(error, settings.provider.name, pending.model)
-                else:
-                    # A control outcome (S39), or cancellation of the run's task: commit, then
-                    # let it propagate.
-                    cut = pending.commit(interrupted=True)
-                    self._answer_unrun(cut, "interrupted")
-                    observe("failure" if isinstance(error, Exception) else "interrupted", True)
-                    raise
-            if failure is not None and calls is not None:
-                step = calls.after_failure(failure, self._refusal(request))
-                if step is not None:
-                    await self._discard(pending, call_id, dispatched, step)
-                    observe("failure", dispatched)
-                    waited = await self._next_attempt(guard, round_no, step, failure, pending.text)
-                    if waited is not None:
-                        return waited  # S23: aborted during the backoff; the round is interrupted
-                    if isinstance(step, Switch):
-                        await self._switch(calls.current)
-                        if rebuild is not None:  # re-projected for the new model (S17, S18, S30)
-                            request, extra = rebuild()
-                    continue
-            break
+            if journal is not None and self._aborted():
+                # S23: a journaled run joined settlement; the late response is recorded, but it
+                # never replaces the cancellation that won.
+                outcome = "interrupted"
+        except BaseException as error:
+            if isinstance(error, Exception) and is_abort(error, self._signal):
+                outcome = "interrupted"
+            elif isinstance(error, Exception) and not isinstance(error, ExecutionControlError):
+                outcome = "failure"
+                failure = _as_provider_error(error, settings.provider.name, pending.model)
+            else:
+                # A control outcome (S39), or cancellation of the run's task: commit, then
+                # let it propagate.
+                cut = pending.commit(interrupted=True)
+                self._answer_unrun(cut, "interrupted")
+                observe("failure" if isinstance(error, Exception) else "interrupted", True)
+                raise
+        if failure is not None and self._calls is not None:
+            step = self._calls.after_failure(failure, self._refusal(request))
+            if step is not None:  # issue 28: discarded, not committed (S34); observed (S39)
+                await self._discard(pending, call_id, dispatched, step)
+                observe("failure", dispatched)
+                return Retrying(step, failure, pending.text, round_no, settings.provider)
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
             notice = render(self.settings.texts.request_failed_notice, error=failure.message)
@@ -888,7 +929,7 @@ class Execution:
         self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
-        if calls is not None:
+        if self._calls is not None:
             self._answered[message.id] = settings.provider.name  # S30: priced where it ran
         if journal is not None:
             # S40/S23: the response — a late one's usage and tool intents included — is durable
@@ -916,31 +957,6 @@ class Execution:
         if failure is not None:
             raise failure
         return message
-
-    def _observe(
-        self,
-        emitter: EventEmitter,
-        pending: PendingAssistant,
-        data: dict[str, Any],
-        call_id: str,
-        outcome: _Outcome,
-        dispatched: bool,
-    ) -> None:
-        # S39: one content-free observation per attempted provider round.
-        if emitter.enabled:
-            emitter.emit(
-                EventNames.ROUND_COMPLETED,
-                {
-                    **data,
-                    "ended_at": now(),
-                    "outcome": outcome,
-                    "model": pending.model,
-                    "dispatched": dispatched,
-                    "call_id": call_id if dispatched else None,
-                    "finish_reason": self._finish_reason,
-                    "usage": pending.usage,
-                },
-            )
 
     # ------------------------------------------------------------------ retries, fallback
 
@@ -977,9 +993,7 @@ class Execution:
             )
         self._record_effort(dispatched)
 
-    async def _next_attempt(
-        self, guard: AbortGuard, round_no: int, step: Retry | Switch, error: RobotaError, text: str
-    ) -> AssistantMessage | None:
+    async def _next_attempt(self, guard: AbortGuard, again: Retrying) -> AssistantMessage | None:
         """Report the retry or switch, wait its backoff; an abort meanwhile ends the round (S23).
 
         Returns the interrupted (empty) reply committed when the run's signal aborted the wait,
@@ -987,59 +1001,10 @@ class Execution:
         """
         calls = self._calls
         assert calls is not None
-        emitter = self.emitter.child("round", str(round_no))
-        settings = self.settings
-        target = calls.current
+        emitter = self.emitter.child("round", str(again.round))
+        announce(emitter, self._notify, calls, again)
+        step = again.step
         delay = step.delay if isinstance(step, Retry) else 0.0
-        data: dict[str, Any] = {
-            "round": round_no,
-            "model": settings.model,
-            "provider": settings.provider.name,
-            "code": error.code,
-            "status": getattr(error, "status", None),
-            "error": error,
-            "discarded_text": text,
-        }
-        if emitter.enabled:
-            for index, why in calls.skipped:
-                skipped = calls.chain[index]
-                emitter.emit(
-                    EventNames.MODEL_FALLBACK_REFUSED,
-                    {"model": skipped.model, "provider": skipped.provider.name, "reason": why},
-                )
-            if isinstance(step, Retry):
-                retry = {**data, "attempt": step.attempt, "delay": delay}
-                emitter.emit(EventNames.MODEL_RETRY, retry)
-            else:
-                emitter.emit(
-                    EventNames.MODEL_FALLBACK,
-                    {
-                        **data,
-                        "to_model": target.model,
-                        "to_provider": target.provider.name,
-                        "fallback": step.index,
-                    },
-                )
-        _log.warning(
-            "model call failed; retrying" if isinstance(step, Retry) else "switching model",
-            model=settings.model,
-            to=str(target),
-            code=error.code,
-            delay=delay,
-        )
-        if self._notify is not None:
-            self._notify(
-                RetryStarted(
-                    round_no,
-                    calls.attempt,
-                    target.model,
-                    target.provider.name,
-                    delay,
-                    error,
-                    text,
-                    isinstance(step, Switch),
-                )
-            )
         try:
             await guard.call(lambda: calls.wait(delay))
         except Exception as aborted:
@@ -1075,17 +1040,9 @@ class Execution:
         if not index:
             return
         calls = self._calls
-        chain = calls.chain if calls is not None else ()
-        if index >= len(chain) or (provider is not None and chain[index].provider.name != provider):
-            raise ExecutionStateError(
-                f"execution {self.run_id!r} was answered by entry {index} of its model chain "
-                f"(provider {provider!r}); this agent's fallback list has no such entry — resume "
-                "with the agent's fallback list as it was",
-                code="fallback_changed",
-            )
-        assert calls is not None
-        calls.index = index
-        to = chain[index]
+        if calls is None:
+            raise resume_mismatch(self.run_id, index, provider)
+        to = calls.resume_at(index, provider, self.run_id)
         self.settings = replace(
             self.settings, provider=to.provider, model=to.model, context_window=to.context_window
         )

@@ -29,19 +29,29 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import final
+from typing import Any, final
 
+from robota.core._emit import EventEmitter
 from robota.core._errors import ExecutionControlError, ProviderError, RobotaError
+from robota.core._events import EventNames
+from robota.core._logging import get_logger
 from robota.core._retry import RetryPolicy
+from robota.core._run_events import RetryStarted, RunEvent
+from robota.core.execution._journal import ExecutionStateError
 from robota.core.providers._contract import Provider
 
 __all__ = [
     "ModelCalls",
     "ModelCandidate",
     "Retry",
+    "Retrying",
     "Sleeper",
     "Switch",
+    "announce",
+    "resume_mismatch",
 ]
+
+_log = get_logger("robota.execution")
 
 Sleeper = Callable[[float], Awaitable[None]]
 """Waits the given seconds (``asyncio.sleep`` by default; tests inject their own)."""
@@ -86,6 +96,26 @@ class Switch:
     index: int
     origin: int = 0
     skipped: tuple[tuple[int, str], ...] = ()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A failed attempt another one follows: what the loop reports and waits for.
+
+    Attributes:
+        step: The retry or switch that follows.
+        error: The attempt's failure.
+        text: The text it streamed, now discarded (S34).
+        round: The round whose call it was.
+        failed_on: The provider it failed on.
+    """
+
+    step: Retry | Switch
+    error: RobotaError
+    text: str
+    round: int
+    failed_on: Provider
 
 
 def is_retryable(error: BaseException) -> bool:
@@ -167,7 +197,92 @@ class ModelCalls:
             error.add_note("no fallback model was left that can serve this run")
         return None
 
+    def resume_at(self, index: int, provider: str | None, execution_id: str) -> ModelCandidate:
+        """S40: the chain entry a resumed run continues on — the one its last call used.
+
+        Raises:
+            ExecutionStateError: this agent's chain has no such entry (or another provider
+                there): the run never guesses another model.
+        """
+        chain = self.chain
+        if index >= len(chain) or (provider is not None and chain[index].provider.name != provider):
+            raise resume_mismatch(execution_id, index, provider)
+        self.index = index
+        return chain[index]
+
     async def wait(self, delay: float) -> None:
         """Sleep ``delay`` seconds (the caller wraps it in the run's abort guard, S23)."""
         if delay > 0:
             await self._sleep(delay)
+
+
+def resume_mismatch(execution_id: str, index: int, provider: str | None) -> ExecutionStateError:
+    """The error of a resume whose agent lacks the chain entry the execution was using (S40)."""
+    return ExecutionStateError(
+        f"execution {execution_id!r} was answered by entry {index} of its model chain "
+        f"(provider {provider!r}); this agent's fallback list has no such entry — resume with "
+        "the agent's fallback list as it was",
+        code="fallback_changed",
+    )
+
+
+def announce(
+    emitter: EventEmitter,
+    notify: Callable[[RunEvent], None] | None,
+    calls: ModelCalls,
+    again: Retrying,
+) -> None:
+    """Tell every observer that a failed attempt is followed by another (issue 28).
+
+    Events: each refused candidate (``execution.model_fallback_refused``), then
+    ``execution.model_retry`` or ``execution.model_fallback`` naming both models and the cause;
+    the run's stream gets :class:`~robota.RetryStarted` with the text it must drop.
+    """
+    step, error, text, round_no = again.step, again.error, again.text, again.round
+    failed_model = calls.chain[step.origin].model if isinstance(step, Switch) else None
+    model = failed_model if failed_model is not None else calls.current.model
+    target = calls.current
+    delay = step.delay if isinstance(step, Retry) else 0.0
+    data: dict[str, Any] = {
+        "round": round_no,
+        "model": model,
+        "provider": again.failed_on.name,
+        "code": error.code,
+        "status": getattr(error, "status", None),
+        "error": error,
+        "discarded_text": text,
+    }
+    if emitter.enabled:
+        for index, why in calls.skipped:
+            skipped = calls.chain[index]
+            emitter.emit(
+                EventNames.MODEL_FALLBACK_REFUSED,
+                {"model": skipped.model, "provider": skipped.provider.name, "reason": why},
+            )
+        if isinstance(step, Retry):
+            emitter.emit(EventNames.MODEL_RETRY, {**data, "attempt": step.attempt, "delay": delay})
+        else:
+            switch = {"to_model": target.model, "to_provider": target.provider.name}
+            emitter.emit(EventNames.MODEL_FALLBACK, {**data, **switch, "fallback": step.index})
+    _log.warning(
+        "model call failed; retrying"
+        if isinstance(step, Retry)
+        else "model call failed; switching",
+        model=model,
+        to=str(target),
+        code=error.code,
+        delay=delay,
+    )
+    if notify is not None:
+        notify(
+            RetryStarted(
+                round_no,
+                calls.attempt,
+                target.model,
+                target.provider.name,
+                delay,
+                error,
+                text,
+                isinstance(step, Switch),
+            )
+        )
