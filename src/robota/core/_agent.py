@@ -613,8 +613,20 @@ class Agent(DurableAgentMixin):
                 "inside one process, so it cannot be routed — register its tools directly"
             )
         current = self._providers.index(self._provider)
-        self._providers = tuple(provider(item) for item in self._providers)
+        every = self._every_provider()
+        if len({item.name for item in every}) != len(every):
+            raise ConfigurationError(
+                f"agent {self._name!r}: two different providers of its model chain share a name; "
+                "a routed call finds its provider by name, so give each a unique name"
+            )
+        pairs = [(item, provider(item)) for item in every]  # issue 28: the fallback's too
+
+        def route(item: Provider) -> Provider:
+            return next(new for old, new in pairs if old is item)
+
+        self._providers = tuple(route(item) for item in self._providers)
         self._provider = self._providers[current]
+        self._fallback = tuple(replace(c, provider=route(c.provider)) for c in self._fallback)
         registered = list(self._tools)
         for entry in registered:
             self._tools.unregister(entry.name)
@@ -624,6 +636,14 @@ class Agent(DurableAgentMixin):
             self._tools.register(routed)
 
     # ------------------------------------------------------------------ configuration
+
+    def _every_provider(self) -> tuple[Provider, ...]:
+        """The agent's providers, then its fallback chain's other ones (issue 28), each once."""
+        every = list(self._providers)
+        for candidate in self._fallback:
+            if not any(candidate.provider is item for item in every):
+                every.append(candidate.provider)
+        return tuple(every)
 
     def _own_retries(self) -> None:
         """Turn off, once, the SDK retries of the providers this agent built (issue 28).
