@@ -312,6 +312,18 @@ class Agent(DurableAgentMixin):
             :attr:`~robota.HookRunner.max_stop_continuations`). Default: the hooks of
             ``tool_gate`` when it is a :class:`~robota.PermissionGate` with hooks, so one
             configuration serves tool and lifecycle events.
+        retry: A :class:`~robota.RetryPolicy` for every run's model calls (a run's ``retry=``
+            wins): a ``recoverable`` failure is tried again after a backoff; never a tool body.
+            With it, the SDK retries of providers this agent builds from model strings are
+            turned off (one owner of retries); a provider you pass keeps what you built it with
+            (pass ``max_retries=0`` to the adapter to leave retries to the policy). Default: none.
+        fallback: Models to move a call to when it fails ``switchable`` (after the policy gave
+            up), in this order: ``"provider:model"`` strings (naming one of this agent's
+            providers, or a registered prefix — the agent then builds and owns that provider),
+            provider instances (addressed with this agent's model name) or ``(provider,
+            "model")`` pairs. A model that lacks what a run needs (tools it offers, a native tool,
+            media in the user's messages) is skipped with the reason; a run that moved stays on
+            the model that answered, and a journaled one resumes there (S30, S40).
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an

@@ -181,6 +181,7 @@ class ModelCalls:
             return Retry(policy.delay(self.attempt - 1, error, self._rng), self.attempt)
         if not error.switchable:
             return None
+        # S30: never a substitute of the loop's choosing — only the caller's list, in order.
         skipped: list[tuple[int, str]] = []
         for index in range(self.index + 1, len(self.chain)):
             reason = refusal(self.chain[index])
