@@ -144,6 +144,7 @@ _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
 _UNREPORTED: Final = Usage(partial=True)
+_NO_ANSWERS: Final[dict[str, str]] = {}  # never written: a run without a model chain
 _NO_USAGE: Final = Usage()  # a run's usage before its first response
 
 
@@ -304,8 +305,10 @@ class Execution:
             if settings.retry is not None or settings.fallback
             else None
         )
-        self._answered: dict[str, str] = {}  # reply id -> provider, once a chain exists (S30)
-        self._charges: list[tuple[AssistantMessage, str]] = []  # discarded attempts (S29)
+        # Reply id -> provider (S30), kept once a chain exists; discarded attempts' charges (S29).
+        # Shared empty values otherwise (issue 27: a plain run allocates nothing for them).
+        self._answered: dict[str, str] = {} if self._calls is not None else _NO_ANSWERS
+        self._charges: tuple[tuple[AssistantMessage, str], ...] = ()
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -983,7 +986,7 @@ class Execution:
         self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True
-        self._charges.append((message, self.settings.provider.name))
+        self._charges = (*self._charges, (message, self.settings.provider.name))
         if self._journal is not None:
             by = self._answered_by()
             if isinstance(step, Switch):
@@ -1032,10 +1035,11 @@ class Execution:
 
     def _resume_model(self, recovery: Recovery) -> None:
         """S40: continue on the chain entry the latest settled call used; never guess another."""
-        self._answered.update(recovery.answered)
+        if recovery.answered:
+            self._answered = {**self._answered, **recovery.answered}
         for message, by in recovery.discarded:
             self._usage = _add_usage(self._usage, message.usage)
-            self._charges.append((message, by or self.settings.provider.name))
+            self._charges = (*self._charges, (message, by or self.settings.provider.name))
         provider, index = recovery.answered_by
         if not index:
             return
@@ -1468,7 +1472,7 @@ class Execution:
         total = 0.0
         provider = self.settings.provider.name
         answered = self._answered
-        charges = [(m, answered.get(m.id, provider)) for m in assistants] + self._charges
+        charges = [(m, answered.get(m.id, provider)) for m in assistants] + list(self._charges)
         for message, by in charges:
             if message.usage is None:
                 continue  # never dispatched (a diagnostic): nothing was charged
