@@ -16,6 +16,7 @@ import pytest
 import robota
 from journal_hooks import Crash, HookedJournal, crash_at, records_of
 from robota import EventNames
+from robota.core.execution._retry import ModelCalls, ModelCandidate, Retry
 from robota.core.providers import ModelCapabilities, ProviderCapabilities
 from robota.testing import InMemoryJournal, ScriptedProvider, ScriptedTurn
 
@@ -87,6 +88,22 @@ def test_S42_only_recoverable_provider_errors_are_retried() -> None:
     assert not policy.retries(robota.AuthenticationError("no"))
     assert not policy.retries(robota.AbortError("cancelled"))
     assert not policy.retries(robota.StorageError("disk"))
+
+
+async def test_S42_the_attempt_plan_backs_off_through_an_injected_sleeper() -> None:
+    slept: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+
+    policy = robota.RetryPolicy(attempts=3, initial_delay=2.0, jitter=0.0)
+    calls = ModelCalls(policy, [ModelCandidate(ScriptedProvider([]), "m")], sleep=sleep)
+    first = calls.after_failure(_unavailable(), lambda _: None)
+    assert first == Retry(2.0, 2)
+    await calls.wait(first.delay)
+    assert calls.after_failure(_unavailable(), lambda _: None) == Retry(4.0, 3)
+    assert calls.after_failure(_unavailable(), lambda _: None) is None  # spent; no fallback
+    assert slept == [2.0]
 
 
 def test_S42_agent_and_run_refuse_a_retry_that_is_not_a_policy() -> None:
