@@ -469,3 +469,28 @@ async def test_S40_a_resumed_run_continues_on_the_model_its_last_settled_call_us
         "",
         "done",
     ]
+
+
+async def test_S40_a_resume_without_the_model_the_run_moved_to_is_refused_not_guessed() -> None:
+    inner = InMemoryJournal()
+    journal = HookedJournal(inner, before=crash_at("model_call_started", nth=5))
+    agent, _, _ = _agent_ab(
+        journal,
+        [robota.RateLimitError("429"), robota.RateLimitError("429"), robota.RateLimitError("429")],
+        [[("probe", {"n": 1})]],
+        [],
+    )
+    with pytest.raises(Crash):
+        await agent.run("go", execution_id="e")
+
+    @robota.tool
+    def probe(n: int) -> str:
+        """Probe."""
+        return f"probed {n}"
+
+    primary = ScriptedProvider(["never"], name="a")
+    without = robota.Agent(provider=primary, model="m", tools=[probe], journal=inner)
+    with pytest.raises(robota.ExecutionStateError) as refused:
+        await without.resume("e")
+    assert refused.value.code == "fallback_changed"
+    assert primary.requests == []
