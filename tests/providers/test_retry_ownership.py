@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 import robota
+from robota.testing import ScriptedProvider
 
 
 class _Unavailable(http.server.BaseHTTPRequestHandler):
@@ -64,3 +65,32 @@ async def test_S42_with_a_policy_the_built_adapter_leaves_retries_to_it(
     assert raised.value.status == 503
     chat = [path for path in posts if path.endswith("/chat/completions")]
     assert len(chat) == 2  # the policy's two attempts, no SDK retry under either
+
+
+async def test_S30_a_fallback_model_string_builds_an_owned_adapter_without_sdk_retries(
+    unavailable: tuple[str, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base_url, posts = unavailable
+    monkeypatch.setenv("OPENAI_COMPATIBLE_BASE_URL", base_url)
+    overloaded = robota.ProviderError("overloaded", status=529)
+    primary = ScriptedProvider([overloaded, overloaded], name="primary")
+    policy = robota.RetryPolicy(attempts=2, initial_delay=0.001, jitter=0.0)
+    recorder = robota.RecordingEventService()
+    async with robota.Agent(
+        provider=primary,
+        model="big",
+        fallback=["openai-compatible:small"],
+        retry=policy,
+        event_service=recorder,
+    ) as agent:
+        with pytest.raises(robota.ProviderError) as raised:
+            await agent.run("hi")
+    assert raised.value.status == 503
+    (switch,) = [e for e in recorder.events if e.name == robota.EventNames.MODEL_FALLBACK]
+    assert (switch.data["provider"], switch.data["to_provider"]) == ("primary", "openai-compatible")
+    assert switch.data["to_model"] == "small"
+    # The policy's two attempts on each model (529 is recoverable), and the built fallback's
+    # SDK retried under neither of its own.
+    assert len(primary.requests) == 2
+    chat = [path for path in posts if path.endswith("/chat/completions")]
+    assert len(chat) == 2
