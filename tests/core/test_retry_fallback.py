@@ -494,3 +494,23 @@ async def test_S40_a_resume_without_the_model_the_run_moved_to_is_refused_not_gu
         await without.resume("e")
     assert refused.value.code == "fallback_changed"
     assert primary.requests == []
+
+
+async def test_S23_S40_a_journaled_run_aborted_in_its_backoff_resumes_with_a_new_call() -> None:
+    inner = InMemoryJournal()
+    policy = robota.RetryPolicy(max_retry_after=30.0)
+    first = ScriptedProvider([robota.RateLimitError("slow down", retry_after=30)])
+    agent = robota.Agent(provider=first, model="m", journal=inner, retry=policy)
+    controller = robota.AbortController()
+    asyncio.get_running_loop().call_later(0.05, controller.abort)
+    result = await agent.run("hi", execution_id="e", signal=controller.signal)
+    assert result.status == "interrupted"
+    settled = records_of(await inner.read("e"), robota.ModelCallSettled)
+    assert [(r.outcome, r.retried) for r in settled] == [("failure", True)]
+    again = ScriptedProvider(["fine"])
+    fresh = robota.Agent(provider=again, model="m", journal=inner, retry=policy)
+    resumed = await fresh.resume("e")
+    assert resumed.output == "fine"
+    assert len(again.requests) == 1
+    shape = [(m.kind, m.content) for m in fresh.history]
+    assert shape == [("user", "hi"), ("assistant", ""), ("assistant", "fine")]
