@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, abort_error_from_reason, is_abort
@@ -77,13 +77,13 @@ from robota.core._plugins import (
     call_plugin_hook,
 )
 from robota.core._pricing import estimate_cost
-from robota.core._retry import RetryPolicy
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._texts import ModelTexts, render
-from robota.core._tracing import RunTrace, TraceContext
-from robota.core._usage import Usage
-from robota.core.execution._cache import CachedResponse, ResponseCache
-from robota.core.execution._fallback import candidate_refusal
+from robota.core._tracing import RunTrace
+from robota.core.execution._attempts import NO_USAGE as _NO_USAGE
+from robota.core.execution._attempts import AttemptsMixin
+from robota.core.execution._attempts import add_usage as _add_usage
+from robota.core.execution._cache import CachedResponse
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
@@ -91,26 +91,22 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
-from robota.core.execution._journal import OutsideRequest, RuntimeState
+from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._result import RunResult, RunStatus, StopReason
 from robota.core.execution._retry import (
     ModelCalls,
     ModelCandidate,
-    Retry,
     Retrying,
     Switch,
-    announce,
-    resume_mismatch,
 )
+from robota.core.execution._settings import ExecutionSettings
 from robota.core.execution._structured import (
     InstructedMessages,
     OutputTransport,
-    StructuredSettings,
     choose_output_transport,
 )
-from robota.core.hooks._runner import HookRunner
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -120,7 +116,6 @@ from robota.core.providers._capabilities import (
 from robota.core.providers._contract import (
     ChatRequest,
     NativePayload,
-    Provider,
     ResponseDone,
     StreamEvent,
     TextDelta,
@@ -130,7 +125,7 @@ from robota.core.providers._contract import (
 )
 from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
-from robota.core.providers._settings import NO_SETTINGS, ModelSettings
+from robota.core.providers._settings import NO_SETTINGS
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
@@ -143,9 +138,7 @@ __all__ = ["Execution", "ExecutionSettings"]
 _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
-_UNREPORTED: Final = Usage(partial=True)
 _NO_ANSWERS: Final[dict[str, str]] = {}  # never written: a run without a model chain
-_NO_USAGE: Final = Usage()  # a run's usage before its first response
 
 
 @functools.lru_cache(maxsize=32)
@@ -155,50 +148,12 @@ def _unresolved_effort(requested: EffortSelection, dispatched: bool) -> EffortOu
     return EffortOutcome(requested, None, native_control_sent=False, dispatched=dispatched)
 
 
-def _add_usage(total: Usage, usage: Usage | None) -> Usage:
-    # The first response's usage is the run's so far as it is: no second object per run.
-    usage = usage or _UNREPORTED
-    return usage if total is _NO_USAGE else total + usage
-
-
 _log = get_logger("robota.execution")
 """Added for a message without usage: the run's total is then partial (S29)."""
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class ExecutionSettings:
-    """What one run executes with; fixed when the run starts."""
-
-    agent_name: str
-    provider: Provider
-    model: str
-    max_rounds: int
-    tool_choice: ToolChoice
-    native_tools: tuple[str, ...]
-    max_same_tool_inputs: int | None
-    allow_tool_only_completion: bool
-    context_floor: int
-    texts: ModelTexts
-    response_cache: ResponseCache | None
-    structured: StructuredSettings | None = None
-    effort: EffortSelection = "auto"
-    runtime_state: RuntimeState | None = None
-    trace: TraceContext | None = None
-    context_window: int | None = None
-    """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
-    model_settings: ModelSettings = NO_SETTINGS
-    """The agent's model settings with the run's laid over them (S28)."""
-    hooks: HookRunner | None = None
-    """Runs the run's own lifecycle hooks, ``UserPromptSubmit`` and ``Stop`` (S22)."""
-    retry: RetryPolicy | None = None
-    """The run's retry policy for model calls (issue 28); ``None``: a failure is not retried."""
-    fallback: tuple[ModelCandidate, ...] = ()
-    """The models a switchable failure moves the call to, in the caller's order (S30)."""
-
-
-@final
-class Execution:
+class Execution(AttemptsMixin):
     """One run's execution. Create, call :meth:`run` once."""
 
     __slots__ = (
@@ -960,105 +915,6 @@ class Execution:
         if failure is not None:
             raise failure
         return message
-
-    # ------------------------------------------------------------------ retries, fallback
-
-    def _refusal(self, request: ChatRequest) -> Callable[[ModelCandidate], str | None]:
-        settings = self.settings
-        return functools.partial(
-            candidate_refusal,
-            tools_offered=bool(request.tools),
-            native_tools=settings.native_tools,
-            media_messages=self._store.media_messages,
-        )
-
-    async def _discard(
-        self, pending: PendingAssistant, call_id: str, dispatched: bool, step: Retry | Switch
-    ) -> None:
-        """Drop a failed attempt that is tried again; count and record what it cost (issue 28).
-
-        S34: its partial reply never enters history — the retried one replaces it through the
-        single commit path. Its usage still counts (S29), and a journaled run settles it as a
-        failure before the next attempt starts (S40), marked ``retried`` so a resume knows it is
-        not in history.
-        """
-        message = pending.discard()
-        self._usage = _add_usage(self._usage, message.usage)
-        if dispatched and (message.usage is None or message.usage.partial):
-            self._unattested = True
-        self._charges = (*self._charges, (message, self.settings.provider.name))
-        if self._journal is not None:
-            by = self._answered_by()
-            if isinstance(step, Switch):
-                by["fallback"] = step.origin  # the entry this attempt went to
-            await self._journal.model_call_settled(
-                call_id, message, "failure", dispatched, retried=True, **by
-            )
-        self._record_effort(dispatched)
-
-    async def _next_attempt(self, guard: AbortGuard, again: Retrying) -> AssistantMessage | None:
-        """Report the retry or switch, wait its backoff; an abort meanwhile ends the round (S23).
-
-        Returns the interrupted (empty) reply committed when the run's signal aborted the wait,
-        else ``None``: the next attempt follows.
-        """
-        calls = self._calls
-        assert calls is not None
-        emitter = self.emitter.child("round", str(again.round))
-        announce(emitter, self._notify, calls, again)
-        step = again.step
-        delay = step.delay if isinstance(step, Retry) else 0.0
-        try:
-            await guard.call(lambda: calls.wait(delay))
-        except Exception as aborted:
-            if not is_abort(aborted, self._signal):
-                raise
-            cut = self._store.begin_assistant(model=None).commit(interrupted=True)
-            if self._journal is not None:
-                self._journal.keep(cut)  # saved with the checkpoint, like a diagnostic
-            if emitter.enabled:
-                emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": cut})
-            return cut
-        return None
-
-    async def _switch(self, to: ModelCandidate) -> None:
-        # S30: later rounds stay on the model that answered; the run is re-projected for it —
-        # its output transport (S18) and context window (S13) are asked of the new model.
-        settings = self.settings = replace(
-            self.settings, provider=to.provider, model=to.model, context_window=to.context_window
-        )
-        self._info = RunInfo(self.run_id, settings.agent_name, to.provider.name, to.model)
-        if settings.structured is not None:
-            self._transport = choose_output_transport(to.provider, to.model)
-        self._window = None
-        await self._resolve_window()
-
-    def _resume_model(self, recovery: Recovery) -> None:
-        """S40: continue on the chain entry the latest settled call used; never guess another."""
-        if recovery.answered:
-            self._answered = {**self._answered, **recovery.answered}
-        for message, by in recovery.discarded:
-            self._usage = _add_usage(self._usage, message.usage)
-            self._charges = (*self._charges, (message, by or self.settings.provider.name))
-        provider, index = recovery.answered_by
-        if not index:
-            return
-        calls = self._calls
-        if calls is None:
-            raise resume_mismatch(self.run_id, index, provider)
-        to = calls.resume_at(index, provider, self.run_id)
-        self.settings = replace(
-            self.settings, provider=to.provider, model=to.model, context_window=to.context_window
-        )
-        self._info = RunInfo(self.run_id, self.settings.agent_name, to.provider.name, to.model)
-
-    def _answered_by(self) -> dict[str, Any]:
-        # S40: which chain entry a settled call used, so a resume continues on it.
-        calls = self._calls
-        return {
-            "provider": self.settings.provider.name,
-            "fallback": calls.index if calls is not None else 0,
-        }
 
     def _answer_unrun(self, message: AssistantMessage, outcome: _Outcome) -> None:
         """Answer the calls of a response that did not complete (S34, S38).
