@@ -251,6 +251,8 @@ def test_all_is_pinned() -> None:
         "ResponseCache",
         "ResponseDone",
         "ResponseFormat",
+        "RetryPolicy",
+        "RetryStarted",
         "RiskClass",
         "RobotaError",
         "RoundStarted",

@@ -170,6 +170,7 @@ async def test_s39_each_provider_round_emits_one_content_free_observation() -> N
             "call_id",
             "finish_reason",
             "usage",
+            "attempt",  # issue 28: which try of the round's call (1 without a retry)
         }
         assert observation.data["outcome"] == "success"
         assert observation.data["ended_at"] >= observation.data["started_at"]

@@ -379,3 +379,22 @@ async def test_s27_an_executor_env_copied_from_the_process_does_not_override_the
 def test_s27_exporter_refuses_an_object_that_is_no_tracer_provider() -> None:
     with pytest.raises(robota.ConfigurationError, match="TracerProvider"):
         OpenTelemetryExporter(tracer_provider=object())
+
+
+async def test_S39_each_attempt_of_a_retried_call_is_a_span_of_its_own() -> None:
+    memory, exporter = otel()
+    provider = ScriptedProvider([robota.ProviderError("unavailable", status=503), "fine"])
+    policy = robota.RetryPolicy(initial_delay=0.001, jitter=0.0)
+    agent = robota.Agent(provider=provider, model="m", event_service=exporter, retry=policy)
+    trace = TraceContext.from_traceparent(HOST, origins=["https://api.example.com"])
+    assert (await agent.run("go", trace=trace, execution_id="exec-retry")).text == "fine"
+    chats = sorted(
+        by_operation(memory.get_finished_spans(), "chat"), key=lambda s: s.start_time or 0
+    )
+    assert [(c.attributes or {})["robota.attempt"] for c in chats] == [1, 2]
+    assert not chats[0].status.is_ok
+    assert chats[1].status.is_unset or chats[1].status.is_ok
+    # S27: each attempt's span is the one the provider was handed for that attempt.
+    received = [r.trace.traceparent.split("-")[2] for r in provider.requests if r.trace]
+    assert [span_hex(c) for c in chats] == received
+    assert len(set(received)) == 2

@@ -16,7 +16,9 @@ Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE 
   it was sent, by kind and digest, to ``EFFECTS.model``) or ``limited`` (``tools`` run with
   ``limits=UsageLimits(requests=2)``, so its third model call is refused; every model call
   this process dispatches is logged to ``EFFECTS.model``; a ``UsageLimitExceeded`` is reported
-  as ``limit``).
+  as ``limit``) or ``transient`` (``tools`` on a model whose first dispatch of each conversation
+  state in a process streams some text and then fails with a recoverable 503; the agent's
+  ``RetryPolicy`` tries again — issue 28).
 * ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
 * ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
   n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
@@ -137,6 +139,14 @@ class _ConversationModel(robota.Provider):
         self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
     ) -> AsyncIterator[StreamEvent]:
         results = [m.content for m in request.messages if isinstance(m, ToolMessage)]
+        if SCENARIO == "transient":
+            state = len(request.messages)
+            FAILED.setdefault(state, 0)
+            FAILED[state] += 1
+            if FAILED[state] == 1:
+                # Issue 28: text reached the caller, then the stream broke; it is retried.
+                yield TextDelta("partial reply that must not stay")
+                raise robota.ProviderError("overloaded, try again", status=503)
         if SCENARIO == "structured":
             attempt = sum(isinstance(m, robota.UserMessage) for m in request.messages)
             _log_model_call(f"attempt {attempt}")
@@ -150,7 +160,7 @@ class _ConversationModel(robota.Provider):
             _log_model_call(json.dumps(_sent_parts(request)))
         if SCENARIO == "limited":
             _log_model_call(f"after {len(results)} results")
-        if SCENARIO in ("tools", "media", "limited"):
+        if SCENARIO in ("tools", "media", "limited", "transient"):
             plan: list[list[tuple[str, dict[str, str]]]] = [
                 [("effect", {"label": "a"}), ("effect", {"label": "b"})],
                 [("effect", {"label": "c"})],
@@ -215,6 +225,7 @@ def _log_model_call(label: str) -> None:
 
 
 BODIES = [0]  # tool bodies started in this process
+FAILED: dict[int, int] = {}  # transient: dispatches per conversation length in this process
 
 
 def _external_effect(ctx: robota.ToolContext, label: str) -> None:
@@ -315,6 +326,9 @@ async def main() -> None:
         journal=journal,
         system_prompt="You are a crash-test agent.",
         tool_concurrency=1,
+        retry=robota.RetryPolicy(attempts=3, initial_delay=0.001, jitter=0.0)
+        if SCENARIO == "transient"
+        else None,
     )
     try:
         if MODE == "run":

@@ -207,6 +207,10 @@ class RunRenderer:
                     if call.id not in self._started:  # refused before a body ran: no start event
                         self.printer.tool_call(call.name, call.arguments)
                     self.printer.tool_result(event)
+            case robota.RetryStarted():
+                # The failed attempt's text stays on the terminal; the retried reply starts on
+                # a line of its own (it is the one history keeps, issue 28).
+                self._end_text_line()
             case robota.RoundStarted() | robota.MessageCommitted():
                 pass
             case _:

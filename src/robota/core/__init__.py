@@ -153,8 +153,10 @@ from robota.core._pricing import (
     register_model_pricing,
     unregister_model_pricing,
 )
+from robota.core._retry import RetryPolicy
 from robota.core._run_events import (
     MessageCommitted,
+    RetryStarted,
     RoundStarted,
     RunEvent,
     ToolCallFinished,
@@ -518,6 +520,8 @@ __all__ = [
     "ResponseCache",
     "ResponseDone",
     "ResponseFormat",
+    "RetryPolicy",
+    "RetryStarted",
     "RiskClass",
     "RobotaError",
     "RoundStarted",

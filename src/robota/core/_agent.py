@@ -26,6 +26,12 @@ from robota.core._agent_checks import (
     unknown_run_options,
 )
 from robota.core._agent_durable import DurableAgentMixin
+from robota.core._agent_models import (
+    FallbackEntry,
+    check_retry,
+    disable_sdk_retries,
+    resolve_fallback,
+)
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
@@ -64,6 +70,7 @@ from robota.core._plugins import (
     run_cleanup_step,
 )
 from robota.core._rare import RareField
+from robota.core._retry import RetryPolicy
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
 from robota.core._texts import (
@@ -113,6 +120,7 @@ from robota.core.tools._source import ToolSource
 from robota.core.tools._tool import Tool
 
 if TYPE_CHECKING:
+    from robota.core.execution._retry import ModelCandidate  # noqa: F401 - a RareField type
     from robota.core.permissions._gate import Approver
 
 __all__ = ["Agent", "ModelSelection", "RunOptions"]
@@ -164,6 +172,8 @@ class RunOptions(TypedDict, total=False):
         signal: Cancels the run (S23). Aborting mid-run returns ``status="interrupted"`` with
             the text so far; a run still queued when it aborts raises
             :class:`~robota.AbortError` without touching the provider or history (S38).
+        retry: The :class:`~robota.RetryPolicy` of this run's model calls; it replaces the
+            agent's (``retry=None`` turns retries off for this run).
         max_rounds: The round budget for this run (S39; the run wins over the agent).
         max_same_tool_inputs: The identical-input limit for this run (S39).
         allow_tool_only_completion: Let the turn end on tool results with no summary (S39).
@@ -201,6 +211,7 @@ class RunOptions(TypedDict, total=False):
     """
 
     signal: AbortSignal | None
+    retry: RetryPolicy | None
     max_rounds: int | None
     max_same_tool_inputs: int | None
     allow_tool_only_completion: bool | None
@@ -310,6 +321,18 @@ class Agent(DurableAgentMixin):
             :attr:`~robota.HookRunner.max_stop_continuations`). Default: the hooks of
             ``tool_gate`` when it is a :class:`~robota.PermissionGate` with hooks, so one
             configuration serves tool and lifecycle events.
+        retry: A :class:`~robota.RetryPolicy` for every run's model calls (a run's ``retry=``
+            wins): a ``recoverable`` failure is tried again after a backoff; never a tool body.
+            With it, the SDK retries of providers this agent builds from model strings are
+            turned off (one owner of retries); a provider you pass keeps what you built it with
+            (pass ``max_retries=0`` to the adapter to leave retries to the policy). Default: none.
+        fallback: Models to move a call to when it fails ``switchable`` (after the policy gave
+            up), in this order: ``"provider:model"`` strings (naming one of this agent's
+            providers, or a registered prefix — the agent then builds and owns that provider),
+            provider instances (addressed with this agent's model name) or ``(provider,
+            "model")`` pairs. A model that lacks what a run needs (tools it offers, a native tool,
+            media in the user's messages) is skipped with the reason; a run that moved stays on
+            the model that answered, and a journaled one resumes there (S30, S40).
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an
@@ -388,6 +411,11 @@ class Agent(DurableAgentMixin):
     _plugins = RareField["Sequence[Plugin]"](())
     _modules = RareField["ModuleRegistry | tuple[()]"](())
     _limits = RareField["UsageLimits | None"](None)
+    _retry = RareField["RetryPolicy | None"](None)
+    _fallback = RareField["tuple[ModelCandidate, ...]"](())
+    _fallback_owned = RareField["tuple[Provider, ...]"](())
+    _retries_owned = RareField["bool"](False)
+    _built_provider = RareField["Provider | None"](None)
 
     def __init__(
         self,
@@ -428,6 +456,8 @@ class Agent(DurableAgentMixin):
         settings: ModelSettings | None = None,
         hooks: HookRunner | None = None,
         limits: UsageLimits | None = None,
+        retry: RetryPolicy | None = None,
+        fallback: Sequence[FallbackEntry] = (),
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         self._rare: dict[str, object] | None = None  # the RareField values not at default
@@ -453,6 +483,7 @@ class Agent(DurableAgentMixin):
             built, model = provider_for_model(model, api_key=api_key, base_url=base_url)
             all_providers = [built]
             owns_providers = True
+            self._built_provider = built  # issue 28: its SDK retries are the agent's to turn off
         seen: set[str] = set()
         for item in all_providers:
             if not isinstance(item, Provider):
@@ -471,6 +502,15 @@ class Agent(DurableAgentMixin):
         window = check_context_window(context_window)
         # S13: the caller's window belongs to the model it was given for.
         self._given_window = None if window is None else (self._provider.name, self._model, window)
+        self._retry = check_retry(retry, "retry")
+        if fallback:  # issue 28: the chain after the agent's own model, in the caller's order
+            self._fallback, self._fallback_owned = resolve_fallback(
+                fallback,
+                model=self._model,
+                providers=self._providers,
+                resolve=self._resolve,
+                window=self._caller_window,
+            )
         # What runs resolved, built on first use (issue 27: a few hundred bytes per agent).
         self._windows = None
         self._max_rounds = _check_rounds(max_rounds, "max_rounds")
@@ -546,6 +586,8 @@ class Agent(DurableAgentMixin):
                 raise ConfigurationError(f"not a Plugin: {plugin!r}")
         self._modules = ModuleRegistry(modules) if modules else ()
         self._owns_providers: bool = owns_providers
+        if self._retry is not None:
+            self._own_retries()
         self._response_cache = response_cache
         self._history_cap = max_history_messages
         self._store = ConversationStore(
@@ -595,8 +637,20 @@ class Agent(DurableAgentMixin):
                 "inside one process, so it cannot be routed — register its tools directly"
             )
         current = self._providers.index(self._provider)
-        self._providers = tuple(provider(item) for item in self._providers)
+        every = self._every_provider()
+        if len({item.name for item in every}) != len(every):
+            raise ConfigurationError(
+                f"agent {self._name!r}: two different providers of its model chain share a name; "
+                "a routed call finds its provider by name, so give each a unique name"
+            )
+        pairs = [(item, provider(item)) for item in every]  # issue 28: the fallback's too
+
+        def route(item: Provider) -> Provider:
+            return next(new for old, new in pairs if old is item)
+
+        self._providers = tuple(route(item) for item in self._providers)
         self._provider = self._providers[current]
+        self._fallback = tuple(replace(c, provider=route(c.provider)) for c in self._fallback)
         registered = list(self._tools)
         for entry in registered:
             self._tools.unregister(entry.name)
@@ -606,6 +660,24 @@ class Agent(DurableAgentMixin):
             self._tools.register(routed)
 
     # ------------------------------------------------------------------ configuration
+
+    def _every_provider(self) -> tuple[Provider, ...]:
+        """The agent's providers, then its fallback chain's other ones (issue 28), each once."""
+        every = list(self._providers)
+        for candidate in self._fallback:
+            if not any(candidate.provider is item for item in every):
+                every.append(candidate.provider)
+        return tuple(every)
+
+    def _own_retries(self) -> None:
+        """Turn off, once, the SDK retries of the providers this agent built (issue 28).
+
+        With a retry policy the runtime owns retries; a caller's own providers stay theirs.
+        """
+        if not self._retries_owned:
+            self._retries_owned = True
+            built = self._built_provider
+            disable_sdk_retries((*((built,) if built else ()), *self._fallback_owned))
 
     def _resolve(self, spec: object) -> tuple[Provider, str]:
         if not isinstance(spec, str) or not spec.strip():
@@ -981,7 +1053,12 @@ class Agent(DurableAgentMixin):
                 instruction=self._texts.output_instruction,
                 feedback=self._texts.output_feedback,
             )
+        retry = check_retry(options["retry"], "retry") if "retry" in options else self._retry
+        if retry is not None:
+            self._own_retries()
         return ExecutionSettings(
+            retry=retry,
+            fallback=self._fallback,
             agent_name=self._name,
             provider=self._provider,
             model=self._model,
@@ -1007,7 +1084,13 @@ class Agent(DurableAgentMixin):
                 check_settings(options.get("settings"), "run option settings")
             ),
             hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
-            limits=run_limits(self._limits, options.get("limits"), self._provider, self._model),
+            limits=run_limits(
+                self._limits,
+                options.get("limits"),
+                self._provider,
+                self._model,
+                [(c.provider, c.model) for c in self._fallback],
+            ),
         )
 
     async def _execute(
@@ -1069,7 +1152,8 @@ class Agent(DurableAgentMixin):
                 )
                 result = await self._run_current(execution, execution.run(content))
                 if result.context_window is not None:
-                    key = (settings.provider.name, settings.model)
+                    answered = execution.settings  # S13: a fallback's window is its own
+                    key = (answered.provider.name, answered.model)
                     self._keep_window(key, result.context_window)
                 return result
             finally:
@@ -1394,6 +1478,8 @@ class Agent(DurableAgentMixin):
         if self._owns_providers:
             for provider in self._providers:
                 yield provider, "aclose"
+        for provider in self._fallback_owned:
+            yield provider, "aclose"
 
     async def __aenter__(self) -> Agent:
         if self._sources:

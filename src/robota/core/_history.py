@@ -228,6 +228,28 @@ class PendingAssistant:
         self._store._commit_assistant(self, message)
         return message
 
+    def discard(self) -> AssistantMessage:
+        """Drop this response without appending it; return what it held (issue 28, S34).
+
+        For an attempt that failed and is tried again (a retry or a fallback model): its
+        partial reply never enters history, so the retried response — committed through the
+        single commit path — replaces it instead of standing next to it. The returned message
+        (``state="interrupted"``) is for the record only (the journal, usage); it is not in
+        history. A new response can begin afterwards.
+        """
+        self._check_open()
+        message = AssistantMessage(
+            "".join(self._parts),
+            tool_calls=tuple(self._calls),
+            state="interrupted",
+            model=self.model,
+            usage=self.usage,
+            continuation=self.continuation,
+        )
+        self._committed = message
+        self._store._drop_assistant(self)
+        return message
+
     def _check_open(self) -> None:
         if self._committed is not None:
             raise HistoryError("this assistant message is already committed; begin a new one")
@@ -448,6 +470,11 @@ class ConversationStore:
         self._pending = None
         self._push(message)
         self._trim()
+
+    def _drop_assistant(self, pending: PendingAssistant) -> None:
+        if self._pending is not pending:
+            raise HistoryError("this pending assistant message does not belong to the store")
+        self._pending = None
 
     def _lists(self) -> tuple[list[Message], ...]:
         # The provider list is the history list itself until an interrupted message differs.

@@ -125,7 +125,11 @@ class Plugin:
         """A provider call is about to be made with ``request``."""
 
     async def after_provider_call(self, run: RunInfo, message: AssistantMessage) -> None:
-        """A provider call's response was committed to history as ``message``."""
+        """A provider call's response was committed to history as ``message``.
+
+        A failed attempt that is tried again (a retry or a fallback model, issue 28) commits
+        nothing, so it has no ``after_provider_call``; its ``before_provider_call`` was called.
+        """
 
     async def on_error(self, run: RunInfo, error: BaseException) -> None:
         """A run failed with ``error`` (which the caller also receives)."""

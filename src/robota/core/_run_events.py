@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal, TypeAlias, final
 
+from robota.core._errors import RobotaError
 from robota.core._messages import Message, ToolCall
 from robota.core.providers._contract import TextDelta
 
 __all__ = [
     "MessageCommitted",
+    "RetryStarted",
     "RoundStarted",
     "RunEvent",
     "TextDelta",
@@ -95,7 +97,39 @@ class MessageCommitted:
     message: Message
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class RetryStarted:
+    """A model call failed and is tried again: the same model, or the next fallback (issue 28).
+
+    The failed attempt's reply is discarded, never committed (S34): text it streamed — the
+    :class:`TextDelta` events since this round's :class:`RoundStarted` — is not part of the
+    answer, and a consumer that shows text should drop it. A new :class:`RoundStarted` with the
+    same ``round`` and a fresh ``observation_id`` follows, and the retried reply streams after it.
+
+    Attributes:
+        round: The round whose call is tried again.
+        attempt: The number of the attempt that follows on ``model`` (1 after a fallback).
+        model: The model the next attempt goes to.
+        provider: Its provider.
+        delay: Seconds waited before the next attempt (backoff or ``Retry-After``).
+        error: The failed attempt's error (its ``code``, ``status``, ``recoverable`` …).
+        discarded: The text the failed attempt streamed, now discarded (``""`` when none).
+        fallback: Whether the call moved to another model (else the same model is retried).
+    """
+
+    kind: ClassVar[Literal["retry_started"]] = "retry_started"
+    round: int
+    attempt: int
+    model: str
+    provider: str
+    delay: float
+    error: RobotaError
+    discarded: str = ""
+    fallback: bool = False
+
+
 RunEvent: TypeAlias = (
-    TextDelta | RoundStarted | ToolCallStarted | ToolCallFinished | MessageCommitted
+    TextDelta | RoundStarted | RetryStarted | ToolCallStarted | ToolCallFinished | MessageCommitted
 )
 """Anything a :class:`~robota.RunStream` yields."""

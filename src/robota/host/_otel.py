@@ -208,6 +208,9 @@ class OpenTelemetryExporter:
             attributes["gen_ai.usage.output_tokens"] = usage.completion_tokens
         if data.get("forced"):
             attributes["robota.forced_call"] = True
+        attempt = data.get("attempt")
+        if isinstance(attempt, int):
+            attributes["robota.attempt"] = attempt  # issue 28: a retried call, one span a try
         span = self._start(
             f"chat {model}",
             call_id,

@@ -46,6 +46,7 @@ from robota.core import (
     estimate_message_tokens,
 )
 from robota.core._abort import is_abort
+from robota.core._agent_models import disable_sdk_retries
 from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
@@ -172,13 +173,14 @@ class AgentRegistry:
         agent = self._live.get(name)
         if agent is None:
             agent = self._live[name] = self.build(name)
-            for provider in agent._providers:
-                provider.disable_sdk_retries()  # Temporal owns retries
+            # One owner of retries (issue 28): Temporal's, the same rule an agent with a
+            # RetryPolicy applies to the providers it built.
+            disable_sdk_retries(agent._every_provider())
         return agent
 
     def provider(self, agent: str, provider: str) -> Provider:
         """The real provider ``provider`` of agent ``agent``."""
-        for item in self.live(agent)._providers:
+        for item in self.live(agent)._every_provider():
             if item.name == provider:
                 return item
         raise ConfigurationError(f"agent {agent!r} has no provider named {provider!r}")

@@ -407,6 +407,10 @@ def _sample_records(execution_id: str) -> tuple[JournalRecord, ...]:
         ModelCallStarted("mc-2", 2, forced=True, reason="max_rounds", history=(added, failed)),
         ModelCallSettled("mc-2", cut, outcome="interrupted", dispatched=False),
         ModelCallSettled("mc-3", final_reply, outcome="failure"),
+        # Issue 28: a failed attempt another one followed, on the chain's second model.
+        ModelCallSettled(
+            "mc-4", cut, outcome="failure", provider="backup", fallback=1, retried=True
+        ),
         Checkpoint(),
         Checkpoint((UserMessage("more?", id="msg-user-2", created_at=1.0),), "suspended"),
         Checkpoint((), "complete", "end_turn"),

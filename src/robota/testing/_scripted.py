@@ -51,6 +51,8 @@ class ScriptedTurn:
         model: The model to report as the one that answered; default: the requested one.
         delay: Seconds to wait before answering.
         error: Raised instead of answering.
+        error_after_text: Raise ``error`` after ``text`` streamed instead of before it: a
+            stream that breaks mid-reply (a connection reset, an ``overloaded_error`` event).
         continuation: Opaque continuation text to report (S26).
         finish_reason: The stop reason to report.
     """
@@ -63,6 +65,7 @@ class ScriptedTurn:
     error: BaseException | None = None
     continuation: str | None = None
     finish_reason: str | None = None
+    error_after_text: bool = False
 
 
 TurnLike: TypeAlias = str | list[tuple[str, Mapping[str, Any] | str]] | BaseException | ScriptedTurn
@@ -204,7 +207,7 @@ class ScriptedProvider(Provider):
                 signal.throw_if_aborted()
             if turn.delay:
                 await asyncio.sleep(turn.delay)
-            if turn.error is not None:
+            if turn.error is not None and not turn.error_after_text:
                 raise turn.error
             if turn.text:
                 if self._chunk_delay > 0:
@@ -216,6 +219,8 @@ class ScriptedProvider(Provider):
                         yield TextDelta(chunk)
                 else:
                     yield TextDelta(turn.text)
+            if turn.error is not None:
+                raise turn.error
             arguments_text = ""
             for index, (tool_name, args) in enumerate(turn.tool_calls):
                 arguments = args if isinstance(args, str) else json.dumps(args)

@@ -158,7 +158,15 @@ class ModelCallStarted:
 @final
 @dataclass(frozen=True, slots=True)
 class ModelCallSettled:
-    """A model call's committed response (usage, answering model, continuation included)."""
+    """A model call's committed response (usage, answering model, continuation included).
+
+    Attributes:
+        provider: The provider the call went to (S30, S40), when recorded.
+        fallback: Its place in the run's model chain (0: the agent's own model), so a resumed
+            run continues on the model it was using.
+        retried: The call failed and another attempt followed (issue 28): its reply was
+            discarded, so ``message`` is not in history; only its usage counts.
+    """
 
     kind: ClassVar[Literal["model_call_settled"]] = "model_call_settled"
 
@@ -166,6 +174,9 @@ class ModelCallSettled:
     message: AssistantMessage
     outcome: ModelCallOutcome = "success"
     dispatched: bool = True
+    provider: str | None = None
+    fallback: int = 0
+    retried: bool = False
 
 
 @final
@@ -463,6 +474,10 @@ def _encode(record: JournalRecord) -> dict[str, Any]:
                 "message": encode_message(record.message),
                 "outcome": record.outcome,
                 "dispatched": record.dispatched,
+                # Only when set: records of runs without a chain keep their shape.
+                **({"provider": record.provider} if record.provider is not None else {}),
+                **({"fallback": record.fallback} if record.fallback else {}),
+                **({"retried": True} if record.retried else {}),
             }
         case EffectStarted():
             return {
@@ -545,7 +560,13 @@ def _decode(kind: str, body: Any) -> JournalRecord:
         if outcome not in ("success", "failure", "interrupted"):
             raise ValueError(f"unknown model call outcome {outcome!r}")
         return ModelCallSettled(
-            _str(b["call_id"]), message, outcome=outcome, dispatched=_bool(b["dispatched"])
+            _str(b["call_id"]),
+            message,
+            outcome=outcome,
+            dispatched=_bool(b["dispatched"]),
+            provider=_opt_str(b.get("provider")),
+            fallback=_int(b.get("fallback", 0)),
+            retried=_bool(b.get("retried", False)),
         )
     if kind == "effect_started":
         arguments = b["arguments"]

@@ -125,6 +125,9 @@ class Recovery:
         dispatched_calls: Settled model calls that reached a provider (a cache hit did not);
             what a usage limit on requests counts (S40: a continuation counts them).
         output: The completed execution's validated structured value as JSON text, if any.
+        discarded: Failed attempts that were tried again (issue 28), with their provider: not
+            in history, but charged.
+        answered: Reply id -> the provider that answered it, where recorded (S30).
     """
 
     started: ExecutionStarted
@@ -146,6 +149,16 @@ class Recovery:
     unattested: bool = False
     attempts: int = 1
     output: str | None = None
+    discarded: list[tuple[AssistantMessage, str | None]] = field(default_factory=list)
+    answered: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def answered_by(self) -> tuple[str | None, int]:
+        """The provider and model-chain entry of the latest settled call (issue 28, S40)."""
+        if self.last_call is None:
+            return None, 0
+        settled = self.last_call[1]
+        return settled.provider, settled.fallback
 
     @property
     def resumed_message(self) -> AssistantMessage | None:
@@ -229,11 +242,17 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                         "without having started; the journal is damaged",
                         code="journal_damaged",
                     )
-                history.append(record.message)
-                settled_calls.append((begun, record))
                 usage = record.message.usage
                 if record.dispatched and (usage is None or usage.partial):
                     recovery.unattested = True  # S29: a charge nobody can state
+                if record.retried:
+                    # Issue 28: a discarded attempt; only its charge survives it.
+                    recovery.discarded.append((record.message, record.provider))
+                    continue
+                history.append(record.message)
+                settled_calls.append((begun, record))
+                if record.provider is not None:
+                    recovery.answered[record.message.id] = record.provider
             case EffectStarted():
                 effect = recovery.effects.setdefault(record.call_key, _Effect(record.call_key))
                 effect.state = "started"
@@ -529,10 +548,24 @@ class JournalBinding:
         return call_id
 
     async def model_call_settled(
-        self, call_id: str, message: AssistantMessage, outcome: ModelCallOutcome, dispatched: bool
+        self,
+        call_id: str,
+        message: AssistantMessage,
+        outcome: ModelCallOutcome,
+        dispatched: bool,
+        *,
+        provider: str | None = None,
+        fallback: int = 0,
+        retried: bool = False,
     ) -> None:
-        """Record the committed response before it is used."""
-        await self.write(ModelCallSettled(call_id, message, outcome, dispatched))
+        """Record the committed response before it is used.
+
+        ``retried``: a failed attempt another attempt follows (issue 28); it is settled before
+        that attempt starts, and its reply is not in history.
+        """
+        await self.write(
+            ModelCallSettled(call_id, message, outcome, dispatched, provider, fallback, retried)
+        )
 
     def resume_from(self, model_call_id: str) -> None:
         """A resumed execution continues the tool round of ``model_call_id``."""

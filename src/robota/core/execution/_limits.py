@@ -19,7 +19,7 @@ under the limits it started with.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Final, final
 
@@ -53,9 +53,16 @@ def check_priced(limits: UsageLimits | None, model: str, provider: str) -> None:
 
 
 def run_limits(
-    agent: UsageLimits | None, given: object, provider: Provider, model: str
+    agent: UsageLimits | None,
+    given: object,
+    provider: Provider,
+    model: str,
+    fallback: Iterable[tuple[Provider, str]] = (),
 ) -> UsageLimits | None:
     """A run's limits: the agent's with the run's (``given``) laid over them, field by field.
+
+    ``fallback``: the models a failed call may move to (issue 28), as (provider, model); a cost
+    limit needs a price for each of them too, since any of them may answer.
 
     Raises:
         ConfigurationError: ``given`` is not limits, or a cost limit is set on a model without
@@ -64,6 +71,8 @@ def run_limits(
     run = check_limits(given, "run option limits")
     limits = run if agent is None else agent.merged(run)
     check_priced(limits, model, provider.name)
+    for other, name in fallback:
+        check_priced(limits, name, other.name)
     return limits
 
 
@@ -85,37 +94,52 @@ class Budget:
     # ------------------------------------------------------------------ counting
 
     def restore(
-        self, own: Iterable[Message], *, requests: int, resumed: AssistantMessage | None
+        self,
+        own: Iterable[Message],
+        *,
+        requests: int,
+        resumed: AssistantMessage | None,
+        discarded: Iterable[tuple[AssistantMessage, str | None]] = (),
+        answered: Mapping[str, str] | None = None,
     ) -> None:
         """Count what a resumed execution already used (S40).
 
         ``own``: the execution's own messages as its journal proves them; ``requests``: the
         model calls it dispatched. The tool calls of every completed response count, except
         ``resumed``'s: the continuation checks that batch again, as it was checked the first
-        time.
+        time. ``discarded``: the failed attempts a retry or fallback replaced (issue 28), with
+        the provider each went to — their usage counts too; ``answered``: reply id → the
+        provider that answered it, so each is priced where it ran (S30).
 
         Raises:
             UsageLimitExceeded: what the execution used is already past a limit.
         """
+        by = answered or {}
         for message in own:
             if not isinstance(message, AssistantMessage):
                 continue
-            unpriced = self._charge(message)
+            unpriced = self._charge(message, by.get(message.id))
             if unpriced is not None:
                 raise unpriced
             if message.state == "complete" and message is not resumed:
                 self.tool_calls += len(message.tool_calls)
+        for message, provider in discarded:
+            unpriced = self._charge(message, provider)
+            if unpriced is not None:
+                raise unpriced
         self.requests = requests
         exceeded = self.exceeded()
         if exceeded is not None:
             raise exceeded  # S40: it stopped the execution before; it stops it again
 
-    def _charge(self, message: AssistantMessage) -> UsageLimitExceeded | None:
+    def _charge(self, message: AssistantMessage, provider: str | None) -> UsageLimitExceeded | None:
         usage = message.usage
         if usage is None:
             return None  # never dispatched (a diagnostic): nothing was used
         self.usage = self.usage + usage
-        cost = estimate_cost(usage, message.model or self._model, provider=self._provider)
+        cost = estimate_cost(
+            usage, message.model or self._model, provider=provider or self._provider
+        )
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         if self.cost is None and self.limits.cost_usd is not None:
             # S30: another model answered, and it has no price; the limit cannot be kept.
@@ -129,10 +153,13 @@ class Budget:
 
     # ------------------------------------------------------------------ the checks
 
-    def admit_call(self, request: ChatRequest, input_tokens: int) -> ChatRequest:
+    def admit_call(
+        self, request: ChatRequest, input_tokens: int, *, provider: str | None = None
+    ) -> ChatRequest:
         """The request to send, its output cap lowered to what remains; raise if none can be.
 
-        ``input_tokens``: the pre-send estimate of the request's input (S39's).
+        ``input_tokens``: the pre-send estimate of the request's input (S39's); ``provider``:
+        the provider the call goes to, when a fallback moved the run (priced there, S30).
 
         Raises:
             UsageLimitExceeded: the call could pass a limit; it must not be sent.
@@ -169,7 +196,7 @@ class Budget:
                 )
             room = left if room is None else min(room, left)
         if limits.cost_usd is not None:
-            pricing = self._pricing(request.model)
+            pricing = self._pricing(request.model, provider or self._provider)
             spent = self.cost or 0.0  # known: an unknown cost stopped the run in _charge
             left_usd = limits.cost_usd - spent - input_tokens * pricing.input_per_million / _PER
             if pricing.output_per_million > 0:
@@ -191,11 +218,17 @@ class Budget:
         settings = replace(request.settings, max_output_tokens=room)
         return replace(request, max_output_tokens=room, settings=settings)
 
-    def settled(self, message: AssistantMessage, dispatched: bool) -> UsageLimitExceeded | None:
-        """Count a committed response; the error when its reported usage passed a limit."""
+    def settled(
+        self, message: AssistantMessage, dispatched: bool, *, provider: str | None = None
+    ) -> UsageLimitExceeded | None:
+        """Count a settled response; the error when its reported usage passed a limit.
+
+        A failed attempt a retry or fallback discards (issue 28) is counted here too: it was a
+        model call, and what it reported was used. ``provider``: where the call went (S30).
+        """
         if dispatched:
             self.requests += 1
-        return self._charge(message) or self.exceeded()
+        return self._charge(message, provider) or self.exceeded()
 
     def exceeded(self) -> UsageLimitExceeded | None:
         """The error when the usage counted so far is past a limit, else ``None``."""
@@ -234,8 +267,8 @@ class Budget:
 
     # ------------------------------------------------------------------ helpers
 
-    def _pricing(self, model: str) -> ModelPricing:
-        pricing = get_model_pricing(model, provider=self._provider)
+    def _pricing(self, model: str, provider: str) -> ModelPricing:
+        pricing = get_model_pricing(model, provider=provider)
         if pricing is None:
             raise self._error(
                 "cost_usd",

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
 from robota.core._abort import AbortSignal, abort_error_from_reason, is_abort
@@ -57,7 +57,6 @@ from robota.core._errors import (
 )
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation, PendingAssistant
-from robota.core._limits import UsageLimits
 from robota.core._logging import get_logger
 from robota.core._messages import (
     AssistantMessage,
@@ -80,9 +79,11 @@ from robota.core._plugins import (
 from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._texts import ModelTexts, render
-from robota.core._tracing import RunTrace, TraceContext
-from robota.core._usage import Usage
-from robota.core.execution._cache import CachedResponse, ResponseCache
+from robota.core._tracing import RunTrace
+from robota.core.execution._attempts import NO_USAGE as _NO_USAGE
+from robota.core.execution._attempts import AttemptsMixin
+from robota.core.execution._attempts import add_usage as _add_usage
+from robota.core.execution._cache import CachedResponse
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
@@ -90,18 +91,23 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
-from robota.core.execution._journal import OutsideRequest, RuntimeState
+from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._limits import Budget
 from robota.core.execution._result import RunResult, RunStatus, StopReason
+from robota.core.execution._retry import (
+    ModelCalls,
+    ModelCandidate,
+    Retrying,
+    Switch,
+)
+from robota.core.execution._settings import ExecutionSettings
 from robota.core.execution._structured import (
     InstructedMessages,
     OutputTransport,
-    StructuredSettings,
     choose_output_transport,
 )
-from robota.core.hooks._runner import HookRunner
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -111,7 +117,6 @@ from robota.core.providers._capabilities import (
 from robota.core.providers._contract import (
     ChatRequest,
     NativePayload,
-    Provider,
     ResponseDone,
     StreamEvent,
     TextDelta,
@@ -121,7 +126,7 @@ from robota.core.providers._contract import (
 )
 from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
-from robota.core.providers._settings import NO_SETTINGS, ModelSettings
+from robota.core.providers._settings import NO_SETTINGS
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
@@ -134,8 +139,7 @@ __all__ = ["Execution", "ExecutionSettings"]
 _Outcome: TypeAlias = Literal["success", "failure", "interrupted"]
 
 
-_UNREPORTED: Final = Usage(partial=True)
-_NO_USAGE: Final = Usage()  # a run's usage before its first response
+_NO_ANSWERS: Final[dict[str, str]] = {}  # never written: a run without a model chain
 
 
 @functools.lru_cache(maxsize=32)
@@ -145,55 +149,22 @@ def _unresolved_effort(requested: EffortSelection, dispatched: bool) -> EffortOu
     return EffortOutcome(requested, None, native_control_sent=False, dispatched=dispatched)
 
 
-def _add_usage(total: Usage, usage: Usage | None) -> Usage:
-    # The first response's usage is the run's so far as it is: no second object per run.
-    usage = usage or _UNREPORTED
-    return usage if total is _NO_USAGE else total + usage
-
-
 _log = get_logger("robota.execution")
 """Added for a message without usage: the run's total is then partial (S29)."""
 
 
 @final
-@dataclass(frozen=True, slots=True)
-class ExecutionSettings:
-    """What one run executes with; fixed when the run starts."""
-
-    agent_name: str
-    provider: Provider
-    model: str
-    max_rounds: int
-    tool_choice: ToolChoice
-    native_tools: tuple[str, ...]
-    max_same_tool_inputs: int | None
-    allow_tool_only_completion: bool
-    context_floor: int
-    texts: ModelTexts
-    response_cache: ResponseCache | None
-    structured: StructuredSettings | None = None
-    effort: EffortSelection = "auto"
-    runtime_state: RuntimeState | None = None
-    trace: TraceContext | None = None
-    context_window: int | None = None
-    """The window the caller passed (``Agent(context_window=...)``); it wins (S13)."""
-    model_settings: ModelSettings = NO_SETTINGS
-    """The agent's model settings with the run's laid over them (S28)."""
-    hooks: HookRunner | None = None
-    """Runs the run's own lifecycle hooks, ``UserPromptSubmit`` and ``Stop`` (S22)."""
-    limits: UsageLimits | None = None
-    """The agent's usage limits with the run's laid over them (S29, S31)."""
-
-
-@final
-class Execution:
+class Execution(AttemptsMixin):
     """One run's execution. Create, call :meth:`run` once."""
 
     __slots__ = (
         "_added",
+        "_answered",
         "_attempt",
         "_attempts",
         "_budget",
+        "_calls",
+        "_charges",
         "_effort",
         "_executed",
         "_failures",
@@ -284,6 +255,22 @@ class Execution:
             if settings.limits is None
             else Budget(settings.limits, provider=settings.provider.name, model=settings.model)
         )
+        # Issue 28: retries and fallback only when the run has a policy or a chain.
+        self._calls = (
+            ModelCalls(
+                settings.retry,
+                (
+                    ModelCandidate(settings.provider, settings.model, settings.context_window),
+                    *settings.fallback,
+                ),
+            )
+            if settings.retry is not None or settings.fallback
+            else None
+        )
+        # Reply id -> provider (S30), kept once a chain exists; discarded attempts' charges (S29).
+        # Shared empty values otherwise (issue 27: a plain run allocates nothing for them).
+        self._answered: dict[str, str] = {} if self._calls is not None else _NO_ANSWERS
+        self._charges: tuple[tuple[AssistantMessage, str], ...] = ()
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -354,8 +341,10 @@ class Execution:
         """Continue a journaled execution from its latest settled response (S40).
 
         The store already holds the restored history. Turn-level hooks (``before_run``) are not
-        replayed and restored settlements do not re-enter call observers.
+        replayed and restored settlements do not re-enter call observers. A run that had moved
+        to a fallback model continues on it (issue 28).
         """
+        self._resume_model(recovery)
         settings = self.settings
         self._attempt = new_id("resume")
         if self._trace is not None:
@@ -376,7 +365,13 @@ class Execution:
                     self._same_inputs.admit(message.tool_calls)
         try:
             if self._budget is not None:  # S40: what the execution used counts against it
-                self._budget.restore(own, requests=recovery.dispatched_calls, resumed=resumed)
+                self._budget.restore(
+                    own,
+                    requests=recovery.dispatched_calls,
+                    resumed=resumed,
+                    discarded=recovery.discarded,
+                    answered=recovery.answered,
+                )
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()
@@ -633,6 +628,16 @@ class Execution:
             settings=settings.model_settings,
         )
 
+    def _ordinary_request(self, tools_offered: bool) -> tuple[ChatRequest, str]:
+        """A round's request for the current model, and its structured-output instruction."""
+        output_instruction = self._instruction()
+        return self._request(
+            self._store.provider_snapshot(),
+            self._tools.offered_specs(self._context_window) if tools_offered else (),
+            self.settings.tool_choice,
+            output_instruction,
+        ), output_instruction
+
     async def _turn(
         self,
         guard: AbortGuard,
@@ -651,15 +656,13 @@ class Execution:
                     return self._stopped("interrupted")
                 if settings.max_rounds and self._rounds >= settings.max_rounds:
                     return await self._finish_without_text(guard, "max_rounds")
-                output_instruction = self._instruction()
-                request = self._request(
-                    self._store.provider_snapshot(),
-                    self._tools.offered_specs(self._context_window) if tools_offered else (),
-                    settings.tool_choice,
-                    output_instruction,
-                )
+                request, output_instruction = self._ordinary_request(tools_offered)
                 message = await self._provider_round(
-                    guard, request, forced=False, extra=output_instruction
+                    guard,
+                    request,
+                    forced=False,
+                    extra=output_instruction,
+                    rebuild=functools.partial(self._ordinary_request, tools_offered),
                 )
             if message is None:
                 return self._stopped("context_limit")
@@ -724,12 +727,10 @@ class Execution:
         # S39/S37: one call, no local tools, tool_choice none, the run's signal. The instruction
         # exists only in this request; it is never written into history.
         settings = self.settings
-        output_instruction = self._instruction()
-        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
-        request = replace(base, messages=(*base.messages, UserMessage(instruction)))
-        extra = f"{output_instruction}{instruction}"
+        build = functools.partial(self._forced_request, instruction)
+        request, extra = build()
         message = await self._provider_round(
-            guard, request, forced=True, extra=extra, reason=reason
+            guard, request, forced=True, extra=extra, reason=reason, rebuild=build
         )
         if message is None:
             return self._stopped("context_limit")
@@ -738,6 +739,12 @@ class Execution:
         if not message.content.strip():
             self._output_override = settings.texts.summary_fallback
         return self._stopped(reason)
+
+    def _forced_request(self, instruction: str) -> tuple[ChatRequest, str]:
+        output_instruction = self._instruction()
+        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
+        request = replace(base, messages=(*base.messages, UserMessage(instruction)))
+        return request, f"{output_instruction}{instruction}"
 
     # ------------------------------------------------------------------ one provider call
 
@@ -749,9 +756,45 @@ class Execution:
         forced: bool,
         extra: str = "",
         reason: StopReason | None = None,
+        rebuild: Callable[[], tuple[ChatRequest, str]] | None = None,
     ) -> AssistantMessage | None:
+        """The round's provider call, tried again while the run's policy or chain says (issue 28).
+
+        Each attempt is its own call (:meth:`_provider_call`); ``rebuild`` re-projects the
+        request after a switch to another model (S17, S18, S30).
+        """
+        again: Retrying | None = None
+        while True:
+            called = await self._provider_call(
+                guard, request, forced=forced, extra=extra, reason=reason, again=again
+            )
+            if not isinstance(called, Retrying):
+                return called
+            again = called
+            waited = await self._next_attempt(guard, called)
+            if waited is not None:
+                return waited  # S23: aborted during the backoff; the round is interrupted
+            if isinstance(called.step, Switch):
+                assert self._calls is not None
+                await self._switch(self._calls.current)
+                if rebuild is not None:
+                    request, extra = rebuild()
+
+    async def _provider_call(
+        self,
+        guard: AbortGuard,
+        request: ChatRequest,
+        *,
+        forced: bool,
+        extra: str = "",
+        reason: StopReason | None = None,
+        again: Retrying | None = None,
+    ) -> AssistantMessage | Retrying | None:
+        """One attempt; ``again``: the failed attempt of the same round it follows (issue 28)."""
         settings = self.settings
-        blocked = self._context_guard(request, extra)
+        # S39: a retry resends what was checked; another model's window is checked anew.
+        fresh = again is None or isinstance(again.step, Switch)
+        blocked = self._context_guard(request, extra) if fresh else None
         if blocked is not None:
             # S39: not sent; a neutral diagnostic explains why.
             diagnostic = commit_diagnostic(
@@ -760,10 +803,16 @@ class Execution:
             if self._journal is not None:
                 self._journal.keep(diagnostic)  # saved with the checkpoint, so a resume returns it
             return None
-        if self._budget is not None:  # S31: what the call may cost, before it is sent
-            request = self._budget.admit_call(request, self._input_estimate(request, extra))
-        self._rounds += 1
+        if self._budget is not None:  # S31: what this attempt may cost, before it is sent
+            request = self._budget.admit_call(
+                request, self._input_estimate(request, extra), provider=settings.provider.name
+            )
+        if again is None:
+            self._rounds += 1
+            if self._calls is not None:
+                self._calls.new_call()
         round_no = self._rounds
+        attempt = self._calls.attempt if self._calls is not None else 1
         observation_id = new_id("obs")  # S31: fragments of this round dedupe by identity
         round_emitter = self.emitter.child("round", str(round_no))
         info = self._info
@@ -779,6 +828,8 @@ class Execution:
                     "requested_model": settings.model,
                     "forced": forced,
                     "observation_id": observation_id,
+                    "provider": settings.provider.name,
+                    "attempt": attempt,
                 },
             )
         await self._each_plugin("before_provider_call", info, request)
@@ -813,6 +864,7 @@ class Execution:
                         "call_id": call_id if dispatched else None,
                         "finish_reason": self._finish_reason,
                         "usage": pending.usage,
+                        "attempt": attempt,
                     },
                 )
 
@@ -842,6 +894,12 @@ class Execution:
                 self._answer_unrun(cut, "interrupted")
                 observe("failure" if isinstance(error, Exception) else "interrupted", True)
                 raise
+        if failure is not None and self._calls is not None:
+            step = self._calls.after_failure(failure, self._refusal(request))
+            if step is not None:  # issue 28: discarded, not committed (S34); observed (S39)
+                await self._discard(pending, call_id, dispatched, step)
+                observe("failure", dispatched)
+                return Retrying(step, failure, pending.text, round_no, settings.provider)
         if failure is not None:
             # S39: the failure is surfaced as a readable assistant message, then raised.
             notice = render(self.settings.texts.request_failed_notice, error=failure.message)
@@ -850,10 +908,14 @@ class Execution:
         self._usage = _add_usage(self._usage, message.usage)
         if dispatched and (message.usage is None or message.usage.partial):
             self._unattested = True  # a charge nobody can state: the run's cost is unknown
+        if self._calls is not None:
+            self._answered[message.id] = settings.provider.name  # S30: priced where it ran
         if journal is not None:
             # S40/S23: the response — a late one's usage and tool intents included — is durable
             # before it is used; a failed write wins over a cancellation that raced it.
-            await journal.model_call_settled(call_id, message, outcome, dispatched)
+            await journal.model_call_settled(
+                call_id, message, outcome, dispatched, **self._answered_by()
+            )
         if outcome != "success":
             self._answer_unrun(message, outcome)
         self._record_effort(dispatched)
@@ -872,7 +934,11 @@ class Execution:
             round_emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": message})
         await self._each_plugin("after_provider_call", info, message)
         # S31: every settled call counts, a failed one too; reported usage may pass the estimate.
-        exceeded = self._budget.settled(message, dispatched) if self._budget is not None else None
+        exceeded = (
+            self._budget.settled(message, dispatched, provider=settings.provider.name)
+            if self._budget is not None
+            else None
+        )
         if failure is not None:
             raise failure
         self._check_limit(message, exceeded)
@@ -1282,6 +1348,9 @@ class Execution:
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
+            provider=self._answered.get(last.id, self.settings.provider.name)
+            if last is not None
+            else None,
             cost=self._cost(assistants),
             rounds=self._rounds,
             tool_calls_executed=self._executed,
@@ -1301,12 +1370,12 @@ class Execution:
             return None
         total = 0.0
         provider = self.settings.provider.name
-        for message in assistants:
+        answered = self._answered
+        charges = [(m, answered.get(m.id, provider)) for m in assistants] + list(self._charges)
+        for message, by in charges:
             if message.usage is None:
                 continue  # never dispatched (a diagnostic): nothing was charged
-            cost = estimate_cost(
-                message.usage, message.model or self.settings.model, provider=provider
-            )
+            cost = estimate_cost(message.usage, message.model or self.settings.model, provider=by)
             if cost is None:
                 return None
             total += cost

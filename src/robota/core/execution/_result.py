@@ -68,6 +68,7 @@ class RunResult(Generic[OutputT]):
         run_id: The run's execution id (on every event it emitted); the same as
             ``execution_id``.
         model: The model that answered last, when known.
+        provider: The provider of that reply (S30): after a fallback, the one the run moved to.
         rounds: Provider calls made (the forced summary included).
         tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
         plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
@@ -106,6 +107,7 @@ class RunResult(Generic[OutputT]):
     execution_id: str = ""
     pending_requests: tuple[OutsideRequest, ...] = ()
     context_window: ContextWindow | None = None
+    provider: str | None = None
 
     def __post_init__(self) -> None:
         if not self.execution_id:

@@ -1,7 +1,10 @@
 """``RunStream``: a run whose progress is iterated (S23, S38).
 
 Iterate it for :data:`~robota.RunEvent` values (text deltas, tool calls, committed messages),
-then ``await stream.result()`` for the :class:`~robota.RunResult`. The run starts — and takes the
+then ``await stream.result()`` for the :class:`~robota.RunResult`. A model call that failed and
+is tried again (a :class:`~robota.RetryPolicy` or a fallback model) yields
+:class:`~robota.RetryStarted` carrying the text it had streamed, which is discarded: history
+keeps the retried reply only. The run starts — and takes the
 agent's slot (S38) — only when iteration (or :meth:`RunStream.result`) begins, so a stream that
 is never consumed never runs.
 
