@@ -245,6 +245,21 @@ async def test_S34_a_stream_that_failed_after_text_is_replaced_not_kept() -> Non
     assert result.cost is None
 
 
+async def test_S29_a_request_refused_with_an_error_status_keeps_the_run_cost_known() -> None:
+    # A 503 answered before anything was generated carries no charge: the retried run's cost
+    # is the answer's, not unknown. A failure after text was streamed stays unknown (above).
+    robota.register_model_pricing(
+        "priced-retry-model", input_per_million=1.0, output_per_million=2.0, replace=True
+    )
+    usage = robota.Usage.from_counts(prompt=1_000, completion=500)
+    provider = ScriptedProvider([_unavailable(), ScriptedTurn(text="fine", usage=usage)])
+    agent = robota.Agent(provider=provider, model="priced-retry-model", retry=FAST)
+    result = await agent.run("hi")
+    assert len(provider.requests) == 2
+    assert not result.usage.partial
+    assert result.cost == pytest.approx(0.002)
+
+
 async def test_S29_a_discarded_attempt_that_reported_usage_is_still_counted() -> None:
     class ReportsThenFails(ScriptedProvider):
         async def chat_stream(self, request: Any, *, signal: Any = None) -> Any:  # type: ignore[override]

@@ -191,7 +191,37 @@ def throttled() -> robota.Agent:
     return robota.Agent(provider=FailingProvider(error, 1), model="rule-model", name="throttled")
 
 
-AGENTS.update({"refused": refused, "flaky": flaky, "throttled": throttled})
+def flaky_policy() -> robota.Agent:
+    """Fails recoverably 3 times, under a policy of 2 attempts (issue 28: Temporal applies it)."""
+    error = robota.ProviderError("the vendor is overloaded", status=503, provider="failing")
+    return robota.Agent(
+        provider=FailingProvider(error, 3),
+        model="rule-model",
+        name="flaky-policy",
+        retry=robota.RetryPolicy(attempts=2, initial_delay=0.05, max_delay=0.1, jitter=0.0),
+    )
+
+
+def throttled_policy() -> robota.Agent:
+    """Asks for 30 s once; the policy honours Retry-After only up to 0.2 s (issue 28)."""
+    error = robota.RateLimitError("slow down", retry_after=30.0, provider="failing")
+    return robota.Agent(
+        provider=FailingProvider(error, 1),
+        model="rule-model",
+        name="throttled-policy",
+        retry=robota.RetryPolicy(attempts=3, initial_delay=0.05, max_retry_after=0.2),
+    )
+
+
+AGENTS.update(
+    {
+        "refused": refused,
+        "flaky": flaky,
+        "throttled": throttled,
+        "flaky-policy": flaky_policy,
+        "throttled-policy": throttled_policy,
+    }
+)
 
 
 class MeasuringProvider(robota.Provider):

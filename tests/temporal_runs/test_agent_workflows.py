@@ -269,6 +269,34 @@ async def test_retry_after_is_honoured(
     assert second - first >= 1.4  # the vendor asked for 1.5 s; Temporal's own first delay is 1 s
 
 
+async def test_S42_the_agents_retry_policy_is_temporals_not_stacked_on_it(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 28, one owner of retries: RetryPolicy(attempts=2) is the activity's policy, and the
+    # loop inside the workflow does not retry too (2 attempts, not 2 x 5 or 2 x 2).
+    attempts = tmp_path / "attempts.txt"
+    monkeypatch.setenv("ROBOTA_TEST_ATTEMPTS", str(attempts))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "flaky-policy", "x", task_queue=queue)
+        with pytest.raises(robota.ProviderError) as caught:
+            await get_result(handle)
+    assert caught.value.status == 503
+    assert len(attempts.read_text().splitlines()) == 2
+
+
+async def test_S42_the_policys_max_retry_after_caps_the_vendors_wait_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attempts = tmp_path / "attempts.txt"
+    monkeypatch.setenv("ROBOTA_TEST_ATTEMPTS", str(attempts))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "throttled-policy", "x", task_queue=queue)
+        result = await get_result(handle)
+    first, second = (float(line) for line in attempts.read_text().splitlines())
+    assert result.text == "answered on attempt 2"
+    assert second - first < 10  # the vendor asked for 30 s; the policy caps it at 0.2 s
+
+
 async def test_an_unknown_agent_fails_the_run_with_a_clear_error(
     client: Client, queue: str
 ) -> None:

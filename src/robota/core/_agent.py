@@ -725,6 +725,15 @@ class Agent(DurableAgentMixin):
         return self._id
 
     @property
+    def retry(self) -> RetryPolicy | None:
+        """The :class:`~robota.RetryPolicy` of this agent's model calls (``retry=``), if any.
+
+        A host that owns retries itself reads it to apply the same rule (``robota.temporal``
+        maps it onto the model-call activity's retry policy).
+        """
+        return self._retry
+
+    @property
     def texts(self) -> ModelTexts:
         """The model-facing texts this agent uses (S35): ``texts=``, else the defaults.
 

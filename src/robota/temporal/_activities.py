@@ -208,12 +208,15 @@ def _effect_key(workflow_id: str, call_id: str) -> str:
     return f"temporal:sha256:{digest}"
 
 
-def _provider_failure(error: ProviderError) -> ApplicationError:
+def _provider_failure(error: ProviderError, max_retry_after: object = None) -> ApplicationError:
     # Temporal owns retries: a failure worth retrying (5xx, 408, 429) is retried on Temporal's
     # schedule, honouring the vendor's retry-after; a refused request (400, 401, 403 …) is not.
     delay = None
     if isinstance(error, RateLimitError) and error.retry_after:
-        delay = timedelta(seconds=error.retry_after)
+        wait = error.retry_after
+        if isinstance(max_retry_after, (int, float)) and not isinstance(max_retry_after, bool):
+            wait = min(wait, float(max_retry_after))  # the agent's RetryPolicy caps it (issue 28)
+        delay = timedelta(seconds=wait)
     return ApplicationError(
         error.message,
         {
@@ -303,7 +306,7 @@ class RobotaActivities:
             controller.abort("the Temporal activity was cancelled")
             raise
         except ProviderError as error:
-            raise _provider_failure(error) from None
+            raise _provider_failure(error, payload.get("max_retry_after")) from None
         finally:
             await live.flush()
         return encode_response(response)

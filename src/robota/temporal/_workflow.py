@@ -44,6 +44,9 @@ from robota.core import (
     ToolResult,
     UsageLimitExceeded,
 )
+from robota.core import (
+    RetryPolicy as ModelRetryPolicy,
+)
 from robota.core._abort import abort_error_from_reason
 from robota.core._errors import (
     ConfigurationError,
@@ -129,6 +132,7 @@ class _Run:
         self.controller = AbortController()  # the run's abort: a Temporal cancel (S23)
         self.refs: dict[str, str] = {}  # marker of a result stored aside → its journal key
         self.texts = ModelTexts()  # S35: the agent's texts, once it is built
+        self.retry: ModelRetryPolicy | None = None  # the agent's, applied by Temporal (issue 28)
         self.requests: dict[str, dict[str, Any]] = {}  # outside requests waiting (S40)
         self.responses: dict[str, Any] = {}
 
@@ -259,6 +263,8 @@ class _ActivityProvider(Provider):
             },
         }
         stored = run.spec.stored if run.spec is not None else ()
+        if run.retry is not None:
+            payload["max_retry_after"] = run.retry.max_retry_after  # caps a vendor's wait
         if stored:
             # The input's media kept aside (issue 26): the activity swaps each stand-in for the
             # journal's part. Version 2, so an older worker refuses instead of sending stand-ins.
@@ -289,7 +295,7 @@ class _ActivityProvider(Provider):
         handle = workflow.start_activity(
             MODEL_CALL,
             payload,
-            retry_policy=RetryPolicy(maximum_attempts=5),
+            retry_policy=_model_call_retry(run.retry),
             **run.activity_options(tool=False),
         )
         try:
@@ -594,7 +600,11 @@ class RobotaAgentWorkflow:
             own.remembered = list(gate.remembered)
             agent._executor.gate = own
         controller = state.controller
-        options: dict[str, Any] = {"signal": controller.signal}
+        # Issue 28: one owner of retries. The agent's RetryPolicy becomes the model-call
+        # activity's Temporal retry policy; the loop inside the workflow does not retry as well
+        # (its jittered sleeps would also not replay). A fallback chain still switches models.
+        state.retry = agent.retry
+        options: dict[str, Any] = {"signal": controller.signal, "retry": None}
         if spec.max_rounds is not None:
             options["max_rounds"] = spec.max_rounds
         if spec.tool_choice is not None:
@@ -708,3 +718,25 @@ class RobotaAgentWorkflow:
             "text": run.text(),
             "rounds": run.rounds,
         }
+
+
+_DEFAULT_MODEL_ATTEMPTS: Final = 5
+
+
+def _model_call_retry(policy: ModelRetryPolicy | None) -> RetryPolicy:
+    """Temporal's retry policy for a model-call activity: the agent's :class:`RetryPolicy`.
+
+    Issue 28, one rule for both hosts: only a recoverable failure is retried (the activity
+    raises the others non-retryable), on the policy's exponential schedule, honouring the
+    vendor's ``Retry-After`` up to ``max_retry_after``. Temporal adds no jitter of its own, so
+    the policy's ``jitter`` does not apply here. Without a policy: five attempts on Temporal's
+    default schedule, as before.
+    """
+    if policy is None:
+        return RetryPolicy(maximum_attempts=_DEFAULT_MODEL_ATTEMPTS)
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=max(policy.initial_delay, 0.001)),
+        backoff_coefficient=max(policy.multiplier, 1.0),
+        maximum_interval=timedelta(seconds=max(policy.max_delay, policy.initial_delay, 0.001)),
+        maximum_attempts=policy.attempts,
+    )

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from robota.core._abort import AbortSignal, is_abort
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
+from robota.core._errors import ProviderError, RobotaError
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, PendingAssistant
 from robota.core._messages import AssistantMessage
@@ -46,6 +47,7 @@ from robota.core.providers._contract import ChatRequest
 __all__ = ["NO_USAGE", "AttemptsMixin", "add_usage"]
 
 NO_USAGE: Final = Usage()  # a run's usage before its first response
+_NOTHING_USED: Final = Usage()  # a refused request's: attested, nothing generated
 _UNREPORTED: Final = Usage(partial=True)
 """Added for a message without usage: the run's total is then partial (S29)."""
 
@@ -96,7 +98,12 @@ class AttemptsMixin:
         )
 
     async def _discard(
-        self, pending: PendingAssistant, call_id: str, dispatched: bool, step: Retry | Switch
+        self,
+        pending: PendingAssistant,
+        call_id: str,
+        dispatched: bool,
+        step: Retry | Switch,
+        failure: RobotaError,
     ) -> None:
         """Drop a failed attempt that is tried again; count and record what it cost (issue 28).
 
@@ -106,13 +113,26 @@ class AttemptsMixin:
         not in history.
         """
         message = pending.discard()
+        if (
+            message.usage is None
+            and isinstance(failure, ProviderError)
+            and failure.status is not None
+            and failure.status >= 400
+            and not message.content
+            and not message.tool_calls
+        ):
+            # S29: the vendor refused the request with an error status (a 429, a 503) before
+            # producing anything; such a response generated nothing and carries no charge, so
+            # it is recorded as used nothing — not as an unknown charge that would make the
+            # run's usage partial and its cost unknown. Journaled so, a resume counts it alike.
+            message = replace(message, usage=_NOTHING_USED)
         self._usage = add_usage(self._usage, message.usage)
         if self._budget is not None:
             # S31: a discarded attempt was a model call; what it used counts. A limit it passed
             # stops the next attempt before it is sent (Budget.admit_call).
             self._budget.settled(message, dispatched, provider=self.settings.provider.name)
         if dispatched and (message.usage is None or message.usage.partial):
-            self._unattested = True
+            self._unattested = True  # S29: a charge nobody can state: the run's cost is unknown
         self._charges = (*self._charges, (message, self.settings.provider.name))
         if self._journal is not None:
             by = self._answered_by()

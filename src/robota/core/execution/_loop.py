@@ -897,7 +897,7 @@ class Execution(AttemptsMixin):
         if failure is not None and self._calls is not None:
             step = self._calls.after_failure(failure, self._refusal(request))
             if step is not None:  # issue 28: discarded, not committed (S34); observed (S39)
-                await self._discard(pending, call_id, dispatched, step)
+                await self._discard(pending, call_id, dispatched, step, failure)
                 observe("failure", dispatched)
                 return Retrying(step, failure, pending.text, round_no, settings.provider)
         if failure is not None:
