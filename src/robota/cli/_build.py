@@ -38,7 +38,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, final
+from typing import Any, Final, Literal, final
 from urllib.parse import urlsplit
 
 import robota
@@ -80,6 +80,10 @@ class AgentFlags:
     effort: EffortSelection = "auto"
     temperature: float | None = None
     max_output_tokens: int | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    retries: int | None = None
+    fallback: Sequence[str] = ()
     tools: Sequence[str] = ()
     base_url: str | None = None
     context_window: int | None = None
@@ -220,6 +224,25 @@ def check_text_flag(value: str, what: str) -> None:
 
 def _registered() -> tuple[str, ...]:
     return robota.registered_provider_prefixes()
+
+
+def _spending(flags: AgentFlags, provider: Provider) -> dict[str, Any]:
+    """``--max-cost``, ``--max-tokens``, ``--retries`` and ``--fallback`` as Agent options."""
+    options: dict[str, Any] = {}
+    if flags.max_cost is not None or flags.max_tokens is not None:
+        options["limits"] = robota.UsageLimits(
+            cost_usd=flags.max_cost, total_tokens=flags.max_tokens
+        )
+    if flags.retries is not None:
+        options["retry"] = robota.RetryPolicy(attempts=flags.retries + 1)
+        # One owner of retries (issue 28): the CLI built this provider, so it turns the SDK's
+        # own retries off, as the agent does for providers it builds from model strings.
+        provider.disable_sdk_retries()
+    for model in flags.fallback:
+        check_text_flag(model, "--fallback")
+    if flags.fallback:
+        options["fallback"] = list(flags.fallback)
+    return options
 
 
 def _provider(flags: AgentFlags) -> tuple[Provider, str, str | None]:
@@ -392,6 +415,7 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
             context_window=flags.context_window,
             name="robota-cli",
             max_rounds=robota.DEFAULT_MAX_ROUNDS if flags.max_rounds is None else flags.max_rounds,
+            **_spending(flags, provider),
         )
     except ConfigurationError as error:
         raise _setup_error(error, flags) from None

@@ -114,6 +114,16 @@ def _temperature(text: str) -> float:
     return value
 
 
+def _cost(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value < float("inf"):  # NaN fails too
+        raise argparse.ArgumentTypeError("must be a non-negative amount of US dollars")
+    return value
+
+
 def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model", "-m", required=True, metavar="PREFIX:MODEL", help="the model to use"
@@ -136,6 +146,33 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         type=_positive,
         metavar="N",
         help="cap on each reply's tokens (default: the model's)",
+    )
+    parser.add_argument(
+        "--max-cost",
+        type=_cost,
+        metavar="USD",
+        help="stop a run before it could spend more than this (the model needs a known price)",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive,
+        metavar="N",
+        help="stop a run before its input and output tokens together could pass N",
+    )
+    parser.add_argument(
+        "--retries",
+        type=_non_negative,
+        metavar="N",
+        help="try a model call that failed transiently (429, 5xx, reset) up to N more times, "
+        "with backoff (default: the SDK's own retries)",
+    )
+    parser.add_argument(
+        "--fallback",
+        action="append",
+        default=[],
+        metavar="PREFIX:MODEL",
+        help="a model to move to when the model is overloaded or unavailable (repeatable, "
+        "tried in order)",
     )
     parser.add_argument(
         "--tools",
@@ -389,6 +426,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         effort=args.effort,
         temperature=args.temperature,
         max_output_tokens=args.max_output_tokens,
+        max_cost=args.max_cost,
+        max_tokens=args.max_tokens,
+        retries=args.retries,
+        fallback=tuple(args.fallback),
         tools=tuple(args.tools),
         base_url=args.base_url,
         context_window=args.context_window,

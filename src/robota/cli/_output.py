@@ -209,8 +209,11 @@ class RunRenderer:
                     self.printer.tool_result(event)
             case robota.RetryStarted():
                 # The failed attempt's text stays on the terminal; the retried reply starts on
-                # a line of its own (it is the one history keeps, issue 28).
+                # a line of its own (it is the one history keeps, issue 28), after a note
+                # saying the text above it is not part of the answer.
                 self._end_text_line()
+                if self.printer is not None:
+                    self.printer.note(retry_note(event))
             case robota.RoundStarted() | robota.MessageCommitted():
                 pass
             case _:
@@ -219,6 +222,21 @@ class RunRenderer:
     def finish(self) -> None:
         """End the streamed text with a newline, if it did not end with one."""
         self._end_text_line()
+
+
+def retry_note(event: robota.RetryStarted) -> str:
+    """The one line shown when a model call is tried again (issue 28)."""
+    error = event.error
+    status = error.status if isinstance(error, robota.ProviderError) else None
+    cause = f"{status} " if status else ""
+    what = (
+        f"moving to {event.provider}:{event.model}"
+        if event.fallback
+        else f"retrying (attempt {event.attempt})"
+    )
+    wait = f" in {event.delay:.1f}s" if event.delay >= 0.05 else ""
+    dropped = "; the text above is discarded" if event.discarded else ""
+    return f"[{cause}{error.code}: {what}{wait}{dropped}]"
 
 
 def no_answer_reason(result: robota.RunResult[Any]) -> str | None:
