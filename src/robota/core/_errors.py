@@ -199,6 +199,8 @@ class ProviderError(RobotaError):
         switchable: Whether another model could serve the same request. An adapter that knows
             its vendor's error types states it explicitly; otherwise it is derived from
             ``status`` alone, and an unknown cause is *not* switchable.
+        retry_after: Seconds the vendor asked the caller to wait before trying again, when it
+            said (a ``Retry-After`` on a 429, a 503 or a 529); ``None`` otherwise.
     """
 
     default_code = "provider_error"
@@ -214,6 +216,7 @@ class ProviderError(RobotaError):
         model: str | None = None,
         request_id: str | None = None,
         switchable: bool | None = None,
+        retry_after: float | None = None,
         **kwargs: Any,
     ) -> None:
         if "recoverable" not in kwargs or kwargs["recoverable"] is None:
@@ -225,6 +228,9 @@ class ProviderError(RobotaError):
         self.model = model
         self.request_id = request_id
         self._switchable = switchable
+        if retry_after is not None and not retry_after >= 0:  # negative or NaN: not a wait
+            retry_after = None
+        self.retry_after = retry_after
 
     @property
     def switchable(self) -> bool:
@@ -260,10 +266,7 @@ class RateLimitError(ProviderError):
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("status", 429)
         kwargs.setdefault("recoverable", True)
-        super().__init__(message, **kwargs)
-        if retry_after is not None and retry_after < 0:
-            retry_after = None
-        self.retry_after = retry_after
+        super().__init__(message, retry_after=retry_after, **kwargs)
 
 
 class NetworkError(ProviderError):

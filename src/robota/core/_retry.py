@@ -2,10 +2,10 @@
 
 A model call whose :class:`~robota.ProviderError` says another attempt can succeed
 (``recoverable``) is tried again after an exponential backoff with jitter, capped by
-``max_delay``; a vendor's ``Retry-After`` (:attr:`~robota.RateLimitError.retry_after`) is honoured
-up to ``max_retry_after``. Nothing else is retried: not a non-recoverable failure (a 4xx input
-error, refused credentials), not an abort, not an execution-control outcome (S39). Only the model
-call is repeated, never a tool body.
+``max_delay``; a vendor's ``Retry-After`` (:attr:`~robota.ProviderError.retry_after`, on a 429,
+a 503 or a 529) is honoured up to ``max_retry_after``. Nothing else is retried: not a
+non-recoverable failure (a 4xx input error, refused credentials), not an abort, not an
+execution-control outcome (S39). Only the model call is repeated, never a tool body.
 
 One place owns retries: when a run has a policy, the runtime retries and the providers an agent
 built from model strings have their SDK's own retries turned off
@@ -20,7 +20,7 @@ import random
 from dataclasses import dataclass
 from typing import final
 
-from robota.core._errors import ConfigurationError, ProviderError, RateLimitError
+from robota.core._errors import ConfigurationError, ProviderError
 
 __all__ = ["RetryPolicy"]
 
@@ -90,8 +90,9 @@ class RetryPolicy:
         ``max_retry_after``; otherwise ``initial_delay * multiplier**(retry-1)`` capped by
         ``max_delay``, with ``jitter`` applied and the result never above ``max_delay``.
         """
-        if isinstance(error, RateLimitError) and error.retry_after is not None:
-            return min(error.retry_after, self.max_retry_after)
+        wait = error.retry_after if isinstance(error, ProviderError) else None
+        if wait is not None:
+            return min(wait, self.max_retry_after)
         base = min(self.initial_delay * self.multiplier ** max(retry - 1, 0), self.max_delay)
         if self.jitter:
             spread = (rng or random).uniform(-self.jitter, self.jitter)

@@ -51,7 +51,6 @@ from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
     ProviderError,
-    RateLimitError,
     StorageError,
 )
 from robota.core._models import get_model_context_window
@@ -212,7 +211,7 @@ def _provider_failure(error: ProviderError, max_retry_after: object = None) -> A
     # Temporal owns retries: a failure worth retrying (5xx, 408, 429) is retried on Temporal's
     # schedule, honouring the vendor's retry-after; a refused request (400, 401, 403 …) is not.
     delay = None
-    if isinstance(error, RateLimitError) and error.retry_after:
+    if error.retry_after:
         wait = error.retry_after
         if isinstance(max_retry_after, (int, float)) and not isinstance(max_retry_after, bool):
             wait = min(wait, float(max_retry_after))  # the agent's RetryPolicy caps it (issue 28)
@@ -228,7 +227,7 @@ def _provider_failure(error: ProviderError, max_retry_after: object = None) -> A
             "code": error.code,
             "switchable": error.switchable,
             "recoverable": error.recoverable,
-            "retry_after": error.retry_after if isinstance(error, RateLimitError) else None,
+            "retry_after": error.retry_after,
         },
         type=f"robota.{type(error).__name__}",
         non_retryable=not error.recoverable,

@@ -519,9 +519,12 @@ def provider_error(
         "switchable": info.get("switchable"),
         "recoverable": info.get("recoverable"),
     }
+    wait = info.get("retry_after")
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)):
+        wait = None  # a wait the vendor gave, on any status (S42); anything else is dropped
     if cls is RateLimitError:
-        return RateLimitError(message, retry_after=info.get("retry_after"), **facts)
-    return cls(message, status=info.get("status"), **facts)
+        return RateLimitError(message, retry_after=wait, **facts)
+    return cls(message, status=info.get("status"), retry_after=wait, **facts)
 
 
 def limit_details(error: UsageLimitExceeded) -> dict[str, Any]:

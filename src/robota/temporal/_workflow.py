@@ -52,7 +52,6 @@ from robota.core._errors import (
     ConfigurationError,
     ExecutionControlError,
     ProviderError,
-    RateLimitError,
     RobotaError,
     StructuredOutputError,
 )
@@ -494,7 +493,7 @@ def _failure(error: Exception) -> ApplicationError:
                 model=error.model,
                 request_id=error.request_id,
                 switchable=error.switchable,
-                retry_after=error.retry_after if isinstance(error, RateLimitError) else None,
+                retry_after=error.retry_after,
             )
         if isinstance(error, StructuredOutputError):
             details.update(issues=list(error.issues), attempts=error.attempts)

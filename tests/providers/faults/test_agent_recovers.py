@@ -88,3 +88,24 @@ async def test_S42_an_input_error_is_not_retried_under_the_real_sdk(
         await provider.aclose()
     assert caught.value.status == status
     assert len(server.requests) == 1
+
+
+async def test_S42_a_503_with_retry_after_keeps_the_wait_and_the_policy_honours_it(
+    vendor: Vendor, fault_server: FaultServer
+) -> None:
+    # Not only a 429: a 503 (or Anthropic's 529) may say how long to wait, and the wait is kept
+    # on the ProviderError (retry_after) and honoured by the policy, capped.
+    fault = vendor.status_error(503, {"retry-after": "0.15"})
+    server = fault_server([fault, vendor.success()])
+    provider = vendor.provider(server, sdk_retries=0, timeout=TIMEOUT)
+    agent = robota.Agent(provider=provider, model=vendor.model, retry=POLICY)
+    try:
+        stream = agent.run_stream("hi")
+        events = [event async for event in stream]
+        await stream.result()
+    finally:
+        await agent.aclose()
+        await provider.aclose()
+    (told,) = [e for e in events if isinstance(e, robota.RetryStarted)]
+    assert told.error.retry_after == pytest.approx(0.15)
+    assert told.delay == pytest.approx(0.15)

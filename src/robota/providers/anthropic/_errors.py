@@ -103,11 +103,12 @@ def _build(
         "request_id": request_id,
         "switchable": SWITCHABLE[row],
         "cause": cause,
+        "retry_after": retry_after,  # a 529 or 503 may say how long to wait too
     }
     if row in ("authentication", "permission"):
         return AuthenticationError(message, **common)
     if row == "rate_limited":
-        return RateLimitError(message, retry_after=retry_after, **common)
+        return RateLimitError(message, **common)
     if status is None and row in ("overloaded", "api_error"):
         common["recoverable"] = True  # a mid-stream overload is as transient as a 529
     return ProviderError(message, code=row if row != "unknown" else None, **common)

@@ -142,6 +142,7 @@ def map_genai_error(error: Any, *, provider: str, model: str | None) -> Provider
         "model": model,
         "switchable": SWITCHABLE[row],
         "cause": error,
+        "retry_after": _retry_after(error),  # a 503 may say how long to wait too
     }
     text = f"provider {provider!r} answered HTTP {code} {status or ''}: {message}".replace(
         "  ", " "
@@ -149,7 +150,7 @@ def map_genai_error(error: Any, *, provider: str, model: str | None) -> Provider
     if row == "permission_denied":
         return AuthenticationError(text, **common)
     if row == "resource_exhausted":
-        return RateLimitError(text, retry_after=_retry_after(error), **common)
+        return RateLimitError(text, **common)
     return ProviderError(text, code=row if row != "unknown" else None, **common)
 
 

@@ -119,6 +119,7 @@ def _build(
         "request_id": request_id,
         "switchable": SWITCHABLE[row],
         "cause": cause,
+        "retry_after": retry_after,  # a 503 may say how long to wait too, not only a 429
     }
     if status is None and row == "server_error":
         # S42: a server error reported inside a 200 stream (``error`` / ``response.failed``
@@ -133,7 +134,7 @@ def _build(
             # branching on ``code`` must not take it for a rate limit.
             common["recoverable"] = False
             common["code"] = row
-        return RateLimitError(message, retry_after=retry_after, **common)
+        return RateLimitError(message, **common)
     return ProviderError(message, code=row if row != "unknown" else None, **common)
 
 
