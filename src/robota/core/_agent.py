@@ -1065,9 +1065,20 @@ class Agent(DurableAgentMixin):
         retry = check_retry(options["retry"], "retry") if "retry" in options else self._retry
         if retry is not None:
             self._own_retries()
+        fallback = self._fallback
+        limits = options.get("limits")
+        agent_limits = self._limits
+        if limits is not None or agent_limits is not None:  # a plain run skips the merge
+            limits = run_limits(
+                agent_limits,
+                limits,
+                self._provider,
+                self._model,
+                [(c.provider, c.model) for c in fallback],
+            )
         return ExecutionSettings(
             retry=retry,
-            fallback=self._fallback,
+            fallback=fallback,
             agent_name=self._name,
             provider=self._provider,
             model=self._model,
@@ -1093,13 +1104,7 @@ class Agent(DurableAgentMixin):
                 check_settings(options.get("settings"), "run option settings")
             ),
             hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
-            limits=run_limits(
-                self._limits,
-                options.get("limits"),
-                self._provider,
-                self._model,
-                [(c.provider, c.model) for c in self._fallback],
-            ),
+            limits=limits,
         )
 
     async def _execute(

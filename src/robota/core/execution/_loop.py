@@ -657,13 +657,20 @@ class Execution(AttemptsMixin):
                 if settings.max_rounds and self._rounds >= settings.max_rounds:
                     return await self._finish_without_text(guard, "max_rounds")
                 request, output_instruction = self._ordinary_request(tools_offered)
-                message = await self._provider_round(
-                    guard,
-                    request,
-                    forced=False,
-                    extra=output_instruction,
-                    rebuild=functools.partial(self._ordinary_request, tools_offered),
-                )
+                if self._calls is None:  # one attempt, no policy or chain: no retry frame
+                    called = await self._provider_call(
+                        guard, request, forced=False, extra=output_instruction
+                    )
+                    assert not isinstance(called, Retrying)  # only a policy or chain retries
+                    message = called
+                else:
+                    message = await self._provider_round(
+                        guard,
+                        request,
+                        forced=False,
+                        extra=output_instruction,
+                        rebuild=functools.partial(self._ordinary_request, tools_offered),
+                    )
             if message is None:
                 return self._stopped("context_limit")
             if message.state == "interrupted":
