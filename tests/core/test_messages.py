@@ -129,3 +129,18 @@ def test_s34_an_unread_message_id_costs_no_text() -> None:
     # (40 bytes) place.
     assert per_message <= 136
     assert read - per_message >= 30
+
+
+async def test_issue_27_a_plain_run_leaves_its_messages_ids_unspelled() -> None:
+    # The id is spelled as text on first read (77 bytes each); a run without a journal, a
+    # fallback chain or a reader of ids must not read them (issue 28 regression: the result's
+    # answering provider and cost read every reply's id).
+    import robota
+    from robota.testing import ScriptedProvider
+
+    agent = robota.Agent(provider=ScriptedProvider(["one", "two"]), model="m")
+    await agent.run("hi")
+    await agent.run("again")
+    for message in agent.history:
+        slot = type(message).__dict__["id"]._slot  # the raw slot under the lazy descriptor
+        assert type(slot.__get__(message, type(message))) is int, message.kind

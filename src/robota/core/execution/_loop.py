@@ -948,7 +948,8 @@ class Execution(AttemptsMixin):
         )
         if failure is not None:
             raise failure
-        self._check_limit(message, exceeded)
+        if exceeded is not None:
+            self._check_limit(message, exceeded)
         return message
 
     def _answer_unrun(self, message: AssistantMessage, outcome: _Outcome) -> None:
@@ -1355,9 +1356,7 @@ class Execution(AttemptsMixin):
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
-            provider=self._answered.get(last.id, self.settings.provider.name)
-            if last is not None
-            else None,
+            provider=self._answered_by_last(last),
             cost=self._cost(assistants),
             rounds=self._rounds,
             tool_calls_executed=self._executed,
@@ -1370,6 +1369,16 @@ class Execution(AttemptsMixin):
             context_window=self._window,
         )
 
+    def _answered_by_last(self, last: AssistantMessage | None) -> str | None:
+        """The provider that answered the run's last reply (S30)."""
+        if last is None:
+            return None
+        if not self._answered:
+            # No chain recorded who answered: the run's provider, without reading the id (a
+            # message's id is spelled on first read, issue 27: a plain run never reads it).
+            return self.settings.provider.name
+        return self._answered.get(last.id, self.settings.provider.name)
+
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
         # Priced per answering model (S30). Any unpriced model, or a dispatched call whose usage
         # was not reported or not attestable (partial), makes the cost unknown: never a guess.
@@ -1378,7 +1387,8 @@ class Execution(AttemptsMixin):
         total = 0.0
         provider = self.settings.provider.name
         answered = self._answered
-        charges = [(m, answered.get(m.id, provider)) for m in assistants] + list(self._charges)
+        charges = [(m, answered.get(m.id, provider) if answered else provider) for m in assistants]
+        charges.extend(self._charges)
         for message, by in charges:
             if message.usage is None:
                 continue  # never dispatched (a diagnostic): nothing was charged
