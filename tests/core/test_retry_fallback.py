@@ -216,6 +216,25 @@ async def test_S23_abort_during_backoff_ends_the_run_interrupted_promptly() -> N
     assert last.state == "interrupted"
 
 
+async def test_S34_a_task_cancelled_in_its_backoff_still_commits_the_rounds_reply() -> None:
+    # S34: an assistant message is always appended, even on abort; S23: cancelling the run's
+    # task mid-backoff ends it like cancelling it mid-call (interrupted reply, then re-raise).
+    provider = ScriptedProvider([robota.RateLimitError("slow down", retry_after=30), "never"])
+    agent = robota.Agent(
+        provider=provider, model="m", retry=robota.RetryPolicy(max_retry_after=30.0)
+    )
+    task = asyncio.create_task(agent.run("hi"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(provider.requests) == 1
+    assert [(m.kind, m.state) for m in agent.history] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+    ]
+
+
 async def test_S34_a_stream_that_failed_after_text_is_replaced_not_kept() -> None:
     provider = ScriptedProvider(
         [
