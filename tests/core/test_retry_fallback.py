@@ -71,6 +71,17 @@ def test_S42_backoff_is_exponential_capped_and_jittered_within_its_fraction() ->
     assert all(capped.delay(1, error, rng) <= 10.0 for _ in range(50))
 
 
+def test_S42_backoff_of_a_late_retry_is_max_delay_never_an_overflow() -> None:
+    # A valid policy (any finite multiplier >= 1, any number of attempts) must give a delay for
+    # every retry; the growth past max_delay was computed as a float power and overflowed.
+    error = _unavailable()
+    steep = robota.RetryPolicy(multiplier=1e300, max_delay=5.0, jitter=0.0)
+    assert [steep.delay(n, error) for n in (1, 2, 3, 50)] == [0.5, 5.0, 5.0, 5.0]
+    many = robota.RetryPolicy(attempts=5000, max_delay=30.0, jitter=0.0)
+    assert many.delay(1100, error) == 30.0
+    assert robota.RetryPolicy(initial_delay=0.0, jitter=0.0).delay(2000, error) == 0.0
+
+
 def test_S42_retry_after_is_honoured_and_capped() -> None:
     policy = robota.RetryPolicy(max_retry_after=2.0, jitter=0.0)
     assert policy.delay(1, robota.RateLimitError("slow down", retry_after=1.5)) == 1.5
