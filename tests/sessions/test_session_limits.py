@@ -134,3 +134,33 @@ async def test_S31_a_compactions_summary_call_spends_from_the_session_limits(
         assert session.compactions == ()
     assert len(provider.requests) == (3 if passes else 2)
     await session.aclose()
+
+
+async def test_S31_a_session_limit_never_loosens_the_agents_own_per_run_limit() -> None:
+    # The agent caps every run at 10 output tokens; a session's larger remainder is a ceiling on
+    # top of that, not a run override that lifts it (it was passed as the run's limits=, which
+    # replace the agent's field by field).
+    provider = ScriptedProvider([_reply("one", 5, 50), _reply("two", 5, 4)])
+    agent = robota.Agent("m", provider=provider, limits=UsageLimits(output_tokens=10))
+    session = await Session.open(
+        agent, InMemorySessionStore(), limits=UsageLimits(output_tokens=1000)
+    )
+    with pytest.raises(UsageLimitExceeded) as info:
+        await session.run("first")
+    assert info.value.limit == "output_tokens"
+    # A turn's own limits= still overrides the agent's, as on agent.run, under the session's.
+    await session.run("second", limits=UsageLimits(output_tokens=20))
+    assert _caps(provider) == [10, 20]
+    await session.aclose()
+
+
+async def test_S31_a_compaction_keeps_the_agents_own_per_run_limit() -> None:
+    provider = ScriptedProvider([_reply("one", 5, 3), _reply("summary", 5, 1)])
+    agent = robota.Agent("m", provider=provider, limits=UsageLimits(output_tokens=5))
+    session = await Session.open(
+        agent, InMemorySessionStore(), compaction=None, limits=UsageLimits(output_tokens=1000)
+    )
+    await session.run("first")
+    await session.compact(keep_recent_turns=0)
+    assert _caps(provider) == [5, 5]  # the summary call too: min(agent's 5, session's 997)
+    await session.aclose()

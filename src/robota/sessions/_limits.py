@@ -10,11 +10,12 @@ give those per turn.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import fields
+from typing import Any, Final
 
 from robota.core import ConfigurationError, Usage, UsageLimits
 
-__all__ = ["check_session_limits", "turn_options"]
+__all__ = ["ceiling", "check_session_limits", "turn_options"]
 
 _PER_TURN_ONLY = ("requests", "tool_calls")
 
@@ -38,27 +39,47 @@ def check_session_limits(value: object) -> UsageLimits | None:
 
 
 def turn_options(
-    limits: UsageLimits | None, usage: Usage, cost: float | None, options: Mapping[str, Any]
+    limits: UsageLimits | None,
+    agent: UsageLimits | None,
+    usage: Usage,
+    cost: float | None,
+    options: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """``options`` with ``limits`` set to what the session has left, tightened by the turn's.
+    """``options`` with ``limits`` set to what the session has left, tightened by the run's.
+
+    ``agent``: the agent's own limits (:attr:`robota.Agent.limits`). The run's limits are the
+    agent's with the turn's ``limits=`` laid over them, as ``agent.run`` lays them; the session's
+    remainder is a ceiling on top, so it never lifts a tighter per-run limit of either.
 
     Raises:
         ConfigurationError: a cost limit while the session's cost so far is unknown.
     """
     if limits is None:
         return dict(options)
-    left = limits.remaining(usage=usage, cost_usd=cost)
     given = options.get("limits")
-    if given is not None:
-        if not isinstance(given, UsageLimits):
-            return dict(options)  # the agent refuses it, naming the option
-        left = UsageLimits(
-            **{
-                name: _tighter(getattr(left, name), getattr(given, name))
-                for name in left.__dataclass_fields__
-            }
-        )
-    return {**options, "limits": left}
+    if given is not None and not isinstance(given, UsageLimits):
+        return dict(options)  # the agent refuses it, naming the option
+    run = given if agent is None else agent.merged(given)
+    return {**options, "limits": ceiling(limits, usage, cost, run)}
+
+
+def ceiling(
+    limits: UsageLimits, usage: Usage, cost: float | None, run: UsageLimits | None
+) -> UsageLimits:
+    """What the session's ``limits`` leave after ``usage`` and ``cost``, tightened by ``run``.
+
+    Raises:
+        ConfigurationError: a cost limit while the session's cost so far is unknown.
+    """
+    left = limits.remaining(usage=usage, cost_usd=cost)
+    if run is None:
+        return left
+    return UsageLimits(
+        **{name: _tighter(getattr(left, name), getattr(run, name)) for name in LIMIT_FIELDS}
+    )
+
+
+LIMIT_FIELDS: Final = tuple(field.name for field in fields(UsageLimits))
 
 
 def _tighter(a: float | None, b: float | None) -> Any:

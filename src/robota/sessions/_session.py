@@ -477,7 +477,9 @@ class Session:
     ) -> RunResult[Any]:
         number = state.next_turn
         # S31: what the session's limits leave, after its totals (a compaction's included).
-        options = turn_options(self._limits, self._state.usage, self._state.cost, options)
+        options = turn_options(
+            self._limits, self._agent.limits, self._state.usage, self._state.cost, options
+        )
         execution_id: str | None = None
         if self._agent.journal is not None:
             execution_id = f"{self.id}/{number}"
