@@ -479,3 +479,30 @@ async def test_S30_a_cost_limit_stops_when_an_unpriced_model_answered(priced: st
     with pytest.raises(UsageLimitExceeded, match="no registered price") as info:
         await agent.run("go", limits=UsageLimits(cost_usd=100.0))
     assert info.value.cost_usd is None
+
+
+async def test_S31_a_discarded_attempt_an_unpriced_model_answered_stops_the_retry_unsent(
+    priced: str,
+) -> None:
+    # Issue 28: a failed attempt that reported usage from a model without a price makes the
+    # run's cost unknown. The retry must not be sent as if nothing had been spent (its output
+    # cap computed from $0): the cost limit can no longer be kept, so the run stops before it.
+    class ReportsThenFails(ScriptedProvider):
+        async def chat_stream(  # type: ignore[override]
+            self, request: robota.ChatRequest, *, signal: object = None
+        ) -> AsyncIterator[robota.StreamEvent]:
+            first = not self.requests
+            async for event in super().chat_stream(request, signal=signal):  # type: ignore[arg-type]
+                yield event
+            if first:
+                raise robota.ProviderError("overloaded", status=503)
+
+    draft = ScriptedTurn(text="draft", usage=_usage(1, 1), model="unpriced-snapshot")
+    provider = ReportsThenFails([draft, _reply("final", 1, 1)])
+    retry = robota.RetryPolicy(attempts=2, initial_delay=0.001, jitter=0.0)
+    agent = robota.Agent(provider=provider, model=priced, retry=retry)
+    with pytest.raises(UsageLimitExceeded, match="no registered price") as info:
+        await agent.run("go", limits=UsageLimits(cost_usd=100.0))
+    assert info.value.limit == "cost_usd"
+    assert info.value.cost_usd is None
+    assert len(provider.requests) == 1

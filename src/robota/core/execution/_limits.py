@@ -196,8 +196,17 @@ class Budget:
                 )
             room = left if room is None else min(room, left)
         if limits.cost_usd is not None:
+            if self.cost is None:
+                # A response from a model without a price (a discarded attempt's too, issue 28)
+                # made the cost so far unknown: no call can be shown to fit, so none is sent.
+                raise self._error(
+                    "cost_usd",
+                    "an earlier response came from a model with no registered price, so the "
+                    f"run's cost so far is unknown and its cost_usd limit (${limits.cost_usd}) "
+                    "cannot be enforced; register its price with robota.register_model_pricing",
+                )
             pricing = self._pricing(request.model, provider or self._provider)
-            spent = self.cost or 0.0  # known: an unknown cost stopped the run in _charge
+            spent = self.cost
             left_usd = limits.cost_usd - spent - input_tokens * pricing.input_per_million / _PER
             if pricing.output_per_million > 0:
                 # A hair of slack: an exact budget of n tokens is n, not n - 1, after float math.
