@@ -506,3 +506,42 @@ async def test_S31_a_discarded_attempt_an_unpriced_model_answered_stops_the_retr
     assert info.value.limit == "cost_usd"
     assert info.value.cost_usd is None
     assert len(provider.requests) == 1
+
+
+class _Unreported(ScriptedProvider):
+    """Answers as scripted, but reports no usage (a server without stream usage)."""
+
+    async def chat_stream(  # type: ignore[override]
+        self, request: robota.ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[robota.StreamEvent]:
+        async for event in super().chat_stream(request, signal=signal):
+            if isinstance(event, robota.ResponseDone):
+                yield robota.ResponseDone(model=event.model, usage=None)
+            else:
+                yield event
+
+
+async def test_S31_responses_without_reported_usage_still_spend_the_limit() -> None:
+    # S31: counts the adapter could not attest are recorded (estimated, partial), not dropped.
+    # A provider that reports no usage used to add nothing: every call was capped at the whole
+    # limit again, and a 60-token output limit let the run produce 300 tokens over 6 calls.
+    words = " ".join(["word"] * 40)  # about 50 tokens a reply
+    turns: list[robota.testing.TurnLike] = [
+        ScriptedTurn(text=words, tool_calls=(("look", {}),)) for _ in range(5)
+    ]
+
+    @robota.tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    provider = _Unreported([*turns, words])
+    agent = robota.Agent(provider=provider, model="m", tools=[look])
+    with pytest.raises(UsageLimitExceeded) as info:
+        await agent.run("go", limits=UsageLimits(output_tokens=60))
+    assert info.value.limit == "output_tokens"
+    caps = _caps(provider)
+    assert caps[0] == 60
+    assert len(caps) <= 2
+    assert all(cap is not None and cap <= 10 for cap in caps[1:])
+    assert info.value.usage.partial  # estimated, and said to be

@@ -48,8 +48,10 @@ class UsageLimits:
     ``RunResult.cost`` do (a response served from the response cache included); ``requests``
     counts the calls dispatched to a provider (a cache hit is not one; a call is still refused
     once the limit is reached, since whether the cache holds its answer is known only later). A
-    response whose provider reported no usage adds none: its output was still bounded by the
-    lowered cap, and its input by the estimate checked before it was sent.
+    completed response whose provider reported no usage (or only part of it) counts at least
+    its estimate — the input estimate it was sent with and its reply's size — marked partial
+    (S31); a failed or interrupted call without usage adds none (its output was bounded by the
+    lowered cap).
 
     Attributes:
         requests: Model calls (ordinary rounds, the forced summary and structured-output

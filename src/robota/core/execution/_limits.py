@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Final, final
 
+from robota.core._context import estimate_text_tokens
 from robota.core._errors import ConfigurationError
 from robota.core._limits import LimitName, UsageLimitExceeded, UsageLimits, check_limits
 from robota.core._messages import AssistantMessage, Message
@@ -80,7 +81,16 @@ def run_limits(
 class Budget:
     """What one run may still use, and what it used (the loop's view of its limits)."""
 
-    __slots__ = ("_model", "_provider", "cost", "limits", "requests", "tool_calls", "usage")
+    __slots__ = (
+        "_admitted",
+        "_model",
+        "_provider",
+        "cost",
+        "limits",
+        "requests",
+        "tool_calls",
+        "usage",
+    )
 
     def __init__(self, limits: UsageLimits, *, provider: str, model: str) -> None:
         self.limits = limits
@@ -90,6 +100,7 @@ class Budget:
         self.requests = 0
         self.tool_calls = 0
         self.cost: float | None = 0.0  # None once a response's price is unknown
+        self._admitted = 0  # the input estimate of the call last admitted
 
     # ------------------------------------------------------------------ counting
 
@@ -118,13 +129,13 @@ class Budget:
         for message in own:
             if not isinstance(message, AssistantMessage):
                 continue
-            unpriced = self._charge(message, by.get(message.id))
+            unpriced = self._charge(message, by.get(message.id), self._recorded(message))
             if unpriced is not None:
                 raise unpriced
             if message.state == "complete" and message is not resumed:
                 self.tool_calls += len(message.tool_calls)
         for message, provider in discarded:
-            unpriced = self._charge(message, provider)
+            unpriced = self._charge(message, provider, self._recorded(message))
             if unpriced is not None:
                 raise unpriced
         self.requests = requests
@@ -132,8 +143,19 @@ class Budget:
         if exceeded is not None:
             raise exceeded  # S40: it stopped the execution before; it stops it again
 
-    def _charge(self, message: AssistantMessage, provider: str | None) -> UsageLimitExceeded | None:
-        usage = message.usage
+    def _recorded(self, message: AssistantMessage) -> Usage | None:
+        # A recorded reply is counted as live (:meth:`_attested`); its input estimate is not
+        # recorded, so only what the reply shows is added to what it reported.
+        if not _unattested(message):
+            return message.usage
+        self._admitted = 0
+        return self._attested(message.usage, message)
+
+    def _charge(
+        self, message: AssistantMessage, provider: str | None, usage: Usage | None = None
+    ) -> UsageLimitExceeded | None:
+        if usage is None:
+            usage = message.usage
         if usage is None:
             return None  # never dispatched (a diagnostic): nothing was used
         self.usage = self.usage + usage
@@ -165,6 +187,7 @@ class Budget:
             UsageLimitExceeded: the call could pass a limit; it must not be sent.
         """
         limits = self.limits
+        self._admitted = input_tokens  # what the call's input counts if it goes unreported
         if limits.requests is not None and self.requests >= limits.requests:
             raise self._error(
                 "requests",
@@ -235,9 +258,34 @@ class Budget:
         A failed attempt a retry or fallback discards (issue 28) is counted here too: it was a
         model call, and what it reported was used. ``provider``: where the call went (S30).
         """
+        usage = message.usage
         if dispatched:
             self.requests += 1
-        return self._charge(message, provider) or self.exceeded()
+            if _unattested(message):
+                usage = self._attested(usage, message)
+        return self._charge(message, provider, usage) or self.exceeded()
+
+    def _attested(self, usage: Usage | None, message: AssistantMessage) -> Usage:
+        """S31: the usage of a completed reply its provider did not (fully) report, estimated.
+
+        Counts the adapter could not attest are recorded, not dropped: each count is at least
+        the estimate — the input the call was admitted with, the reply's visible size — and the
+        result is partial. Charging nothing would give every later call the whole limit again.
+        A failed or interrupted call without usage adds none (whether it was charged is not
+        known; its output was bounded by the lowered cap).
+        """
+        completion = estimate_text_tokens(message.content) + sum(
+            estimate_text_tokens(call.name) + estimate_text_tokens(call.arguments)
+            for call in message.tool_calls
+        )
+        prompt = self._admitted
+        cache_read: int | None = None
+        if usage is not None:
+            prompt = max(prompt, usage.prompt_tokens)
+            completion = max(completion, usage.completion_tokens)
+            cache_read = usage.cache_read_tokens
+        counted = Usage.from_counts(prompt=prompt, completion=completion, cache_read=cache_read)
+        return replace(counted, partial=True)
 
     def exceeded(self) -> UsageLimitExceeded | None:
         """The error when the usage counted so far is past a limit, else ``None``."""
@@ -304,3 +352,9 @@ class Budget:
             tool_calls=self.tool_calls,
             cost_usd=self.cost,
         )
+
+
+def _unattested(message: AssistantMessage) -> bool:
+    # A reply the provider completed without stating all of its usage (S31).
+    usage = message.usage
+    return message.state == "complete" and (usage is None or usage.partial)
