@@ -544,3 +544,15 @@ async def test_S23_S40_a_journaled_run_aborted_in_its_backoff_resumes_with_a_new
     assert len(again.requests) == 1
     shape = [(m.kind, m.content) for m in fresh.history]
     assert shape == [("user", "hi"), ("assistant", ""), ("assistant", "fine")]
+
+
+async def test_S30_an_error_after_a_switch_names_the_provider_that_answered() -> None:
+    # S30: every record of the call names the model that answered; the tool_choice="none"
+    # violation raised after a fallback named the agent's first provider instead.
+    primary = ScriptedProvider([_unavailable()], name="a")
+    backup = ScriptedProvider([[("probe", {})]], name="b")
+    agent = robota.Agent(provider=primary, model="m", fallback=[(backup, "small")])
+    with pytest.raises(robota.ProviderError) as raised:
+        await agent.run("hi", tool_choice="none")
+    assert raised.value.code == "tool_choice_violated"
+    assert (raised.value.provider, raised.value.model) == ("b", "small")
