@@ -6,6 +6,7 @@ stops with :class:`~robota.UsageLimitExceeded` and is saved ``failed`` like any 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -163,4 +164,36 @@ async def test_S31_a_compaction_keeps_the_agents_own_per_run_limit() -> None:
     await session.run("first")
     await session.compact(keep_recent_turns=0)
     assert _caps(provider) == [5, 5]  # the summary call too: min(agent's 5, session's 997)
+    await session.aclose()
+
+
+class _Unreported(ScriptedProvider):
+    """Answers as scripted, but reports no usage (a server without stream usage)."""
+
+    async def chat_stream(  # type: ignore[override]
+        self, request: robota.ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[robota.StreamEvent]:
+        async for event in super().chat_stream(request, signal=signal):
+            if isinstance(event, robota.ResponseDone):
+                yield robota.ResponseDone(model=event.model, usage=None)
+            else:
+                yield event
+
+
+async def test_S31_turns_without_reported_usage_still_spend_the_session_limit() -> None:
+    # S31: counts the adapter could not attest are estimated, not dropped. A session's totals
+    # held only reported usage, so with a provider that reports none every turn was given the
+    # whole output limit again (5 turns of ~50 tokens under a 60-token session limit).
+    words = " ".join(["word"] * 40)  # about 50 tokens a reply
+    provider = _Unreported([words] * 5)
+    agent = robota.Agent("m", provider=provider)
+    session = await Session.open(
+        agent, InMemorySessionStore(), compaction=None, limits=UsageLimits(output_tokens=60)
+    )
+    await session.run("first")
+    with pytest.raises(UsageLimitExceeded):
+        await session.run("second")  # given what the first left: 10 tokens
+    with pytest.raises(UsageLimitExceeded):
+        await session.run("third")  # nothing left: not sent
+    assert _caps(provider) == [60, 10]
     await session.aclose()

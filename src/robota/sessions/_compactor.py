@@ -225,7 +225,7 @@ class Compactor:
         state = self._state()
         limits = self._limits
         if limits is not None:  # S31: what the session's totals leave, under the agent's own
-            limits = ceiling(limits, state.usage, state.cost, agent.limits)
+            limits = ceiling(limits, state.limit_usage, state.cost, agent.limits)
         await agent.replace_history((SystemMessage(instruction),))
         if execution_id is None:
             return await agent.run(

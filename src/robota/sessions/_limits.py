@@ -9,13 +9,20 @@ give those per turn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from typing import Any, Final
 
-from robota.core import ConfigurationError, Usage, UsageLimits
+from robota.core import (
+    AssistantMessage,
+    ConfigurationError,
+    Message,
+    Usage,
+    UsageLimits,
+    estimate_text_tokens,
+)
 
-__all__ = ["ceiling", "check_session_limits", "turn_options"]
+__all__ = ["ceiling", "check_session_limits", "turn_options", "unattested_output"]
 
 _PER_TURN_ONLY = ("requests", "tool_calls")
 
@@ -88,3 +95,26 @@ def _tighter(a: float | None, b: float | None) -> Any:
     if b is None:
         return a
     return min(a, b)
+
+
+def unattested_output(messages: Iterable[Message]) -> int:
+    """Output tokens of completed replies that their provider did not report, estimated (S31).
+
+    For each reply whose usage is missing or partial, what its visible size exceeds the
+    reported completion count by — the amount the run's own limit check counted too
+    (:class:`robota.UsageLimits`), so a session's limits are not given back on every turn
+    by a provider that reports no usage.
+    """
+    extra = 0
+    for message in messages:
+        if not isinstance(message, AssistantMessage) or message.state != "complete":
+            continue
+        usage = message.usage
+        if usage is not None and not usage.partial:
+            continue
+        shown = estimate_text_tokens(message.content) + sum(
+            estimate_text_tokens(call.name) + estimate_text_tokens(call.arguments)
+            for call in message.tool_calls
+        )
+        extra += max(shown - (usage.completion_tokens if usage is not None else 0), 0)
+    return extra

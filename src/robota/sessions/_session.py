@@ -478,7 +478,7 @@ class Session:
         number = state.next_turn
         # S31: what the session's limits leave, after its totals (a compaction's included).
         options = turn_options(
-            self._limits, self._agent.limits, self._state.usage, self._state.cost, options
+            self._limits, self._agent.limits, self._state.limit_usage, self._state.cost, options
         )
         execution_id: str | None = None
         if self._agent.journal is not None:
