@@ -62,7 +62,9 @@ class UsageLimits:
             it there).
         total_tokens: Prompt plus completion tokens, summed.
         tool_calls: Tool calls dispatched. A batch that would pass the limit is not dispatched
-            at all: each of its calls is answered as not dispatched, and the run stops.
+            at all: each of its calls is answered as not dispatched (a journaled run leaves them
+            to its durable recovery instead, S39/S40: a resume stops the same way), and the run
+            stops.
         cost_usd: Estimated cost in USD (:func:`~robota.estimate_cost`). A run whose model has
             no registered price (:func:`~robota.register_model_pricing`) is refused when it
             starts, before any call: a cost limit is never silently unenforced.
@@ -209,8 +211,9 @@ class UsageLimitExceeded(RobotaError):
     Raised before the model call or tool batch that could pass the limit (nothing of it is
     sent or dispatched), or right after a response whose reported usage passed it (a provider's
     count can exceed the estimate). Not recoverable: the same run with the same limits stops
-    the same way. The run's history is kept as for any failure: a refused batch's calls are
-    answered as not dispatched (S34), so the conversation stays usable.
+    the same way. The run's history is kept as for any failure: without a journal a refused
+    batch's calls are answered as not dispatched (S34), so the conversation stays usable; a
+    journaled run keeps its recovery authority instead (S39, S40).
 
     Attributes:
         limit: The name of the limit (``"cost_usd"``, ``"requests"`` …).
