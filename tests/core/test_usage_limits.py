@@ -545,3 +545,29 @@ async def test_S31_responses_without_reported_usage_still_spend_the_limit() -> N
     assert len(caps) <= 2
     assert all(cap is not None and cap <= 10 for cap in caps[1:])
     assert info.value.usage.partial  # estimated, and said to be
+
+
+async def test_S31_a_cap_limit_on_a_model_that_takes_no_output_cap_is_refused_at_start() -> None:
+    # An output, total or cost limit is kept by lowering the request's max_output_tokens; a
+    # model whose table states it does not honour that setting never receives the cap (the
+    # adapter leaves it off the wire), so the reply would be unbounded. Refused when the run
+    # starts, as a cost limit without a price is — never silently unenforced.
+    from robota.core.providers import (
+        ModelCapabilities,
+        ProviderCapabilities,
+        without_unsupported_settings,
+    )
+
+    table = ProviderCapabilities(default_model=ModelCapabilities(settings=frozenset({"seed"})))
+    provider = ScriptedProvider(["ok", "ok"], capabilities=table)
+    agent = robota.Agent(provider=provider, model="m")
+    request = robota.ChatRequest(
+        model="m", messages=(), settings=robota.ModelSettings(max_output_tokens=10)
+    )
+    assert without_unsupported_settings(provider, request).settings.max_output_tokens is None
+    for limits in (UsageLimits(output_tokens=10), UsageLimits(total_tokens=100)):
+        with pytest.raises(robota.ConfigurationError, match="max_output_tokens"):
+            await agent.run("go", limits=limits)
+    assert provider.requests == []
+    # Limits that need no cap still run.
+    assert (await agent.run("go", limits=UsageLimits(requests=1))).output == "ok"

@@ -41,7 +41,9 @@ class UsageLimits:
     (the estimate the pre-send context guard uses, S39) plus the request's output cap — and,
     when an output, total or cost limit is set, lowers the request's
     :attr:`~robota.ModelSettings.max_output_tokens` to what remains (never raising a cap you
-    set); a call that could not produce even one output token within the limits is not sent.
+    set); a call that could not produce even one output token within the limits is not sent. A
+    model whose capability table states it does not take that cap is refused such limits when the
+    run starts (:class:`~robota.ConfigurationError`), since its replies could not be bounded.
     After each response the reported usage is checked again, since an estimate can be low.
 
     Tokens and cost count every response the run committed, as ``RunResult.usage`` and

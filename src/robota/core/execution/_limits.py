@@ -29,9 +29,10 @@ from robota.core._limits import LimitName, UsageLimitExceeded, UsageLimits, chec
 from robota.core._messages import AssistantMessage, Message
 from robota.core._pricing import ModelPricing, estimate_cost, get_model_pricing
 from robota.core._usage import Usage
+from robota.core.providers._capabilities import model_capabilities
 from robota.core.providers._contract import ChatRequest, Provider
 
-__all__ = ["Budget", "check_priced", "run_limits"]
+__all__ = ["Budget", "check_capped", "check_priced", "run_limits"]
 
 _PER: Final = 1_000_000.0
 _COST_SLACK: Final = 1e-12  # USD: float sums of exact prices must not trip a limit met exactly
@@ -50,6 +51,32 @@ def check_priced(limits: UsageLimits | None, model: str, provider: str) -> None:
             f"this run has a cost_usd limit, but model {model!r} (provider {provider!r}) has no "
             "registered price, so its cost cannot be counted; register one with "
             "robota.register_model_pricing(...), or drop the cost_usd limit"
+        )
+
+
+def check_capped(limits: UsageLimits | None, provider: Provider, model: str) -> None:
+    """Refuse a limit kept by the output cap on a model stated not to take one (S30, S31).
+
+    An output, total or cost limit lowers each request's ``max_output_tokens`` so the reply
+    cannot pass it; a model whose capability table states the settings it honours without
+    that one never receives the cap (the adapter leaves it off the wire), so the limit could
+    be passed by a call the check foresaw. Silence about settings is not a denial (S30).
+
+    Raises:
+        ConfigurationError: such a limit is set and ``model``'s table leaves the cap out.
+    """
+    if limits is None or (
+        limits.output_tokens is None and limits.total_tokens is None and limits.cost_usd is None
+    ):
+        return
+    table = model_capabilities(provider, model)
+    honoured = table.settings if table is not None else None
+    if honoured is not None and "max_output_tokens" not in honoured:
+        raise ConfigurationError(
+            f"this run has an output_tokens, total_tokens or cost_usd limit, which is kept by "
+            f"lowering each request's max_output_tokens, but model {model!r} (provider "
+            f"{provider.name!r}) does not take max_output_tokens, so its replies cannot be "
+            "bounded; drop those limits for it, or use requests / input_tokens limits"
         )
 
 
@@ -72,8 +99,10 @@ def run_limits(
     run = check_limits(given, "run option limits")
     limits = run if agent is None else agent.merged(run)
     check_priced(limits, model, provider.name)
+    check_capped(limits, provider, model)
     for other, name in fallback:
         check_priced(limits, name, other.name)
+        check_capped(limits, other, name)
     return limits
 
 
