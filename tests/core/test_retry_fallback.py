@@ -71,6 +71,17 @@ def test_S42_backoff_is_exponential_capped_and_jittered_within_its_fraction() ->
     assert all(capped.delay(1, error, rng) <= 10.0 for _ in range(50))
 
 
+def test_S42_backoff_of_a_late_retry_is_max_delay_never_an_overflow() -> None:
+    # A valid policy (any finite multiplier >= 1, any number of attempts) must give a delay for
+    # every retry; the growth past max_delay was computed as a float power and overflowed.
+    error = _unavailable()
+    steep = robota.RetryPolicy(multiplier=1e300, max_delay=5.0, jitter=0.0)
+    assert [steep.delay(n, error) for n in (1, 2, 3, 50)] == [0.5, 5.0, 5.0, 5.0]
+    many = robota.RetryPolicy(attempts=5000, max_delay=30.0, jitter=0.0)
+    assert many.delay(1100, error) == 30.0
+    assert robota.RetryPolicy(initial_delay=0.0, jitter=0.0).delay(2000, error) == 0.0
+
+
 def test_S42_retry_after_is_honoured_and_capped() -> None:
     policy = robota.RetryPolicy(max_retry_after=2.0, jitter=0.0)
     assert policy.delay(1, robota.RateLimitError("slow down", retry_after=1.5)) == 1.5
@@ -214,6 +225,25 @@ async def test_S23_abort_during_backoff_ends_the_run_interrupted_promptly() -> N
     last = agent.history[-1]
     assert isinstance(last, robota.AssistantMessage)
     assert last.state == "interrupted"
+
+
+async def test_S34_a_task_cancelled_in_its_backoff_still_commits_the_rounds_reply() -> None:
+    # S34: an assistant message is always appended, even on abort; S23: cancelling the run's
+    # task mid-backoff ends it like cancelling it mid-call (interrupted reply, then re-raise).
+    provider = ScriptedProvider([robota.RateLimitError("slow down", retry_after=30), "never"])
+    agent = robota.Agent(
+        provider=provider, model="m", retry=robota.RetryPolicy(max_retry_after=30.0)
+    )
+    task = asyncio.create_task(agent.run("hi"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(provider.requests) == 1
+    assert [(m.kind, m.state) for m in agent.history] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+    ]
 
 
 async def test_S34_a_stream_that_failed_after_text_is_replaced_not_kept() -> None:
@@ -529,3 +559,15 @@ async def test_S23_S40_a_journaled_run_aborted_in_its_backoff_resumes_with_a_new
     assert len(again.requests) == 1
     shape = [(m.kind, m.content) for m in fresh.history]
     assert shape == [("user", "hi"), ("assistant", ""), ("assistant", "fine")]
+
+
+async def test_S30_an_error_after_a_switch_names_the_provider_that_answered() -> None:
+    # S30: every record of the call names the model that answered; the tool_choice="none"
+    # violation raised after a fallback named the agent's first provider instead.
+    primary = ScriptedProvider([_unavailable()], name="a")
+    backup = ScriptedProvider([[("probe", {})]], name="b")
+    agent = robota.Agent(provider=primary, model="m", fallback=[(backup, "small")])
+    with pytest.raises(robota.ProviderError) as raised:
+        await agent.run("hi", tool_choice="none")
+    assert raised.value.code == "tool_choice_violated"
+    assert (raised.value.provider, raised.value.model) == ("b", "small")

@@ -479,3 +479,95 @@ async def test_S30_a_cost_limit_stops_when_an_unpriced_model_answered(priced: st
     with pytest.raises(UsageLimitExceeded, match="no registered price") as info:
         await agent.run("go", limits=UsageLimits(cost_usd=100.0))
     assert info.value.cost_usd is None
+
+
+async def test_S31_a_discarded_attempt_an_unpriced_model_answered_stops_the_retry_unsent(
+    priced: str,
+) -> None:
+    # Issue 28: a failed attempt that reported usage from a model without a price makes the
+    # run's cost unknown. The retry must not be sent as if nothing had been spent (its output
+    # cap computed from $0): the cost limit can no longer be kept, so the run stops before it.
+    class ReportsThenFails(ScriptedProvider):
+        async def chat_stream(  # type: ignore[override]
+            self, request: robota.ChatRequest, *, signal: object = None
+        ) -> AsyncIterator[robota.StreamEvent]:
+            first = not self.requests
+            async for event in super().chat_stream(request, signal=signal):  # type: ignore[arg-type]
+                yield event
+            if first:
+                raise robota.ProviderError("overloaded", status=503)
+
+    draft = ScriptedTurn(text="draft", usage=_usage(1, 1), model="unpriced-snapshot")
+    provider = ReportsThenFails([draft, _reply("final", 1, 1)])
+    retry = robota.RetryPolicy(attempts=2, initial_delay=0.001, jitter=0.0)
+    agent = robota.Agent(provider=provider, model=priced, retry=retry)
+    with pytest.raises(UsageLimitExceeded, match="no registered price") as info:
+        await agent.run("go", limits=UsageLimits(cost_usd=100.0))
+    assert info.value.limit == "cost_usd"
+    assert info.value.cost_usd is None
+    assert len(provider.requests) == 1
+
+
+class _Unreported(ScriptedProvider):
+    """Answers as scripted, but reports no usage (a server without stream usage)."""
+
+    async def chat_stream(  # type: ignore[override]
+        self, request: robota.ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[robota.StreamEvent]:
+        async for event in super().chat_stream(request, signal=signal):
+            if isinstance(event, robota.ResponseDone):
+                yield robota.ResponseDone(model=event.model, usage=None)
+            else:
+                yield event
+
+
+async def test_S31_responses_without_reported_usage_still_spend_the_limit() -> None:
+    # S31: counts the adapter could not attest are recorded (estimated, partial), not dropped.
+    # A provider that reports no usage used to add nothing: every call was capped at the whole
+    # limit again, and a 60-token output limit let the run produce 300 tokens over 6 calls.
+    words = " ".join(["word"] * 40)  # about 50 tokens a reply
+    turns: list[robota.testing.TurnLike] = [
+        ScriptedTurn(text=words, tool_calls=(("look", {}),)) for _ in range(5)
+    ]
+
+    @robota.tool
+    def look() -> str:
+        """Look."""
+        return "seen"
+
+    provider = _Unreported([*turns, words])
+    agent = robota.Agent(provider=provider, model="m", tools=[look])
+    with pytest.raises(UsageLimitExceeded) as info:
+        await agent.run("go", limits=UsageLimits(output_tokens=60))
+    assert info.value.limit == "output_tokens"
+    caps = _caps(provider)
+    assert caps[0] == 60
+    assert len(caps) <= 2
+    assert all(cap is not None and cap <= 10 for cap in caps[1:])
+    assert info.value.usage.partial  # estimated, and said to be
+
+
+async def test_S31_a_cap_limit_on_a_model_that_takes_no_output_cap_is_refused_at_start() -> None:
+    # An output, total or cost limit is kept by lowering the request's max_output_tokens; a
+    # model whose table states it does not honour that setting never receives the cap (the
+    # adapter leaves it off the wire), so the reply would be unbounded. Refused when the run
+    # starts, as a cost limit without a price is — never silently unenforced.
+    from robota.core.providers import (
+        ModelCapabilities,
+        ProviderCapabilities,
+        without_unsupported_settings,
+    )
+
+    table = ProviderCapabilities(default_model=ModelCapabilities(settings=frozenset({"seed"})))
+    provider = ScriptedProvider(["ok", "ok"], capabilities=table)
+    agent = robota.Agent(provider=provider, model="m")
+    request = robota.ChatRequest(
+        model="m", messages=(), settings=robota.ModelSettings(max_output_tokens=10)
+    )
+    assert without_unsupported_settings(provider, request).settings.max_output_tokens is None
+    for limits in (UsageLimits(output_tokens=10), UsageLimits(total_tokens=100)):
+        with pytest.raises(robota.ConfigurationError, match="max_output_tokens"):
+            await agent.run("go", limits=limits)
+    assert provider.requests == []
+    # Limits that need no cap still run.
+    assert (await agent.run("go", limits=UsageLimits(requests=1))).output == "ok"

@@ -205,3 +205,25 @@ async def test_S40_a_failed_model_call_counts_as_a_request_on_resume() -> None:
         await again.resume("e")
     assert (info.value.limit, info.value.requests) == ("requests", 1)
     assert fresh.requests == []
+
+
+async def test_S40_a_resume_counts_each_retried_attempt_as_a_request() -> None:
+    # Issue 28: a failed attempt a retry replaced was dispatched — a model call the requests
+    # limit counts live (Budget.settled) — so a continuation must count it too, or a resumed
+    # run gets a request the limit had already spent.
+    inner = InMemoryJournal()
+    ran: list[str] = []
+    journal = HookedJournal(inner, after=crash_at("effect_settled", nth=1))
+    retry = robota.RetryPolicy(attempts=2, initial_delay=0.001, jitter=0.0)
+    first = ScriptedProvider([robota.ProviderError("overloaded", status=503), _calls(1)])
+    agent = robota.Agent(
+        provider=first, model="m", tools=[_look(ran)], journal=journal, retry=retry
+    )
+    with pytest.raises(Crash):
+        await agent.run("go", execution_id="e", limits=UsageLimits(requests=3))
+    assert len(first.requests) == 2  # the failed attempt and its retry
+    again, provider, _ = _fresh(inner, [_calls(2), "done"])
+    with pytest.raises(UsageLimitExceeded) as info:
+        await again.resume("e")
+    assert (info.value.limit, info.value.requests) == ("requests", 3)
+    assert len(first.requests) + len(provider.requests) == 3

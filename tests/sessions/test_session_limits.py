@@ -6,6 +6,7 @@ stops with :class:`~robota.UsageLimitExceeded` and is saved ``failed`` like any 
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -133,4 +134,66 @@ async def test_S31_a_compactions_summary_call_spends_from_the_session_limits(
         assert info.value.limit == "output_tokens"
         assert session.compactions == ()
     assert len(provider.requests) == (3 if passes else 2)
+    await session.aclose()
+
+
+async def test_S31_a_session_limit_never_loosens_the_agents_own_per_run_limit() -> None:
+    # The agent caps every run at 10 output tokens; a session's larger remainder is a ceiling on
+    # top of that, not a run override that lifts it (it was passed as the run's limits=, which
+    # replace the agent's field by field).
+    provider = ScriptedProvider([_reply("one", 5, 50), _reply("two", 5, 4)])
+    agent = robota.Agent("m", provider=provider, limits=UsageLimits(output_tokens=10))
+    session = await Session.open(
+        agent, InMemorySessionStore(), limits=UsageLimits(output_tokens=1000)
+    )
+    with pytest.raises(UsageLimitExceeded) as info:
+        await session.run("first")
+    assert info.value.limit == "output_tokens"
+    # A turn's own limits= still overrides the agent's, as on agent.run, under the session's.
+    await session.run("second", limits=UsageLimits(output_tokens=20))
+    assert _caps(provider) == [10, 20]
+    await session.aclose()
+
+
+async def test_S31_a_compaction_keeps_the_agents_own_per_run_limit() -> None:
+    provider = ScriptedProvider([_reply("one", 5, 3), _reply("summary", 5, 1)])
+    agent = robota.Agent("m", provider=provider, limits=UsageLimits(output_tokens=5))
+    session = await Session.open(
+        agent, InMemorySessionStore(), compaction=None, limits=UsageLimits(output_tokens=1000)
+    )
+    await session.run("first")
+    await session.compact(keep_recent_turns=0)
+    assert _caps(provider) == [5, 5]  # the summary call too: min(agent's 5, session's 997)
+    await session.aclose()
+
+
+class _Unreported(ScriptedProvider):
+    """Answers as scripted, but reports no usage (a server without stream usage)."""
+
+    async def chat_stream(  # type: ignore[override]
+        self, request: robota.ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[robota.StreamEvent]:
+        async for event in super().chat_stream(request, signal=signal):
+            if isinstance(event, robota.ResponseDone):
+                yield robota.ResponseDone(model=event.model, usage=None)
+            else:
+                yield event
+
+
+async def test_S31_turns_without_reported_usage_still_spend_the_session_limit() -> None:
+    # S31: counts the adapter could not attest are estimated, not dropped. A session's totals
+    # held only reported usage, so with a provider that reports none every turn was given the
+    # whole output limit again (5 turns of ~50 tokens under a 60-token session limit).
+    words = " ".join(["word"] * 40)  # about 50 tokens a reply
+    provider = _Unreported([words] * 5)
+    agent = robota.Agent("m", provider=provider)
+    session = await Session.open(
+        agent, InMemorySessionStore(), compaction=None, limits=UsageLimits(output_tokens=60)
+    )
+    await session.run("first")
+    with pytest.raises(UsageLimitExceeded):
+        await session.run("second")  # given what the first left: 10 tokens
+    with pytest.raises(UsageLimitExceeded):
+        await session.run("third")  # nothing left: not sent
+    assert _caps(provider) == [60, 10]
     await session.aclose()

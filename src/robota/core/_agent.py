@@ -863,6 +863,14 @@ class Agent(DurableAgentMixin):
         """The execution journal the agent was built with (S40), or ``None``."""
         return self._journal
 
+    @property
+    def limits(self) -> UsageLimits | None:
+        """The usage limits of every run (``limits=``, S31), or ``None``; a run's override them.
+
+        A layer that caps several runs (``robota.sessions``) reads them to tighten, never lift.
+        """
+        return self._limits
+
     async def resolve_context_window(self) -> ContextWindow:
         """The current model's context window, as a run resolves it (S13, S39).
 

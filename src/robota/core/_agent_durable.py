@@ -36,7 +36,7 @@ from robota.core.execution._journaled import (
     recover,
     restore_plan,
 )
-from robota.core.execution._limits import check_priced
+from robota.core.execution._limits import check_capped, check_priced
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.providers._effort import check_effort
@@ -267,6 +267,7 @@ class DurableAgentMixin:
         current = self._settings(output, options if output is not None else {})
         _check_output(recovery, current)
         check_priced(saved.limits, current.model, current.provider.name)
+        check_capped(saved.limits, current.provider, current.model)
         return replace(
             current,
             max_rounds=saved.max_rounds,

@@ -41,15 +41,19 @@ class UsageLimits:
     (the estimate the pre-send context guard uses, S39) plus the request's output cap — and,
     when an output, total or cost limit is set, lowers the request's
     :attr:`~robota.ModelSettings.max_output_tokens` to what remains (never raising a cap you
-    set); a call that could not produce even one output token within the limits is not sent.
+    set); a call that could not produce even one output token within the limits is not sent. A
+    model whose capability table states it does not take that cap is refused such limits when the
+    run starts (:class:`~robota.ConfigurationError`), since its replies could not be bounded.
     After each response the reported usage is checked again, since an estimate can be low.
 
     Tokens and cost count every response the run committed, as ``RunResult.usage`` and
     ``RunResult.cost`` do (a response served from the response cache included); ``requests``
     counts the calls dispatched to a provider (a cache hit is not one; a call is still refused
     once the limit is reached, since whether the cache holds its answer is known only later). A
-    response whose provider reported no usage adds none: its output was still bounded by the
-    lowered cap, and its input by the estimate checked before it was sent.
+    completed response whose provider reported no usage (or only part of it) counts at least
+    its estimate — the input estimate it was sent with and its reply's size — marked partial
+    (S31); a failed or interrupted call without usage adds none (its output was bounded by the
+    lowered cap).
 
     Attributes:
         requests: Model calls (ordinary rounds, the forced summary and structured-output
@@ -60,7 +64,9 @@ class UsageLimits:
             it there).
         total_tokens: Prompt plus completion tokens, summed.
         tool_calls: Tool calls dispatched. A batch that would pass the limit is not dispatched
-            at all: each of its calls is answered as not dispatched, and the run stops.
+            at all: each of its calls is answered as not dispatched (a journaled run leaves them
+            to its durable recovery instead, S39/S40: a resume stops the same way), and the run
+            stops.
         cost_usd: Estimated cost in USD (:func:`~robota.estimate_cost`). A run whose model has
             no registered price (:func:`~robota.register_model_pricing`) is refused when it
             starts, before any call: a cost limit is never silently unenforced.
@@ -207,8 +213,9 @@ class UsageLimitExceeded(RobotaError):
     Raised before the model call or tool batch that could pass the limit (nothing of it is
     sent or dispatched), or right after a response whose reported usage passed it (a provider's
     count can exceed the estimate). Not recoverable: the same run with the same limits stops
-    the same way. The run's history is kept as for any failure: a refused batch's calls are
-    answered as not dispatched (S34), so the conversation stays usable.
+    the same way. The run's history is kept as for any failure: without a journal a refused
+    batch's calls are answered as not dispatched (S34), so the conversation stays usable; a
+    journaled run keeps its recovery authority instead (S39, S40).
 
     Attributes:
         limit: The name of the limit (``"cost_usd"``, ``"requests"`` …).

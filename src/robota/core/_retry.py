@@ -93,8 +93,18 @@ class RetryPolicy:
         wait = error.retry_after if isinstance(error, ProviderError) else None
         if wait is not None:
             return min(wait, self.max_retry_after)
-        base = min(self.initial_delay * self.multiplier ** max(retry - 1, 0), self.max_delay)
+        base = min(self._growth(max(retry - 1, 0)), self.max_delay)
         if self.jitter:
             spread = (rng or random).uniform(-self.jitter, self.jitter)
             base *= 1.0 + spread
         return max(0.0, min(base, self.max_delay))
+
+    def _growth(self, steps: int) -> float:
+        # initial_delay * multiplier**steps, without the float power overflowing: each step
+        # multiplies until the delay reaches max_delay, where every later retry stays.
+        delay = self.initial_delay
+        for _ in range(steps):
+            if delay >= self.max_delay or delay == 0.0:
+                break
+            delay *= self.multiplier
+        return delay

@@ -40,6 +40,7 @@ from robota.sessions._compaction import (
     replaced_messages,
 )
 from robota.sessions._errors import SessionStateError
+from robota.sessions._limits import ceiling
 from robota.sessions._records import (
     Compacted,
     CompactionStarted,
@@ -223,8 +224,8 @@ class Compactor:
         agent = self._agent
         state = self._state()
         limits = self._limits
-        if limits is not None:  # S31: what the session's totals leave
-            limits = limits.remaining(usage=state.usage, cost_usd=state.cost)
+        if limits is not None:  # S31: what the session's totals leave, under the agent's own
+            limits = ceiling(limits, state.limit_usage, state.cost, agent.limits)
         await agent.replace_history((SystemMessage(instruction),))
         if execution_id is None:
             return await agent.run(

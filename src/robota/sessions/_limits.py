@@ -9,12 +9,20 @@ give those per turn.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
+from typing import Any, Final
 
-from robota.core import ConfigurationError, Usage, UsageLimits
+from robota.core import (
+    AssistantMessage,
+    ConfigurationError,
+    Message,
+    Usage,
+    UsageLimits,
+    estimate_text_tokens,
+)
 
-__all__ = ["check_session_limits", "turn_options"]
+__all__ = ["ceiling", "check_session_limits", "turn_options", "unattested_output"]
 
 _PER_TURN_ONLY = ("requests", "tool_calls")
 
@@ -38,27 +46,47 @@ def check_session_limits(value: object) -> UsageLimits | None:
 
 
 def turn_options(
-    limits: UsageLimits | None, usage: Usage, cost: float | None, options: Mapping[str, Any]
+    limits: UsageLimits | None,
+    agent: UsageLimits | None,
+    usage: Usage,
+    cost: float | None,
+    options: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """``options`` with ``limits`` set to what the session has left, tightened by the turn's.
+    """``options`` with ``limits`` set to what the session has left, tightened by the run's.
+
+    ``agent``: the agent's own limits (:attr:`robota.Agent.limits`). The run's limits are the
+    agent's with the turn's ``limits=`` laid over them, as ``agent.run`` lays them; the session's
+    remainder is a ceiling on top, so it never lifts a tighter per-run limit of either.
 
     Raises:
         ConfigurationError: a cost limit while the session's cost so far is unknown.
     """
     if limits is None:
         return dict(options)
-    left = limits.remaining(usage=usage, cost_usd=cost)
     given = options.get("limits")
-    if given is not None:
-        if not isinstance(given, UsageLimits):
-            return dict(options)  # the agent refuses it, naming the option
-        left = UsageLimits(
-            **{
-                name: _tighter(getattr(left, name), getattr(given, name))
-                for name in left.__dataclass_fields__
-            }
-        )
-    return {**options, "limits": left}
+    if given is not None and not isinstance(given, UsageLimits):
+        return dict(options)  # the agent refuses it, naming the option
+    run = given if agent is None else agent.merged(given)
+    return {**options, "limits": ceiling(limits, usage, cost, run)}
+
+
+def ceiling(
+    limits: UsageLimits, usage: Usage, cost: float | None, run: UsageLimits | None
+) -> UsageLimits:
+    """What the session's ``limits`` leave after ``usage`` and ``cost``, tightened by ``run``.
+
+    Raises:
+        ConfigurationError: a cost limit while the session's cost so far is unknown.
+    """
+    left = limits.remaining(usage=usage, cost_usd=cost)
+    if run is None:
+        return left
+    return UsageLimits(
+        **{name: _tighter(getattr(left, name), getattr(run, name)) for name in LIMIT_FIELDS}
+    )
+
+
+LIMIT_FIELDS: Final = tuple(field.name for field in fields(UsageLimits))
 
 
 def _tighter(a: float | None, b: float | None) -> Any:
@@ -67,3 +95,26 @@ def _tighter(a: float | None, b: float | None) -> Any:
     if b is None:
         return a
     return min(a, b)
+
+
+def unattested_output(messages: Iterable[Message]) -> int:
+    """Output tokens of completed replies that their provider did not report, estimated (S31).
+
+    For each reply whose usage is missing or partial, what its visible size exceeds the
+    reported completion count by — the amount the run's own limit check counted too
+    (:class:`robota.UsageLimits`), so a session's limits are not given back on every turn
+    by a provider that reports no usage.
+    """
+    extra = 0
+    for message in messages:
+        if not isinstance(message, AssistantMessage) or message.state != "complete":
+            continue
+        usage = message.usage
+        if usage is not None and not usage.partial:
+            continue
+        shown = estimate_text_tokens(message.content) + sum(
+            estimate_text_tokens(call.name) + estimate_text_tokens(call.arguments)
+            for call in message.tool_calls
+        )
+        extra += max(shown - (usage.completion_tokens if usage is not None else 0), 0)
+    return extra

@@ -163,7 +163,8 @@ class Session:
         ``None`` for none (a compaction a crash left pending is still finished). ``limits``
         caps this handle's turns by the session's totals (S31): each turn — and each
         compaction's summary call — runs with what the session's :attr:`usage` and :attr:`cost`
-        leave of them (tightened by a turn's own ``limits=``), and stops with
+        leave of them (output no provider reported counted by estimate, S31), under the agent's
+        and the turn's own ``limits=``, and stops with
         :class:`~robota.UsageLimitExceeded` rather than pass them;
         a cost limit needs the session's cost known. Tokens and cost only (``requests`` and
         ``tool_calls`` are per turn).
@@ -477,7 +478,9 @@ class Session:
     ) -> RunResult[Any]:
         number = state.next_turn
         # S31: what the session's limits leave, after its totals (a compaction's included).
-        options = turn_options(self._limits, self._state.usage, self._state.cost, options)
+        options = turn_options(
+            self._limits, self._agent.limits, self._state.limit_usage, self._state.cost, options
+        )
         execution_id: str | None = None
         if self._agent.journal is not None:
             execution_id = f"{self.id}/{number}"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from robota.core import AssistantMessage, Message, StorageError, Usage, UserMessage
+from robota.sessions._limits import unattested_output
 from robota.sessions._records import (
     Compacted,
     CompactionStarted,
@@ -148,6 +149,7 @@ class SessionState:
         "next_turn",
         "pending",
         "spent",
+        "unattested",
         "updated",
         "usage_so_far",
     )
@@ -161,6 +163,7 @@ class SessionState:
         self.usage_so_far = Usage()
         self.spent: list[Usage] = []
         self.cost: float | None = 0.0
+        self.unattested = 0  # S31: estimated output tokens no provider reported (limits count)
         self.next_turn = 0
         # S39: the compactions in force, oldest first (each one's summary includes the one
         # before it, so the last is the one the model sees); a rewind pops those it cuts into.
@@ -200,6 +203,7 @@ class SessionState:
                 return  # S40: nothing of it ran
             self.active.append(entry)
             self.spent.append(entry.usage)
+            self.unattested += unattested_output(entry.messages)
             self.cost = None if self.cost is None or entry.cost is None else self.cost + entry.cost
         elif isinstance(entry, TurnStarted):
             self.pending = entry
@@ -239,6 +243,14 @@ class SessionState:
             self.usage_so_far = total
             self.spent.clear()
         return self.usage_so_far
+
+    @property
+    def limit_usage(self) -> Usage:
+        """:attr:`usage`, with the output no provider reported estimated: what limits count."""
+        usage = self.usage
+        if not self.unattested:
+            return usage
+        return usage + Usage.from_counts(prompt=0, completion=self.unattested)
 
     @property
     def compacted(self) -> int:

@@ -12,6 +12,7 @@ two attempts of one round's model call — the decisions themselves are :class:`
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import replace
@@ -147,7 +148,8 @@ class AttemptsMixin:
         """Report the retry or switch, wait its backoff; an abort meanwhile ends the round (S23).
 
         Returns the interrupted (empty) reply committed when the run's signal aborted the wait,
-        else ``None``: the next attempt follows.
+        else ``None``: the next attempt follows. A cancelled task commits that reply too, then
+        the cancellation propagates.
         """
         calls = self._calls
         assert calls is not None
@@ -157,16 +159,26 @@ class AttemptsMixin:
         delay = step.delay if isinstance(step, Retry) else 0.0
         try:
             await guard.call(lambda: calls.wait(delay))
+        except asyncio.CancelledError:
+            # The run's task was cancelled: as mid-call, the round's reply is committed
+            # interrupted before the cancellation propagates (S34: always committed).
+            self._interrupted_round(emitter)
+            raise
         except Exception as aborted:
             if not is_abort(aborted, self._signal):
                 raise
-            cut = self._store.begin_assistant(model=None).commit(interrupted=True)
-            if self._journal is not None:
-                self._journal.keep(cut)  # saved with the checkpoint, like a diagnostic
-            if emitter.enabled:
-                emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": cut})
-            return cut
+            return self._interrupted_round(emitter)
         return None
+
+    def _interrupted_round(self, emitter: EventEmitter) -> AssistantMessage:
+        # S34: the discarded attempt left the round without a reply; an empty interrupted one is
+        # committed through the single commit path.
+        cut = self._store.begin_assistant(model=None).commit(interrupted=True)
+        if self._journal is not None:
+            self._journal.keep(cut)  # saved with the checkpoint, like a diagnostic
+        if emitter.enabled:
+            emitter.emit(EventNames.ASSISTANT_COMMITTED, {"message": cut})
+        return cut
 
     async def _switch(self, to: ModelCandidate) -> None:
         # S30: later rounds stay on the model that answered; the run is re-projected for it —

@@ -122,8 +122,9 @@ class Recovery:
         items: What the journal cannot prove.
         accepted: Runtime-state items the host accepted, with the accepted value.
         attempts: The structured-output attempt of the latest model call (S18).
-        dispatched_calls: Settled model calls that reached a provider (a cache hit did not);
-            what a usage limit on requests counts (S40: a continuation counts them).
+        dispatched_calls: Settled model calls that reached a provider (a cache hit did not),
+            discarded attempts included; what a usage limit on requests counts (S40: a
+            continuation counts them).
         output: The completed execution's validated structured value as JSON text, if any.
         discarded: Failed attempts that were tried again (issue 28), with their provider: not
             in history, but charged.
@@ -246,8 +247,10 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                 if record.dispatched and (usage is None or usage.partial):
                     recovery.unattested = True  # S29: a charge nobody can state
                 if record.retried:
-                    # Issue 28: a discarded attempt; only its charge survives it.
+                    # Issue 28: a discarded attempt; only its charge survives it — a request
+                    # included, when it reached the provider (the live run counted it, S40).
                     recovery.discarded.append((record.message, record.provider))
+                    recovery.dispatched_calls += record.dispatched
                     continue
                 history.append(record.message)
                 settled_calls.append((begun, record))
@@ -286,7 +289,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                     code="journal_damaged",
                 )
     recovery.rounds = len(settled_calls)
-    recovery.dispatched_calls = sum(1 for _, settled in settled_calls if settled.dispatched)
+    recovery.dispatched_calls += sum(1 for _, settled in settled_calls if settled.dispatched)
     for begun in open_calls.values():
         recovery.items.append(
             ReconciliationItem(

@@ -23,14 +23,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Final, final
 
+from robota.core._context import estimate_text_tokens
 from robota.core._errors import ConfigurationError
 from robota.core._limits import LimitName, UsageLimitExceeded, UsageLimits, check_limits
 from robota.core._messages import AssistantMessage, Message
 from robota.core._pricing import ModelPricing, estimate_cost, get_model_pricing
 from robota.core._usage import Usage
+from robota.core.providers._capabilities import model_capabilities
 from robota.core.providers._contract import ChatRequest, Provider
 
-__all__ = ["Budget", "check_priced", "run_limits"]
+__all__ = ["Budget", "check_capped", "check_priced", "run_limits"]
 
 _PER: Final = 1_000_000.0
 _COST_SLACK: Final = 1e-12  # USD: float sums of exact prices must not trip a limit met exactly
@@ -49,6 +51,32 @@ def check_priced(limits: UsageLimits | None, model: str, provider: str) -> None:
             f"this run has a cost_usd limit, but model {model!r} (provider {provider!r}) has no "
             "registered price, so its cost cannot be counted; register one with "
             "robota.register_model_pricing(...), or drop the cost_usd limit"
+        )
+
+
+def check_capped(limits: UsageLimits | None, provider: Provider, model: str) -> None:
+    """Refuse a limit kept by the output cap on a model stated not to take one (S30, S31).
+
+    An output, total or cost limit lowers each request's ``max_output_tokens`` so the reply
+    cannot pass it; a model whose capability table states the settings it honours without
+    that one never receives the cap (the adapter leaves it off the wire), so the limit could
+    be passed by a call the check foresaw. Silence about settings is not a denial (S30).
+
+    Raises:
+        ConfigurationError: such a limit is set and ``model``'s table leaves the cap out.
+    """
+    if limits is None or (
+        limits.output_tokens is None and limits.total_tokens is None and limits.cost_usd is None
+    ):
+        return
+    table = model_capabilities(provider, model)
+    honoured = table.settings if table is not None else None
+    if honoured is not None and "max_output_tokens" not in honoured:
+        raise ConfigurationError(
+            f"this run has an output_tokens, total_tokens or cost_usd limit, which is kept by "
+            f"lowering each request's max_output_tokens, but model {model!r} (provider "
+            f"{provider.name!r}) does not take max_output_tokens, so its replies cannot be "
+            "bounded; drop those limits for it, or use requests / input_tokens limits"
         )
 
 
@@ -71,8 +99,10 @@ def run_limits(
     run = check_limits(given, "run option limits")
     limits = run if agent is None else agent.merged(run)
     check_priced(limits, model, provider.name)
+    check_capped(limits, provider, model)
     for other, name in fallback:
         check_priced(limits, name, other.name)
+        check_capped(limits, other, name)
     return limits
 
 
@@ -80,7 +110,16 @@ def run_limits(
 class Budget:
     """What one run may still use, and what it used (the loop's view of its limits)."""
 
-    __slots__ = ("_model", "_provider", "cost", "limits", "requests", "tool_calls", "usage")
+    __slots__ = (
+        "_admitted",
+        "_model",
+        "_provider",
+        "cost",
+        "limits",
+        "requests",
+        "tool_calls",
+        "usage",
+    )
 
     def __init__(self, limits: UsageLimits, *, provider: str, model: str) -> None:
         self.limits = limits
@@ -90,6 +129,7 @@ class Budget:
         self.requests = 0
         self.tool_calls = 0
         self.cost: float | None = 0.0  # None once a response's price is unknown
+        self._admitted = 0  # the input estimate of the call last admitted
 
     # ------------------------------------------------------------------ counting
 
@@ -118,13 +158,13 @@ class Budget:
         for message in own:
             if not isinstance(message, AssistantMessage):
                 continue
-            unpriced = self._charge(message, by.get(message.id))
+            unpriced = self._charge(message, by.get(message.id), self._recorded(message))
             if unpriced is not None:
                 raise unpriced
             if message.state == "complete" and message is not resumed:
                 self.tool_calls += len(message.tool_calls)
         for message, provider in discarded:
-            unpriced = self._charge(message, provider)
+            unpriced = self._charge(message, provider, self._recorded(message))
             if unpriced is not None:
                 raise unpriced
         self.requests = requests
@@ -132,8 +172,19 @@ class Budget:
         if exceeded is not None:
             raise exceeded  # S40: it stopped the execution before; it stops it again
 
-    def _charge(self, message: AssistantMessage, provider: str | None) -> UsageLimitExceeded | None:
-        usage = message.usage
+    def _recorded(self, message: AssistantMessage) -> Usage | None:
+        # A recorded reply is counted as live (:meth:`_attested`); its input estimate is not
+        # recorded, so only what the reply shows is added to what it reported.
+        if not _unattested(message):
+            return message.usage
+        self._admitted = 0
+        return self._attested(message.usage, message)
+
+    def _charge(
+        self, message: AssistantMessage, provider: str | None, usage: Usage | None = None
+    ) -> UsageLimitExceeded | None:
+        if usage is None:
+            usage = message.usage
         if usage is None:
             return None  # never dispatched (a diagnostic): nothing was used
         self.usage = self.usage + usage
@@ -165,6 +216,7 @@ class Budget:
             UsageLimitExceeded: the call could pass a limit; it must not be sent.
         """
         limits = self.limits
+        self._admitted = input_tokens  # what the call's input counts if it goes unreported
         if limits.requests is not None and self.requests >= limits.requests:
             raise self._error(
                 "requests",
@@ -196,8 +248,17 @@ class Budget:
                 )
             room = left if room is None else min(room, left)
         if limits.cost_usd is not None:
+            if self.cost is None:
+                # A response from a model without a price (a discarded attempt's too, issue 28)
+                # made the cost so far unknown: no call can be shown to fit, so none is sent.
+                raise self._error(
+                    "cost_usd",
+                    "an earlier response came from a model with no registered price, so the "
+                    f"run's cost so far is unknown and its cost_usd limit (${limits.cost_usd}) "
+                    "cannot be enforced; register its price with robota.register_model_pricing",
+                )
             pricing = self._pricing(request.model, provider or self._provider)
-            spent = self.cost or 0.0  # known: an unknown cost stopped the run in _charge
+            spent = self.cost
             left_usd = limits.cost_usd - spent - input_tokens * pricing.input_per_million / _PER
             if pricing.output_per_million > 0:
                 # A hair of slack: an exact budget of n tokens is n, not n - 1, after float math.
@@ -226,9 +287,34 @@ class Budget:
         A failed attempt a retry or fallback discards (issue 28) is counted here too: it was a
         model call, and what it reported was used. ``provider``: where the call went (S30).
         """
+        usage = message.usage
         if dispatched:
             self.requests += 1
-        return self._charge(message, provider) or self.exceeded()
+            if _unattested(message):
+                usage = self._attested(usage, message)
+        return self._charge(message, provider, usage) or self.exceeded()
+
+    def _attested(self, usage: Usage | None, message: AssistantMessage) -> Usage:
+        """S31: the usage of a completed reply its provider did not (fully) report, estimated.
+
+        Counts the adapter could not attest are recorded, not dropped: each count is at least
+        the estimate — the input the call was admitted with, the reply's visible size — and the
+        result is partial. Charging nothing would give every later call the whole limit again.
+        A failed or interrupted call without usage adds none (whether it was charged is not
+        known; its output was bounded by the lowered cap).
+        """
+        completion = estimate_text_tokens(message.content) + sum(
+            estimate_text_tokens(call.name) + estimate_text_tokens(call.arguments)
+            for call in message.tool_calls
+        )
+        prompt = self._admitted
+        cache_read: int | None = None
+        if usage is not None:
+            prompt = max(prompt, usage.prompt_tokens)
+            completion = max(completion, usage.completion_tokens)
+            cache_read = usage.cache_read_tokens
+        counted = Usage.from_counts(prompt=prompt, completion=completion, cache_read=cache_read)
+        return replace(counted, partial=True)
 
     def exceeded(self) -> UsageLimitExceeded | None:
         """The error when the usage counted so far is past a limit, else ``None``."""
@@ -295,3 +381,9 @@ class Budget:
             tool_calls=self.tool_calls,
             cost_usd=self.cost,
         )
+
+
+def _unattested(message: AssistantMessage) -> bool:
+    # A reply the provider completed without stating all of its usage (S31).
+    usage = message.usage
+    return message.state == "complete" and (usage is None or usage.partial)

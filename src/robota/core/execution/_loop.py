@@ -685,7 +685,7 @@ class Execution(AttemptsMixin):
                     f"the model returned {len(message.tool_calls)} tool call(s) although this "
                     "run set tool_choice='none'; none was dispatched",
                     code="tool_choice_violated",
-                    provider=settings.provider.name,
+                    provider=self.settings.provider.name,  # S30: a fallback's, after a switch
                     model=message.model,
                 )
             self._check_same_inputs(message.tool_calls)
