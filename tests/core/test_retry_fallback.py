@@ -571,3 +571,11 @@ async def test_S30_an_error_after_a_switch_names_the_provider_that_answered() ->
         await agent.run("hi", tool_choice="none")
     assert raised.value.code == "tool_choice_violated"
     assert (raised.value.provider, raised.value.model) == ("b", "small")
+
+
+async def test_S42_a_callers_own_provider_keeps_no_policy_after_a_run_policy() -> None:
+    # A provider the caller built keeps its SDK retries, so no policy is added on top of them.
+    agent = robota.Agent(provider=ScriptedProvider([_unavailable(), "fine"]), model="m")
+    result = await agent.run("hi", retry=FAST)
+    assert result.output == "fine"
+    assert agent.retry is None

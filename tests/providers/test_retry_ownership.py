@@ -94,3 +94,25 @@ async def test_S30_a_fallback_model_string_builds_an_owned_adapter_without_sdk_r
     assert len(primary.requests) == 2
     chat = [path for path in posts if path.endswith("/chat/completions")]
     assert len(chat) == 2
+
+
+async def test_S42_after_a_run_policy_turned_sdk_retries_off_later_runs_keep_the_default_policy(
+    unavailable: tuple[str, list[str]],
+) -> None:
+    # Review finding: a run's retry= turns the built adapter's SDK retries off for good; a later
+    # run without a policy of its own must not be left with no retries at all: the agent takes
+    # the default RetryPolicy (3 attempts) in their place.
+    base_url, posts = unavailable
+    fast = robota.RetryPolicy(attempts=2, initial_delay=0.001, jitter=0.0)
+    async with robota.Agent(
+        model="openai-compatible:some-model", base_url=base_url, api_key="k"
+    ) as agent:
+        assert agent.retry is None
+        with pytest.raises(robota.ProviderError):
+            await agent.run("hi", retry=fast)
+        assert agent.retry == robota.RetryPolicy()
+        posts.clear()
+        with pytest.raises(robota.ProviderError):
+            await agent.run("again")
+    chat = [path for path in posts if path.endswith("/chat/completions")]
+    assert len(chat) == robota.RetryPolicy().attempts

@@ -325,7 +325,9 @@ class Agent(DurableAgentMixin):
             wins): a ``recoverable`` failure is tried again after a backoff; never a tool body.
             With it, the SDK retries of providers this agent builds from model strings are
             turned off (one owner of retries); a provider you pass keeps what you built it with
-            (pass ``max_retries=0`` to the adapter to leave retries to the policy). Default: none.
+            (pass ``max_retries=0`` to the adapter to leave retries to the policy). Default: none
+            — until a run's own ``retry=`` turns the built providers' SDK retries off; from then
+            on the agent's policy is the default ``RetryPolicy()`` (see :attr:`retry`).
         fallback: Models to move a call to when it fails ``switchable`` (after the policy gave
             up), in this order: ``"provider:model"`` strings (naming one of this agent's
             providers, or a registered prefix — the agent then builds and owns that provider),
@@ -673,11 +675,17 @@ class Agent(DurableAgentMixin):
         """Turn off, once, the SDK retries of the providers this agent built (issue 28).
 
         With a retry policy the runtime owns retries; a caller's own providers stay theirs.
+        When a run's own ``retry=`` did it on an agent without a policy, the agent takes the
+        default :class:`RetryPolicy` for its later runs: their calls would otherwise have no
+        retries at all, neither the SDK's nor the runtime's.
         """
         if not self._retries_owned:
             self._retries_owned = True
             built = self._built_provider
-            disable_sdk_retries((*((built,) if built else ()), *self._fallback_owned))
+            owned = (*((built,) if built else ()), *self._fallback_owned)
+            disable_sdk_retries(owned)
+            if owned and self._retry is None:
+                self._retry = RetryPolicy()
 
     def _resolve(self, spec: object) -> tuple[Provider, str]:
         if not isinstance(spec, str) or not spec.strip():

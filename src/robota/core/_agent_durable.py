@@ -266,8 +266,11 @@ class DurableAgentMixin:
         options = {"allow_tool_only_completion": False, "output_retries": saved.output_retries}
         current = self._settings(output, options if output is not None else {})
         _check_output(recovery, current)
-        check_priced(saved.limits, current.model, current.provider.name)
-        check_capped(saved.limits, current.provider, current.model)
+        for candidate in ((current.provider, current.model), *current.fallback_pairs()):
+            # S31/S40: any model of the chain may answer the continuation; each needs a price
+            # (a cost limit) and an output cap it honours (an output, total or cost limit).
+            check_priced(saved.limits, candidate[1], candidate[0].name)
+            check_capped(saved.limits, candidate[0], candidate[1])
         return replace(
             current,
             max_rounds=saved.max_rounds,

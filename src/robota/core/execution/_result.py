@@ -69,7 +69,8 @@ class RunResult(Generic[OutputT]):
             ``execution_id``.
         model: The model that answered last, when known.
         provider: The provider of that reply (S30): after a fallback, the one the run moved to.
-        rounds: Provider calls made (the forced summary included).
+        rounds: Model rounds made (the forced summary included); a round's retried or
+            fallen-back attempts (issue 28) count as one round.
         tool_calls_executed: Tool bodies that ran (skips and refusals are not counted, S37).
         plugin_errors: Plugin hooks that raised during the run (recorded and swallowed, S20).
         stop_reason: See :data:`StopReason`.

@@ -57,3 +57,7 @@ class ExecutionSettings:
     """The run's retry policy for model calls (issue 28); ``None``: a failure is not retried."""
     fallback: tuple[ModelCandidate, ...] = ()
     """The models a switchable failure moves the call to, in the caller's order (S30)."""
+
+    def fallback_pairs(self) -> tuple[tuple[Provider, str], ...]:
+        """The fallback chain as (provider, model) pairs, in the caller's order."""
+        return tuple((c.provider, c.model) for c in self.fallback)
