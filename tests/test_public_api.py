@@ -59,6 +59,11 @@ EXPECTED_PUBLIC = {
     # Issue 28 (usage limits).
     "UsageLimits",
     "UsageLimitExceeded",
+    # Issue 29 (guardrails).
+    "InputGuardrail",
+    "OutputGuardrail",
+    "ToolGuardrail",
+    "GuardrailTripped",
 }
 
 # Issue 7: names acceptance tests outside this repository import from ``robota.host``.
@@ -159,6 +164,10 @@ def test_all_is_pinned() -> None:
         "ExecutionStateError",
         "ExecutionSuspendedError",
         "FunctionTool",
+        "GuardrailPhase",
+        "GuardrailRecord",
+        "GuardrailResult",
+        "GuardrailTripped",
         "HOOK_EVENTS",
         "HistoryError",
         "HistoryMutation",
@@ -177,6 +186,7 @@ def test_all_is_pinned() -> None:
         "HookSpec",
         "ImagePart",
         "InMemoryResponseCache",
+        "InputGuardrail",
         "InternalError",
         "JOURNAL_FORMAT_VERSION",
         "JournalLease",
@@ -214,6 +224,7 @@ def test_all_is_pinned() -> None:
         "NetworkError",
         "NullEventService",
         "NullSink",
+        "OutputGuardrail",
         "OutputT",
         "OutputTransport",
         "OutsideRequest",
@@ -284,6 +295,7 @@ def test_all_is_pinned() -> None:
         "TextPart",
         "Tool",
         "ToolCall",
+        "ToolCallCheck",
         "ToolCallFinished",
         "ToolCallOutcome",
         "ToolCallReady",
@@ -293,6 +305,7 @@ def test_all_is_pinned() -> None:
         "ToolDeferral",
         "ToolExecutionError",
         "ToolGate",
+        "ToolGuardrail",
         "ToolInvocation",
         "ToolLike",
         "ToolMessage",

@@ -46,6 +46,7 @@ from robota.core._events import (
     EventService,
     OwnerRef,
 )
+from robota.core._guardrails import Guardrail, InputGuardrail, OutputGuardrail, check_guardrails
 from robota.core._history import (
     ConversationStore,
     HistoryMutation,
@@ -87,6 +88,7 @@ from robota.core.execution._durable import (
     read_records,
     release_lease,
 )
+from robota.core.execution._guardrails import GuardrailGate, tool_guardrails
 from robota.core.execution._guards import (
     DEFAULT_MAX_ROUNDS,
 )
@@ -208,6 +210,8 @@ class RunOptions(TypedDict, total=False):
         limits: :class:`~robota.UsageLimits` for this run; its set fields override the
             agent's ``limits`` field by field. Passing one stops the run with
             :class:`~robota.UsageLimitExceeded` rather than pass it (S31).
+        guardrails: :class:`~robota.InputGuardrail` and :class:`~robota.OutputGuardrail`
+            objects run after the agent's own (issue 29); tool guardrails belong to the agent.
     """
 
     signal: AbortSignal | None
@@ -227,6 +231,7 @@ class RunOptions(TypedDict, total=False):
     settings: ModelSettings | None
     lifecycle_hooks: bool
     limits: UsageLimits | None
+    guardrails: Sequence[InputGuardrail | OutputGuardrail]
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
@@ -335,6 +340,12 @@ class Agent(DurableAgentMixin):
             "model")`` pairs. A model that lacks what a run needs (tools it offers, a native tool,
             media in the user's messages) is skipped with the reason; a run that moved stays on
             the model that answered, and a journaled one resumes there (S30, S40).
+        guardrails: :class:`~robota.InputGuardrail`, :class:`~robota.OutputGuardrail` and
+            :class:`~robota.ToolGuardrail` objects (issue 29): input ones run before the first
+            model call (a trip raises :class:`~robota.GuardrailTripped`, nothing is sent), output
+            ones on the final result before it is returned, tool ones around tool bodies (a trip
+            refuses the call like a permission deny). Each call is in ``RunResult.guardrails``
+            and emitted as ``execution.guardrail``. Default: none.
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an
@@ -415,6 +426,7 @@ class Agent(DurableAgentMixin):
     _limits = RareField["UsageLimits | None"](None)
     _retry = RareField["RetryPolicy | None"](None)
     _fallback = RareField["tuple[ModelCandidate, ...]"](())
+    _guardrails = RareField["tuple[Guardrail, ...]"](())
     _fallback_owned = RareField["tuple[Provider, ...]"](())
     _retries_owned = RareField["bool"](False)
     _built_provider = RareField["Provider | None"](None)
@@ -460,6 +472,7 @@ class Agent(DurableAgentMixin):
         limits: UsageLimits | None = None,
         retry: RetryPolicy | None = None,
         fallback: Sequence[FallbackEntry] = (),
+        guardrails: Sequence[Guardrail] = (),
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         self._rare: dict[str, object] | None = None  # the RareField values not at default
@@ -572,10 +585,12 @@ class Agent(DurableAgentMixin):
             window=self,
             texts=self._texts,
         )
+        self._guardrails = check_guardrails(guardrails, "guardrails")
+        guarded = tool_guardrails(self._guardrails)  # issue 29: they wrap the gate
         self._executor = ToolExecutionService(
             self._tools,
             concurrency=tool_concurrency,
-            gate=tool_gate,
+            gate=GuardrailGate(tool_gate, guarded, self._emitter) if guarded else tool_gate,
             catalog=self._catalog,
             settle=self._settle_sources if self._sources else None,
             texts=self._texts,
@@ -1121,7 +1136,19 @@ class Agent(DurableAgentMixin):
             ),
             hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
             limits=limits,
+            guardrails=self._run_guardrails(options),
         )
+
+    def _run_guardrails(self, options: RunOptions) -> tuple[Guardrail, ...]:
+        if "guardrails" not in options:
+            return self._guardrails
+        added = check_guardrails(options["guardrails"], "run option guardrails")
+        if tool_guardrails(added):
+            raise ConfigurationError(
+                "a ToolGuardrail wraps the agent's tool gate: pass it to Agent(guardrails=[...]); "
+                "the run option guardrails= takes InputGuardrail and OutputGuardrail"
+            )
+        return self._guardrails + added
 
     async def _execute(
         self,
@@ -1503,6 +1530,8 @@ class Agent(DurableAgentMixin):
         for source in self._sources:
             yield source, "aclose"
         gate = self._executor.gate
+        if isinstance(gate, GuardrailGate):
+            gate = gate.inner
         if isinstance(gate, PermissionGate):
             yield gate, "aclose"
         if self._owns_providers:

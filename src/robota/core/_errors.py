@@ -17,6 +17,7 @@ kind without parsing message text::
     ├── SameToolInputLoopError              byte-identical tool input repeated past the limit (S39)
     ├── EmptyCompletionError                a turn ended with neither text nor tool result (S39)
     ├── UsageLimitExceeded                  going on would pass a run's UsageLimits (S31; _limits)
+    ├── GuardrailTripped                    an input/output guardrail objected (_guardrails)
     ├── DisposedAgentError (RuntimeError)   the agent was closed; distinct from "not initialised"
     ├── InternalError                       the run failed unexpectedly (a bug); keeps the cause
     ├── ExecutionControlError               an execution-control outcome, never model-visible

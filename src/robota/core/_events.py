@@ -204,6 +204,7 @@ class EventNames:
     SETTING_UNSUPPORTED: Final = "execution.setting_unsupported"
     MEDIA_OMITTED: Final = "execution.media_omitted"
     MODEL_RETRY: Final = "execution.model_retry"
+    GUARDRAIL: Final = "execution.guardrail"
     MODEL_FALLBACK: Final = "execution.model_fallback"
     MODEL_FALLBACK_REFUSED: Final = "execution.model_fallback_refused"
     HISTORY_APPENDED: Final = "history.appended"

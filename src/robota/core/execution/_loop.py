@@ -31,7 +31,7 @@ latest settled response, reusing every durable settlement.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
@@ -84,6 +84,7 @@ from robota.core.execution._attempts import NO_USAGE as _NO_USAGE
 from robota.core.execution._attempts import AttemptsMixin
 from robota.core.execution._attempts import add_usage as _add_usage
 from robota.core.execution._cache import CachedResponse
+from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
     UNAVAILABLE_TOOL_ROUNDS,
@@ -169,6 +170,7 @@ class Execution(AttemptsMixin):
         "_executed",
         "_failures",
         "_finish_reason",
+        "_guards",
         "_info",
         "_journal",
         "_notify",
@@ -271,6 +273,10 @@ class Execution(AttemptsMixin):
         # Shared empty values otherwise (issue 27: a plain run allocates nothing for them).
         self._answered: dict[str, str] = {} if self._calls is not None else _NO_ANSWERS
         self._charges: tuple[tuple[AssistantMessage, str], ...] = ()
+        # Issue 29: only a run with guardrails builds their runner.
+        self._guards = (
+            RunGuardrails(settings.guardrails, emitter, signal) if settings.guardrails else None
+        )
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -315,6 +321,8 @@ class Execution(AttemptsMixin):
                     signal=self._signal,
                     traceparent=self._hook_traceparent(),
                 )
+            if self._guards is not None:  # issue 29: before history and any model call
+                await self._guards.check_input(content_text(user_input))
             message = UserMessage(user_input)
             if not isinstance(user_input, str):
                 # S30: a part the model is stated not to take is refused before it enters
@@ -327,7 +335,7 @@ class Execution(AttemptsMixin):
                 # before any call. Copied only here: a run without a journal stays O(1).
                 assert settings.runtime_state is not None
                 await self._journal.begin(settings.runtime_state, self._store.snapshot())
-            status = await self._settle(self._loop())
+            status = await self._settle(self._guarded(self._loop()))
         except GeneratorExit:
             raise  # the coroutine is being closed (see _receive): nothing may be awaited now
         except BaseException as error:
@@ -403,7 +411,7 @@ class Execution(AttemptsMixin):
             if settings.structured is not None:
                 self._transport = choose_output_transport(settings.provider, settings.model)
             await self._resolve_window()
-            status = await self._settle(self._loop(recovery))
+            status = await self._settle(self._guarded(self._loop(recovery)))
         except GeneratorExit:
             raise  # the coroutine is being closed (see _receive): nothing may be awaited now
         except BaseException as error:
@@ -469,6 +477,12 @@ class Execution(AttemptsMixin):
         assert self._journal is not None
         self._journal.resume_from(begun.call_id)
         return await self._turn(guard, resumed=(message, recovery.resume_calls))
+
+    def _guarded(self, work: Coroutine[Any, Any, RunStatus]) -> Awaitable[RunStatus]:
+        # Issue 29: the output guardrails (and parallel input ones) around the loop.
+        if self._guards is None:
+            return work
+        return self._guards.run(work, lambda: self._result("complete").output)
 
     async def _settle(self, work: Any) -> RunStatus:
         """Run ``work``; a saved wait becomes the ``suspended`` status (S40)."""
@@ -691,6 +705,8 @@ class Execution(AttemptsMixin):
             self._check_same_inputs(message.tool_calls)
             if self._budget is not None:
                 self._check_limit(message, self._budget.admit_tools(len(message.tool_calls)))
+            if self._guards is not None:
+                await self._guards.passed()  # issue 29: no tool body before input guardrails pass
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
@@ -1367,6 +1383,7 @@ class Execution(AttemptsMixin):
             execution_id=self.run_id,
             pending_requests=self._suspended,
             context_window=self._window,
+            guardrails=self._guards.records if self._guards is not None else (),
         )
 
     def _answered_by_last(self, last: AssistantMessage | None) -> str | None:

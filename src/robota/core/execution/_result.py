@@ -7,6 +7,7 @@ from typing import Generic, Literal, TypeAlias, final
 
 from typing_extensions import TypeVar
 
+from robota.core._guardrails import GuardrailRecord
 from robota.core._messages import Message
 from robota.core._models import ContextWindow
 from robota.core._plugins import PluginFailure
@@ -82,6 +83,8 @@ class RunResult(Generic[OutputT]):
             With a journal, :meth:`~robota.Agent.resume` continues it.
         pending_requests: For a suspended run, the saved requests waiting for an outside
             response (each with ``id``, ``kind``, ``payload``); ``()`` otherwise.
+        guardrails: Every guardrail call of the run, in order (issue 29): name, phase, outcome,
+            duration and a guardrail agent's usage and cost — reported here, not in ``usage``.
         context_window: The context window the run's pre-send guard planned against and where
             it came from (S13, S39): ``context_window.source == "unknown"`` (``tokens`` is
             ``None``) says no window was known, so no request was checked for size. ``None``
@@ -109,6 +112,7 @@ class RunResult(Generic[OutputT]):
     pending_requests: tuple[OutsideRequest, ...] = ()
     context_window: ContextWindow | None = None
     provider: str | None = None
+    guardrails: tuple[GuardrailRecord, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.execution_id:

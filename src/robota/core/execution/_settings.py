@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import final
 
+from robota.core._guardrails import Guardrail
 from robota.core._limits import UsageLimits
 from robota.core._retry import RetryPolicy
 from robota.core._texts import ModelTexts
@@ -56,6 +57,8 @@ class ExecutionSettings:
     retry: RetryPolicy | None = None
     """The run's retry policy for model calls (issue 28); ``None``: a failure is not retried."""
     fallback: tuple[ModelCandidate, ...] = ()
+    guardrails: tuple[Guardrail, ...] = ()
+    """The run's input and output guardrails (issue 29; tool guardrails wrap the tool gate)."""
     """The models a switchable failure moves the call to, in the caller's order (S30)."""
 
     def fallback_pairs(self) -> tuple[tuple[Provider, str], ...]:

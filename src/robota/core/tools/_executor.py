@@ -630,6 +630,9 @@ class ToolExecutionService:
             else:
                 status = "failed"
                 result = ToolResult(_failure_text(tool, exc, self.texts), is_error=True)
+        review = getattr(self.gate, "review", None)  # issue 29: tool guardrails' ``after``
+        if review is not None:
+            result = await review(invocation, result)  # before the journal records it (S40)
         swallowed = journal.swallowed(call_key) if journal is not None else None
         if swallowed is not None:
             raise swallowed  # S39/S40: a control outcome the body caught still wins
