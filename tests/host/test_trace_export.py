@@ -398,3 +398,39 @@ async def test_S39_each_attempt_of_a_retried_call_is_a_span_of_its_own() -> None
     received = [r.trace.traceparent.split("-")[2] for r in provider.requests if r.trace]
     assert [span_hex(c) for c in chats] == received
     assert len(set(received)) == 2
+
+
+async def test_issue29_guardrail_calls_are_spans_under_the_run_span() -> None:
+    memory, exporter = otel()
+
+    @robota.tool
+    def act() -> str:
+        """Act."""
+        return "done"
+
+    agent = robota.Agent(
+        provider=ScriptedProvider([[("act", {})], "ok"]),
+        model="m",
+        tools=[act],
+        event_service=exporter,
+        guardrails=[
+            robota.InputGuardrail(lambda text: None, name="in"),
+            robota.ToolGuardrail(lambda call: None, name="tool"),
+            robota.OutputGuardrail(lambda output: None, name="out"),
+        ],
+    )
+    await agent.run("go", execution_id="exec-guard")
+    spans = memory.get_finished_spans()
+    (run,) = by_operation(spans, "invoke_agent")
+    guards = [s for s in spans if s.name.startswith("guardrail ")]
+    assert sorted(s.name for s in guards) == ["guardrail in", "guardrail out", "guardrail tool"]
+    for span in guards:
+        assert parent_of(span) == run.context.span_id  # type: ignore[union-attr]
+        assert span.attributes is not None
+        assert span.attributes["robota.guardrail.outcome"] == "passed"
+    phases = {s.name: s.attributes["robota.guardrail.phase"] for s in guards}  # type: ignore[index]
+    assert phases == {
+        "guardrail in": "input",
+        "guardrail out": "output",
+        "guardrail tool": "tool_before",
+    }

@@ -41,6 +41,7 @@ from typing_extensions import TypedDict
 
 from robota.core._errors import ConfigurationError, RobotaError
 from robota.core._events import EventNames
+from robota.core._messages import new_id, now
 
 if TYPE_CHECKING:
     from robota.core._abort import AbortSignal
@@ -306,14 +307,13 @@ def check_guardrails(value: object, option: str) -> tuple[Guardrail, ...]:
     return found
 
 
-# A run's ledger of guardrail calls: set by the run, so a tool guardrail (agent-level) reports
-# to the run that made the call (STYLE: a contextvars value scoped to one run).
-_LEDGER: ContextVar[list[GuardrailRecord] | None] = ContextVar("robota_guardrails", default=None)
-
-
 @dataclass(slots=True)
 class GuardrailCall:
-    """Runs one check and records it (internal; the execution and the tool gate use it)."""
+    """Runs checks and records them (internal; the execution and the tool gate use it).
+
+    A run sets its own as the current one (:data:`RUN_GUARDRAILS`), so a tool guardrail — which
+    the agent holds — records to, and emits under, the run that made the call.
+    """
 
     emitter: EventEmitter | None
     signal: AbortSignal | None = None
@@ -323,6 +323,7 @@ class GuardrailCall:
         self, guardrail: Guardrail, phase: GuardrailPhase, check: object, value: object
     ) -> GuardrailResult:
         start = time.monotonic()
+        started_at = now()
         usage: Usage | None = None
         cost: float | None = None
         if _agent_name(check) is not None:
@@ -345,8 +346,7 @@ class GuardrailCall:
         record = GuardrailRecord(
             guardrail.name, phase, outcome, verdict.reason, time.monotonic() - start, usage, cost
         )
-        ledger = _LEDGER.get()
-        (ledger if ledger is not None else self.records).append(record)
+        self.records.append(record)
         if self.emitter is not None and self.emitter.enabled:
             self.emitter.emit(
                 EventNames.GUARDRAIL,
@@ -356,6 +356,9 @@ class GuardrailCall:
                     "outcome": outcome,
                     "reason": record.reason,
                     "duration": record.duration,
+                    "started_at": started_at,
+                    "ended_at": now(),
+                    "span_key": new_id("guardrail"),  # S27: what an exporter's span derives from
                     "usage": usage,
                     "cost": cost,
                 },
@@ -383,6 +386,5 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
-def ledger() -> ContextVar[list[GuardrailRecord] | None]:
-    """The run-scoped ledger variable (internal)."""
-    return _LEDGER
+RUN_GUARDRAILS: ContextVar[GuardrailCall | None] = ContextVar("robota_guardrails", default=None)
+"""The current run's guardrail calls (STYLE: a contextvars value scoped to one run)."""

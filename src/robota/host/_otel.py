@@ -118,6 +118,8 @@ class OpenTelemetryExporter:
                 self._end_tool(execution, event)
             elif name in (EventNames.RUN_COMPLETED, EventNames.RUN_FAILED):
                 self._end_run(execution, event)
+            elif name == EventNames.GUARDRAIL:
+                self._guardrail(execution, event)
 
     # ------------------------------------------------------------------ spans
 
@@ -224,6 +226,33 @@ class OpenTelemetryExporter:
             span.set_status(self._otel.Status(self._otel.StatusCode.ERROR, "provider call failed"))
         elif outcome == "interrupted":
             span.set_attribute("robota.outcome", "interrupted")
+        span.end(end_time=_ns(data.get("ended_at")))
+
+    def _guardrail(self, execution: str, event: AgentEvent) -> None:
+        # Issue 29: one span per guardrail call, a child of the run's span.
+        data = event.data
+        key = data.get("span_key")
+        run = self._runs.get(execution)
+        if not isinstance(key, str) or run is None:
+            return
+        name = str(data.get("guardrail") or "")
+        attributes: dict[str, Any] = {
+            "robota.guardrail.name": name,
+            "robota.guardrail.phase": str(data.get("phase")),
+            "robota.guardrail.outcome": str(data.get("outcome")),
+        }
+        usage = data.get("usage")
+        if isinstance(usage, Usage):
+            attributes["gen_ai.usage.input_tokens"] = usage.prompt_tokens
+            attributes["gen_ai.usage.output_tokens"] = usage.completion_tokens
+        span = self._start(
+            f"guardrail {name}",
+            key,
+            run,
+            _ns(data.get("started_at")),
+            attributes,
+            self._otel.SpanKind.INTERNAL,
+        )
         span.end(end_time=_ns(data.get("ended_at")))
 
     def _start_tool(self, execution: str, event: AgentEvent) -> None:

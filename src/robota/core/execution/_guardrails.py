@@ -25,6 +25,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from robota.core._guardrails import (
+    RUN_GUARDRAILS,
     GuardrailCall,
     GuardrailRecord,
     GuardrailTripped,
@@ -32,7 +33,6 @@ from robota.core._guardrails import (
     OutputGuardrail,
     ToolCallCheck,
     ToolGuardrail,
-    ledger,
 )
 from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._tool import ToolResult
@@ -68,14 +68,14 @@ class RunGuardrails:
         return tuple(self._call.records)
 
     async def _inputs_pass(self, guardrails: list[InputGuardrail], text: str) -> None:
-        token = ledger().set(self._call.records)
+        token = RUN_GUARDRAILS.set(self._call)
         try:
             for guardrail in guardrails:
                 verdict = await self._call(guardrail, "input", guardrail.check, text)
                 if verdict.tripped:
                     raise GuardrailTripped(guardrail.name, verdict.reason, "input")
         finally:
-            ledger().reset(token)
+            RUN_GUARDRAILS.reset(token)
 
     async def check_input(self, text: str) -> None:
         """Run the blocking input guardrails; start the parallel ones (raises on a trip)."""
@@ -92,7 +92,7 @@ class RunGuardrails:
         self, work: Coroutine[Any, Any, RunStatus], output: Callable[[], object]
     ) -> RunStatus:
         """Run the loop ``work``, raced against parallel input guardrails; check the output."""
-        token = ledger().set(self._call.records)
+        token = RUN_GUARDRAILS.set(self._call)
         try:
             status = await self._race(work)
             if status == "complete":
@@ -103,7 +103,7 @@ class RunGuardrails:
                         raise GuardrailTripped(guardrail.name, verdict.reason, "output")
             return status
         finally:
-            ledger().reset(token)
+            RUN_GUARDRAILS.reset(token)
             if self._pending is not None and not self._pending.done():
                 self._pending.cancel()  # the run ended another way: the check has no use now
 
@@ -161,7 +161,7 @@ class GuardrailGate:
                 invocation = replace(invocation, arguments=admission.arguments)
         else:
             admission = Admission(True)
-        call = GuardrailCall(self._emitter, invocation.context.signal)
+        call = RUN_GUARDRAILS.get() or GuardrailCall(self._emitter, invocation.context.signal)
         name = invocation.tool.name
         for guardrail in self._guardrails:
             if guardrail.before is None or not guardrail.applies(name):
@@ -183,7 +183,7 @@ class GuardrailGate:
 
     async def review(self, invocation: ToolInvocation, result: ToolResult) -> ToolResult:
         """``after``: what the model sees of a body's result (replaced or withheld)."""
-        call = GuardrailCall(self._emitter, invocation.context.signal)
+        call = RUN_GUARDRAILS.get() or GuardrailCall(self._emitter, invocation.context.signal)
         name = invocation.tool.name
         for guardrail in self._guardrails:
             if guardrail.after is None or not guardrail.applies(name):
