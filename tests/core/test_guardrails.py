@@ -436,3 +436,24 @@ async def test_S40_resume_does_not_rerun_input_guardrails_or_the_tool_effect() -
     assert (ran, inputs, afters) == (["pay"], ["go"], ["act"])  # nothing ran again
     # The settlement the journal kept is what the model saw: the replacement.
     assert provider.requests[0].messages[-1].content == "[redacted]"
+
+
+async def test_S34_parallel_trip_answers_the_waiting_calls_so_history_stays_usable() -> None:
+    async def slow_trip(text: str) -> GuardrailResult:
+        await asyncio.sleep(0.05)
+        return GuardrailResult(tripped=text == "go", reason="no")
+
+    agent, provider = _agent(
+        [[("act", {"what": "a"}), ("act", {"what": "b"})], "next answer"],
+        tools=[_recorder([])],
+        guardrails=[InputGuardrail(slow_trip, run_in_parallel=True)],
+    )
+    with pytest.raises(GuardrailTripped):
+        await agent.run("go")
+    kinds = [m.kind for m in agent.history]
+    assert kinds == ["user", "assistant", "tool", "tool"]  # every committed call is answered
+    answers = [m for m in agent.history if isinstance(m, robota.ToolMessage)]
+    assert all(m.is_error and "input guardrail" in m.content for m in answers)
+    result = await agent.run("again")  # the conversation is still usable
+    assert result.output == "next answer"
+    assert len(provider.requests) == 2

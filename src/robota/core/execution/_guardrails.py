@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from robota.core._abort import AbortSignal
     from robota.core._emit import EventEmitter
     from robota.core._guardrails import Guardrail
+    from robota.core._messages import ToolCall
     from robota.core.execution._result import RunStatus
     from robota.core.tools._executor import ToolGate
 
@@ -83,10 +84,25 @@ class RunGuardrails:
         if self._parallel:
             self._pending = asyncio.ensure_future(self._inputs_pass(self._parallel, text))
 
-    async def passed(self) -> None:
-        """Wait for the parallel input guardrails (before a tool body may start)."""
-        if self._pending is not None:
+    async def passed(
+        self,
+        calls: tuple[ToolCall, ...] = (),
+        refuse: Callable[[tuple[ToolCall, ...], str], None] | None = None,
+    ) -> None:
+        """Wait for the parallel input guardrails (before a tool body may start).
+
+        If they trip (or the wait is cancelled), ``calls`` — the batch waiting for them — are
+        answered through ``refuse`` as not dispatched, so history never holds a call without
+        its result (S34, S39).
+        """
+        if self._pending is None:
+            return
+        try:
             await asyncio.shield(self._pending)
+        except BaseException:
+            if refuse is not None and calls:
+                refuse(calls, "an input guardrail did not pass")
+            raise
 
     async def run(
         self, work: Coroutine[Any, Any, RunStatus], output: Callable[[], object]

@@ -705,8 +705,8 @@ class Execution(AttemptsMixin):
             self._check_same_inputs(message.tool_calls)
             if self._budget is not None:
                 self._check_limit(message, self._budget.admit_tools(len(message.tool_calls)))
-            if self._guards is not None:
-                await self._guards.passed()  # issue 29: no tool body before input guardrails pass
+            if self._guards is not None:  # issue 29: no tool body before input guardrails pass
+                await self._guards.passed(message.tool_calls, self._refuse_batch)
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
