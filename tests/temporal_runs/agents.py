@@ -338,7 +338,23 @@ def lifecycle_hooked() -> robota.Agent:
     )
 
 
-AGENTS.update({"sourced": sourced, "hooked": hooked, "lifecycle_hooked": lifecycle_hooked})
+def guarded() -> robota.Agent:
+    # Issue 29: guardrails are refused on Temporal (for now), by name.
+    return robota.Agent(
+        provider=RuleProvider("record"),
+        model="rule-model",
+        guardrails=[robota.InputGuardrail(lambda text: None, name="check")],
+    )
+
+
+AGENTS.update(
+    {
+        "sourced": sourced,
+        "hooked": hooked,
+        "lifecycle_hooked": lifecycle_hooked,
+        "guarded": guarded,
+    }
+)
 
 
 def roomy() -> robota.Agent:

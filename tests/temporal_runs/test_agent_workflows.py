@@ -483,6 +483,7 @@ async def test_s40_an_outside_response_request_waits_for_a_signal_then_the_call_
         ("sourced", "agent 'sourced' cannot run on Temporal: "),
         ("hooked", "has hooks"),
         ("lifecycle_hooked", "has hooks"),
+        ("guarded", "has guardrails"),
     ],
 )
 async def test_what_cannot_run_in_workflow_code_is_refused_with_a_clear_error(

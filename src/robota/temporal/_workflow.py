@@ -515,6 +515,10 @@ def _check_runnable(agent: Agent, name: str) -> None:
             "it has its own execution journal; on Temporal the workers' journal records "
             "effects (create_worker(journal=...)) — build the agent without journal="
         )
+    elif agent._guardrails:
+        # Issue 29: a guardrail agent's model calls would run in workflow code, and a tool
+        # guardrail wraps the gate this module gives each run its own approver through.
+        problem = "it has guardrails, which do not run on Temporal yet — build it without them"
     elif agent._sources:
         names = ", ".join(source.name for source in agent._sources)
         problem = (
