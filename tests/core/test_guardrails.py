@@ -457,3 +457,17 @@ async def test_S34_parallel_trip_answers_the_waiting_calls_so_history_stays_usab
     result = await agent.run("again")  # the conversation is still usable
     assert result.output == "next answer"
     assert len(provider.requests) == 2
+
+
+def test_S21_the_guardrail_gate_forwards_the_wrapped_gates_attributes_and_copies() -> None:
+    import copy
+
+    from robota.core.execution._guardrails import GuardrailGate
+
+    gate = robota.PermissionGate(robota.PermissionPolicy())
+    wrapped = GuardrailGate(gate, (ToolGuardrail(lambda call: None),), None)
+    assert wrapped.remembered is gate.remembered  # the wrapped gate's state, seen through
+    clone = copy.copy(wrapped)  # no recursion on a bare object
+    assert clone.inner is gate
+    with pytest.raises(AttributeError):
+        GuardrailGate(None, (), None).offered  # noqa: B018 - the attribute access is the test

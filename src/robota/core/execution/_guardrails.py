@@ -162,10 +162,14 @@ class GuardrailGate:
         self._emitter = emitter
 
     def __getattr__(self, name: str) -> Any:
-        # ``offered``, ``hooks`` … of the wrapped gate stay visible through the wrapper.
-        if self.inner is None:
+        # ``offered``, ``hooks`` … of the wrapped gate stay visible through the wrapper. Dunders
+        # and ``inner`` itself are not forwarded (copy and pickle probe them on a bare object).
+        if name.startswith("__") or name == "inner":
             raise AttributeError(name)
-        return getattr(self.inner, name)
+        inner = self.inner
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
 
     async def admit(self, invocation: ToolInvocation) -> Admission:
         """The wrapped gate first (a denied call costs no guardrail call), then ``before``."""
