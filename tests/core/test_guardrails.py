@@ -471,3 +471,43 @@ def test_S21_the_guardrail_gate_forwards_the_wrapped_gates_attributes_and_copies
     assert clone.inner is gate
     with pytest.raises(AttributeError):
         GuardrailGate(None, (), None).offered  # noqa: B018 - the attribute access is the test
+
+
+async def test_S21_an_agent_as_tool_guardrail_gets_the_call_as_json() -> None:
+    ran: list[str] = []
+    judge_provider = ScriptedProvider(['{"tripped": true, "reason": "too risky"}'])
+    judge = robota.Agent(provider=judge_provider, model="judge", name="risk")
+    agent, provider = _agent(
+        [[("act", {"what": "wire money"})], "ok"],
+        tools=[_recorder(ran)],
+        guardrails=[ToolGuardrail(judge)],
+    )
+    result = await agent.run("go")
+    assert ran == []
+    asked = judge_provider.requests[0].messages[-1].content
+    assert '"tool": "act"' in asked
+    assert '"what": "wire money"' in asked
+    assert "refused by guardrail 'risk': too risky" in provider.requests[1].messages[-1].content
+    (record,) = result.guardrails
+    assert (record.phase, record.outcome) == ("tool_before", "tripped")
+    assert record.usage is not None
+
+
+def test_S39_run_sync_raises_the_trip_too() -> None:
+    agent, provider = _agent(["never"], guardrails=[InputGuardrail(_block_secrets)])
+    with pytest.raises(GuardrailTripped):
+        agent.run_sync("password please")
+    assert provider.requests == []
+    agent.close()
+
+
+async def test_S39_a_streamed_run_raises_the_output_trip_from_its_result() -> None:
+    def refuse(output: object) -> GuardrailResult:
+        return GuardrailResult(tripped=True, reason="nope")
+
+    agent, _ = _agent(["streamed"], guardrails=[OutputGuardrail(refuse)])
+    stream = agent.run_stream("go")
+    with pytest.raises(GuardrailTripped):
+        async for _event in stream:
+            pass
+        await stream.result()
