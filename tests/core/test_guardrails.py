@@ -507,7 +507,11 @@ async def test_S39_a_streamed_run_raises_the_output_trip_from_its_result() -> No
 
     agent, _ = _agent(["streamed"], guardrails=[OutputGuardrail(refuse)])
     stream = agent.run_stream("go")
-    with pytest.raises(GuardrailTripped):
+
+    async def consume() -> None:
         async for _event in stream:
             pass
         await stream.result()
+
+    with pytest.raises(GuardrailTripped):
+        await consume()
