@@ -515,3 +515,10 @@ async def test_S39_a_streamed_run_raises_the_output_trip_from_its_result() -> No
 
     with pytest.raises(GuardrailTripped):
         await consume()
+
+
+async def test_S38_an_agent_cannot_be_its_own_guardrail() -> None:
+    agent, provider = _agent(["never"])
+    with pytest.raises(robota.ConfigurationError, match="its own guardrail"):
+        await asyncio.wait_for(agent.run("go", guardrails=[InputGuardrail(agent)]), 5)
+    assert provider.requests == []

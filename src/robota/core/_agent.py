@@ -1148,6 +1148,11 @@ class Agent(DurableAgentMixin):
                 "a ToolGuardrail wraps the agent's tool gate: pass it to Agent(guardrails=[...]); "
                 "the run option guardrails= takes InputGuardrail and OutputGuardrail"
             )
+        if any(getattr(g, "check", None) is self for g in added):
+            raise ConfigurationError(
+                "an agent cannot be its own guardrail (its run would wait for itself, S38); "
+                "use another Agent or a function"
+            )
         return self._guardrails + added
 
     async def _execute(
