@@ -108,6 +108,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
+from robota.core.execution._subagents import SubagentLedger, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -271,6 +272,7 @@ class Execution(AttemptsMixin):
         # Shared empty values otherwise (issue 27: a plain run allocates nothing for them).
         self._answered: dict[str, str] = {} if self._calls is not None else _NO_ANSWERS
         self._charges: tuple[tuple[AssistantMessage, str], ...] = ()
+        self.subagents: SubagentLedger | None = None  # issue 29: built by the first sub-agent
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -1283,6 +1285,7 @@ class Execution(AttemptsMixin):
                 journal=journal,
                 trace=self._trace,
                 attempt=self._attempt,
+                run=self,  # issue 29: what a sub-agent's tool body inherits
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):
@@ -1349,15 +1352,19 @@ class Execution(AttemptsMixin):
         output: object = text
         if self.settings.structured is not None:
             output = self._output_value
+        name = self.settings.agent_name
+        usage, cost, by_agent = roll_up(self.subagents, name, self._usage, self._cost(assistants))
         return RunResult(
             output=output,
             status=status,
-            usage=self._usage,
+            usage=usage,
+            agent=name,
+            usage_by_agent=by_agent,
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
             provider=self._answered_by_last(last),
-            cost=self._cost(assistants),
+            cost=cost,
             rounds=self._rounds,
             tool_calls_executed=self._executed,
             stop_reason=self._stop,

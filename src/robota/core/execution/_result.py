@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Generic, Literal, TypeAlias, final
 
 from typing_extensions import TypeVar
@@ -14,7 +16,7 @@ from robota.core._usage import Usage
 from robota.core.execution._journal import OutsideRequest
 from robota.core.providers._effort import EffortOutcome
 
-__all__ = ["OutputT", "RunResult", "RunStatus", "StopReason"]
+__all__ = ["AgentUsage", "OutputT", "RunResult", "RunStatus", "StopReason"]
 
 OutputT = TypeVar("OutputT", default=str)
 """What :attr:`RunResult.output` holds: ``str`` for a plain run, the requested type for a
@@ -46,6 +48,25 @@ StopReason: TypeAlias = Literal[
   output is the diagnostic (S39);
 * ``interrupted`` — the run's signal aborted.
 """
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """What one agent of a run used (issue 29): its own model calls, never its sub-agents'.
+
+    Attributes:
+        usage: Usage summed over the agent's own provider calls (S29).
+        cost: Their estimated USD cost; ``None`` when unknown (an unpriced model).
+        runs: How many runs of this agent it covers (a sub-agent called twice: 2).
+    """
+
+    usage: Usage
+    cost: float | None
+    runs: int = 1
+
+
+_NO_AGENTS: Mapping[str, AgentUsage] = MappingProxyType({})
 
 
 @final
@@ -85,6 +106,12 @@ class RunResult(Generic[OutputT]):
             it came from (S13, S39): ``context_window.source == "unknown"`` (``tokens`` is
             ``None``) says no window was known, so no request was checked for size. ``None``
             only for results built by hand.
+        agent: The name of the agent that finished the run (issue 29); ``None`` only for
+            results built by hand.
+        usage_by_agent: Agent path → :class:`AgentUsage` (issue 29): this agent's own entry
+            under its name, and each sub-agent it called (``Agent.as_tool``) under
+            ``name/child`` (``name/child/grandchild`` …). ``usage`` and ``cost`` include the
+            sub-agents'; a sub-agent that failed without a result is not in it.
 
     A resumed execution's result covers the whole execution: ``messages`` from its input on,
     ``rounds``, ``tool_calls_executed`` and ``usage`` over every settled call.
@@ -108,6 +135,8 @@ class RunResult(Generic[OutputT]):
     pending_requests: tuple[OutsideRequest, ...] = ()
     context_window: ContextWindow | None = None
     provider: str | None = None
+    agent: str | None = None
+    usage_by_agent: Mapping[str, AgentUsage] = field(default_factory=lambda: _NO_AGENTS)
 
     def __post_init__(self) -> None:
         if not self.execution_id:
