@@ -199,6 +199,7 @@ class Execution(AttemptsMixin):
         "emitter",
         "run_id",
         "settings",
+        "subagents",
     )
 
     def __init__(
@@ -1359,7 +1360,7 @@ class Execution(AttemptsMixin):
             status=status,
             usage=usage,
             agent=name,
-            usage_by_agent=by_agent,
+            sub_usage=by_agent,
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,

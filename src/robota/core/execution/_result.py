@@ -108,10 +108,12 @@ class RunResult(Generic[OutputT]):
             only for results built by hand.
         agent: The name of the agent that finished the run (issue 29); ``None`` only for
             results built by hand.
-        usage_by_agent: Agent path → :class:`AgentUsage` (issue 29): this agent's own entry
-            under its name, and each sub-agent it called (``Agent.as_tool``) under
+        usage_by_agent: Agent path → :class:`AgentUsage` (issue 29, a property): this agent's
+            own entry under its name, and each sub-agent it called (``Agent.as_tool``) under
             ``name/child`` (``name/child/grandchild`` …). ``usage`` and ``cost`` include the
-            sub-agents'; a sub-agent that failed without a result is not in it.
+            sub-agents'; a sub-agent stopped by a usage limit counts what it used.
+        sub_usage: What ``usage_by_agent`` returns once a sub-agent ran (empty otherwise); set
+            by the run, not meant to be passed by hand.
 
     A resumed execution's result covers the whole execution: ``messages`` from its input on,
     ``rounds``, ``tool_calls_executed`` and ``usage`` over every settled call.
@@ -136,8 +138,17 @@ class RunResult(Generic[OutputT]):
     context_window: ContextWindow | None = None
     provider: str | None = None
     agent: str | None = None
-    usage_by_agent: Mapping[str, AgentUsage] = field(default_factory=lambda: _NO_AGENTS)
+    # What usage_by_agent reads once a sub-agent ran; a plain run keeps the shared empty one
+    # (issue 27: a kept result stays small) and the property builds its one entry on access.
+    sub_usage: Mapping[str, AgentUsage] = field(default_factory=lambda: _NO_AGENTS, repr=False)
 
     def __post_init__(self) -> None:
         if not self.execution_id:
             object.__setattr__(self, "execution_id", self.run_id)
+
+    @property
+    def usage_by_agent(self) -> Mapping[str, AgentUsage]:
+        """Agent path → :class:`AgentUsage` (issue 29); see the class docstring."""
+        if self.sub_usage:
+            return self.sub_usage
+        return {self.agent or "agent": AgentUsage(self.usage, self.cost)}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
 from robota.core._usage import Usage
-from robota.core.execution._result import AgentUsage
+from robota.core.execution._result import _NO_AGENTS, AgentUsage
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
@@ -73,11 +73,15 @@ class SubagentLedger:
 
 def roll_up(
     ledger: SubagentLedger | None, name: str, usage: Usage, cost: float | None
-) -> tuple[Usage, float | None, dict[str, AgentUsage]]:
-    """The run's total usage and cost, and its ``usage_by_agent`` (own entry first)."""
-    own = {name: AgentUsage(usage, cost)}
+) -> tuple[Usage, float | None, Mapping[str, AgentUsage]]:
+    """The run's total usage and cost, and its ``usage_by_agent`` (own entry first).
+
+    Without sub-agents the mapping is the shared empty one: ``RunResult.usage_by_agent`` then
+    builds the single entry on access (issue 27: nothing allocated per plain run).
+    """
     if ledger is None:
-        return usage, cost, own
+        return usage, cost, _NO_AGENTS
+    own = {name: AgentUsage(usage, cost)}
     for path, entry in ledger.by_path.items():
         own[f"{name}/{path}"] = entry
     return usage + ledger.usage, _add_cost(cost, ledger.cost), own
