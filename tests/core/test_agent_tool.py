@@ -385,3 +385,32 @@ async def test_a_plain_run_reports_its_own_usage_under_its_name() -> None:
     assert result.agent == "researcher"
     own = robota.AgentUsage(_usage(5, 1), result.cost)
     assert dict(result.usage_by_agent) == {"researcher": own}
+
+
+async def test_an_agent_calling_itself_is_refused_instead_of_waiting_for_its_own_slot() -> None:
+    provider = ScriptedProvider([[("lead", {"input": "again"})], "stopped"], name="vendor")
+    agent = Agent("m", provider=provider, name="lead")
+    # No public seam adds a tool after construction (a ToolSource could); the registry can.
+    agent._tools.register(agent.as_tool())
+    result = await asyncio.wait_for(agent.run("start"), 5)
+    assert result.output == "stopped"
+    (message,) = [m for m in result.messages if isinstance(m, robota.ToolMessage)]
+    assert message.is_error
+    assert "already running" in str(message.content)
+
+
+async def test_a_grandchild_rolls_up_under_its_full_path() -> None:
+    helper_provider = ScriptedProvider([ScriptedTurn("h", usage=_usage(3, 1))], name="vendor-c")
+    helper = Agent("helper-model", provider=helper_provider, name="helper")
+    child, _ = _child(
+        [
+            ScriptedTurn(tool_calls=[("helper", {"input": "x"})], usage=_usage(10, 1)),
+            ScriptedTurn("c", usage=_usage(10, 1)),
+        ],
+        tools=[helper],
+    )
+    parent, _ = _parent([[("researcher", {"input": "go"})], "ok"], [child])
+    result = await parent.run("start")
+    assert set(result.usage_by_agent) == {"lead", "lead/researcher", "lead/researcher/helper"}
+    assert result.usage_by_agent["lead/researcher/helper"].usage == _usage(3, 1)
+    assert result.usage_by_agent["lead/researcher"].usage == _usage(20, 2)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
 
@@ -59,6 +60,7 @@ class _Delegate(Protocol):
     _max_rounds: int
     _limits: UsageLimits | None
     _executor: ToolExecutionService
+    _current: Execution | None
 
     @property
     def name(self) -> str: ...
@@ -74,6 +76,10 @@ class _Delegate(Protocol):
 
 
 __all__ = ["AgentTool", "CeilingGate"]
+
+# The executions that are waiting on a sub-agent's run in this task's context, outermost first:
+# a sub-agent whose current run is one of them would wait for its own run slot forever.
+_CALLERS: ContextVar[tuple[Execution, ...]] = ContextVar("robota_subagent_callers", default=())
 
 _DEFAULT_INPUT: Final[Mapping[str, Any]] = {
     "type": "object",
@@ -237,6 +243,14 @@ class AgentTool(Tool):
                 children=trace.context.children,
             )
         frame = Delegation(ctx._span, not self._keep_history, gate)
+        callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
+        if child._current is not None and child._current in callers:
+            return ToolResult(
+                f"The agent {child.name!r} is already running in this call chain (it called "
+                "itself, directly or through another agent); it was not run again.",
+                is_error=True,
+            )
+        token = _CALLERS.set(callers)
         try:
             result = await child._run_delegated(text, self._output, ctx.signal, options, frame)
         except UsageLimitExceeded as exc:
@@ -244,6 +258,8 @@ class AgentTool(Tool):
             _charge(run, child.name, exc.usage, exc.cost_usd, exc.requests, exc.tool_calls)
             await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             return ToolResult(f"The agent {child.name!r} stopped: {exc}", is_error=True)
+        finally:
+            _CALLERS.reset(token)
         _charge_result(run, result)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if self._output is not None and result.output is not None:
