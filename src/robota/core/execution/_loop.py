@@ -108,7 +108,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
-from robota.core.execution._subagents import SubagentLedger, roll_up
+from robota.core.execution._subagents import NO_AGENTS, SubagentLedger, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -1354,7 +1354,9 @@ class Execution(AttemptsMixin):
         if self.settings.structured is not None:
             output = self._output_value
         name = self.settings.agent_name
-        usage, cost, by_agent = roll_up(self.subagents, name, self._usage, self._cost(assistants))
+        usage, cost, by_agent = self._usage, self._cost(assistants), NO_AGENTS
+        if self.subagents is not None:  # issue 29: what its sub-agents used is its spending too
+            usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
         return RunResult(
             output=output,
             status=status,

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
 from robota.core._usage import Usage
-from robota.core.execution._result import _NO_AGENTS, AgentUsage
+from robota.core.execution._result import _NO_AGENTS as NO_AGENTS
+from robota.core.execution._result import AgentUsage
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core.tools._executor import ToolGate
 
-__all__ = ["Delegation", "SubagentLedger", "roll_up"]
+__all__ = ["NO_AGENTS", "Delegation", "SubagentLedger", "roll_up"]
 
 
 @final
@@ -72,15 +73,13 @@ class SubagentLedger:
 
 
 def roll_up(
-    ledger: SubagentLedger | None, name: str, usage: Usage, cost: float | None
+    ledger: SubagentLedger, name: str, usage: Usage, cost: float | None
 ) -> tuple[Usage, float | None, Mapping[str, AgentUsage]]:
     """The run's total usage and cost, and its ``usage_by_agent`` (own entry first).
 
-    Without sub-agents the mapping is the shared empty one: ``RunResult.usage_by_agent`` then
-    builds the single entry on access (issue 27: nothing allocated per plain run).
+    A run without sub-agents keeps :data:`NO_AGENTS` (``RunResult.usage_by_agent`` then builds
+    the single entry on access; issue 27: nothing allocated per plain run).
     """
-    if ledger is None:
-        return usage, cost, _NO_AGENTS
     own = {name: AgentUsage(usage, cost)}
     for path, entry in ledger.by_path.items():
         own[f"{name}/{path}"] = entry
