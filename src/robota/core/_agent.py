@@ -1427,25 +1427,10 @@ class Agent(DurableAgentMixin):
     ) -> AgentTool:
         """This agent as a tool another agent's model can call (issue 29).
 
-        Each call runs this agent's own loop — its system prompt, tools and model — under what
-        the calling run passes down: its abort signal (S23), what is left of its limits and
-        round budget, its permission gate as a ceiling (S21), its trace (S27) and its event
-        services (S33); the usage rolls up into the caller's ``RunResult.usage_by_agent`` and
-        the caller's ``SubagentStop`` hooks fire (S22). Passing the agent itself in another
-        agent's ``tools=`` is ``agent.as_tool()``.
-
-        Args:
-            name: The tool's name; default: this agent's :attr:`name`.
-            description: What the model is told the tool does.
-            input: The arguments' schema: ``None`` (one string ``input``, sent as the user
-                message), an object JSON schema or a type (pydantic model, dataclass,
-                TypedDict) — the arguments are then sent as JSON.
-            output: Ask the child for a structured result (S18), as ``run(output=...)``: the
-                tool's content is its JSON, its ``view`` the validated object.
-            keep_history: Keep this agent's conversation from call to call; by default each
-                call starts a fresh conversation (the system prompt only).
-            risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``,
-                since delegating acts on nothing — each call the child makes is gated itself.
+        Each call runs this agent under what the calling run passes down (abort signal, what is
+        left of its limits and round budget, its gate as a ceiling, trace, events); see
+        :class:`~robota.AgentTool` for the arguments. ``Agent(tools=[other])`` is
+        ``other.as_tool()``.
         """
         return AgentTool(
             self,

@@ -179,9 +179,29 @@ def _input_schema(input: object) -> Mapping[str, Any]:
 class AgentTool(Tool):
     """An :class:`~robota.Agent` callable by a model as a tool; build it with ``Agent.as_tool``.
 
-    Each call runs the agent once (``agent.run``) and answers with its final text, or — with
-    ``output=`` — its validated result as JSON (the object itself is the result's ``view``).
-    See :mod:`robota.core._agent_tool` for what the child inherits from the calling run.
+    Each call runs the agent once and answers with its final text, or — with ``output=`` — its
+    validated result as JSON (the object itself is the result's ``view``). The child inherits
+    from the calling run its abort signal (S23), what is left of its limits and round budget, its
+    permission gate as a ceiling (S21), its trace span (S27) and event services (S33); its usage
+    rolls up into the caller's ``RunResult.usage_by_agent`` and the caller's ``SubagentStop``
+    hooks fire (S22). An agent already running in the call chain is refused, not waited for.
+
+    Args:
+        agent: The agent to run.
+        name: The tool's name; default: the agent's name.
+        description: What the model is told the tool does.
+        input: The arguments' schema: ``None`` (one string ``input``, sent as the user message),
+            an object JSON schema or a type (pydantic model, dataclass, TypedDict) — the
+            arguments are then sent as JSON.
+        output: Ask the child for a structured result (S18), as ``run(output=...)``.
+        keep_history: Keep the agent's conversation from call to call; by default each call
+            starts a fresh conversation (its system prompt only), which replaces the agent's
+            history.
+        risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
+            delegating acts on nothing — each call the child makes passes the caller's gate.
+
+    Misuse: a journaled (S40) or Temporal parent does not journal the child yet — a resumed
+    parent runs a child call again.
     """
 
     def __init__(
