@@ -414,3 +414,18 @@ async def test_a_grandchild_rolls_up_under_its_full_path() -> None:
     assert set(result.usage_by_agent) == {"lead", "lead/researcher", "lead/researcher/helper"}
     assert result.usage_by_agent["lead/researcher/helper"].usage == _usage(3, 1)
     assert result.usage_by_agent["lead/researcher"].usage == _usage(20, 2)
+
+
+async def test_a_childs_own_tighter_limit_still_holds_under_a_looser_parent() -> None:
+    child, child_provider = _child(
+        [[("lookup", {})], "never"], tools=[_lookup], limits=UsageLimits(requests=1)
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"], [child], limits=UsageLimits(requests=10)
+    )
+    result = await parent.run("start")
+    assert len(child_provider.requests) == 1  # field by field the tighter of the two
+    (message,) = [m for m in result.messages if isinstance(m, robota.ToolMessage)]
+    assert message.is_error
+    assert "requests" in str(message.content)
+    assert result.output == "ok"
