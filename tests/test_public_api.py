@@ -31,6 +31,9 @@ EXPECTED_PUBLIC = {
     # Issue 3 (the agent loop).
     "Agent",
     "RunResult",
+    # Issue 29 (sub-agents): Agent.as_tool, RunResult.usage_by_agent.
+    "AgentTool",
+    "AgentUsage",
     "tool",
     "Tool",
     "ToolContext",
@@ -102,6 +105,8 @@ def test_all_is_pinned() -> None:
         "Admission",
         "Agent",
         "AgentEvent",
+        "AgentTool",
+        "AgentUsage",
         "Approval",
         "ApprovalRequest",
         "Approver",

@@ -21,6 +21,7 @@ from robota.core._agent import (
     ModelSelection,
     RunOptions,
 )
+from robota.core._agent_tool import AgentTool
 from robota.core._context import (
     CONTEXT_GUARD_THRESHOLD,
     ContextUsage,
@@ -230,6 +231,7 @@ from robota.core.execution._journal import (
     encode_journal_record,
 )
 from robota.core.execution._result import (
+    AgentUsage,
     OutputT,
     RunResult,
     RunStatus,
@@ -395,6 +397,8 @@ __all__ = [
     "Admission",
     "Agent",
     "AgentEvent",
+    "AgentTool",
+    "AgentUsage",
     "Approval",
     "ApprovalRequest",
     "Approver",

@@ -32,6 +32,7 @@ from robota.core._agent_models import (
     disable_sdk_retries,
     resolve_fallback,
 )
+from robota.core._agent_tool import AgentTool
 from robota.core._cancel import AbortGuard
 from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
@@ -109,6 +110,7 @@ from robota.core.execution._structured import (
     OutputSpec,
     StructuredSettings,
 )
+from robota.core.execution._subagents import Delegation
 from robota.core.hooks._runner import HookRunner
 from robota.core.permissions._gate import PermissionGate
 from robota.core.providers._contract import Provider, ToolChoice
@@ -119,7 +121,7 @@ from robota.core.tools._deferral import ToolCatalog, ToolDeferral
 from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
 from robota.core.tools._registry import ToolLike, ToolRegistry
 from robota.core.tools._source import ToolSource
-from robota.core.tools._tool import Tool
+from robota.core.tools._tool import RiskClass, Tool
 
 if TYPE_CHECKING:
     from robota.core.execution._retry import ModelCandidate  # noqa: F401 - a RareField type
@@ -440,7 +442,7 @@ class Agent(DurableAgentMixin):
         provider: Provider | None = None,
         providers: Sequence[Provider] = (),
         system_prompt: str | None = None,
-        tools: Iterable[ToolLike | ToolSource] = (),
+        tools: Iterable[ToolLike | ToolSource | Agent] = (),
         plugins: Iterable[Plugin] = (),
         modules: Iterable[Module] = (),
         event_service: EventService | None = None,
@@ -551,11 +553,13 @@ class Agent(DurableAgentMixin):
             if event_service is not None
             else None
         )
-        entries: list[ToolLike | ToolSource] = list(tools)
+        entries: list[ToolLike | ToolSource | Agent] = list(tools)
         sources: list[ToolSource] = []
         plain: list[ToolLike] = []
         for entry in entries:
-            if not isinstance(entry, ToolSource):
+            if isinstance(entry, Agent):  # issue 29: another agent, callable as a tool
+                plain.append(entry.as_tool())
+            elif not isinstance(entry, ToolSource):
                 plain.append(entry)
             elif any(other.name == entry.name for other in sources):
                 raise ConfigurationError(
@@ -853,23 +857,29 @@ class Agent(DurableAgentMixin):
         await self._acquire()
         try:
             self._check_not_closed()
-            store = ConversationStore(
-                messages=items,
-                max_messages=self._history_cap,
-                interrupted_annotation=self._texts.interrupted_annotation,
-            )
-            headless = not (items and isinstance(items[0], SystemMessage))
-            if self._system_prompt and headless and inject_system_prompt:
-                store.set_system_prompt(self._system_prompt)
-            if not reported_usage:
-                store.context.forget_report()
-            for message in store.messages:
-                self._catalog.note(message)
-            self._store.observer = None
-            store.observer = self._on_history
-            self._store = store
+            self._install_history(items, reported_usage, inject_system_prompt)
         finally:
             self._release()
+
+    def _install_history(
+        self, items: tuple[Message, ...], reported_usage: bool = True, inject: bool = True
+    ) -> None:
+        """Make ``items`` the conversation (the caller holds the run slot, S38)."""
+        store = ConversationStore(
+            messages=items,
+            max_messages=self._history_cap,
+            interrupted_annotation=self._texts.interrupted_annotation,
+        )
+        headless = not (items and isinstance(items[0], SystemMessage))
+        if self._system_prompt and headless and inject:
+            store.set_system_prompt(self._system_prompt)
+        if not reported_usage:
+            store.context.forget_report()
+        for message in store.messages:
+            self._catalog.note(message)
+        self._store.observer = None
+        store.observer = self._on_history
+        self._store = store
 
     @property
     def hooks(self) -> HookRunner | None:
@@ -1162,6 +1172,7 @@ class Agent(DurableAgentMixin):
         signal: AbortSignal | None,
         notify: Callable[[RunEvent], None] | None,
         options: RunOptions,
+        parent: Delegation | None = None,
     ) -> RunResult[Any]:
         self._check_not_closed()
         # A sequence of parts becomes the tuple history keeps (the caller's list may change).
@@ -1199,7 +1210,10 @@ class Agent(DurableAgentMixin):
                     OwnerRef("execution", run_id),
                     options.get("event_service"),
                     options.get("on_event"),
+                    parent.span if parent is not None else None,
                 )
+                if parent is not None and parent.fresh:
+                    self._install_history(())  # issue 29: a fresh conversation per call
                 self._flush_reports(emitter)
                 execution = Execution(
                     settings,
@@ -1212,7 +1226,13 @@ class Agent(DurableAgentMixin):
                     notify=notify,
                     journal=binding,
                 )
-                result = await self._run_current(execution, execution.run(content))
+                gate = self._executor.gate
+                if parent is not None and parent.gate is not None:
+                    self._executor.gate = parent.gate  # S21: the ceiling, for this run only
+                try:
+                    result = await self._run_current(execution, execution.run(content))
+                finally:
+                    self._executor.gate = gate
                 if result.context_window is not None:
                     answered = execution.settings  # S13: a fallback's window is its own
                     key = (answered.provider.name, answered.model)
@@ -1259,16 +1279,22 @@ class Agent(DurableAgentMixin):
         owner: OwnerRef,
         event_service: EventService | None,
         on_event: Callable[[AgentEvent], None] | None,
+        parent: EventEmitter | None = None,
     ) -> EventEmitter:
-        """An emitter for one run or invocation: the agent's service plus the caller's own."""
-        services: list[EventService] = []
+        """An emitter for one run or invocation: the agent's service plus the caller's own.
+
+        ``parent``: the tool call's span when this agent runs as another's tool (S33): its
+        services hear this run too, under the owner path nested in the call's.
+        """
+        services: list[EventService] = list(parent.services) if parent is not None else []
         if self._event_service is not None:
             services.append(self._event_service)
         if event_service is not None:
             services.append(event_service)
         if on_event is not None:
             services.append(CallbackEventService(on_event))
-        return EventEmitter(services, (OwnerRef("agent", self._id), owner))
+        path = (OwnerRef("agent", self._id), owner)
+        return EventEmitter(services, path if parent is None else (*parent.owner_path, *path))
 
     async def _ensure_initialized(self) -> None:
         # S20: a failed initialisation is not cached; the next run retries what did not succeed.
@@ -1428,6 +1454,45 @@ class Agent(DurableAgentMixin):
         )
 
     # ------------------------------------------------------------------ disposal
+
+    def as_tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input: object = None,
+        output: object = None,
+        keep_history: bool = False,
+        risk: RiskClass | None = "inspect",
+    ) -> AgentTool:
+        """This agent as a tool another agent's model can call (issue 29).
+
+        Each call runs this agent under what the calling run passes down (abort signal, what is
+        left of its limits and round budget, its gate as a ceiling, trace, events); see
+        :class:`~robota.AgentTool` for the arguments. ``Agent(tools=[other])`` is
+        ``other.as_tool()``.
+        """
+        return AgentTool(
+            self,
+            name=name,
+            description=description,
+            input=input,
+            output=output,
+            keep_history=keep_history,
+            risk=risk,
+        )
+
+    async def _run_delegated(
+        self,
+        input: str,
+        output: object,
+        signal: AbortSignal,
+        options: RunOptions,
+        parent: Delegation,
+    ) -> RunResult[Any]:
+        """One run as another agent's tool call (issue 29, robota.core._agent_tool)."""
+        settings = self._settings(output, options)
+        return await self._execute(input, settings, signal, None, options, parent)
 
     async def aclose(self) -> list[BaseException]:
         """Close the agent (S20) and return the cleanup failures; never raises for them.

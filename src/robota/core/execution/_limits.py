@@ -316,6 +316,22 @@ class Budget:
         counted = Usage.from_counts(prompt=prompt, completion=completion, cache_read=cache_read)
         return replace(counted, partial=True)
 
+    def delegated(self, usage: Usage, cost: float | None, requests: int, tool_calls: int) -> None:
+        """Count what a sub-agent used (issue 29): it spent from this run's limits."""
+        self.usage = self.usage + usage
+        self.cost = None if cost is None or self.cost is None else self.cost + cost
+        self.requests += requests
+        self.tool_calls += tool_calls
+
+    def left(self) -> UsageLimits:
+        """What remains of the limits (a sub-agent's ceiling, issue 29)."""
+        return self.limits.remaining(
+            usage=self.usage,
+            requests=self.requests,
+            tool_calls=self.tool_calls,
+            cost_usd=self.cost if self.cost is not None else 0.0,
+        )
+
     def exceeded(self) -> UsageLimitExceeded | None:
         """The error when the usage counted so far is past a limit, else ``None``."""
         limits, usage = self.limits, self.usage

@@ -109,6 +109,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
+from robota.core.execution._subagents import NO_AGENTS, SubagentLedger, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -200,6 +201,7 @@ class Execution(AttemptsMixin):
         "emitter",
         "run_id",
         "settings",
+        "subagents",
     )
 
     def __init__(
@@ -277,6 +279,7 @@ class Execution(AttemptsMixin):
         self._guards = (
             RunGuardrails(settings.guardrails, emitter, signal) if settings.guardrails else None
         )
+        self.subagents: SubagentLedger | None = None  # issue 29: built by the first sub-agent
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -1299,6 +1302,7 @@ class Execution(AttemptsMixin):
                 journal=journal,
                 trace=self._trace,
                 attempt=self._attempt,
+                run=self,  # issue 29: what a sub-agent's tool body inherits
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):
@@ -1365,15 +1369,21 @@ class Execution(AttemptsMixin):
         output: object = text
         if self.settings.structured is not None:
             output = self._output_value
+        name = self.settings.agent_name
+        usage, cost, by_agent = self._usage, self._cost(assistants), NO_AGENTS
+        if self.subagents is not None:  # issue 29: what its sub-agents used is its spending too
+            usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
         return RunResult(
             output=output,
             status=status,
-            usage=self._usage,
+            usage=usage,
+            agent=name,
+            sub_usage=by_agent,
             messages=tuple(self._added),
             run_id=self.run_id,
             model=last.model if last is not None else None,
             provider=self._answered_by_last(last),
-            cost=self._cost(assistants),
+            cost=cost,
             rounds=self._rounds,
             tool_calls_executed=self._executed,
             stop_reason=self._stop,

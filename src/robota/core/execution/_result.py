@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Generic, Literal, TypeAlias, final
 
 from typing_extensions import TypeVar
@@ -15,7 +17,7 @@ from robota.core._usage import Usage
 from robota.core.execution._journal import OutsideRequest
 from robota.core.providers._effort import EffortOutcome
 
-__all__ = ["OutputT", "RunResult", "RunStatus", "StopReason"]
+__all__ = ["AgentUsage", "OutputT", "RunResult", "RunStatus", "StopReason"]
 
 OutputT = TypeVar("OutputT", default=str)
 """What :attr:`RunResult.output` holds: ``str`` for a plain run, the requested type for a
@@ -47,6 +49,25 @@ StopReason: TypeAlias = Literal[
   output is the diagnostic (S39);
 * ``interrupted`` — the run's signal aborted.
 """
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class AgentUsage:
+    """What one agent of a run used (issue 29): its own model calls, never its sub-agents'.
+
+    Attributes:
+        usage: Usage summed over the agent's own provider calls (S29).
+        cost: Their estimated USD cost; ``None`` when unknown (an unpriced model).
+        runs: How many runs of this agent it covers (a sub-agent called twice: 2).
+    """
+
+    usage: Usage
+    cost: float | None
+    runs: int = 1
+
+
+_NO_AGENTS: Mapping[str, AgentUsage] = MappingProxyType({})
 
 
 @final
@@ -89,6 +110,14 @@ class RunResult(Generic[OutputT]):
             it came from (S13, S39): ``context_window.source == "unknown"`` (``tokens`` is
             ``None``) says no window was known, so no request was checked for size. ``None``
             only for results built by hand.
+        agent: The name of the agent that finished the run (issue 29); ``None`` only for
+            results built by hand.
+        usage_by_agent: Agent path → :class:`AgentUsage` (issue 29, a property): this agent's
+            own entry under its name, and each sub-agent it called (``Agent.as_tool``) under
+            ``name/child`` (``name/child/grandchild`` …). ``usage`` and ``cost`` include the
+            sub-agents'; a sub-agent stopped by a usage limit counts what it used.
+        sub_usage: What ``usage_by_agent`` returns once a sub-agent ran (empty otherwise); set
+            by the run, not meant to be passed by hand.
 
     A resumed execution's result covers the whole execution: ``messages`` from its input on,
     ``rounds``, ``tool_calls_executed`` and ``usage`` over every settled call.
@@ -113,7 +142,18 @@ class RunResult(Generic[OutputT]):
     context_window: ContextWindow | None = None
     provider: str | None = None
     guardrails: tuple[GuardrailRecord, ...] = ()
+    agent: str | None = None
+    # What usage_by_agent reads once a sub-agent ran; a plain run keeps the shared empty one
+    # (issue 27: a kept result stays small) and the property builds its one entry on access.
+    sub_usage: Mapping[str, AgentUsage] = field(default_factory=lambda: _NO_AGENTS, repr=False)
 
     def __post_init__(self) -> None:
         if not self.execution_id:
             object.__setattr__(self, "execution_id", self.run_id)
+
+    @property
+    def usage_by_agent(self) -> Mapping[str, AgentUsage]:
+        """Agent path → :class:`AgentUsage` (issue 29); see the class docstring."""
+        if self.sub_usage:
+            return self.sub_usage
+        return {self.agent or "agent": AgentUsage(self.usage, self.cost)}

@@ -10,9 +10,9 @@ published predicate — consumers ask it instead of re-deriving the rule from th
 Fire sites: ``PreToolUse``, ``PostToolUse`` and ``Notification`` in
 :class:`~robota.PermissionGate`; ``UserPromptSubmit`` and ``Stop`` in the run
 (``core/execution/_lifecycle.py``); ``SessionStart``, ``SessionEnd`` and ``PreCompact`` in
-``robota.sessions``. ``SubagentStop`` is declared (a configuration may name it)
-but nothing fires it until sub-agents exist. ``tests/core/hooks/test_posture.py`` pins every row
-that has a fire site to what the site observably does.
+``robota.sessions``; ``SubagentStop`` in the calling run's tool body when an agent called as a
+tool ends (``core/_agent_tool.py``, awaited, advisory). ``tests/core/hooks/test_posture.py``
+pins every row that has a fire site to what the site observably does.
 """
 
 from __future__ import annotations

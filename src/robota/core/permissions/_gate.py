@@ -56,6 +56,9 @@ class ApprovalRequest:
         reason: Why approval is needed.
         always_ask: Remembering the answer will not apply to calls like this one.
         source: ``"permission"`` (the evaluation asked) or ``"hook"`` (a PreToolUse hook did).
+        agent: The sub-agent whose call this is, as its path (``"parent/child"``), when the ask
+            reached this approver from an agent called as a tool (issue 29); ``None`` for the
+            agent's own calls.
     """
 
     tool: Tool
@@ -63,6 +66,7 @@ class ApprovalRequest:
     reason: str
     always_ask: bool = False
     source: str = "permission"
+    agent: str | None = None
 
 
 @final
@@ -138,6 +142,20 @@ class PermissionGate:
     def notifications_running(self) -> int:
         """How many ``Notification`` hook tasks of this gate have not ended yet."""
         return self._notifications.running
+
+    def with_approver(self, approver: Approver | None) -> PermissionGate:
+        """This gate with another approver: same policy, context and hooks, shared consent.
+
+        Consent remembered through either gate is remembered by both (one list).
+        """
+        gate = PermissionGate(self._policy, self._context, approver=approver, hooks=self._hooks)
+        gate.remembered = self.remembered
+        return gate
+
+    @property
+    def approver(self) -> Approver | None:
+        """The approver asked about the agent's model-driven calls, if any."""
+        return self._approver
 
     async def aclose(self) -> None:
         """End the ``Notification`` hooks still running: cancel each and wait until it unwound.

@@ -204,6 +204,7 @@ class _Scope:
     submitted_at: float = 0.0
     trace: RunTrace | None = None
     attempt: str | None = None
+    run: object = None  # issue 29: the calling execution, for a sub-agent's body
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -369,6 +370,7 @@ class ToolExecutionService:
         journal: EffectJournal | None = None,
         trace: RunTrace | None = None,
         attempt: str | None = None,
+        run: object = None,
     ) -> None:
         """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
 
@@ -396,6 +398,7 @@ class ToolExecutionService:
             submitted_at=submitted,
             trace=trace,
             attempt=attempt,
+            run=run,
         )
         if batch is None:
             index = todo[0]
@@ -527,6 +530,8 @@ class ToolExecutionService:
             outside=outside,
             trace=scope.trace,  # S27: the body's traceparent derives from its own minted id
             span_key=span_key,
+            run=scope.run,
+            span=span,
         )
 
         def refuse(text: str) -> ToolCallOutcome:

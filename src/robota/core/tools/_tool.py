@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
+from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError, ExecutionControlError, SchemaValidationError
 from robota.core._events import EventService
 from robota.core._parts import MediaPart, tool_parts
@@ -149,6 +150,8 @@ class ToolContext:
 
     __slots__ = (
         "_outside",
+        "_run",
+        "_span",
         "_span_key",
         "_trace",
         "call_id",
@@ -173,8 +176,14 @@ class ToolContext:
         outside: OutsideResponder | None = None,
         trace: RunTrace | None = None,
         span_key: str | None = None,
+        run: object = None,
+        span: EventEmitter | None = None,
     ) -> None:
         self.signal = signal
+        # Issue 29: the calling execution and this call's event span, for a sub-agent's body
+        # (robota.core._agent_tool); internal, never read by ordinary tools.
+        self._run = run
+        self._span = span
         self.call_id = call_id
         self.tool_name = tool_name
         self.provider_call_id = provider_call_id

@@ -1,0 +1,338 @@
+"""An agent called as a tool (issue 29): what flows from the parent run down to the child.
+
+:meth:`robota.Agent.as_tool` (or an :class:`~robota.Agent` passed in ``tools=``) wraps an agent
+in an :class:`AgentTool`. The model calls it like any tool — schema check, permission gate,
+hooks and events are the tool layer's (S41, S21, S22, S33) — and its body runs the child's own
+loop, with its own system prompt, tools and model. What the child inherits from the run that
+called it, always:
+
+* the run's abort signal (S23): aborting the parent interrupts the child, whose partial text
+  is recorded as the tool's result;
+* the run's limits (issue 28): the child runs under what the parent has left
+  (:meth:`~robota.UsageLimits.remaining`), never more, field by field tighter than its own;
+  and under the parent's remaining round budget;
+* the permission ceiling (S21): every call of the child passes the parent's gate as well as its
+  own, so a child never gets a mode or rule more permissive than its parent's; an ask reaches
+  the parent's approver (or the child's own, when it has one) with the child named
+  (:attr:`~robota.ApprovalRequest.agent`);
+* trace context (S27): the child's run is parented on this tool body's span;
+* events (S33): the child's events go to the parent's services too, with the owner path
+  ``agent/…/execution/…/tool/…/agent/…``;
+* usage and cost roll up into the parent's result (``RunResult.usage_by_agent``), and the
+  parent's budget is charged with them;
+* ``SubagentStop`` hooks of the parent fire when the child's run ends (S22, advisory).
+
+Journaled (S40) and Temporal parents are not handled here yet: the child runs in process,
+without a journal of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Final, Protocol, final
+
+import pydantic_core
+
+from robota.core._abort import AbortSignal
+from robota.core._errors import ConfigurationError
+from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
+from robota.core._tracing import TraceContext
+from robota.core._usage import Usage
+from robota.core.execution._loop import Execution
+from robota.core.execution._result import AgentUsage, RunResult
+from robota.core.execution._subagents import Delegation, SubagentLedger
+from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
+from robota.core.schema._convert import schema_from_type
+from robota.core.tools._executor import ToolGate, ToolInvocation
+from robota.core.tools._tool import RiskClass, Tool, ToolContext, ToolResult
+
+if TYPE_CHECKING:
+    from robota.core.hooks._runner import HookRunner
+    from robota.core.tools._executor import Admission, ToolExecutionService
+
+
+class _Delegate(Protocol):
+    """What the tool reads of the :class:`~robota.Agent` it wraps (no import of the facade)."""
+
+    _max_rounds: int
+    _limits: UsageLimits | None
+    _executor: ToolExecutionService
+    _current: Execution | None
+
+    @property
+    def name(self) -> str: ...
+
+    async def _run_delegated(
+        self,
+        input: str,
+        output: object,
+        signal: AbortSignal,
+        options: Any,
+        parent: Delegation,
+    ) -> RunResult[Any]: ...
+
+
+__all__ = ["AgentTool", "CeilingGate"]
+
+# The executions that are waiting on a sub-agent's run in this task's context, outermost first:
+# a sub-agent whose current run is one of them would wait for its own run slot forever.
+_CALLERS: ContextVar[tuple[Execution, ...]] = ContextVar("robota_subagent_callers", default=())
+
+_DEFAULT_INPUT: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "input": {"type": "string", "description": "What to ask the agent, in full."},
+    },
+    "required": ["input"],
+}
+
+
+def _named(approver: Approver, path: str) -> Approver:
+    async def ask(request: ApprovalRequest) -> Approval:
+        # A deeper sub-agent already named itself; its path is the more precise one.
+        return await approver(request if request.agent else replace(request, agent=path))
+
+    return ask
+
+
+def _with(gate: ToolGate, approver: Approver | None, path: str) -> ToolGate:
+    if not isinstance(gate, PermissionGate):
+        return gate  # a custom gate decides with its own approver
+    return gate.with_approver(None if approver is None else _named(approver, path))
+
+
+@final
+class CeilingGate:
+    """A child's gate under its parent's (S21): a call runs only when both admit it.
+
+    The parent's gate is asked first — its deny rules, its mode and its hooks are the ceiling —
+    then the child's own. An ask goes to the gate's approver with the child named; the child's
+    own gate without an approver asks the parent's. A call both gates ask about is asked about
+    twice (each gate answers for its own policy).
+    """
+
+    __slots__ = ("_own", "_parent")
+
+    def __init__(self, own: ToolGate | None, parent: ToolGate, path: str) -> None:
+        parent_approver = parent.approver if isinstance(parent, PermissionGate) else None
+        self._parent = _with(parent, parent_approver, path)
+        self._own: ToolGate | None = None
+        if own is not None:
+            own_approver = own.approver if isinstance(own, PermissionGate) else None
+            self._own = _with(own, own_approver or parent_approver, path)
+
+    def offered(self, tool: Tool) -> bool:
+        """Offered only when neither gate withholds the tool."""
+        for gate in (self._parent, self._own):
+            decide = getattr(gate, "offered", None)
+            if decide is not None and not decide(tool):
+                return False
+        return True
+
+    async def admit(self, invocation: ToolInvocation) -> Admission:
+        """The parent's gate, then the child's own, on the arguments the first one left."""
+        admission = await self._parent.admit(invocation)
+        if not admission.allowed or self._own is None:
+            return admission
+        if admission.arguments is not None:
+            invocation = replace(invocation, arguments=admission.arguments)
+        own = await self._own.admit(invocation)
+        if own.allowed and own.arguments is None and admission.arguments is not None:
+            return admission  # the parent's hook replaced the input; the child's kept it
+        return own
+
+    async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
+        """Both gates observe the result (PostToolUse hooks)."""
+        await self._parent.settled(invocation, result)
+        if self._own is not None:
+            await self._own.settled(invocation, result)
+
+
+def _tightest(own: UsageLimits | None, left: UsageLimits) -> UsageLimits:
+    """Field by field the smaller of the child's own limits and what the parent has left."""
+    if own is None:
+        return left
+    values: dict[str, Any] = {}
+    for name in LIMIT_NAMES:
+        a, b = getattr(own, name), getattr(left, name)
+        values[name] = b if a is None else a if b is None else min(a, b)
+    return UsageLimits(**values)
+
+
+def _input_schema(input: object) -> Mapping[str, Any]:
+    if input is None:
+        return _DEFAULT_INPUT
+    if isinstance(input, Mapping):
+        return input
+    if isinstance(input, type):
+        return schema_from_type(input)
+    raise ConfigurationError(
+        f"input= must be None (one string argument), an object JSON schema or a type (a pydantic "
+        f"model, a dataclass, a TypedDict), got {input!r}"
+    )
+
+
+@final
+class AgentTool(Tool):
+    """An :class:`~robota.Agent` callable by a model as a tool; build it with ``Agent.as_tool``.
+
+    Each call runs the agent once and answers with its final text, or — with ``output=`` — its
+    validated result as JSON (the object itself is the result's ``view``). The child inherits
+    from the calling run its abort signal (S23), what is left of its limits and round budget, its
+    permission gate as a ceiling (S21), its trace span (S27) and event services (S33); its usage
+    rolls up into the caller's ``RunResult.usage_by_agent`` and the caller's ``SubagentStop``
+    hooks fire (S22). An agent already running in the call chain is refused, not waited for.
+
+    Args:
+        agent: The agent to run.
+        name: The tool's name; default: the agent's name.
+        description: What the model is told the tool does.
+        input: The arguments' schema: ``None`` (one string ``input``, sent as the user message),
+            an object JSON schema or a type (pydantic model, dataclass, TypedDict) — the
+            arguments are then sent as JSON.
+        output: Ask the child for a structured result (S18), as ``run(output=...)``.
+        keep_history: Keep the agent's conversation from call to call; by default each call
+            starts a fresh conversation (its system prompt only), which replaces the agent's
+            history.
+        risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
+            delegating acts on nothing — each call the child makes passes the caller's gate.
+
+    Misuse: a journaled (S40) or Temporal parent does not journal the child yet — a resumed
+    parent runs a child call again.
+    """
+
+    def __init__(
+        self,
+        agent: _Delegate,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        input: object = None,
+        output: object = None,
+        keep_history: bool = False,
+        risk: RiskClass | None = "inspect",
+    ) -> None:
+        self.agent = agent
+        self._plain_input = input is None
+        self._output = output
+        self._keep_history = bool(keep_history)
+        super().__init__(
+            name=name or agent.name,
+            description=description or f"Ask the agent {agent.name!r} to do a task.",
+            parameters=_input_schema(input),
+            # The delegation itself acts on nothing; each call the child makes is gated (S21).
+            risk=risk,
+        )
+
+    async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the child once under what the calling run passes down."""
+        # Internal seams of one package: the calling execution's counters and gate, the child's
+        # configuration (read, never changed here).
+        child = self.agent
+        run = ctx._run if isinstance(ctx._run, Execution) else None
+        text = str(args["input"]) if self._plain_input else json.dumps(dict(args))
+        options: dict[str, Any] = {}
+        gate: ToolGate | None = None
+        path = child.name
+        hooks: HookRunner | None = None
+        if run is not None:
+            settings = run.settings
+            path = f"{settings.agent_name}/{child.name}"
+            hooks = settings.hooks
+            left = settings.max_rounds - run._rounds
+            if left < 1:
+                return ToolResult(
+                    f"The agent {child.name!r} was not run: the round budget is used up.",
+                    is_error=True,
+                )
+            options["max_rounds"] = min(child._max_rounds, left)
+            if run._budget is not None:  # issue 28: never more than the parent has left
+                options["limits"] = _tightest(child._limits, run._budget.left())
+            if run._tools.gate is not None:
+                gate = CeilingGate(child._executor.gate, run._tools.gate, path)
+        trace = ctx._trace
+        if trace is not None and ctx.traceparent is not None:
+            # S27: the child's run span is a child of this body's span.
+            options["trace"] = TraceContext.from_traceparent(
+                ctx.traceparent,
+                origins=trace.context.origins,
+                tracestate=trace.context.tracestate,
+                children=trace.context.children,
+            )
+        frame = Delegation(ctx._span, not self._keep_history, gate)
+        callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
+        if child._current is not None and child._current in callers:
+            return ToolResult(
+                f"The agent {child.name!r} is already running in this call chain (it called "
+                "itself, directly or through another agent); it was not run again.",
+                is_error=True,
+            )
+        token = _CALLERS.set(callers)
+        try:
+            result = await child._run_delegated(text, self._output, ctx.signal, options, frame)
+        except UsageLimitExceeded as exc:
+            # The child stopped at what the parent had left: what it used is still spent.
+            _charge(run, child.name, exc.usage, exc.cost_usd, exc.requests, exc.tool_calls)
+            await _subagent_stop(hooks, ctx, path, "failed", str(exc))
+            return ToolResult(f"The agent {child.name!r} stopped: {exc}", is_error=True)
+        finally:
+            _CALLERS.reset(token)
+        _charge_result(run, result)
+        await _subagent_stop(hooks, ctx, path, result.status, result.text)
+        if self._output is not None and result.output is not None:
+            return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
+        return ToolResult(result.text)
+
+
+def _charge(
+    run: Execution | None,
+    name: str,
+    usage: Usage,
+    cost: float | None,
+    requests: int,
+    tool_calls: int,
+    by_agent: Mapping[str, AgentUsage] | None = None,
+) -> None:
+    if run is None:
+        return
+    ledger = run.subagents
+    if ledger is None:
+        ledger = run.subagents = SubagentLedger()
+    ledger.add(usage, cost, by_agent if by_agent is not None else {name: AgentUsage(usage, cost)})
+    if run._budget is not None:
+        run._budget.delegated(usage, cost, requests, tool_calls)
+
+
+def _charge_result(run: Execution | None, result: RunResult[Any]) -> None:
+    name = result.agent or "agent"
+    _charge(
+        run,
+        name,
+        result.usage,
+        result.cost,
+        result.rounds,
+        result.tool_calls_executed,
+        result.usage_by_agent,
+    )
+
+
+async def _subagent_stop(
+    hooks: HookRunner | None, ctx: ToolContext, path: str, status: str, text: str
+) -> None:
+    """S22: ``SubagentStop`` is advisory — awaited, its outcome not acted on."""
+    if hooks is None or not hooks.configured("SubagentStop"):
+        return
+    await hooks.run(
+        "SubagentStop",
+        {
+            "hook_event_name": "SubagentStop",
+            "agent_name": path,
+            "status": status,
+            "last_assistant_message": text,
+        },
+        signal=ctx.signal,
+        traceparent=ctx.hook_traceparent,
+    )

@@ -1,0 +1,86 @@
+"""What a run's sub-agents used, rolled up into its result (issue 29, S29).
+
+A sub-agent (``Agent.as_tool``) runs its own loop; what it spends is the parent's spending too.
+One :class:`SubagentLedger` per parent run — built when the first sub-agent settles, so a run
+without one allocates nothing — keeps each sub-agent's usage by its path relative to the
+parent (``child``, ``child/grandchild``), and :func:`roll_up` turns the parent's own usage and
+the ledger into the result's totals and its ``usage_by_agent``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, final
+
+from robota.core._usage import Usage
+from robota.core.execution._result import _NO_AGENTS as NO_AGENTS
+from robota.core.execution._result import AgentUsage
+
+if TYPE_CHECKING:
+    from robota.core._emit import EventEmitter
+    from robota.core.tools._executor import ToolGate
+
+__all__ = ["NO_AGENTS", "Delegation", "SubagentLedger", "roll_up"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Delegation:
+    """What a child's run takes from the tool call that started it (internal).
+
+    Attributes:
+        span: The tool call's event span: the child's events nest under it (S33).
+        fresh: Start the child from an empty conversation (its system prompt only).
+        gate: The gate the child's tool calls pass for this run (the ceiling, S21).
+    """
+
+    span: EventEmitter | None
+    fresh: bool
+    gate: ToolGate | None
+
+
+def _add_cost(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+@final
+class SubagentLedger:
+    """Usage and cost of the sub-agents one run called, by path relative to the run's agent."""
+
+    __slots__ = ("by_path", "cost", "usage")
+
+    def __init__(self) -> None:
+        self.by_path: dict[str, AgentUsage] = {}
+        self.usage = Usage()
+        self.cost: float | None = 0.0
+
+    def add(self, usage: Usage, cost: float | None, by_agent: Mapping[str, AgentUsage]) -> None:
+        """Count one sub-agent run: its total and its own per-agent breakdown (relative paths)."""
+        self.usage = self.usage + usage
+        self.cost = _add_cost(self.cost, cost)
+        for path, entry in by_agent.items():
+            known = self.by_path.get(path)
+            self.by_path[path] = (
+                entry
+                if known is None
+                else AgentUsage(
+                    known.usage + entry.usage,
+                    _add_cost(known.cost, entry.cost),
+                    known.runs + entry.runs,
+                )
+            )
+
+
+def roll_up(
+    ledger: SubagentLedger, name: str, usage: Usage, cost: float | None
+) -> tuple[Usage, float | None, Mapping[str, AgentUsage]]:
+    """The run's total usage and cost, and its ``usage_by_agent`` (own entry first).
+
+    A run without sub-agents keeps :data:`NO_AGENTS` (``RunResult.usage_by_agent`` then builds
+    the single entry on access; issue 27: nothing allocated per plain run).
+    """
+    own = {name: AgentUsage(usage, cost)}
+    for path, entry in ledger.by_path.items():
+        own[f"{name}/{path}"] = entry
+    return usage + ledger.usage, _add_cost(cost, ledger.cost), own
