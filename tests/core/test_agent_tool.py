@@ -429,3 +429,46 @@ async def test_a_childs_own_tighter_limit_still_holds_under_a_looser_parent() ->
     assert message.is_error
     assert "requests" in str(message.content)
     assert result.output == "ok"
+
+
+async def test_issue28_a_grandchilds_model_calls_count_against_the_top_parents_requests() -> None:
+    """The parent is charged every model call below it, not only its child's own rounds."""
+    grand_provider = ScriptedProvider([[("lookup", {})], "grand done"], name="grand-vendor")
+    grand = Agent("grand-model", provider=grand_provider, name="grand", tools=[_lookup])
+    child, child_provider = _child([[("grand", {"input": "go"})], "child done"], tools=[grand])
+    parent, parent_provider = _parent([[("researcher", {"input": "go"})], "ok"], [child])
+    with pytest.raises(robota.UsageLimitExceeded):
+        await parent.run("start", limits=UsageLimits(requests=5))
+    made = len(parent_provider.requests) + len(child_provider.requests)
+    # 1 (parent) + 2 (child) + 2 (grandchild) = 5: the parent's second call would be the 6th.
+    assert made + len(grand_provider.requests) == 5
+
+
+async def test_s29_a_child_failing_with_a_provider_error_still_rolls_up_what_it_used() -> None:
+    """What a child spent before its provider failed is the parent's spending (and stop hook)."""
+    recorder = _Recorder()
+    hooks = HookRunner(
+        {"SubagentStop": [{"hooks": [{"type": "command", "command": "recorded"}]}]},
+        {"command": recorder},
+    )
+    child, _ = _child(
+        [
+            ScriptedTurn(tool_calls=[("lookup", {})], usage=_usage(100, 10)),
+            ScriptedTurn(error=robota.ProviderError("overloaded")),
+        ],
+        tools=[_lookup],
+    )
+    parent, _ = _parent(
+        [
+            ScriptedTurn(tool_calls=[("researcher", {"input": "go"})], usage=_usage(1, 1)),
+            ScriptedTurn("ok", usage=_usage(1, 1)),
+        ],
+        [child],
+        hooks=hooks,
+    )
+    result = await parent.run("start")
+    assert result.usage.prompt_tokens == 102
+    assert result.usage_by_agent["lead/researcher"].usage.prompt_tokens == 100
+    assert [(p["agent_name"], p["status"]) for p in recorder.payloads] == [
+        ("lead/researcher", "failed")
+    ]

@@ -1193,6 +1193,10 @@ class Agent(DurableAgentMixin):
                     result = await self._run_current(execution, execution.run(content))
                 finally:
                     self._executor.gate = gate
+                    if parent is not None and parent.settled is not None:
+                        # Issue 29: the parent is charged whatever the child used, however
+                        # its run ended (a provider error, a limit, a cancel).
+                        parent.settled(execution.spend())
                 if result.context_window is not None:
                     answered = execution.settings  # S13: a fallback's window is its own
                     key = (answered.provider.name, answered.model)

@@ -40,10 +40,9 @@ from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError
 from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
-from robota.core._usage import Usage
 from robota.core.execution._loop import Execution
-from robota.core.execution._result import AgentUsage, RunResult
-from robota.core.execution._subagents import Delegation, SubagentLedger
+from robota.core.execution._result import RunResult
+from robota.core.execution._subagents import Delegation, Spend, SubagentLedger
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
@@ -262,7 +261,8 @@ class AgentTool(Tool):
                 tracestate=trace.context.tracestate,
                 children=trace.context.children,
             )
-        frame = Delegation(ctx._span, not self._keep_history, gate)
+        spent: list[Spend] = []
+        frame = Delegation(ctx._span, not self._keep_history, gate, spent.append)
         callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
         if child._current is not None and child._current in callers:
             return ToolResult(
@@ -275,48 +275,31 @@ class AgentTool(Tool):
             result = await child._run_delegated(text, self._output, ctx.signal, options, frame)
         except UsageLimitExceeded as exc:
             # The child stopped at what the parent had left: what it used is still spent.
-            _charge(run, child.name, exc.usage, exc.cost_usd, exc.requests, exc.tool_calls)
             await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             return ToolResult(f"The agent {child.name!r} stopped: {exc}", is_error=True)
+        except Exception as exc:
+            # S22: the child's run ended (failed); the error still reaches the tool layer.
+            await _subagent_stop(hooks, ctx, path, "failed", str(exc))
+            raise
         finally:
             _CALLERS.reset(token)
-        _charge_result(run, result)
+            for spend in spent:  # S29 / issue 28: however the child ended, its spending counts
+                _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
 
 
-def _charge(
-    run: Execution | None,
-    name: str,
-    usage: Usage,
-    cost: float | None,
-    requests: int,
-    tool_calls: int,
-    by_agent: Mapping[str, AgentUsage] | None = None,
-) -> None:
+def _charge(run: Execution | None, spend: Spend) -> None:
     if run is None:
         return
     ledger = run.subagents
     if ledger is None:
         ledger = run.subagents = SubagentLedger()
-    ledger.add(usage, cost, by_agent if by_agent is not None else {name: AgentUsage(usage, cost)})
+    ledger.add(spend.usage, spend.cost, spend.by_agent)
     if run._budget is not None:
-        run._budget.delegated(usage, cost, requests, tool_calls)
-
-
-def _charge_result(run: Execution | None, result: RunResult[Any]) -> None:
-    name = result.agent or "agent"
-    _charge(
-        run,
-        name,
-        result.usage,
-        result.cost,
-        result.rounds,
-        result.tool_calls_executed,
-        result.usage_by_agent,
-    )
+        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)
 
 
 async def _subagent_stop(

@@ -31,7 +31,7 @@ latest settled response, reusing every durable settlement.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
@@ -95,7 +95,7 @@ from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._limits import Budget
-from robota.core.execution._result import RunResult, RunStatus, StopReason
+from robota.core.execution._result import AgentUsage, RunResult, RunStatus, StopReason
 from robota.core.execution._retry import (
     ModelCalls,
     ModelCandidate,
@@ -108,7 +108,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
-from robota.core.execution._subagents import NO_AGENTS, SubagentLedger, roll_up
+from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -1388,6 +1388,24 @@ class Execution(AttemptsMixin):
             # message's id is spelled on first read, issue 27: a plain run never reads it).
             return self.settings.provider.name
         return self._answered.get(last.id, self.settings.provider.name)
+
+    def spend(self) -> Spend:
+        """What this run used so far, its sub-agents' included (issue 29: for a parent run).
+
+        Read after the run ended however it ended, so a child that failed still charges its
+        parent. The limits' counters are the truth when the run has limits (a parent with
+        limits always gives its child some); otherwise rounds and executed calls stand in.
+        """
+        assistants = [m for m in self._added if isinstance(m, AssistantMessage)]
+        name = self.settings.agent_name
+        usage, cost = self._usage, self._cost(assistants)
+        by_agent: Mapping[str, AgentUsage] = {name: AgentUsage(usage, cost)}
+        if self.subagents is not None:
+            usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
+        budget = self._budget
+        if budget is not None:
+            return Spend(usage, cost, budget.requests, budget.tool_calls, by_agent)
+        return Spend(usage, cost, self._rounds, self._executed, by_agent)
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
         # Priced per answering model (S30). Any unpriced model, or a dispatched call whose usage
