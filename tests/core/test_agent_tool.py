@@ -472,3 +472,10 @@ async def test_s29_a_child_failing_with_a_provider_error_still_rolls_up_what_it_
     assert [(p["agent_name"], p["status"]) for p in recorder.payloads] == [
         ("lead/researcher", "failed")
     ]
+
+
+def test_s18_as_tool_refuses_an_output_that_is_no_schema_when_the_tool_is_built() -> None:
+    """Misuse fails where it is made, not later as a tool failure only the model reads."""
+    child, _ = _child(["x"])
+    with pytest.raises(robota.ConfigurationError, match="42"):
+        child.as_tool(output=42)

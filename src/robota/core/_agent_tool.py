@@ -42,6 +42,7 @@ from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
 from robota.core.execution._loop import Execution
 from robota.core.execution._result import RunResult
+from robota.core.execution._structured import OutputSpec
 from robota.core.execution._subagents import Delegation, Spend, SubagentLedger
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
@@ -215,6 +216,8 @@ class AgentTool(Tool):
         risk: RiskClass | None = "inspect",
     ) -> None:
         self.agent = agent
+        if output is not None:
+            OutputSpec(output)  # S18: a bad output= fails here, not as a tool failure later
         self._plain_input = input is None
         self._output = output
         self._keep_history = bool(keep_history)
