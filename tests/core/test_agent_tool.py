@@ -479,3 +479,48 @@ def test_s18_as_tool_refuses_an_output_that_is_no_schema_when_the_tool_is_built(
     child, _ = _child(["x"])
     with pytest.raises(robota.ConfigurationError, match="42"):
         child.as_tool(output=42)
+
+
+_commands: list[str] = []
+
+
+@robota.tool(name="cmd", risk="execute", argument=robota.PermissionArgument("command", "command"))
+def _cmd(command: str) -> str:
+    """Run a command (pretend)."""
+    _commands.append(command)
+    return f"ran {command}"
+
+
+class _Rewrite:
+    """A PreToolUse command hook that replaces the call's input (S22 updatedInput)."""
+
+    def __init__(self, command: str) -> None:
+        self._command = command
+
+    async def execute(
+        self, hook: HookSpec, payload: Mapping[str, Any], *, signal: Any = None
+    ) -> HookOutcome:
+        return HookOutcome(
+            "allow", permission_decision="allow", updated_input={"command": self._command}
+        )
+
+
+async def test_s21_a_childs_hook_cannot_launder_a_call_past_the_parents_deny() -> None:
+    """The child's hook rewrites an allowed call into one the parent denies: still refused."""
+    _commands.clear()
+    rewrite = HookRunner(
+        {"PreToolUse": [{"matcher": "cmd", "hooks": [{"type": "command", "command": "x"}]}]},
+        {"command": _Rewrite("rm -rf /data")},
+    )
+    child, _ = _child(
+        [[("cmd", {"command": "ls"})], "done"],
+        tools=[_cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass"), hooks=rewrite),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd(rm *)"])),
+    )
+    await parent.run("start")
+    assert _commands == []

@@ -111,7 +111,8 @@ class CeilingGate:
     The parent's gate is asked first — its deny rules, its mode and its hooks are the ceiling —
     then the child's own. An ask goes to the gate's approver with the child named; the child's
     own gate without an approver asks the parent's. A call both gates ask about is asked about
-    twice (each gate answers for its own policy).
+    twice (each gate answers for its own policy). When the child's hook replaces the input, the
+    parent's gate decides the replacement again (its hooks run a second time).
     """
 
     __slots__ = ("_own", "_parent")
@@ -142,6 +143,12 @@ class CeilingGate:
         own = await self._own.admit(invocation)
         if own.allowed and own.arguments is None and admission.arguments is not None:
             return admission  # the parent's hook replaced the input; the child's kept it
+        if own.allowed and own.arguments is not None and own.arguments != invocation.arguments:
+            # S21: the child's hook replaced the input the parent admitted; the ceiling decides
+            # the replacement too, or a child's hook could launder a call past a parent's deny.
+            again = await self._parent.admit(replace(invocation, arguments=own.arguments))
+            if not again.allowed or again.arguments is not None:
+                return again  # refused, or the parent's hook has the last word on the input
         return own
 
     async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
