@@ -524,3 +524,21 @@ async def test_s21_a_childs_hook_cannot_launder_a_call_past_the_parents_deny() -
     )
     await parent.run("start")
     assert _commands == []
+
+
+async def test_s12_the_parents_ceiling_does_not_stay_on_the_childs_offered_tools() -> None:
+    """A tool the parent's gate withheld in a delegated run is offered in the child's own run."""
+    child, child_provider = _child(
+        ["delegated", "direct"],
+        tools=[_cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass")),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd"])),
+    )
+    await parent.run("start")
+    await child.run("direct")
+    offered = [[t.name for t in request.tools or ()] for request in child_provider.requests]
+    assert offered == [[], ["cmd"]]

@@ -288,8 +288,10 @@ class AgentTool(Tool):
             await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             return ToolResult(f"The agent {child.name!r} stopped: {exc}", is_error=True)
         except Exception as exc:
-            # S22: the child's run ended (failed); the error still reaches the tool layer.
-            await _subagent_stop(hooks, ctx, path, "failed", str(exc))
+            # S22: the child's run ended (failed); the error still reaches the tool layer. A
+            # child that never started (its turn came after an abort, S38) did not stop.
+            if spent:
+                await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             raise
         finally:
             _CALLERS.reset(token)

@@ -319,7 +319,12 @@ class ToolExecutionService:
         self.texts = texts
         if catalog is not None:
             catalog.withholder = self
-        self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
+        # (specs, gate, offered): the gate too, since a sub-agent's run swaps it (issue 29).
+        self._offered: tuple[tuple[ToolSpec, ...] | None, object, tuple[ToolSpec, ...]] = (
+            None,
+            None,
+            (),
+        )
 
     def _withheld(self, tool: Tool) -> bool:
         decide = getattr(self.gate, "offered", None)
@@ -341,10 +346,11 @@ class ToolExecutionService:
         """
         catalog = self.catalog
         specs = catalog.visible(window) if catalog is not None else self.registry.specs()
-        cached_for, offered = self._offered
-        if cached_for is specs:
+        cached_for, cached_gate, offered = self._offered
+        gate = self.gate
+        if cached_for is specs and cached_gate is gate:
             return offered
-        decide = getattr(self.gate, "offered", None)
+        decide = getattr(gate, "offered", None)
         if decide is None:
             return specs  # nothing filtered: nothing to cache (issue 27)
         else:
@@ -354,7 +360,7 @@ class ToolExecutionService:
                 if tool is not None and decide(tool):
                     kept.append(spec)
             offered = tuple(kept)
-        self._offered = (specs, offered)
+        self._offered = (specs, gate, offered)
         return offered
 
     async def run_batch(
