@@ -542,3 +542,37 @@ async def test_s12_the_parents_ceiling_does_not_stay_on_the_childs_offered_tools
     await child.run("direct")
     offered = [[t.name for t in request.tools or ()] for request in child_provider.requests]
     assert offered == [[], ["cmd"]]
+
+
+async def test_s21_the_parents_ceiling_never_reaches_a_direct_call_made_during_the_child_run() -> (
+    None
+):
+    """The ceiling holds for the delegated run only: the child's owner calling a tool of the
+    child directly meanwhile is decided by the child's own gate, as before and after."""
+    _commands.clear()
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @robota.tool(name="wait")
+    async def wait() -> str:
+        """Wait."""
+        started.set()
+        await release.wait()
+        return "waited"
+
+    child, _ = _child(
+        [[("wait", {})], "done"],
+        tools=[wait, _cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass")),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd"])),
+    )
+    run = asyncio.create_task(parent.run("start"))
+    await started.wait()
+    direct = await child.invoke_tool("cmd", {"command": "ls"})
+    release.set()
+    await run
+    assert direct.status == "completed"
+    assert _commands == ["ls"]

@@ -260,8 +260,9 @@ class AgentTool(Tool):
             options["max_rounds"] = min(child._max_rounds, left)
             if run._budget is not None:  # issue 28: never more than the parent has left
                 options["limits"] = _tightest(child._limits, run._budget.left())
-            if run._tools.gate is not None:
-                gate = CeilingGate(child._executor.gate, run._tools.gate, path)
+            above = run.ceiling if run.ceiling is not None else run._tools.gate
+            if above is not None:
+                gate = CeilingGate(child._executor.gate, above, path)
         trace = ctx._trace
         if trace is not None and ctx.traceparent is not None:
             # S27: the child's run span is a child of this body's span.

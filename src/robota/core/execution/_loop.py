@@ -131,6 +131,7 @@ from robota.core.providers._settings import NO_SETTINGS
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
+    ToolGate,
     interrupted,
     not_dispatched,
 )
@@ -196,6 +197,7 @@ class Execution(AttemptsMixin):
         "_unsupported_reported",
         "_usage",
         "_window",
+        "ceiling",
         "emitter",
         "run_id",
         "settings",
@@ -274,6 +276,9 @@ class Execution(AttemptsMixin):
         self._answered: dict[str, str] = {} if self._calls is not None else _NO_ANSWERS
         self._charges: tuple[tuple[AssistantMessage, str], ...] = ()
         self.subagents: SubagentLedger | None = None  # issue 29: built by the first sub-agent
+        # Issue 29: the gate this run's tool calls pass when it runs as a sub-agent (S21: the
+        # ceiling); None: the tool service's own. Set before the run starts, for this run only.
+        self.ceiling: ToolGate | None = None
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -636,7 +641,7 @@ class Execution(AttemptsMixin):
         output_instruction = self._instruction()
         return self._request(
             self._store.provider_snapshot(),
-            self._tools.offered_specs(self._context_window) if tools_offered else (),
+            self._tools.offered_specs(self._context_window, self.ceiling) if tools_offered else (),
             self.settings.tool_choice,
             output_instruction,
         ), output_instruction
@@ -1287,6 +1292,7 @@ class Execution(AttemptsMixin):
                 trace=self._trace,
                 attempt=self._attempt,
                 run=self,  # issue 29: what a sub-agent's tool body inherits
+                ceiling=self.ceiling,
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):
