@@ -576,3 +576,25 @@ async def test_s21_the_parents_ceiling_never_reaches_a_direct_call_made_during_t
     await run
     assert direct.status == "completed"
     assert _commands == ["ls"]
+
+
+async def test_issue28_sub_agents_called_in_one_batch_share_what_the_parent_has_left() -> None:
+    """Two children called side by side never spend, together, more than the parent has left."""
+
+    @robota.tool(name="look")
+    async def look() -> str:
+        """Look."""
+        await asyncio.sleep(0.01)
+        return "seen"
+
+    one_provider = ScriptedProvider([[("look", {})], "one done"], name="one-vendor")
+    two_provider = ScriptedProvider([[("look", {})], "two done"], name="two-vendor")
+    one = Agent("m", provider=one_provider, name="one", tools=[look])
+    two = Agent("m", provider=two_provider, name="two", tools=[look])
+    parent, parent_provider = _parent(
+        [[("one", {"input": "a"}), ("two", {"input": "b"})], "ok"], [one, two]
+    )
+    with pytest.raises(robota.UsageLimitExceeded):
+        await parent.run("start", limits=UsageLimits(requests=4))
+    made = len(parent_provider.requests) + len(one_provider.requests)
+    assert made + len(two_provider.requests) <= 4

@@ -10,7 +10,8 @@ called it, always:
   is recorded as the tool's result;
 * the run's limits (issue 28): the child runs under what the parent has left
   (:meth:`~robota.UsageLimits.remaining`), never more, field by field tighter than its own;
-  and under the parent's remaining round budget;
+  and under the parent's remaining round budget (sub-agents a run with limits calls in one batch
+  therefore run one at a time);
 * the permission ceiling (S21): every call of the child passes the parent's gate as well as its
   own, so a child never gets a mode or rule more permissive than its parent's; an ask reaches
   the parent's approver (or the child's own, when it has one) with the child named
@@ -28,6 +29,7 @@ without a journal of its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -238,10 +240,22 @@ class AgentTool(Tool):
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the child once under what the calling run passes down."""
+        run = ctx._run if isinstance(ctx._run, Execution) else None
+        if run is None or run._budget is None:
+            return await self._delegate(args, ctx, run)
+        # Issue 28: sub-agents a run with limits calls side by side take turns, so each starts
+        # from what the ones before it left; two at once would each get the whole remainder.
+        if run.siblings is None:
+            run.siblings = asyncio.Lock()
+        async with run.siblings:
+            return await self._delegate(args, ctx, run)
+
+    async def _delegate(
+        self, args: Mapping[str, Any], ctx: ToolContext, run: Execution | None
+    ) -> ToolResult:
         # Internal seams of one package: the calling execution's counters and gate, the child's
         # configuration (read, never changed here).
         child = self.agent
-        run = ctx._run if isinstance(ctx._run, Execution) else None
         text = str(args["input"]) if self._plain_input else json.dumps(dict(args))
         options: dict[str, Any] = {}
         gate: ToolGate | None = None

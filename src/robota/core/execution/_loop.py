@@ -30,6 +30,7 @@ latest settled response, reusing every durable settlement.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import replace
@@ -201,6 +202,7 @@ class Execution(AttemptsMixin):
         "emitter",
         "run_id",
         "settings",
+        "siblings",
         "subagents",
     )
 
@@ -279,6 +281,8 @@ class Execution(AttemptsMixin):
         # Issue 29: the gate this run's tool calls pass when it runs as a sub-agent (S21: the
         # ceiling); None: the tool service's own. Set before the run starts, for this run only.
         self.ceiling: ToolGate | None = None
+        # Issue 28/29: sub-agents of a run with limits take turns (robota.core._agent_tool).
+        self.siblings: asyncio.Lock | None = None
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
