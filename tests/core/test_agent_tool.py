@@ -429,3 +429,172 @@ async def test_a_childs_own_tighter_limit_still_holds_under_a_looser_parent() ->
     assert message.is_error
     assert "requests" in str(message.content)
     assert result.output == "ok"
+
+
+async def test_issue28_a_grandchilds_model_calls_count_against_the_top_parents_requests() -> None:
+    """The parent is charged every model call below it, not only its child's own rounds."""
+    grand_provider = ScriptedProvider([[("lookup", {})], "grand done"], name="grand-vendor")
+    grand = Agent("grand-model", provider=grand_provider, name="grand", tools=[_lookup])
+    child, child_provider = _child([[("grand", {"input": "go"})], "child done"], tools=[grand])
+    parent, parent_provider = _parent([[("researcher", {"input": "go"})], "ok"], [child])
+    with pytest.raises(robota.UsageLimitExceeded):
+        await parent.run("start", limits=UsageLimits(requests=5))
+    made = len(parent_provider.requests) + len(child_provider.requests)
+    # 1 (parent) + 2 (child) + 2 (grandchild) = 5: the parent's second call would be the 6th.
+    assert made + len(grand_provider.requests) == 5
+
+
+async def test_s29_a_child_failing_with_a_provider_error_still_rolls_up_what_it_used() -> None:
+    """What a child spent before its provider failed is the parent's spending (and stop hook)."""
+    recorder = _Recorder()
+    hooks = HookRunner(
+        {"SubagentStop": [{"hooks": [{"type": "command", "command": "recorded"}]}]},
+        {"command": recorder},
+    )
+    child, _ = _child(
+        [
+            ScriptedTurn(tool_calls=[("lookup", {})], usage=_usage(100, 10)),
+            ScriptedTurn(error=robota.ProviderError("overloaded")),
+        ],
+        tools=[_lookup],
+    )
+    parent, _ = _parent(
+        [
+            ScriptedTurn(tool_calls=[("researcher", {"input": "go"})], usage=_usage(1, 1)),
+            ScriptedTurn("ok", usage=_usage(1, 1)),
+        ],
+        [child],
+        hooks=hooks,
+    )
+    result = await parent.run("start")
+    assert result.usage.prompt_tokens == 102
+    assert result.usage_by_agent["lead/researcher"].usage.prompt_tokens == 100
+    assert [(p["agent_name"], p["status"]) for p in recorder.payloads] == [
+        ("lead/researcher", "failed")
+    ]
+
+
+def test_s18_as_tool_refuses_an_output_that_is_no_schema_when_the_tool_is_built() -> None:
+    """Misuse fails where it is made, not later as a tool failure only the model reads."""
+    child, _ = _child(["x"])
+    with pytest.raises(robota.ConfigurationError, match="42"):
+        child.as_tool(output=42)
+
+
+_commands: list[str] = []
+
+
+@robota.tool(name="cmd", risk="execute", argument=robota.PermissionArgument("command", "command"))
+def _cmd(command: str) -> str:
+    """Run a command (pretend)."""
+    _commands.append(command)
+    return f"ran {command}"
+
+
+class _Rewrite:
+    """A PreToolUse command hook that replaces the call's input (S22 updatedInput)."""
+
+    def __init__(self, command: str) -> None:
+        self._command = command
+
+    async def execute(
+        self, hook: HookSpec, payload: Mapping[str, Any], *, signal: Any = None
+    ) -> HookOutcome:
+        return HookOutcome(
+            "allow", permission_decision="allow", updated_input={"command": self._command}
+        )
+
+
+async def test_s21_a_childs_hook_cannot_launder_a_call_past_the_parents_deny() -> None:
+    """The child's hook rewrites an allowed call into one the parent denies: still refused."""
+    _commands.clear()
+    rewrite = HookRunner(
+        {"PreToolUse": [{"matcher": "cmd", "hooks": [{"type": "command", "command": "x"}]}]},
+        {"command": _Rewrite("rm -rf /data")},
+    )
+    child, _ = _child(
+        [[("cmd", {"command": "ls"})], "done"],
+        tools=[_cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass"), hooks=rewrite),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd(rm *)"])),
+    )
+    await parent.run("start")
+    assert _commands == []
+
+
+async def test_s12_the_parents_ceiling_does_not_stay_on_the_childs_offered_tools() -> None:
+    """A tool the parent's gate withheld in a delegated run is offered in the child's own run."""
+    child, child_provider = _child(
+        ["delegated", "direct"],
+        tools=[_cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass")),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd"])),
+    )
+    await parent.run("start")
+    await child.run("direct")
+    offered = [[t.name for t in request.tools or ()] for request in child_provider.requests]
+    assert offered == [[], ["cmd"]]
+
+
+async def test_s21_the_parents_ceiling_never_reaches_a_direct_call_made_during_the_child_run() -> (
+    None
+):
+    """The ceiling holds for the delegated run only: the child's owner calling a tool of the
+    child directly meanwhile is decided by the child's own gate, as before and after."""
+    _commands.clear()
+    started, release = asyncio.Event(), asyncio.Event()
+
+    @robota.tool(name="wait")
+    async def wait() -> str:
+        """Wait."""
+        started.set()
+        await release.wait()
+        return "waited"
+
+    child, _ = _child(
+        [[("wait", {})], "done"],
+        tools=[wait, _cmd],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass")),
+    )
+    parent, _ = _parent(
+        [[("researcher", {"input": "go"})], "ok"],
+        [child],
+        tool_gate=PermissionGate(PermissionPolicy(mode="bypass", deny=["cmd"])),
+    )
+    run = asyncio.create_task(parent.run("start"))
+    await started.wait()
+    direct = await child.invoke_tool("cmd", {"command": "ls"})
+    release.set()
+    await run
+    assert direct.status == "completed"
+    assert _commands == ["ls"]
+
+
+async def test_issue28_sub_agents_called_in_one_batch_share_what_the_parent_has_left() -> None:
+    """Two children called side by side never spend, together, more than the parent has left."""
+
+    @robota.tool(name="look")
+    async def look() -> str:
+        """Look."""
+        await asyncio.sleep(0.01)
+        return "seen"
+
+    one_provider = ScriptedProvider([[("look", {})], "one done"], name="one-vendor")
+    two_provider = ScriptedProvider([[("look", {})], "two done"], name="two-vendor")
+    one = Agent("m", provider=one_provider, name="one", tools=[look])
+    two = Agent("m", provider=two_provider, name="two", tools=[look])
+    parent, parent_provider = _parent(
+        [[("one", {"input": "a"}), ("two", {"input": "b"})], "ok"], [one, two]
+    )
+    with pytest.raises(robota.UsageLimitExceeded):
+        await parent.run("start", limits=UsageLimits(requests=4))
+    made = len(parent_provider.requests) + len(one_provider.requests)
+    assert made + len(two_provider.requests) <= 4

@@ -1226,13 +1226,15 @@ class Agent(DurableAgentMixin):
                     notify=notify,
                     journal=binding,
                 )
-                gate = self._executor.gate
-                if parent is not None and parent.gate is not None:
-                    self._executor.gate = parent.gate  # S21: the ceiling, for this run only
+                if parent is not None:
+                    execution.ceiling = parent.gate  # S21: the ceiling, for this run only
                 try:
                     result = await self._run_current(execution, execution.run(content))
                 finally:
-                    self._executor.gate = gate
+                    if parent is not None and parent.settled is not None:
+                        # Issue 29: the parent is charged whatever the child used, however
+                        # its run ended (a provider error, a limit, a cancel).
+                        parent.settled(execution.spend())
                 if result.context_window is not None:
                     answered = execution.settings  # S13: a fallback's window is its own
                     key = (answered.provider.name, answered.model)

@@ -10,7 +10,8 @@ called it, always:
   is recorded as the tool's result;
 * the run's limits (issue 28): the child runs under what the parent has left
   (:meth:`~robota.UsageLimits.remaining`), never more, field by field tighter than its own;
-  and under the parent's remaining round budget;
+  and under the parent's remaining round budget (sub-agents a run with limits calls in one batch
+  therefore run one at a time);
 * the permission ceiling (S21): every call of the child passes the parent's gate as well as its
   own, so a child never gets a mode or rule more permissive than its parent's; an ask reaches
   the parent's approver (or the child's own, when it has one) with the child named
@@ -28,6 +29,7 @@ without a journal of its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -40,10 +42,10 @@ from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError
 from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
-from robota.core._usage import Usage
 from robota.core.execution._loop import Execution
-from robota.core.execution._result import AgentUsage, RunResult
-from robota.core.execution._subagents import Delegation, SubagentLedger
+from robota.core.execution._result import RunResult
+from robota.core.execution._structured import OutputSpec
+from robota.core.execution._subagents import Delegation, Spend, SubagentLedger
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
@@ -111,7 +113,8 @@ class CeilingGate:
     The parent's gate is asked first — its deny rules, its mode and its hooks are the ceiling —
     then the child's own. An ask goes to the gate's approver with the child named; the child's
     own gate without an approver asks the parent's. A call both gates ask about is asked about
-    twice (each gate answers for its own policy).
+    twice (each gate answers for its own policy). When the child's hook replaces the input, the
+    parent's gate decides the replacement again (its hooks run a second time).
     """
 
     __slots__ = ("_own", "_parent")
@@ -142,6 +145,12 @@ class CeilingGate:
         own = await self._own.admit(invocation)
         if own.allowed and own.arguments is None and admission.arguments is not None:
             return admission  # the parent's hook replaced the input; the child's kept it
+        if own.allowed and own.arguments is not None and own.arguments != invocation.arguments:
+            # S21: the child's hook replaced the input the parent admitted; the ceiling decides
+            # the replacement too, or a child's hook could launder a call past a parent's deny.
+            again = await self._parent.admit(replace(invocation, arguments=own.arguments))
+            if not again.allowed or again.arguments is not None:
+                return again  # refused, or the parent's hook has the last word on the input
         return own
 
     async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
@@ -216,6 +225,8 @@ class AgentTool(Tool):
         risk: RiskClass | None = "inspect",
     ) -> None:
         self.agent = agent
+        if output is not None:
+            OutputSpec(output)  # S18: a bad output= fails here, not as a tool failure later
         self._plain_input = input is None
         self._output = output
         self._keep_history = bool(keep_history)
@@ -229,10 +240,22 @@ class AgentTool(Tool):
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the child once under what the calling run passes down."""
+        run = ctx._run if isinstance(ctx._run, Execution) else None
+        if run is None or run._budget is None:
+            return await self._delegate(args, ctx, run)
+        # Issue 28: sub-agents a run with limits calls side by side take turns, so each starts
+        # from what the ones before it left; two at once would each get the whole remainder.
+        if run.siblings is None:
+            run.siblings = asyncio.Lock()
+        async with run.siblings:
+            return await self._delegate(args, ctx, run)
+
+    async def _delegate(
+        self, args: Mapping[str, Any], ctx: ToolContext, run: Execution | None
+    ) -> ToolResult:
         # Internal seams of one package: the calling execution's counters and gate, the child's
         # configuration (read, never changed here).
         child = self.agent
-        run = ctx._run if isinstance(ctx._run, Execution) else None
         text = str(args["input"]) if self._plain_input else json.dumps(dict(args))
         options: dict[str, Any] = {}
         gate: ToolGate | None = None
@@ -251,8 +274,9 @@ class AgentTool(Tool):
             options["max_rounds"] = min(child._max_rounds, left)
             if run._budget is not None:  # issue 28: never more than the parent has left
                 options["limits"] = _tightest(child._limits, run._budget.left())
-            if run._tools.gate is not None:
-                gate = CeilingGate(child._executor.gate, run._tools.gate, path)
+            above = run.ceiling if run.ceiling is not None else run._tools.gate
+            if above is not None:
+                gate = CeilingGate(child._executor.gate, above, path)
         trace = ctx._trace
         if trace is not None and ctx.traceparent is not None:
             # S27: the child's run span is a child of this body's span.
@@ -262,7 +286,8 @@ class AgentTool(Tool):
                 tracestate=trace.context.tracestate,
                 children=trace.context.children,
             )
-        frame = Delegation(ctx._span, not self._keep_history, gate)
+        spent: list[Spend] = []
+        frame = Delegation(ctx._span, not self._keep_history, gate, spent.append)
         callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
         if child._current is not None and child._current in callers:
             return ToolResult(
@@ -275,48 +300,33 @@ class AgentTool(Tool):
             result = await child._run_delegated(text, self._output, ctx.signal, options, frame)
         except UsageLimitExceeded as exc:
             # The child stopped at what the parent had left: what it used is still spent.
-            _charge(run, child.name, exc.usage, exc.cost_usd, exc.requests, exc.tool_calls)
             await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             return ToolResult(f"The agent {child.name!r} stopped: {exc}", is_error=True)
+        except Exception as exc:
+            # S22: the child's run ended (failed); the error still reaches the tool layer. A
+            # child that never started (its turn came after an abort, S38) did not stop.
+            if spent:
+                await _subagent_stop(hooks, ctx, path, "failed", str(exc))
+            raise
         finally:
             _CALLERS.reset(token)
-        _charge_result(run, result)
+            for spend in spent:  # S29 / issue 28: however the child ended, its spending counts
+                _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
 
 
-def _charge(
-    run: Execution | None,
-    name: str,
-    usage: Usage,
-    cost: float | None,
-    requests: int,
-    tool_calls: int,
-    by_agent: Mapping[str, AgentUsage] | None = None,
-) -> None:
+def _charge(run: Execution | None, spend: Spend) -> None:
     if run is None:
         return
     ledger = run.subagents
     if ledger is None:
         ledger = run.subagents = SubagentLedger()
-    ledger.add(usage, cost, by_agent if by_agent is not None else {name: AgentUsage(usage, cost)})
+    ledger.add(spend.usage, spend.cost, spend.by_agent)
     if run._budget is not None:
-        run._budget.delegated(usage, cost, requests, tool_calls)
-
-
-def _charge_result(run: Execution | None, result: RunResult[Any]) -> None:
-    name = result.agent or "agent"
-    _charge(
-        run,
-        name,
-        result.usage,
-        result.cost,
-        result.rounds,
-        result.tool_calls_executed,
-        result.usage_by_agent,
-    )
+        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)
 
 
 async def _subagent_stop(

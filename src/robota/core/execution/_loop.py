@@ -30,8 +30,9 @@ latest settled response, reusing every durable settlement.
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final, Literal, TypeAlias, final
 
@@ -96,7 +97,7 @@ from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
 from robota.core.execution._limits import Budget
-from robota.core.execution._result import RunResult, RunStatus, StopReason
+from robota.core.execution._result import AgentUsage, RunResult, RunStatus, StopReason
 from robota.core.execution._retry import (
     ModelCalls,
     ModelCandidate,
@@ -109,7 +110,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
-from robota.core.execution._subagents import NO_AGENTS, SubagentLedger, roll_up
+from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -132,6 +133,7 @@ from robota.core.providers._settings import NO_SETTINGS
 from robota.core.tools._executor import (
     ToolCallOutcome,
     ToolExecutionService,
+    ToolGate,
     interrupted,
     not_dispatched,
 )
@@ -198,9 +200,11 @@ class Execution(AttemptsMixin):
         "_unsupported_reported",
         "_usage",
         "_window",
+        "ceiling",
         "emitter",
         "run_id",
         "settings",
+        "siblings",
         "subagents",
     )
 
@@ -280,6 +284,11 @@ class Execution(AttemptsMixin):
             RunGuardrails(settings.guardrails, emitter, signal) if settings.guardrails else None
         )
         self.subagents: SubagentLedger | None = None  # issue 29: built by the first sub-agent
+        # Issue 29: the gate this run's tool calls pass when it runs as a sub-agent (S21: the
+        # ceiling); None: the tool service's own. Set before the run starts, for this run only.
+        self.ceiling: ToolGate | None = None
+        # Issue 28/29: sub-agents of a run with limits take turns (robota.core._agent_tool).
+        self.siblings: asyncio.Lock | None = None
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
@@ -650,7 +659,7 @@ class Execution(AttemptsMixin):
         output_instruction = self._instruction()
         return self._request(
             self._store.provider_snapshot(),
-            self._tools.offered_specs(self._context_window) if tools_offered else (),
+            self._tools.offered_specs(self._context_window, self.ceiling) if tools_offered else (),
             self.settings.tool_choice,
             output_instruction,
         ), output_instruction
@@ -1303,6 +1312,7 @@ class Execution(AttemptsMixin):
                 trace=self._trace,
                 attempt=self._attempt,
                 run=self,  # issue 29: what a sub-agent's tool body inherits
+                ceiling=self.ceiling,
             )
         except BaseException as error:
             if journal is not None and isinstance(error, ExecutionControlError):
@@ -1405,6 +1415,24 @@ class Execution(AttemptsMixin):
             # message's id is spelled on first read, issue 27: a plain run never reads it).
             return self.settings.provider.name
         return self._answered.get(last.id, self.settings.provider.name)
+
+    def spend(self) -> Spend:
+        """What this run used so far, its sub-agents' included (issue 29: for a parent run).
+
+        Read after the run ended however it ended, so a child that failed still charges its
+        parent. The limits' counters are the truth when the run has limits (a parent with
+        limits always gives its child some); otherwise rounds and executed calls stand in.
+        """
+        assistants = [m for m in self._added if isinstance(m, AssistantMessage)]
+        name = self.settings.agent_name
+        usage, cost = self._usage, self._cost(assistants)
+        by_agent: Mapping[str, AgentUsage] = {name: AgentUsage(usage, cost)}
+        if self.subagents is not None:
+            usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
+        budget = self._budget
+        if budget is not None:
+            return Spend(usage, cost, budget.requests, budget.tool_calls, by_agent)
+        return Spend(usage, cost, self._rounds, self._executed, by_agent)
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
         # Priced per answering model (S30). Any unpriced model, or a dispatched call whose usage

@@ -9,7 +9,7 @@ the ledger into the result's totals and its ``usage_by_agent``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, final
 
@@ -21,7 +21,28 @@ if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core.tools._executor import ToolGate
 
-__all__ = ["NO_AGENTS", "Delegation", "SubagentLedger", "roll_up"]
+__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "roll_up"]
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """What one child run used, its own sub-agents included (internal, issue 29).
+
+    Attributes:
+        usage: Usage of every model call of the run and of its sub-agents (S29).
+        cost: Their estimated USD cost; ``None`` when unknown.
+        requests: Model calls made, as the run's limits count them (retries, the forced
+            summary and its sub-agents' calls included).
+        tool_calls: Tool calls dispatched, its sub-agents' included.
+        by_agent: Path relative to the run's parent → that agent's own usage.
+    """
+
+    usage: Usage
+    cost: float | None
+    requests: int
+    tool_calls: int
+    by_agent: Mapping[str, AgentUsage]
 
 
 @final
@@ -33,11 +54,14 @@ class Delegation:
         span: The tool call's event span: the child's events nest under it (S33).
         fresh: Start the child from an empty conversation (its system prompt only).
         gate: The gate the child's tool calls pass for this run (the ceiling, S21).
+        settled: Told what the child's run used once it ended, however it ended (completed,
+            failed, cancelled), so no spending of a failed child is lost to the parent.
     """
 
     span: EventEmitter | None
     fresh: bool
     gate: ToolGate | None
+    settled: Callable[[Spend], None] | None = None
 
 
 def _add_cost(a: float | None, b: float | None) -> float | None:

@@ -205,6 +205,9 @@ class _Scope:
     trace: RunTrace | None = None
     attempt: str | None = None
     run: object = None  # issue 29: the calling execution, for a sub-agent's body
+    # Issue 29: a sub-agent's run passes its ceiling gate here, for its own calls only, rather
+    # than swapping the service's gate (a direct call made meanwhile would see another's gate).
+    ceiling: ToolGate | None = None
 
     def finish(self, outcome: ToolCallOutcome) -> ToolCallOutcome:
         """Report the call's end to the run's listener (S33), then hand the outcome back."""
@@ -319,7 +322,12 @@ class ToolExecutionService:
         self.texts = texts
         if catalog is not None:
             catalog.withholder = self
-        self._offered: tuple[tuple[ToolSpec, ...] | None, tuple[ToolSpec, ...]] = (None, ())
+        # (specs, gate, offered): the gate too, since a sub-agent's run swaps it (issue 29).
+        self._offered: tuple[tuple[ToolSpec, ...] | None, object, tuple[ToolSpec, ...]] = (
+            None,
+            None,
+            (),
+        )
 
     def _withheld(self, tool: Tool) -> bool:
         decide = getattr(self.gate, "offered", None)
@@ -331,20 +339,24 @@ class ToolExecutionService:
             return self.catalog.resolve(name)
         return self.registry.get(name)
 
-    def offered_specs(self, window: Callable[[], int | None] | None = None) -> tuple[ToolSpec, ...]:
+    def offered_specs(
+        self, window: Callable[[], int | None] | None = None, ceiling: ToolGate | None = None
+    ) -> tuple[ToolSpec, ...]:
         """The tools offered to the model, read fresh every round (S19).
 
         The registry's — or with deferral engaged, the resident ones, ``tool_search`` and the
         loaded ones — minus any the gate withholds. S12: a tool denied outright is not offered
         (rather than offered and refused every call). ``window`` is the run's model's context
-        window, which ``tool_deferral="auto"`` may weigh.
+        window, which ``tool_deferral="auto"`` may weigh. ``ceiling``: a sub-agent run's gate,
+        in place of the service's (issue 29).
         """
         catalog = self.catalog
         specs = catalog.visible(window) if catalog is not None else self.registry.specs()
-        cached_for, offered = self._offered
-        if cached_for is specs:
+        cached_for, cached_gate, offered = self._offered
+        gate = ceiling if ceiling is not None else self.gate
+        if cached_for is specs and cached_gate is gate:
             return offered
-        decide = getattr(self.gate, "offered", None)
+        decide = getattr(gate, "offered", None)
         if decide is None:
             return specs  # nothing filtered: nothing to cache (issue 27)
         else:
@@ -354,7 +366,7 @@ class ToolExecutionService:
                 if tool is not None and decide(tool):
                     kept.append(spec)
             offered = tuple(kept)
-        self._offered = (specs, offered)
+        self._offered = (specs, gate, offered)
         return offered
 
     async def run_batch(
@@ -371,6 +383,7 @@ class ToolExecutionService:
         trace: RunTrace | None = None,
         attempt: str | None = None,
         run: object = None,
+        ceiling: ToolGate | None = None,
     ) -> None:
         """Run ``calls``; fill ``outcomes`` (same length, same order) as each one ends.
 
@@ -399,6 +412,7 @@ class ToolExecutionService:
             trace=trace,
             attempt=attempt,
             run=run,
+            ceiling=ceiling,
         )
         if batch is None:
             index = todo[0]
@@ -543,8 +557,9 @@ class ToolExecutionService:
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
-        if self.gate is not None:
-            admission = await self.gate.admit(invocation)
+        gate = scope.ceiling if scope.ceiling is not None else self.gate
+        if gate is not None:
+            admission = await gate.admit(invocation)
             if not admission.allowed:
                 return refuse(admission.reason or f"The call to {tool.name!r} was not permitted.")
             if admission.arguments is not None:
@@ -562,6 +577,7 @@ class ToolExecutionService:
             call_key,
             scope.batch,
             span_key,
+            gate,
         )
         return scope.finish(outcome) if outcome is not None else None
 
@@ -574,6 +590,7 @@ class ToolExecutionService:
         call_key: str = "",
         batch: _Batch | None = None,
         span_key: str = "",
+        gate: ToolGate | None = None,
     ) -> ToolCallOutcome | None:
         tool, call, ctx = invocation.tool, invocation.call, invocation.context
         if journal is not None:
@@ -658,8 +675,8 @@ class ToolExecutionService:
         )
         if journal is not None:
             await journal.effect_settled(call_key, outcome)  # S40: before the result is used
-        if self.gate is not None:
-            await self.gate.settled(invocation, result)
+        if gate is not None:
+            await gate.settled(invocation, result)
         return outcome
 
     def _unavailable(self, call: ToolCall, emitter: EventEmitter) -> ToolCallOutcome:
