@@ -46,7 +46,6 @@ from robota.core import (
     estimate_message_tokens,
 )
 from robota.core._abort import is_abort
-from robota.core._agent_models import disable_sdk_retries
 from robota.core._errors import (
     ConfigurationError,
     ExecutionSuspendedError,
@@ -174,7 +173,8 @@ class AgentRegistry:
             agent = self._live[name] = self.build(name)
             # One owner of retries (issue 28): Temporal's, the same rule an agent with a
             # RetryPolicy applies to the providers it built.
-            disable_sdk_retries(agent._every_provider())
+            for provider in agent._every_provider():
+                provider.disable_sdk_retries()  # the public Provider method, no core internal
         return agent
 
     def provider(self, agent: str, provider: str) -> Provider:
