@@ -116,3 +116,30 @@ def test_s44_orchestration_contracts_may_import_only_errors_and_usage(
     result = _lint(project)
     assert result.returncode != 0
     assert "robota.core.orchestration is not allowed to import" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("import robota.host\n", "robota.agents is not allowed to import robota.host"),
+        ("import robota.temporal\n", "robota.agents is not allowed to import robota.temporal"),
+        ("import robota.testing\n", "robota.agents is not allowed to import robota.testing"),
+    ],
+)
+def test_agents_layer_may_import_only_core_and_sessions(
+    tmp_path: pathlib.Path, line: str, expected: str
+) -> None:
+    # Issue 29 item 5: orchestration is a layer above core (+ sessions), below integrations.
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "agents" / "_bad.py").write_text(line)
+    result = _lint(project)
+    assert result.returncode != 0
+    assert expected in " ".join(result.stdout.split()), result.stdout
+
+
+def test_sessions_may_not_import_the_agents_layer(tmp_path: pathlib.Path) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "sessions" / "_bad.py").write_text("import robota.agents\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.sessions is not allowed to import robota.agents" in result.stdout
