@@ -23,6 +23,19 @@ EXPECTED = {
     # With no server at its URL (none runs on this port here) it says how to start one; the
     # run against a real llama-server is in tests/providers/llama/test_local_model_example.py.
     "local_model.py": ["no server answers at", "llama-server"],
+    # Issue 29: a supervisor with workers as tools; a map-reduce flow (robota.agents).
+    "supervisor.py": [
+        "Done: The Moon pulls",
+        "complete, finished by supervisor",
+        "supervisor/researcher: ",
+        "supervisor/writer: ",
+    ],
+    "map_reduce.py": [
+        "Mixed: praised battery and value",
+        "complete: 5 steps, 5 model calls",
+        "map_reduce/summariser[2]: good value",
+        "summariser: 3 run(s)",
+    ],
     # Issue 17: a worker killed mid-booking on Temporal; reconciled, rerun once: one booking.
     "temporal_agents.py": [
         "worker running book_flight killed (-9)",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 import robota
+import robota.agents
 import robota.host
 import robota.mcp
 import robota.temporal
@@ -392,7 +393,14 @@ def test_all_is_pinned() -> None:
 def _public_objects() -> list[tuple[str, object]]:
     return [
         (name, getattr(module, name))
-        for module in (robota, robota.host, robota.testing, robota.mcp, robota.temporal)
+        for module in (
+            robota,
+            robota.host,
+            robota.testing,
+            robota.mcp,
+            robota.temporal,
+            robota.agents,
+        )
         for name in module.__all__
     ]
 
@@ -438,6 +446,13 @@ def test_mcp_public_names_are_exported() -> None:
 def test_temporal_public_names_are_exported() -> None:
     # Issue 17: names acceptance tests outside this repository use.
     assert {"create_worker", "start_agent_run", "get_result"} <= set(robota.temporal.__all__)
+
+
+def test_agents_public_names_are_exported() -> None:
+    # Issue 29 item 5: the orchestration layer's builders and results.
+    assert {"sequential", "parallel", "map_reduce", "FlowResult", "OrchestrationError"} <= set(
+        robota.agents.__all__
+    )
 
 
 def test_version_is_a_string() -> None:

@@ -19,6 +19,7 @@ from robota import (
     OwnerRef,
     ProviderError,
     RecordingEventService,
+    TraceContext,
     Usage,
     UsageLimitExceeded,
     UsageLimits,
@@ -265,9 +266,9 @@ async def test_map_reduce_nests_in_a_pipeline_splitting_the_previous_output() ->
     assert [_last_user(mapper_provider, i) for i in range(2)] == ["apples", "pears"]
     assert [s.id for s in result.steps] == [
         "lister",
-        "parallel/price[0]",
-        "parallel/price[1]",
-        "parallel/join",
+        "map_reduce/price[0]",
+        "map_reduce/price[1]",
+        "map_reduce/join",
     ]
 
 
@@ -389,3 +390,15 @@ async def test_a_bad_configuration_is_refused_when_built() -> None:
         parallel(str.upper, on_error="ignore")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError):
         sequential(42)  # type: ignore[arg-type]
+
+
+async def test_s27_every_agent_run_of_the_flow_is_in_the_callers_trace() -> None:
+    trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
+    trace = TraceContext.from_traceparent(f"00-{trace_id}-00f067aa0ba902b7-01")
+    a, a_provider = _agent("a", ["x"])
+    b, b_provider = _agent("b", ["y"])
+    await parallel(a, b).run("go", trace=trace)
+    for provider in (a_provider, b_provider):
+        sent = provider.requests[0].trace
+        assert sent is not None
+        assert sent.traceparent.split("-")[1] == trace_id

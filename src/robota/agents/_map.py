@@ -22,6 +22,8 @@ def split_lines(text: str) -> list[str]:
 class MapReduce(Parallel):
     """The mapper on each item at once, then the reducer; build with :func:`map_reduce`."""
 
+    label = "map_reduce"
+
     def __init__(
         self,
         mapper: Step | Sequence[Agent],

@@ -72,6 +72,8 @@ class Runnable(ABC):
     """What a flow is to the steps code: something run on a text within a scope."""
 
     primitive: OrchestrationPrimitive
+    label: str = ""
+    """The flow's default step id when nested (its primitive's name unless set)."""
 
     @abstractmethod
     async def _execute(self, input: str | Sequence[str], scope: Scope) -> Outcome: ...
@@ -98,7 +100,7 @@ def step_name(step: Step) -> str:
     if isinstance(step, Pool):
         return step.agents[0].name
     if isinstance(step, Runnable):
-        return step.primitive
+        return step.label or step.primitive
     return str(getattr(step, "__name__", "step"))
 
 
