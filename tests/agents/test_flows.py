@@ -219,6 +219,30 @@ async def test_collect_lets_the_others_finish_and_lists_the_failures() -> None:
     assert [(f.id, type(f.error)) for f in result.failures] == [("broken", ProviderError)]
 
 
+async def test_failures_collected_in_a_nested_fan_out_reach_the_result() -> None:
+    good, _ = _agent("good", ["fine"])
+    broken, _ = _agent("broken", [ProviderError("boom", status=500)])
+    writer, writer_provider = _agent("writer", ["written"])
+    flow = sequential(parallel(good, broken, on_error="collect"), writer)
+    events = RecordingEventService()
+
+    result = await flow.run("go", event_service=events)
+
+    assert result.output == "written"
+    assert _last_user(writer_provider) == "fine"
+    assert [f.id for f in result.failures] == ["parallel/broken"]
+    assert events.names()[-1] == OrchestrationEventNames.COMPLETED
+
+
+async def test_a_map_without_items_is_refused_before_anything_runs() -> None:
+    mapper, provider = _agent("m", ["x"])
+    events = RecordingEventService()
+    with pytest.raises(ConfigurationError):
+        await map_reduce(mapper).run("\n\n", event_service=events)
+    assert not provider.requests
+    assert events.names() == [OrchestrationEventNames.STARTED, OrchestrationEventNames.FAILED]
+
+
 async def test_collect_still_raises_when_every_branch_failed() -> None:
     a, _ = _agent("a", [ProviderError("boom", status=500)])
     b, _ = _agent("b", [ProviderError("bang", status=500)])

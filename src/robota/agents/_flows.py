@@ -101,6 +101,9 @@ class Flow(Runnable):
         flow.emit(Names.STARTED, path, self.primitive)
         try:
             outcome = await self._execute(input, scope)
+        except ConfigurationError as exc:  # an input the flow cannot take: nothing ran
+            flow.emit(Names.FAILED, path, self.primitive, reason=str(exc))
+            raise
         except Failed as failed:
             flow.emit(
                 Names.FAILED, path, self.primitive, step_id=failed.step_id, reason=str(failed.cause)
@@ -128,7 +131,8 @@ class Flow(Runnable):
             tool_calls=ledger.tool_calls,
             usage_by_agent=ledger.snapshot(),
             run_id=flow.run_id,
-            failures=tuple(outcome.failures),
+            # A flow that returned raised for no failed step it recorded: each was collected.
+            failures=tuple(r for r in outcome.records if r.status == "failed"),
         )
 
 
@@ -276,14 +280,18 @@ class Parallel(Flow):
                     Names.STEP_COMPLETED, scope.path, "parallel", step_id=step_id, step_index=index
                 )
 
-        await asyncio.gather(*(one(i) for i in range(len(work))))
+        try:
+            await asyncio.gather(*(one(i) for i in range(len(work))))
+        finally:
+            # Settle the fan-out's own signal: it then lets go of the caller's (no listener left).
+            group.abort("the fan-out settled")
         done = [b for b in branches if b is not None]
         flat = [r for rs in records for r in rs]
         failed = [b for b in done if b.status == "failed"]
         if failed and (self.on_error == "fail_fast" or len(failed) == len(done)):
             step_id, cause = first[0]
             raise Failed(step_id, cause, flat)
-        outcome = Outcome("", "complete", flat, failed, "parallel")
+        outcome = Outcome("", "complete", flat, "parallel")
         kept = [b for b in done if b.status != "failed"]
         if scope.signal.aborted or any(b.status == "interrupted" for b in kept):
             outcome.status = "interrupted"

@@ -57,7 +57,9 @@ class FlowResult:
             a sequential reduce; it reports ``"parallel"``), as core's contracts name them.
         steps: Every executed step, nested flows' included, in execution order (the branches
             of one fan-out in branch order).
-        failures: The failed branches a fan-out with ``on_error="collect"`` carried on past.
+        failures: The steps that failed: in a returned result, the branches a fan-out with
+            ``on_error="collect"`` carried on past (nested flows' included); in
+            :attr:`OrchestrationError.result`, the failed step too.
         usage: Usage summed over every agent run of the flow (sub-agents included, S29).
         cost: Its estimated USD cost; ``None`` when any run's cost is unknown.
         requests: Model calls dispatched by the flow's agents (retries and sub-agents

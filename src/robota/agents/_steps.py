@@ -54,7 +54,6 @@ class Outcome:
     output: str
     status: BranchStatus
     records: list[BranchResult] = field(default_factory=list)
-    failures: list[BranchResult] = field(default_factory=list)
     primitive: OrchestrationPrimitive = "sequential"
 
 
