@@ -426,3 +426,46 @@ async def test_s27_every_agent_run_of_the_flow_is_in_the_callers_trace() -> None
         sent = provider.requests[0].trace
         assert sent is not None
         assert sent.traceparent.split("-")[1] == trace_id
+
+
+async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() -> None:
+    a, a_provider = _agent("a", ["one two three four five six"], provider_kw={"chunk_delay": 0.05})
+    b, _ = _agent("b", ["never"])
+    started = asyncio.Event()
+
+    def on_event(event: Any) -> None:
+        if event.name == EventNames.PROVIDER_REQUEST:
+            started.set()
+
+    task = asyncio.create_task(sequential(a, b).run("go", on_event=on_event))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert a_provider.aborted_calls == 1
+    assert a.history[-1].state == "interrupted"  # S23: committed as interrupted
+
+
+async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them() -> None:
+    first, _ = _agent(
+        "first", ["alpha beta gamma delta epsilon"], provider_kw={"chunk_delay": 0.05}
+    )
+    queued = [_agent(f"q{i}", ["never"]) for i in range(2)]
+    controller = AbortController()
+
+    def on_event(event: Any) -> None:
+        if event.name == EventNames.PROVIDER_REQUEST:
+            asyncio.get_running_loop().call_later(0.06, controller.abort, "stop")
+
+    result = await parallel(first, *(a for a, _ in queued)).run(
+        "go", limits=UsageLimits(requests=10), signal=controller.signal, on_event=on_event
+    )
+
+    assert result.status == "interrupted"
+    assert {s.id: s.status for s in result.steps} == {
+        "first": "interrupted",
+        "q0": "interrupted",
+        "q1": "interrupted",
+    }
+    assert not any(p.requests for _, p in queued)
+    assert result.requests == 1
