@@ -469,3 +469,13 @@ async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them(
     }
     assert not any(p.requests for _, p in queued)
     assert result.requests == 1
+
+
+async def test_two_flows_sharing_an_agent_never_start_from_each_others_history() -> None:
+    shared, provider = _agent(
+        "shared", [ScriptedTurn(text="first", delay=0.02), ScriptedTurn(text="second")]
+    )
+    results = await asyncio.gather(sequential(shared).run("one"), sequential(shared).run("two"))
+    assert sorted(r.output for r in results) == ["first", "second"]
+    # Each run saw only its own input: the second one's fresh conversation came after the first.
+    assert [len(r.messages) for r in provider.requests] == [1, 1]

@@ -1,7 +1,8 @@
 """One flow run: its signal, its limits ledger, its events, and how one agent step runs.
 
-Every agent run of a flow passes :meth:`FlowRun.run_agent`: it takes the agent's turn (one run
-of an agent at a time in a flow, with a fresh conversation unless the flow keeps history), and —
+Every agent run of a flow passes :meth:`FlowRun.run_agent`: it takes the agent's turn (one flow
+run of an agent at a time in the process, with a fresh conversation unless the flow keeps
+history), and —
 when the flow has limits — the flow's single limits turn, so each run is given exactly what the
 runs before it left (:meth:`~robota.UsageLimits.remaining`) and no two runs spend the same
 remainder at once.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, final
@@ -38,6 +40,15 @@ StepFunction: TypeAlias = Callable[[str], Awaitable[str] | str]
 """A plain function step: the input text in, the output text out (sync or async)."""
 
 
+# One turn per agent across every flow run in the process: clearing an agent's conversation and
+# running it is one step, so two flows sharing an agent never start from each other's history.
+# Keyed by the agent itself (core's agents are weak-referenceable for layers above, DESIGN.md).
+# A lock serves the event loop it was made in; another loop gets its own.
+_AGENT_TURNS: weakref.WeakKeyDictionary[Agent, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _emit(services: Sequence[EventService], event: AgentEvent) -> None:
     for service in services:
         try:
@@ -52,7 +63,6 @@ class FlowRun:
     """The state one top-level run of a flow shares with every step below it."""
 
     __slots__ = (
-        "_agent_turns",
         "_limit_turn",
         "keep_history",
         "ledger",
@@ -74,7 +84,6 @@ class FlowRun:
         self.services = tuple(services)
         self.trace = trace
         self.keep_history = keep_history
-        self._agent_turns: dict[Agent, asyncio.Lock] = {}
         self._limit_turn = asyncio.Lock() if limits is not None else None
 
     def emit(
@@ -93,9 +102,11 @@ class FlowRun:
 
     @contextlib.asynccontextmanager
     async def _turns(self, agent: Agent) -> AsyncIterator[None]:
-        lock = self._agent_turns.get(agent)
-        if lock is None:
-            lock = self._agent_turns[agent] = asyncio.Lock()
+        loop = asyncio.get_running_loop()
+        known = _AGENT_TURNS.get(agent)
+        if known is None or known[0] is not loop:
+            known = _AGENT_TURNS[agent] = (loop, asyncio.Lock())
+        lock = known[1]
         async with contextlib.AsyncExitStack() as stack:
             if self._limit_turn is not None:
                 await stack.enter_async_context(self._limit_turn)
