@@ -26,11 +26,19 @@ from robota import (
 )
 from robota.agents import (
     OrchestrationError,
+    from_spec,
     map_reduce,
     parallel,
     sequential,
 )
-from robota.core.orchestration import OrchestrationEventNames, OrchestrationResult
+from robota.core.orchestration import (
+    HierarchicalSpec,
+    OrchestrationEventNames,
+    OrchestrationResult,
+    OrchestrationStep,
+    ParallelSpec,
+    SequentialSpec,
+)
 from robota.testing import ScriptedProvider, ScriptedTurn
 
 
@@ -479,3 +487,54 @@ async def test_two_flows_sharing_an_agent_never_start_from_each_others_history()
     assert sorted(r.output for r in results) == ["first", "second"]
     # Each run saw only its own input: the second one's fresh conversation came after the first.
     assert [len(r.messages) for r in provider.requests] == [1, 1]
+
+
+# ---------------------------------------------------------------- core's neutral specs (S32)
+
+
+async def test_s32_a_sequential_spec_runs_with_its_prompts_and_ids() -> None:
+    researcher, first = _agent("researcher", ["facts"])
+    writer, second = _agent("writer", ["essay"])
+    spec = SequentialSpec(
+        steps=(
+            OrchestrationStep("find", "", "research", "Find facts about:"),
+            OrchestrationStep("write", "", "writing", "Write an essay from these facts."),
+        )
+    )
+    flow = from_spec(spec, {"research": researcher, "writing": writer})
+
+    result = await flow.run("tides")
+
+    assert result.output == "essay"
+    assert _last_user(first) == "Find facts about:\n\ntides"
+    assert _last_user(second) == "Write an essay from these facts.\n\nfacts"
+    assert [s.id for s in result.contract().steps] == ["find", "write"]
+
+
+async def test_s32_a_parallel_spec_joins_outputs_in_step_order() -> None:
+    a, a_provider = _agent("a", [ScriptedTurn(text="A", delay=0.02)])
+    b, _ = _agent("b", ["B"])
+    spec = ParallelSpec(
+        steps=(
+            OrchestrationStep("one", "", "a", "Say A"),
+            OrchestrationStep("two", "", "b", "Say B"),
+        ),
+        max_concurrency=2,
+    )
+    result = await from_spec(spec, {"a": a, "b": b}).run("")
+    assert result.output == "A\n\nB"  # the contract's parallel output
+    assert _last_user(a_provider) == "Say A"  # no input: the prompt alone
+
+
+def test_s32_specs_the_flows_cannot_honour_are_refused() -> None:
+    agent, _ = _agent("a", [])
+    step = OrchestrationStep("s", "", "a", "p", model="other-model")
+    with pytest.raises(ConfigurationError, match="model"):
+        from_spec(SequentialSpec(steps=(step,)), {"a": agent})
+    with pytest.raises(ConfigurationError, match="agent_type"):
+        from_spec(SequentialSpec(steps=(OrchestrationStep("s", "", "zz", "p"),)), {"a": agent})
+    with pytest.raises(ConfigurationError, match=r"Agent\.as_tool"):
+        from_spec(
+            HierarchicalSpec(steps=(OrchestrationStep("m", "", "a", "p"),), manager_step_id="m"),
+            {"a": agent},
+        )

@@ -6,7 +6,8 @@ a :class:`Flow` you run (``await flow.run(input)``) or nest as a step of another
 
 * :func:`sequential` — a pipeline: each step gets the previous step's output;
 * :func:`parallel` — a fan-out of one input to several branches at once, then a join;
-* :func:`map_reduce` — one mapper on many items at once, then a reducer.
+* :func:`map_reduce` — one mapper on many items at once, then a reducer;
+* :func:`from_spec` — a flow from core's neutral ``SequentialSpec`` / ``ParallelSpec``.
 
 A step is an :class:`~robota.Agent`, a nested flow, or a plain function ``str -> str``. Every
 run of a flow has one abort signal (cancel stops every branch; partial text is recorded), one
@@ -33,6 +34,7 @@ from robota.agents._results import (
     FlowStatus,
     OrchestrationError,
 )
+from robota.agents._spec import from_spec
 from robota.core import Agent
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "Sequential",
     "StepFunction",
     "StepLike",
+    "from_spec",
     "map_reduce",
     "parallel",
     "sequential",

@@ -14,7 +14,17 @@ from robota.agents._results import BranchResult, BranchStatus
 from robota.core import Agent, ConfigurationError
 from robota.core.orchestration import OrchestrationPrimitive
 
-__all__ = ["Failed", "Outcome", "Pool", "Runnable", "Step", "as_step", "run_step", "step_name"]
+__all__ = [
+    "Failed",
+    "Outcome",
+    "Pool",
+    "Prompted",
+    "Runnable",
+    "Step",
+    "as_step",
+    "run_step",
+    "step_name",
+]
 
 
 @final
@@ -67,6 +77,31 @@ class Failed(Exception):
         self.records = records
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class Prompted:
+    """An agent step of a neutral spec (S32 ``OrchestrationStep``): its own id and prompt.
+
+    Attributes:
+        agent: The agent the step's ``agent_type`` named.
+        id: The spec step's id.
+        prompt: The step's instruction, sent first.
+        takes_input: Whether the step's input (the flow's, or the previous output) follows the
+            prompt, after a blank line.
+    """
+
+    agent: Agent
+    id: str
+    prompt: str
+    takes_input: bool
+
+    def compose(self, text: str) -> str:
+        """The user message: the prompt, then the input when the step takes it."""
+        if not self.takes_input or not text:
+            return self.prompt
+        return f"{self.prompt}\n\n{text}" if self.prompt else text
+
+
 class Runnable(ABC):
     """What a flow is to the steps code: something run on a text within a scope."""
 
@@ -78,13 +113,13 @@ class Runnable(ABC):
     async def _execute(self, input: str | Sequence[str], scope: Scope) -> Outcome: ...
 
 
-Step: TypeAlias = Agent | Runnable | StepFunction | Pool
+Step: TypeAlias = Agent | Runnable | StepFunction | Pool | Prompted
 """Any step the steps code runs (a pool of agents is a map's mapper)."""
 
 
 def as_step(value: object, where: str) -> Step:
     """``value`` as a step, or a ConfigurationError naming ``where``."""
-    if isinstance(value, (Agent, Runnable, Pool)) or callable(value):
+    if isinstance(value, (Agent, Runnable, Pool, Prompted)) or callable(value):
         return value
     raise ConfigurationError(
         f"{where} must be a robota.Agent, a flow (robota.agents.sequential/parallel/map_reduce) "
@@ -98,6 +133,8 @@ def step_name(step: Step) -> str:
         return step.name
     if isinstance(step, Pool):
         return step.agents[0].name
+    if isinstance(step, Prompted):
+        return step.id
     if isinstance(step, Runnable):
         return step.label or step.primitive
     return str(getattr(step, "__name__", "step"))
@@ -125,6 +162,9 @@ async def run_step(
     text = input if isinstance(input, str) else "\n".join(input)
     if isinstance(step, Agent):
         branch = await scope.run.run_agent(step, text, step_id, scope)
+        return branch, [branch]
+    if isinstance(step, Prompted):
+        branch = await scope.run.run_agent(step.agent, step.compose(text), step_id, scope)
         return branch, [branch]
     if isinstance(step, Pool):
         agent = await step.borrow()
