@@ -203,9 +203,9 @@ class AgentTool(Tool):
             an object JSON schema or a type (pydantic model, dataclass, TypedDict) — the
             arguments are then sent as JSON.
         output: Ask the child for a structured result (S18), as ``run(output=...)``.
-        keep_history: Keep the agent's conversation from call to call; by default each call
-            starts a fresh conversation (its system prompt only), which replaces the agent's
-            history.
+        keep_history: Continue the agent's own conversation (``agent.history``) from call to
+            call; by default each call runs in a fresh conversation of its own (the system
+            prompt only), and the agent's own history is left untouched (S34).
         risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
             delegating acts on nothing — each call the child makes passes the caller's gate.
 

@@ -52,7 +52,8 @@ class Delegation:
 
     Attributes:
         span: The tool call's event span: the child's events nest under it (S33).
-        fresh: Start the child from an empty conversation (its system prompt only).
+        fresh: Run the child in a conversation of its own (its system prompt only), leaving
+            the agent's own history untouched (S34); else continue the agent's conversation.
         gate: The gate the child's tool calls pass for this run (the ceiling, S21).
         settled: Told what the child's run used once it ended, however it ended (completed,
             failed, cancelled), so no spending of a failed child is lost to the parent.
