@@ -1503,7 +1503,7 @@ class Agent(DurableAgentMixin):
     ) -> RunResult[Any]:
         """One run as another agent's tool call (issue 29, robota.core._agent_tool)."""
         settings = self._settings(output, options)
-        return await self._execute(input, settings, signal, None, options, parent)
+        return await self._execute(input, settings, signal, parent.notify, options, parent)
 
     async def aclose(self) -> list[BaseException]:
         """Close the agent (S20) and return the cleanup failures; never raises for them.
