@@ -94,3 +94,33 @@ async def test_a_plain_run_of_a_parent_is_unchanged_and_the_child_streams_to_nob
     assert result.text == "the lead's answer"
     direct = [event async for event in researcher.run_stream("direct")]
     assert not any(isinstance(e, SubagentEvent) for e in direct)
+
+
+async def test_s23_leaving_the_parents_stream_mid_child_records_the_childs_partial_text() -> None:
+    child_provider = ScriptedProvider(
+        ["one two three four five six seven eight nine ten"], chunk_delay=0.02
+    )
+    researcher = Agent("child-model", provider=child_provider, name="researcher")
+    lead = Agent(
+        "parent-model",
+        provider=ScriptedProvider([[("researcher", {"input": "go"})], "unused"]),
+        name="lead",
+        tools=[researcher],
+    )
+    stream = lead.run_stream("start")
+    seen = ""
+    async for event in stream:
+        if isinstance(event, SubagentEvent) and isinstance(event.event, TextDelta):
+            seen += event.event.text
+            if "three" in seen:
+                break  # the consumer leaves while the child is still streaming
+    await stream.aclose()
+    assert child_provider.aborted_calls == 1
+    # S23: the parent's history records the child's partial text as the tool's result.
+    (message,) = [m for m in lead.history if isinstance(m, robota.ToolMessage)]
+    partial = str(message.content)
+    assert partial.startswith("one two three")
+    assert "ten" not in partial
+    assert message is lead.history[-1]  # the turn ended there: no model call after the abort
+    result = await stream.result()
+    assert result.status == "interrupted"
