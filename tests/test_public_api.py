@@ -294,6 +294,7 @@ def test_all_is_pinned() -> None:
         "StreamEvent",
         "StructuredOutputError",
         "StructuredOutputTransport",
+        "SubagentEvent",
         "SystemMessage",
         "TOOL_RESULT_BUDGET",
         "TOOL_SEARCH_NAME",

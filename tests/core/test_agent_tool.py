@@ -173,8 +173,8 @@ async def test_s23_aborting_the_parent_interrupts_the_child_and_records_its_part
     partial = str(recorded[0].content)
     assert partial.startswith("one")
     assert "ten" not in partial
-    child_last = child.history[-1]
-    assert child_last.state == "interrupted"
+    # The call ran in a conversation of its own (S34): the agent's own history is untouched.
+    assert len(child.history) == 0
 
 
 async def test_usage_and_cost_roll_up_into_the_parent_with_a_per_agent_breakdown() -> None:
@@ -227,6 +227,41 @@ async def test_a_fresh_conversation_per_call_unless_the_caller_keeps_one() -> No
     )
     await parent.run("start")
     assert [m.content for m in kept_provider.requests[1].messages] == ["1", "a", "2"]
+
+
+async def test_s34_a_fresh_call_leaves_the_agents_own_conversation_untouched() -> None:
+    # S34: history is append-only. A fresh delegated call runs in a conversation of its own;
+    # the agent's own conversation (a user talking to it directly) neither shows in the call
+    # nor loses anything to it, and the next direct run continues it.
+    child, child_provider = _child(["direct 1", "delegated", "direct 2"], system_prompt="Sys.")
+    await child.run("hello child")
+    before = list(child.history)
+    parent, _ = _parent([[("researcher", {"input": "task"})], "ok"], [child])
+    await parent.run("start")
+    assert [m.content for m in child_provider.requests[1].messages] == ["Sys.", "task"]
+    assert list(child.history) == before
+    await child.run("again")
+    assert [m.content for m in child_provider.requests[2].messages] == [
+        "Sys.",
+        "hello child",
+        "direct 1",
+        "again",
+    ]
+
+
+async def test_keep_history_continues_the_agents_own_conversation() -> None:
+    child, child_provider = _child(["direct", "delegated"])
+    await child.run("hello child")
+    parent, _ = _parent(
+        [[("researcher", {"input": "task"})], "ok"], [child.as_tool(keep_history=True)]
+    )
+    await parent.run("start")
+    assert [m.content for m in child_provider.requests[1].messages] == [
+        "hello child",
+        "direct",
+        "task",
+    ]
+    assert [m.content for m in child.history] == ["hello child", "direct", "task", "delegated"]
 
 
 async def test_issue28_a_child_never_spends_more_than_the_parent_has_left() -> None:

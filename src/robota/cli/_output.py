@@ -214,7 +214,8 @@ class RunRenderer:
                 self._end_text_line()
                 if self.printer is not None:
                     self.printer.note(retry_note(event))
-            case robota.RoundStarted() | robota.MessageCommitted():
+            case robota.RoundStarted() | robota.MessageCommitted() | robota.SubagentEvent():
+                # A sub-agent's progress is not printed: its answer shows as its tool's result.
                 pass
             case _:
                 assert_never(event)

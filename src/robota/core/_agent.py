@@ -865,6 +865,14 @@ class Agent(DurableAgentMixin):
         self, items: tuple[Message, ...], reported_usage: bool = True, inject: bool = True
     ) -> None:
         """Make ``items`` the conversation (the caller holds the run slot, S38)."""
+        store = self._new_store(items, reported_usage, inject)
+        self._store.observer = None
+        self._store = store
+
+    def _new_store(
+        self, items: tuple[Message, ...], reported_usage: bool = True, inject: bool = True
+    ) -> ConversationStore:
+        """A conversation holding ``items`` (and the system prompt), observed by this agent."""
         store = ConversationStore(
             messages=items,
             max_messages=self._history_cap,
@@ -877,9 +885,8 @@ class Agent(DurableAgentMixin):
             store.context.forget_report()
         for message in store.messages:
             self._catalog.note(message)
-        self._store.observer = None
         store.observer = self._on_history
-        self._store = store
+        return store
 
     @property
     def hooks(self) -> HookRunner | None:
@@ -1212,13 +1219,15 @@ class Agent(DurableAgentMixin):
                     options.get("on_event"),
                     parent.span if parent is not None else None,
                 )
-                if parent is not None and parent.fresh:
-                    self._install_history(())  # issue 29: a fresh conversation per call
+                # Issue 29, S34: a fresh call runs in a conversation of its own; the agent's
+                # own history is left as it was (append-only), not replaced.
+                fresh = parent is not None and parent.fresh
+                store = self._new_store(()) if fresh else self._store
                 self._flush_reports(emitter)
                 execution = Execution(
                     settings,
                     run_id=run_id,
-                    store=self._store,
+                    store=store,
                     tools=self._executor,
                     plugins=self._plugins,
                     signal=run_signal,
@@ -1494,7 +1503,7 @@ class Agent(DurableAgentMixin):
     ) -> RunResult[Any]:
         """One run as another agent's tool call (issue 29, robota.core._agent_tool)."""
         settings = self._settings(output, options)
-        return await self._execute(input, settings, signal, None, options, parent)
+        return await self._execute(input, settings, signal, parent.notify, options, parent)
 
     async def aclose(self) -> list[BaseException]:
         """Close the agent (S20) and return the cleanup failures; never raises for them.

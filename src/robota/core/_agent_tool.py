@@ -18,7 +18,8 @@ called it, always:
   (:attr:`~robota.ApprovalRequest.agent`);
 * trace context (S27): the child's run is parented on this tool body's span;
 * events (S33): the child's events go to the parent's services too, with the owner path
-  ``agent/…/execution/…/tool/…/agent/…``;
+  ``agent/…/execution/…/tool/…/agent/…``; a streamed parent yields the child's stream events
+  as :class:`~robota.SubagentEvent` values naming the child's path and this tool call;
 * usage and cost roll up into the parent's result (``RunResult.usage_by_agent``), and the
   parent's budget is charged with them;
 * ``SubagentStop`` hooks of the parent fire when the child's run ends (S22, advisory).
@@ -45,7 +46,7 @@ from robota.core._tracing import TraceContext
 from robota.core.execution._loop import Execution
 from robota.core.execution._result import RunResult
 from robota.core.execution._structured import OutputSpec
-from robota.core.execution._subagents import Delegation, Spend, SubagentLedger
+from robota.core.execution._subagents import Delegation, Spend, SubagentLedger, surfaced
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
@@ -203,9 +204,9 @@ class AgentTool(Tool):
             an object JSON schema or a type (pydantic model, dataclass, TypedDict) — the
             arguments are then sent as JSON.
         output: Ask the child for a structured result (S18), as ``run(output=...)``.
-        keep_history: Keep the agent's conversation from call to call; by default each call
-            starts a fresh conversation (its system prompt only), which replaces the agent's
-            history.
+        keep_history: Continue the agent's own conversation (``agent.history``) from call to
+            call; by default each call runs in a fresh conversation of its own (the system
+            prompt only), and the agent's own history is left untouched (S34).
         risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
             delegating acts on nothing — each call the child makes passes the caller's gate.
 
@@ -287,7 +288,12 @@ class AgentTool(Tool):
                 children=trace.context.children,
             )
         spent: list[Spend] = []
-        frame = Delegation(ctx._span, not self._keep_history, gate, spent.append)
+        notify = (
+            None
+            if run is None
+            else surfaced(run._notify, run.settings.agent_name, child.name, ctx.call_id)
+        )
+        frame = Delegation(ctx._span, not self._keep_history, gate, spent.append, notify)
         callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
         if child._current is not None and child._current in callers:
             return ToolResult(

@@ -18,6 +18,7 @@ __all__ = [
     "RetryStarted",
     "RoundStarted",
     "RunEvent",
+    "SubagentEvent",
     "TextDelta",
     "ToolCallFinished",
     "ToolCallStarted",
@@ -129,7 +130,46 @@ class RetryStarted:
     fallback: bool = False
 
 
+@final
+@dataclass(frozen=True, slots=True)
+class SubagentEvent:
+    """A sub-agent's own stream event, surfaced in the stream of the run that called it.
+
+    An agent called as a tool (``Agent.as_tool``, issue 29) streams to its caller's stream
+    wrapped in this event, never as the caller's own: join the :class:`TextDelta` events a
+    stream yields directly and you get the streamed agent's text alone. A grandchild's events
+    arrive flat (one wrapper, its full path), so ``event`` is never a ``SubagentEvent``.
+
+    Attributes:
+        agent: The owner path of the agent that produced ``event``, from the streamed run's
+            agent down (``"lead/researcher"``, ``"lead/researcher/helper"``) — the keys of
+            ``RunResult.usage_by_agent``.
+        call_id: The minted id (S36) of the tool call that runs that agent, in the agent one
+            level up: the ``call_id`` of a :class:`ToolCallStarted` seen before (directly, or
+            inside the ``SubagentEvent`` of the agent above).
+        event: The sub-agent's event, as its own stream would yield it.
+    """
+
+    kind: ClassVar[Literal["subagent_event"]] = "subagent_event"
+    agent: str
+    call_id: str
+    event: (
+        TextDelta
+        | RoundStarted
+        | RetryStarted
+        | ToolCallStarted
+        | ToolCallFinished
+        | MessageCommitted
+    )
+
+
 RunEvent: TypeAlias = (
-    TextDelta | RoundStarted | RetryStarted | ToolCallStarted | ToolCallFinished | MessageCommitted
+    TextDelta
+    | RoundStarted
+    | RetryStarted
+    | ToolCallStarted
+    | ToolCallFinished
+    | MessageCommitted
+    | SubagentEvent
 )
 """Anything a :class:`~robota.RunStream` yields."""

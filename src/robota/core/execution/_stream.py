@@ -4,9 +4,10 @@ Iterate it for :data:`~robota.RunEvent` values (text deltas, tool calls, committ
 then ``await stream.result()`` for the :class:`~robota.RunResult`. A model call that failed and
 is tried again (a :class:`~robota.RetryPolicy` or a fallback model) yields
 :class:`~robota.RetryStarted` carrying the text it had streamed, which is discarded: history
-keeps the retried reply only. The run starts — and takes the
-agent's slot (S38) — only when iteration (or :meth:`RunStream.result`) begins, so a stream that
-is never consumed never runs.
+keeps the retried reply only. An agent the run calls as a tool (issue 29) streams into this
+stream as :class:`~robota.SubagentEvent` values, apart from the run's own events. The run
+starts — and takes the agent's slot (S38) — only when iteration (or :meth:`RunStream.result`)
+begins, so a stream that is never consumed never runs.
 
 Leaving early aborts the turn (S23): ``break`` out of ``async for`` (the stream object is dropped
 and aborts), ``await stream.aclose()``, or leave an ``async with`` block. The run then commits

@@ -10,18 +10,20 @@ the ledger into the result's totals and its ``usage_by_agent``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, final
 
+from robota.core._run_events import SubagentEvent
 from robota.core._usage import Usage
 from robota.core.execution._result import _NO_AGENTS as NO_AGENTS
 from robota.core.execution._result import AgentUsage
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
+    from robota.core._run_events import RunEvent
     from robota.core.tools._executor import ToolGate
 
-__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "roll_up"]
+__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "roll_up", "surfaced"]
 
 
 @final
@@ -52,16 +54,43 @@ class Delegation:
 
     Attributes:
         span: The tool call's event span: the child's events nest under it (S33).
-        fresh: Start the child from an empty conversation (its system prompt only).
+        fresh: Run the child in a conversation of its own (its system prompt only), leaving
+            the agent's own history untouched (S34); else continue the agent's conversation.
         gate: The gate the child's tool calls pass for this run (the ceiling, S21).
         settled: Told what the child's run used once it ended, however it ended (completed,
             failed, cancelled), so no spending of a failed child is lost to the parent.
+        notify: Receives the child's stream events when the calling run is streamed (each
+            already wrapped as a ``SubagentEvent`` for the caller's stream); else ``None``.
     """
 
     span: EventEmitter | None
     fresh: bool
     gate: ToolGate | None
     settled: Callable[[Spend], None] | None = None
+    notify: Callable[[RunEvent], None] | None = None
+
+
+def surfaced(
+    notify: Callable[[RunEvent], None] | None, caller: str, child: str, call_id: str
+) -> Callable[[RunEvent], None] | None:
+    """Where a child's stream events go: the calling run's stream, wrapped; ``None`` if unstreamed.
+
+    ``caller`` is the calling run's agent name, ``child`` the sub-agent's, ``call_id`` the
+    calling tool call's minted id (S36). A grandchild's event arrives already wrapped by the
+    child's own call, with its path from the child down: it keeps its ``call_id`` and gains the
+    caller's name in front, so a consumer sees one flat wrapper with the full path.
+    """
+    if notify is None:
+        return None
+    path = f"{caller}/{child}"
+
+    def forward(event: RunEvent) -> None:
+        if isinstance(event, SubagentEvent):
+            notify(replace(event, agent=f"{caller}/{event.agent}"))
+        else:
+            notify(SubagentEvent(path, call_id, event))
+
+    return forward
 
 
 def _add_cost(a: float | None, b: float | None) -> float | None:
