@@ -17,7 +17,14 @@ import pydantic
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core import ExecutionJournal, MessagePart, StructuredOutputError, UsageLimits
+from robota.core import (
+    ExecutionJournal,
+    GuardrailPhase,
+    GuardrailTripped,
+    MessagePart,
+    StructuredOutputError,
+    UsageLimits,
+)
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
@@ -358,6 +365,7 @@ def _typed(result: RunOutput, output: object) -> object:
 
 
 _CATEGORIES: frozenset[object] = frozenset(get_args(ErrorCategory))
+_PHASES: frozenset[object] = frozenset(get_args(GuardrailPhase))
 
 
 def _robota_error(failure: WorkflowFailureError) -> RobotaError:
@@ -374,6 +382,11 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
             return ConfigurationError(cause.message, code=code)
         if kind == "UsageLimitExceeded" and "limit" in details:
             return limit_error(cause.message, details)
+        if kind == "GuardrailTripped" and details.get("phase") in _PHASES:
+            # Issue 29: the same named error as in-process, with the guardrail's reason.
+            return GuardrailTripped(
+                str(details.get("guardrail", "")), str(details.get("reason", "")), details["phase"]
+            )
         if kind == "StructuredOutputError":
             issues = details.get("issues")
             return StructuredOutputError(
