@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import robota
+from robota.core.permissions import PermissionGate, PermissionPolicy
 from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 from temporal_runs.agents import _effect, patient, record
 
@@ -78,6 +79,17 @@ def boss() -> robota.Agent:
         provider=KidProvider("boss", "helper", key="input"),
         model="rule-model",
         tools=[child],
+        name="boss",
+    )
+
+
+def asking_boss() -> robota.Agent:
+    # S21: the child's call is asked about through the parent's gate (the ceiling).
+    return robota.Agent(
+        provider=KidProvider("boss", "helper", key="input"),
+        model="rule-model",
+        tools=[helper()],
+        tool_gate=PermissionGate(PermissionPolicy(ask=["record"])),
         name="boss",
     )
 
@@ -177,6 +189,7 @@ def judged_recorder() -> robota.Agent:
 KIDS = {
     "boss": boss,
     "waiting_boss": waiting_boss,
+    "asking_boss": asking_boss,
     "guarded_recorder": guarded_recorder,
     "judged_recorder": judged_recorder,
 }

@@ -19,9 +19,9 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 import robota
-from robota.temporal import get_result, start_agent_run
+from robota.temporal import approve, get_result, start_agent_run
 from temporal_runs.engine import Workers
-from temporal_runs.test_agent_workflows import effects, serving, wait_for_file
+from temporal_runs.test_agent_workflows import effects, serving, until, wait_for_file
 
 
 async def activities(handle: WorkflowHandle[object, object]) -> list[str]:
@@ -104,6 +104,22 @@ async def test_issue29_s23_a_cancel_of_the_parent_reaches_the_childs_tool_body(
     assert time.monotonic() - began < 5  # the child's body stopped on the parent's signal
     assert result.status == "interrupted"
     assert "patient" not in " ".join(lines(tmp_path / "effects.txt"))  # no effect
+
+
+async def test_issue29_s21_a_childs_ask_reaches_the_parents_approve_signal_named(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "asking_boss", "ask", task_queue=queue)
+        state = await until(handle, lambda s: bool(s.approvals))
+        (pending,) = state.approvals
+        assert (pending.tool, pending.agent) == ("record", "boss/helper")
+        assert "ask-boss-helper" not in lines(tmp_path / "effects.txt")  # not before the answer
+        await approve(handle, pending.id, approved=True)
+        result = await get_result(handle)
+    assert result.text == "boss: helper: recorded ask-boss-helper"
+    assert lines(tmp_path / "effects.txt").count("ask-boss-helper") == 1
 
 
 async def test_issue29_s40_a_worker_killed_mid_child_repeats_no_model_call_or_effect(

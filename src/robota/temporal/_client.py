@@ -71,12 +71,15 @@ class PendingApproval:
         tool: The tool's name.
         arguments: The call's arguments.
         reason: Why approval is needed.
+        agent: The sub-agent whose call it is, as its path (``"parent/child"``, issue 29);
+            ``None`` for the registered agent's own calls.
     """
 
     id: str
     tool: str
     arguments: Mapping[str, Any]
     reason: str
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +255,9 @@ async def run_state(handle: WorkflowHandle[Any, Any]) -> RunState:
         status=str(data["status"]),
         text=str(data["text"]),
         approvals=tuple(
-            PendingApproval(str(a["id"]), str(a["tool"]), dict(a["arguments"]), str(a["reason"]))
+            PendingApproval(
+                str(a["id"]), str(a["tool"]), dict(a["arguments"]), str(a["reason"]), a.get("agent")
+            )
             for a in data["approvals"]
         ),
         reconciliation=tuple(_item(r) for r in data["reconciliation"]),

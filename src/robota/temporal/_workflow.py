@@ -3,6 +3,8 @@
 Internal. The workflow builds the registered agent from its factory and routes every provider
 call and every tool body to an activity (:meth:`robota.Agent._route_dispatch`); the loop itself —
 its guards, the permission gate, ``tool_search``, structured output — runs here, unchanged.
+So do its sub-agents' loops and guardrail agents' (issue 29, :mod:`robota.temporal._routing`);
+a function guardrail's check is the ``robota.guardrail`` activity.
 Everything the loop mints (ids, timestamps) comes from Temporal's replayable sources
 (:func:`robota.core._messages.deterministic`), so a replay on another worker mints the same.
 
@@ -187,6 +189,7 @@ class _Run:
             "arguments": dict(request.arguments),
             "reason": request.reason,
             "always_ask": request.always_ask,
+            "agent": request.agent,  # issue 29: a sub-agent's ask names it
         }
         try:
             await workflow.wait_condition(
