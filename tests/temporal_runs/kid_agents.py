@@ -115,6 +115,8 @@ def waiting_boss() -> robota.Agent:
 
 def _no_forbidden(text: str) -> robota.GuardrailResult | None:
     _effect(f"guard input {text}")
+    if "explode" in text:
+        raise ValueError("the check broke")
     if "forbidden" in text:
         return robota.GuardrailResult(tripped=True, reason="the input says forbidden")
     return None
@@ -151,6 +153,23 @@ def guarded_recorder() -> robota.Agent:
             robota.OutputGuardrail(_no_done, name="reply"),
         ],
     )
+
+
+def hasty_recorder() -> robota.Agent:
+    # The input guardrail runs beside the first model call (an explicit opt-in): no tool body
+    # may start before it passed.
+    return robota.Agent(
+        provider=KidProvider("hasty", "record"),
+        model="rule-model",
+        tools=[record],
+        name="hasty",
+        guardrails=[robota.InputGuardrail(_slow_no_forbidden, name="slow", run_in_parallel=True)],
+    )
+
+
+async def _slow_no_forbidden(text: str) -> robota.GuardrailResult | None:
+    await asyncio.sleep(1.0)  # the model call settles first; the tool batch waits
+    return _no_forbidden(text)
 
 
 class VerdictProvider(robota.Provider):
@@ -192,4 +211,5 @@ KIDS = {
     "asking_boss": asking_boss,
     "guarded_recorder": guarded_recorder,
     "judged_recorder": judged_recorder,
+    "hasty_recorder": hasty_recorder,
 }

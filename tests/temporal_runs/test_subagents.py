@@ -19,7 +19,8 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 import robota
-from robota.temporal import approve, get_result, start_agent_run
+from robota.temporal import approve, create_replayer, get_result, start_agent_run
+from temporal_runs.agents import AGENTS
 from temporal_runs.engine import Workers
 from temporal_runs.test_agent_workflows import effects, serving, until, wait_for_file
 
@@ -69,6 +70,9 @@ async def test_issue29_a_child_runs_in_the_parents_workflow_its_calls_activities
     assert by_agent["boss/helper"].usage.total_tokens == 24
     assert result.usage.total_tokens == 48
     assert result.agent == "boss"
+    # The child's loop is workflow code: a replay of the history takes the same steps.
+    replayed = await create_replayer(AGENTS).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
 
 
 async def test_issue29_the_parents_limits_bound_the_child_on_temporal(
@@ -202,6 +206,8 @@ async def test_issue29_tool_and_output_guardrails_run_as_activities_on_temporal(
         ("calls", "tool_after", "replaced"),
         ("reply", "output", "passed"),
     ]
+    replayed = await create_replayer(AGENTS).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
     # before= refused the call: the body never ran, the model saw the refusal.
     assert "stop-guarded" not in lines(tmp_path / "effects.txt")
     assert "refused by guardrail 'calls'" in stopped.text
@@ -217,6 +223,32 @@ async def test_issue29_an_output_guardrail_trips_on_temporal(
         with pytest.raises(robota.GuardrailTripped) as caught:
             await get_result(handle)
     assert (caught.value.guardrail, caught.value.phase) == ("reply", "output")
+
+
+async def test_issue29_a_parallel_input_guardrail_trips_before_any_tool_body_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "hasty_recorder", "forbidden", task_queue=queue)
+        with pytest.raises(robota.GuardrailTripped) as caught:
+            await get_result(handle)
+    assert (caught.value.guardrail, caught.value.phase) == ("slow", "input")
+    # The model call ran beside the check and asked for the tool; the body never started.
+    assert lines(tmp_path / "effects.txt") == ["model hasty 0", "guard input forbidden"]
+    assert "robota.tool_call" not in await activities(handle)
+
+
+async def test_issue29_a_guardrail_check_that_raises_fails_the_run_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "guarded_recorder", "explode", task_queue=queue)
+        with pytest.raises(robota.RobotaError, match="ValueError: the check broke") as caught:
+            await get_result(handle)
+    assert caught.value.code == "guardrail_failed"  # fails closed: no model call, no tool
+    assert await activities(handle) == ["robota.guardrail"]
 
 
 async def test_issue29_a_guardrail_agents_model_calls_are_activities_on_temporal(
