@@ -19,7 +19,7 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 import robota
-from robota.temporal import approve, create_replayer, get_result, start_agent_run
+from robota.temporal import approve, create_replayer, get_result, reconcile, start_agent_run
 from temporal_runs.agents import AGENTS
 from temporal_runs.engine import Workers
 from temporal_runs.test_agent_workflows import effects, serving, until, wait_for_file
@@ -151,6 +151,34 @@ async def test_issue29_s40_a_worker_killed_mid_child_repeats_no_model_call_or_ef
         "model boss 1",
     ]
     assert set(result.usage_by_agent) == {"boss", "boss/helper"}
+
+
+async def test_issue29_s40_a_worker_killed_mid_childs_body_never_repeats_the_effect(
+    client: Client, workers: Workers, tmp_path: Path
+) -> None:
+    hold = tmp_path / "holder.txt"
+    # Worker A holds the child's tool body before its effect; worker B takes over.
+    workers.start(ROBOTA_TEST_HOLD=str(hold), ROBOTA_TEST_HOLD_SECONDS="60")
+    handle = await start_agent_run(
+        client, "boss", "body", task_queue=workers.queue, heartbeat_timeout=2
+    )
+    pid = int(wait_for_file(hold))
+    workers.start()
+    os.kill(pid, signal.SIGKILL)
+    # The child's body started without a result: reconciled like the parent's, never re-run.
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await get_result(handle)
+    (item,) = caught.value.items
+    assert (item.tool_name, dict(item.arguments or {})) == ("record", {"text": "body-boss-helper"})
+    await reconcile(handle, item.call_id or "", outcome="settled", content="recorded by hand")
+    result = await asyncio.wait_for(get_result(handle), 60)
+    assert result.text == "boss: helper: recorded by hand"
+    assert lines(workers.effects) == [
+        "model boss 0",
+        "model helper 0",
+        "model helper 1",
+        "model boss 1",
+    ]
 
 
 # ------------------------------------------------------------------ guardrails
