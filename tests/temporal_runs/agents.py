@@ -338,13 +338,17 @@ def lifecycle_hooked() -> robota.Agent:
     )
 
 
-def guarded() -> robota.Agent:
-    # Issue 29: guardrails are refused on Temporal (for now), by name.
-    return robota.Agent(
+def hooked_boss() -> robota.Agent:
+    # Issue 29: a sub-agent is checked like the registered agent, and named.
+    gate = PermissionGate(PermissionPolicy(), hooks=robota.HookRunner({}, {}))
+    kid = robota.Agent(
         provider=RuleProvider("record"),
         model="rule-model",
-        guardrails=[robota.InputGuardrail(lambda text: None, name="check")],
+        tools=[record],
+        tool_gate=gate,
+        name="hooked_kid",
     )
+    return robota.Agent(provider=RuleProvider("hooked_kid"), model="rule-model", tools=[kid])
 
 
 AGENTS.update(
@@ -352,7 +356,7 @@ AGENTS.update(
         "sourced": sourced,
         "hooked": hooked,
         "lifecycle_hooked": lifecycle_hooked,
-        "guarded": guarded,
+        "hooked_boss": hooked_boss,
     }
 )
 
@@ -494,3 +498,9 @@ def settings_echo() -> robota.Agent:
 
 
 AGENTS["settings_echo"] = settings_echo
+
+
+# Issue 29: sub-agents and guardrails on Temporal (temporal_runs.kid_agents imports from here).
+from temporal_runs.kid_agents import KIDS  # noqa: E402
+
+AGENTS.update(KIDS)

@@ -483,7 +483,7 @@ async def test_s40_an_outside_response_request_waits_for_a_signal_then_the_call_
         ("sourced", "agent 'sourced' cannot run on Temporal: "),
         ("hooked", "has hooks"),
         ("lifecycle_hooked", "has hooks"),
-        ("guarded", "has guardrails"),
+        ("hooked_boss", "its sub-agent 'hooked_kid' at tool:hooked_kid): it has hooks"),
     ],
 )
 async def test_what_cannot_run_in_workflow_code_is_refused_with_a_clear_error(
@@ -558,9 +558,9 @@ async def test_a_payload_of_an_unknown_version_fails_the_run_with_the_upgrade_me
 ) -> None:
     async with serving(client, queue):
         handle = await client.start_workflow(
-            "robota.agent", {"v": 3, "agent": "recorder"}, id=f"v3-{queue}", task_queue=queue
+            "robota.agent", {"v": 99, "agent": "recorder"}, id=f"v99-{queue}", task_queue=queue
         )
-        with pytest.raises(robota.RobotaError, match=r"version 3.*upgrade the worker"):
+        with pytest.raises(robota.RobotaError, match=r"version 99.*upgrade the worker"):
             await asyncio.wait_for(get_result(handle), 30)
 
 

@@ -636,6 +636,9 @@ class Agent(DurableAgentMixin):
         self,
         provider: Callable[[Provider], Provider],
         tool: Callable[[Tool], Tool],
+        *,
+        guardrail: Callable[[Guardrail], Guardrail] | None = None,
+        gate: Callable[[ToolGate | None], ToolGate | None] | None = None,
     ) -> None:
         """Internal (robota.temporal): do every provider call and tool body elsewhere.
 
@@ -643,6 +646,10 @@ class Agent(DurableAgentMixin):
         for it: the same name, schema and declarations, with the work done elsewhere (a
         Temporal activity). The loop, its guards, the gate and ``tool_search`` stay here. Only
         a fresh agent qualifies, and not one with tool sources: a source starts by itself.
+        Issue 29: ``guardrail`` replaces each guardrail (its checks done elsewhere), ``gate``
+        the agent's own tool gate (the tool guardrails wrap the result again). The agent's
+        loop no longer retries a model call: whoever runs the routed provider owns retries
+        (issue 28) — read :attr:`retry` before routing.
 
         Raises:
             ConfigurationError: for an agent that has run, is closing, or has tool sources.
@@ -679,6 +686,14 @@ class Agent(DurableAgentMixin):
             routed = tool(entry)
             routed.event_service = entry.event_service
             self._tools.register(routed)
+        self._retry = None
+        if guardrail is not None:
+            self._guardrails = tuple(guardrail(entry) for entry in self._guardrails)
+        gated = self._executor.gate
+        inner = gated.inner if isinstance(gated, GuardrailGate) else gated
+        inner = inner if gate is None else gate(inner)
+        guarded = tool_guardrails(self._guardrails)
+        self._executor.gate = GuardrailGate(inner, guarded, self._emitter) if guarded else inner
 
     # ------------------------------------------------------------------ configuration
 

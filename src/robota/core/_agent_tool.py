@@ -24,8 +24,10 @@ called it, always:
   parent's budget is charged with them;
 * ``SubagentStop`` hooks of the parent fire when the child's run ends (S22, advisory).
 
-Journaled (S40) and Temporal parents are not handled here yet: the child runs in process,
-without a journal of its own.
+On Temporal (``robota.temporal``) the child runs inside the parent's workflow: this tool stays
+in workflow code — everything above flows down unchanged — and the child's model calls and tool
+bodies are activities of the parent's run, so a worker crash repeats neither (S40). A journaled
+(S40) in-process parent is not handled here yet: the child runs without a journal of its own.
 """
 
 from __future__ import annotations
@@ -210,8 +212,9 @@ class AgentTool(Tool):
         risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
             delegating acts on nothing — each call the child makes passes the caller's gate.
 
-    Misuse: a journaled (S40) or Temporal parent does not journal the child yet — a resumed
-    parent runs a child call again.
+    On Temporal the child runs inside the parent's workflow, its model calls and tool bodies
+    activities of the parent's run (exactly once, like the parent's). Misuse: a journaled (S40)
+    in-process parent does not journal the child yet — a resumed parent runs a child call again.
     """
 
     def __init__(

@@ -18,8 +18,16 @@ Retries are Temporal's: a provider failure that may succeed later (5xx, 408, 429
 Temporal's schedule, honouring ``retry-after``; a refused request (400, 401, 403 …) is not; the
 workers turn their providers' SDK retries off (:meth:`robota.Provider.disable_sdk_retries`).
 
+Sub-agents and guardrails (issue 29): an agent used as a tool (``Agent.as_tool``) runs inside the
+parent's workflow — its delegation and its loop in workflow code, its model calls and tool bodies
+activities of the parent's run, addressed by its path below the registered agent — so a worker
+crash repeats no model call or tool effect of the child either; ``RunOutput.usage_by_agent``
+breaks the usage down. A plain-function guardrail check runs in the activity ``robota.guardrail``
+(:data:`GUARDRAIL`), a guardrail agent like a sub-agent; a trip is :class:`robota.GuardrailTripped`.
+
 In workflow code (replayed, no I/O): the agent's factory, its permission gate and plugins. Refused
-when a run starts: an agent with its own journal, tool sources or hooks. A tool result over
+when a run starts: an agent — or a sub-agent or guardrail agent below it — with its own journal,
+tool sources or hooks. A tool result over
 ``INLINE_RESULT_BYTES`` — its text and media parts, base64 — is stored in the journal and
 referenced by a marker with no parts (the run's messages show the marker); the model call
 restores the text and the parts within the S39 tool-result budget (past it, the bounded notice),
@@ -37,6 +45,7 @@ the typed object.
 """
 
 from robota.temporal._activities import (
+    GUARDRAIL,
     MODEL_CALL,
     TOOL_CALL,
     AgentFactory,
@@ -58,6 +67,7 @@ from robota.temporal._worker import create_replayer, create_worker
 from robota.temporal._workflow import WORKFLOW_NAME
 
 __all__ = [
+    "GUARDRAIL",
     "MODEL_CALL",
     "PAYLOAD_VERSION",
     "TOOL_CALL",

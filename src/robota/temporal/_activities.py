@@ -19,9 +19,10 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import inspect
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import timedelta
 from typing import Any, Final
 
@@ -34,6 +35,7 @@ from robota.core import (
     Agent,
     AudioPart,
     DocumentPart,
+    GuardrailResult,
     ImagePart,
     Message,
     ModelTexts,
@@ -68,14 +70,17 @@ from robota.core.tools._executor import (
 )
 from robota.core.tools._tool import to_tool_result
 from robota.temporal._codec import (
+    GuardrailInput,
     ToolCallInput,
     decode_request,
     encode_response,
     encode_result,
+    encode_verdict,
 )
 from robota.temporal._media import resolve_media
 
 __all__ = [
+    "GUARDRAIL",
     "MODEL_CALL",
     "RECONCILIATION_REQUIRED",
     "TEXT_SIGNAL",
@@ -89,6 +94,10 @@ MODEL_CALL: Final = "robota.model_call"
 """The model-call activity's name."""
 TOOL_CALL: Final = "robota.tool_call"
 """The tool-body activity's name."""
+GUARDRAIL: Final = "robota.guardrail"
+"""The function-guardrail activity's name (issue 29)."""
+GUARDRAIL_FAILED: Final = "robota.GuardrailFailed"
+"""The application error type of a guardrail check that raised (the run fails, S42)."""
 TEXT_SIGNAL: Final = "robota.text"
 """The signal a model-call activity sends its workflow text deltas with, for the caller's view."""
 RECONCILIATION_REQUIRED: Final = "robota.ReconciliationRequired"
@@ -101,7 +110,8 @@ SETUP_FAILED: Final = "robota.ConfigurationError"
 AgentFactory = Callable[[], Agent]
 """Builds one agent: called once per workflow run (the loop's agent) and once per worker
 process (where the activities find the real provider and tools). It must build the same agent
-every time, with no I/O of its own: workflow code replays it."""
+every time, with no I/O of its own: workflow code replays it. Its sub-agents (``as_tool``) and
+guardrail agents are built fresh by each call too (issue 29): a run routes them."""
 
 INLINE_RESULT_BYTES: Final = 64 * 1024
 """A tool result larger than this (as Temporal's JSON encodes it) travels by reference when a
@@ -141,6 +151,7 @@ class AgentRegistry:
                 )
         self._factories: dict[str, AgentFactory] = dict(agents)
         self._live: dict[str, Agent] = {}
+        self._routed: set[Agent] = set()  # sub-agents whose SDK retries are off
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -177,16 +188,43 @@ class AgentRegistry:
                 provider.disable_sdk_retries()  # the public Provider method, no core internal
         return agent
 
-    def provider(self, agent: str, provider: str) -> Provider:
-        """The real provider ``provider`` of agent ``agent``."""
-        for item in self.live(agent)._every_provider():
+    def agent_at(self, agent: str, path: Sequence[str] = ()) -> Agent:
+        """The worker's instance of the agent at ``path`` below ``agent`` (issue 29).
+
+        A step ``tool:<name>`` is the sub-agent the tool ``name`` runs (``Agent.as_tool``); a
+        step ``guardrail:<index>:<check>`` is the guardrail agent of that check.
+        """
+        found = self.live(agent)
+        for step in path:
+            kind, _, rest = step.partition(":")
+            target: object = None
+            if kind == "tool":
+                target = getattr(found._tools.get(rest), "agent", None)
+            elif kind == "guardrail":
+                index, _, check = rest.partition(":")
+                guardrails = found._guardrails
+                if index.isdigit() and int(index) < len(guardrails):
+                    target = getattr(guardrails[int(index)], check, None)
+            if not isinstance(target, Agent):
+                where = "/".join((agent, *path))
+                raise ConfigurationError(f"no sub-agent {step!r} on the path {where!r}")
+            if target not in self._routed:
+                self._routed.add(target)
+                for provider in target._every_provider():
+                    provider.disable_sdk_retries()  # one owner of retries (issue 28)
+            found = target
+        return found
+
+    def provider(self, agent: str, provider: str, path: Sequence[str] = ()) -> Provider:
+        """The real provider ``provider`` of agent ``agent`` (or its sub-agent at ``path``)."""
+        for item in self.agent_at(agent, path)._every_provider():
             if item.name == provider:
                 return item
         raise ConfigurationError(f"agent {agent!r} has no provider named {provider!r}")
 
-    def tool(self, agent: str, tool: str) -> Tool:
-        """The real tool ``tool`` of agent ``agent``."""
-        found = self.live(agent)._tools.get(tool)
+    def tool(self, agent: str, tool: str, path: Sequence[str] = ()) -> Tool:
+        """The real tool ``tool`` of agent ``agent`` (or its sub-agent at ``path``)."""
+        found = self.agent_at(agent, path)._tools.get(tool)
         if found is None:
             raise ConfigurationError(f"agent {agent!r} has no tool named {tool!r}")
         return found
@@ -194,6 +232,7 @@ class AgentRegistry:
     async def aclose(self) -> None:
         """Close the worker's own agents (their providers' connections)."""
         live, self._live = list(self._live.values()), {}
+        self._routed = set()
         for agent in live:
             with contextlib.suppress(Exception):
                 await agent.aclose()
@@ -274,7 +313,7 @@ class RobotaActivities:
 
     def all(self) -> list[Callable[..., Any]]:
         """The activity callables to register with a worker."""
-        return [self.model_call, self.tool_call]
+        return [self.model_call, self.tool_call, self.guardrail]
 
     @activity.defn(name=MODEL_CALL)
     async def model_call(self, payload: dict[str, Any]) -> dict[str, Any]:
@@ -282,8 +321,9 @@ class RobotaActivities:
         with _setup():
             agent, provider_name = str(payload["agent"]), str(payload["provider"])
             request = decode_request(payload["request"])
-            provider = self._registry.provider(agent, provider_name)
-        texts = self._registry.live(agent)._texts  # S35: the factory's texts, as in-process
+            path = [str(step) for step in payload.get("path", ())]
+            provider = self._registry.provider(agent, provider_name, path)
+            texts = self._registry.agent_at(agent, path)._texts  # S35: the factory's texts
         request = await self._resolved(request, payload.get("refs"), provider.name, texts)
         try:
             messages = await resolve_media(request.messages, payload.get("media"), self._journal)
@@ -310,17 +350,44 @@ class RobotaActivities:
             await live.flush()
         return encode_response(response)
 
+    @activity.defn(name=GUARDRAIL)
+    async def guardrail(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Run one function guardrail check (issue 29): outside workflow code, recorded once."""
+        with _setup():
+            check = GuardrailInput.decode(payload)
+            guarded = self._registry.agent_at(check.agent, check.path)
+            function = getattr(guarded._guardrails[check.index], check.check)
+            if not callable(function) or isinstance(function, Agent):
+                raise ConfigurationError(f"guardrail {check.index} has no function {check.check}")
+        try:
+            async with _Heartbeat():
+                verdict = function(check.value)
+                if inspect.isawaitable(verdict):
+                    verdict = await verdict
+        except Exception as error:  # noqa: BLE001 - the check's own failure fails the run
+            raise ApplicationError(
+                f"{type(error).__name__}: {error}", type=GUARDRAIL_FAILED, non_retryable=True
+            ) from None
+        if verdict is not None and not isinstance(verdict, GuardrailResult):
+            raise ApplicationError(
+                f"the guardrail returned {verdict!r}; a check returns "
+                "robota.GuardrailResult(tripped=..., reason=...) or None (pass)",
+                type=GUARDRAIL_FAILED,
+                non_retryable=True,
+            )
+        return encode_verdict(verdict or GuardrailResult())
+
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Run one tool body, at most once per call where a journal is configured (S40)."""
         with _setup():
             call = ToolCallInput.decode(payload)
-            tool = self._registry.tool(call.agent, call.tool)
+            tool = self._registry.tool(call.agent, call.tool, call.path)
         workflow_id = activity.info().workflow_id or ""
         journal = self._journal
         if journal is None:
             try:
-                texts = self._registry.live(call.agent).texts
+                texts = self._registry.agent_at(call.agent, call.path).texts
                 return _inline(tool, await self._body(tool, call, workflow_id), texts)
             except _Waiting as waiting:
                 raise waiting.failure() from None
@@ -471,7 +538,7 @@ class RobotaActivities:
         # The body runs in a task of its own: a cancel of the activity (the run was aborted,
         # S23) aborts the body's signal instead of cutting it off, and a running body finishes
         # as in-process (S38) — its result is recorded like any other.
-        texts = self._registry.live(call.agent)._texts
+        texts = self._registry.agent_at(call.agent, call.path)._texts
         body = asyncio.ensure_future(self._call(tool, call, ctx, controller.signal, texts))
         async with _Heartbeat():
             try:

@@ -17,7 +17,14 @@ import pydantic
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from robota.core import ExecutionJournal, MessagePart, StructuredOutputError, UsageLimits
+from robota.core import (
+    ExecutionJournal,
+    GuardrailPhase,
+    GuardrailTripped,
+    MessagePart,
+    StructuredOutputError,
+    UsageLimits,
+)
 from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
 from robota.core.execution._journal import (
     OutsideRequest,
@@ -64,12 +71,15 @@ class PendingApproval:
         tool: The tool's name.
         arguments: The call's arguments.
         reason: Why approval is needed.
+        agent: The sub-agent whose call it is, as its path (``"parent/child"``, issue 29);
+            ``None`` for the registered agent's own calls.
     """
 
     id: str
     tool: str
     arguments: Mapping[str, Any]
     reason: str
+    agent: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,7 +255,9 @@ async def run_state(handle: WorkflowHandle[Any, Any]) -> RunState:
         status=str(data["status"]),
         text=str(data["text"]),
         approvals=tuple(
-            PendingApproval(str(a["id"]), str(a["tool"]), dict(a["arguments"]), str(a["reason"]))
+            PendingApproval(
+                str(a["id"]), str(a["tool"]), dict(a["arguments"]), str(a["reason"]), a.get("agent")
+            )
             for a in data["approvals"]
         ),
         reconciliation=tuple(_item(r) for r in data["reconciliation"]),
@@ -358,6 +370,7 @@ def _typed(result: RunOutput, output: object) -> object:
 
 
 _CATEGORIES: frozenset[object] = frozenset(get_args(ErrorCategory))
+_PHASES: frozenset[object] = frozenset(get_args(GuardrailPhase))
 
 
 def _robota_error(failure: WorkflowFailureError) -> RobotaError:
@@ -374,6 +387,11 @@ def _robota_error(failure: WorkflowFailureError) -> RobotaError:
             return ConfigurationError(cause.message, code=code)
         if kind == "UsageLimitExceeded" and "limit" in details:
             return limit_error(cause.message, details)
+        if kind == "GuardrailTripped" and details.get("phase") in _PHASES:
+            # Issue 29: the same named error as in-process, with the guardrail's reason.
+            return GuardrailTripped(
+                str(details.get("guardrail", "")), str(details.get("reason", "")), details["phase"]
+            )
         if kind == "StructuredOutputError":
             issues = details.get("issues")
             return StructuredOutputError(

@@ -13,9 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
 from robota.core import (
+    AgentUsage,
+    GuardrailPhase,
+    GuardrailRecord,
+    GuardrailResult,
     Message,
     MessagePart,
     ToolCall,
+    ToolCallCheck,
     ToolResult,
     Usage,
     UsageLimitExceeded,
@@ -45,6 +50,7 @@ from robota.core.providers._effort import EffortResolution
 __all__ = [
     "PAYLOAD_VERSION",
     "READABLE_VERSIONS",
+    "GuardrailInput",
     "RunInput",
     "RunOutput",
     "StoredMedia",
@@ -52,21 +58,25 @@ __all__ = [
     "decode_request",
     "decode_response",
     "decode_result",
+    "decode_verdict",
     "encode_request",
     "encode_response",
     "encode_result",
+    "encode_verdict",
 ]
 
-PAYLOAD_VERSION: Final = 2
+PAYLOAD_VERSION: Final = 3
 """The newest payload version; bumped when a shape changes incompatibly.
 
 Version 2 (issue 26) adds a run's structured output (``output=``) and media stored aside in the
-journal. A payload that uses neither is still written as version 1, so a worker of an earlier
+journal. Version 3 (issue 29) addresses a sub-agent's or a guardrail agent's model call and tool
+body by its ``path`` below the registered agent (a worker that cannot follow a path refuses).
+A payload that uses none of these is still written as version 1, so a worker of an earlier
 release keeps serving plain runs during a rolling deploy, and refuses — rather than misreads —
 a run that needs the newer reader. Every version up to this one is read.
 """
 
-READABLE_VERSIONS: Final = (1, 2)
+READABLE_VERSIONS: Final = (1, 2, 3)
 
 
 class PayloadError(ConfigurationError):
@@ -242,6 +252,11 @@ class RunOutput:
             ``get_result(handle, output=Type)`` gives it validated into ``Type``. A plain run:
             ``None`` (the reply is ``text``).
         structured: Whether the run asked for a structured output.
+        agent: The name of the agent that finished the run (issue 29).
+        usage_by_agent: Agent path → :class:`~robota.AgentUsage` (issue 29): the registered
+            agent's own usage under its name, each sub-agent's under ``name/child``; ``usage``
+            includes the sub-agents'. Empty only for an output of an older worker.
+        guardrails: Every guardrail call of the run (issue 29), as ``RunResult.guardrails``.
     """
 
     text: str
@@ -255,6 +270,9 @@ class RunOutput:
     messages_omitted: bool = False
     output: Any = None
     structured: bool = False
+    agent: str | None = None
+    usage_by_agent: Mapping[str, AgentUsage] = field(default_factory=dict)
+    guardrails: tuple[GuardrailRecord, ...] = ()
 
     def encode(self) -> dict[str, Any]:
         """The payload (version 2 for a structured run, else version 1)."""
@@ -272,6 +290,13 @@ class RunOutput:
             "messages": [encode_message(m) for m in self.messages],
             "execution_id": self.execution_id,
             "messages_omitted": self.messages_omitted,
+            # Issue 29: additions an older reader ignores (it loses only the breakdown).
+            "agent": self.agent,
+            "usage_by_agent": {
+                path: {"usage": encode_usage(e.usage), "cost": e.cost, "runs": e.runs}
+                for path, e in self.usage_by_agent.items()
+            },
+            "guardrails": [_encode_record(r) for r in self.guardrails],
             **extra,
         }
 
@@ -292,7 +317,133 @@ class RunOutput:
             messages_omitted=bool(body.get("messages_omitted", False)),
             output=body.get("output"),
             structured=bool(body.get("structured", False)),
+            agent=body.get("agent"),
+            usage_by_agent={
+                str(path): AgentUsage(_usage(e.get("usage")), e.get("cost"), int(e.get("runs", 1)))
+                for path, e in (body.get("usage_by_agent") or {}).items()
+            },
+            guardrails=tuple(_decode_record(r) for r in body.get("guardrails") or ()),
         )
+
+
+def _usage(data: object) -> Usage:
+    usage = decode_usage(data)
+    return usage if usage is not None else Usage.from_counts(prompt=0, completion=0)
+
+
+def _encode_record(record: GuardrailRecord) -> dict[str, Any]:
+    return {
+        "guardrail": record.guardrail,
+        "phase": record.phase,
+        "outcome": record.outcome,
+        "reason": record.reason,
+        "duration": record.duration,
+        "usage": None if record.usage is None else encode_usage(record.usage),
+        "cost": record.cost,
+    }
+
+
+def _decode_record(data: Mapping[str, Any]) -> GuardrailRecord:
+    return GuardrailRecord(
+        guardrail=str(data["guardrail"]),
+        phase=data["phase"],
+        outcome=data["outcome"],
+        reason=str(data.get("reason", "")),
+        duration=float(data.get("duration", 0.0)),
+        usage=decode_usage(data["usage"]) if data.get("usage") is not None else None,
+        cost=data.get("cost"),
+    )
+
+
+# ------------------------------------------------------------------ a guardrail check
+
+
+@dataclass(frozen=True, slots=True)
+class GuardrailInput:
+    """One function guardrail check to run in the ``robota.guardrail`` activity (issue 29).
+
+    Attributes:
+        agent: The registered agent's name.
+        path: The guarded agent's path below it (``()``: the agent itself).
+        index: The guardrail's position in the guarded agent's guardrails.
+        check: Which of its checks: ``"check"`` (input/output), ``"before"`` or ``"after"``.
+        phase: Where it runs (the value's kind).
+        value: The checked value: the input text, the final output (text or the structured
+            JSON value) or a tool call (``tool_name``, ``arguments``, ``result``, ``is_error``).
+    """
+
+    agent: str
+    path: tuple[str, ...]
+    index: int
+    check: str
+    phase: GuardrailPhase
+    value: Any
+
+    def encode(self) -> dict[str, Any]:
+        """The payload (version 3)."""
+        value = self.value
+        if isinstance(value, ToolCallCheck):
+            value = {
+                "tool_name": value.tool_name,
+                "arguments": dict(value.arguments),
+                "result": value.result,
+                "is_error": value.is_error,
+            }
+        return {
+            "v": 3,
+            "agent": self.agent,
+            "path": list(self.path),
+            "index": self.index,
+            "check": self.check,
+            "phase": self.phase,
+            "value": value,
+        }
+
+    @classmethod
+    def decode(cls, data: object) -> GuardrailInput:
+        """The input :meth:`encode` wrote; a tool call's value as a :class:`ToolCallCheck`."""
+        body = check_version(data, "guardrail")
+        phase = body["phase"]
+        if phase not in ("input", "output", "tool_before", "tool_after"):
+            raise PayloadError(f"unknown guardrail phase {phase!r}")
+        value: Any = body.get("value")
+        if phase in ("tool_before", "tool_after"):
+            call: Mapping[str, Any] = body["value"]
+            value = ToolCallCheck(
+                str(call["tool_name"]),
+                dict(call["arguments"]),
+                call.get("result"),
+                bool(call.get("is_error", False)),
+            )
+        return cls(
+            agent=str(body["agent"]),
+            path=tuple(str(step) for step in body.get("path", ())),
+            index=int(body["index"]),
+            check=str(body["check"]),
+            phase=phase,
+            value=value,
+        )
+
+
+def encode_verdict(verdict: GuardrailResult) -> dict[str, Any]:
+    """A guardrail's verdict as a payload."""
+    return {
+        "v": 1,
+        "tripped": verdict.tripped,
+        "reason": verdict.reason,
+        "replacement": verdict.replacement,
+    }
+
+
+def decode_verdict(data: object) -> GuardrailResult:
+    """The verdict :func:`encode_verdict` wrote."""
+    body = check_version(data, "guardrail verdict")
+    replacement = body.get("replacement")
+    return GuardrailResult(
+        bool(body["tripped"]),
+        str(body.get("reason", "")),
+        None if replacement is None else str(replacement),
+    )
 
 
 # ------------------------------------------------------------------ a model call
@@ -421,6 +572,8 @@ class ToolCallInput:
             (S40): a later one is reconciled again. ``0``: none.
         responses: Outside responses the host supplied (S40), by request id: the body's
             ``ctx.request_outside_response`` returns them instead of suspending.
+        path: The sub-agent whose tool it is, as its path below the registered agent (issue
+            29); ``()``: the agent's own tool. A payload with a path is version 3.
     """
 
     agent: str
@@ -431,9 +584,11 @@ class ToolCallInput:
     round: int | None = None
     rerun: int = 0
     responses: Mapping[str, Any] = field(default_factory=dict)
+    path: tuple[str, ...] = ()
 
     def encode(self) -> dict[str, Any]:
         """The payload."""
+        path: dict[str, Any] = {"v": 3, "path": list(self.path)} if self.path else {}
         return {
             "v": 1,
             "responses": dict(self.responses),
@@ -444,6 +599,7 @@ class ToolCallInput:
             "provider_call_id": self.provider_call_id,
             "round": self.round,
             "rerun": self.rerun,
+            **path,
         }
 
     @classmethod
@@ -462,6 +618,7 @@ class ToolCallInput:
             round=body.get("round"),
             rerun=int(body.get("rerun", 0)),
             responses=dict(body.get("responses", {})),
+            path=tuple(str(step) for step in body.get("path", ())),
         )
 
 

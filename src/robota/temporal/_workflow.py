@@ -3,6 +3,8 @@
 Internal. The workflow builds the registered agent from its factory and routes every provider
 call and every tool body to an activity (:meth:`robota.Agent._route_dispatch`); the loop itself —
 its guards, the permission gate, ``tool_search``, structured output — runs here, unchanged.
+So do its sub-agents' loops and guardrail agents' (issue 29, :mod:`robota.temporal._routing`);
+a function guardrail's check is the ``robota.guardrail`` activity.
 Everything the loop mints (ids, timestamps) comes from Temporal's replayable sources
 (:func:`robota.core._messages.deterministic`), so a replay on another worker mints the same.
 
@@ -20,7 +22,6 @@ Control, from :mod:`robota.temporal._client`:
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
@@ -35,7 +36,8 @@ from temporalio.workflow import ActivityCancellationType
 from robota.core import (
     AbortController,
     AbortSignal,
-    Agent,
+    GuardrailResult,
+    GuardrailTripped,
     ModelTexts,
     Provider,
     Tool,
@@ -49,14 +51,13 @@ from robota.core import (
 )
 from robota.core._abort import abort_error_from_reason
 from robota.core._errors import (
-    ConfigurationError,
     ExecutionControlError,
     ProviderError,
     RobotaError,
     StructuredOutputError,
 )
 from robota.core._messages import deterministic, new_id
-from robota.core.permissions import Approval, ApprovalRequest, PermissionGate
+from robota.core.permissions import Approval, ApprovalRequest
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -69,6 +70,7 @@ from robota.core.providers._capabilities import ProviderCapabilities
 from robota.core.providers._effort import EffortResolution
 from robota.core.tools._tool import ToolOutput
 from robota.temporal._activities import (
+    GUARDRAIL,
     MODEL_CALL,
     OUTSIDE_RESPONSE_REQUIRED,
     RECONCILIATION_REQUIRED,
@@ -78,15 +80,18 @@ from robota.temporal._activities import (
     AgentRegistry,
 )
 from robota.temporal._codec import (
+    GuardrailInput,
     RunInput,
     RunOutput,
     ToolCallInput,
     decode_response,
     decode_result,
+    decode_verdict,
     encode_request,
     limit_details,
     provider_error,
 )
+from robota.temporal._routing import Router, check_runnable, own_gate
 
 __all__ = [
     "APPROVE_SIGNAL",
@@ -184,6 +189,7 @@ class _Run:
             "arguments": dict(request.arguments),
             "reason": request.reason,
             "always_ask": request.always_ask,
+            "agent": request.agent,  # issue 29: a sub-agent's ask names it
         }
         try:
             await workflow.wait_condition(
@@ -222,12 +228,27 @@ class _Run:
 
 
 class _ActivityProvider(Provider):
-    """The agent's provider as the loop sees it: its declarations, its calls an activity."""
+    """The agent's provider as the loop sees it: its declarations, its calls an activity.
 
-    def __init__(self, real: Provider, agent: str, run: _Run) -> None:
+    ``path`` addresses a sub-agent's or guardrail agent's provider below the registered agent
+    (issue 29); ``retry`` is that agent's own policy, applied by Temporal (issue 28).
+    """
+
+    robota_routed: Final = True  # a provider routed once is never routed again
+
+    def __init__(
+        self,
+        real: Provider,
+        agent: str,
+        run: _Run,
+        path: tuple[str, ...] = (),
+        retry: ModelRetryPolicy | None = None,
+    ) -> None:
         self._real = real
         self._agent = agent
         self._run = run
+        self._path = path
+        self._retry = retry
 
     @property
     def name(self) -> str:
@@ -262,13 +283,18 @@ class _ActivityProvider(Provider):
             },
         }
         stored = run.spec.stored if run.spec is not None else ()
-        if run.retry is not None:
-            payload["max_retry_after"] = run.retry.max_retry_after  # caps a vendor's wait
+        if self._retry is not None:
+            payload["max_retry_after"] = self._retry.max_retry_after  # caps a vendor's wait
         if stored:
             # The input's media kept aside (issue 26): the activity swaps each stand-in for the
             # journal's part. Version 2, so an older worker refuses instead of sending stand-ins.
             payload["request"]["v"] = 2
             payload["media"] = {item.ref: {"key": item.key, "slot": item.slot} for item in stored}
+        if self._path:
+            # Issue 29: a sub-agent's call. Version 3, so an older worker refuses it instead of
+            # sending it with the registered agent's provider of the same name.
+            payload["request"]["v"] = 3
+            payload["path"] = list(self._path)
         size = len(json.dumps(payload))
         if size > _MAX_OUTPUT_BYTES:
             # Scheduling it would fail the workflow task over and over (Temporal refuses
@@ -294,7 +320,7 @@ class _ActivityProvider(Provider):
         handle = workflow.start_activity(
             MODEL_CALL,
             payload,
-            retry_policy=_model_call_retry(run.retry),
+            retry_policy=_model_call_retry(self._retry),
             **run.activity_options(tool=False),
         )
         try:
@@ -353,7 +379,7 @@ class _ActivityTool(Tool):
     the body receives them converted in the activity, where the real tool validates them again.
     """
 
-    def __init__(self, real: Tool, agent: str, run: _Run) -> None:
+    def __init__(self, real: Tool, agent: str, run: _Run, path: tuple[str, ...] = ()) -> None:
         super().__init__(
             real.name,
             real.description,
@@ -368,6 +394,7 @@ class _ActivityTool(Tool):
         self._real = real
         self._agent = agent
         self._run = run
+        self._path = path  # issue 29: a sub-agent's tool, by the sub-agent's path
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> Mapping[str, Any]:
         self._real.validate_arguments(arguments)  # the verdict (raises), not the conversion
@@ -412,6 +439,7 @@ class _ActivityTool(Tool):
             call_id=ctx.call_id,
             provider_call_id=ctx.provider_call_id,
             round=ctx.round,
+            path=self._path,
         )
         while True:
             try:
@@ -461,6 +489,37 @@ class _ActivityTool(Tool):
 _MAX_OUTPUT_BYTES: Final = 1536 * 1024  # under Temporal's 2 MiB, which would wedge the run
 
 
+async def _check_in_activity(run: _Run, check: GuardrailInput, name: str) -> GuardrailResult:
+    """A function guardrail's check, as the ``robota.guardrail`` activity (issue 29).
+
+    Outside workflow code: the function may read the clock, call a service or fail like any
+    code, and its verdict is recorded in the run's history, so a replay never runs it again.
+    """
+    payload = check.encode()
+    size = len(json.dumps(payload, default=str))
+    if size > _MAX_OUTPUT_BYTES:
+        raise ExecutionControlError(
+            f"the value guardrail {name!r} checks is {size} bytes, over the {_MAX_OUTPUT_BYTES} "
+            "a Temporal payload carries",
+            code="payload_too_large",
+        )
+    try:
+        data = await workflow.execute_activity(
+            GUARDRAIL,
+            payload,
+            retry_policy=RetryPolicy(maximum_attempts=_TOOL_ATTEMPTS),
+            **run.activity_options(tool=True),
+        )
+    except ActivityError as error:
+        cause = error.cause
+        message = cause.message if isinstance(cause, ApplicationError) else str(cause)
+        # A guardrail fails closed (issue 29): its failure fails the run; nothing is guessed.
+        raise ExecutionControlError(
+            f"the guardrail {name!r} failed: {message}", code="guardrail_failed"
+        ) from None
+    return decode_verdict(data)
+
+
 def _bounded(output: RunOutput) -> dict[str, Any]:
     """The output's payload, within Temporal's limit: the messages are left out if they must be."""
     payload = output.encode()
@@ -499,43 +558,14 @@ def _failure(error: Exception) -> ApplicationError:
             details.update(issues=list(error.issues), attempts=error.attempts)
         if isinstance(error, UsageLimitExceeded):
             details.update(limit_details(error))
+        if isinstance(error, GuardrailTripped):
+            details.update(guardrail=error.guardrail, phase=error.phase, reason=error.reason)
         message = error.message
     else:
         details, message = {"code": "internal"}, f"{type(error).__name__}: {error}"
     return ApplicationError(
         message, details, type=f"robota.{type(error).__name__}", non_retryable=True
     )
-
-
-def _check_runnable(agent: Agent, name: str) -> None:
-    """Refuse what cannot run in workflow code (it is replayed, and may do no I/O)."""
-    problem = ""
-    if agent._journal is not None:
-        problem = (
-            "it has its own execution journal; on Temporal the workers' journal records "
-            "effects (create_worker(journal=...)) — build the agent without journal="
-        )
-    elif agent._guardrails:
-        # Issue 29: a guardrail agent's model calls would run in workflow code, and a tool
-        # guardrail wraps the gate this module gives each run its own approver through.
-        problem = "it has guardrails, which do not run on Temporal yet — build it without them"
-    elif agent._sources:
-        names = ", ".join(source.name for source in agent._sources)
-        problem = (
-            f"it has tool sources ({names}); a source starts and answers inside one process "
-            "— register its tools directly"
-        )
-    else:
-        gate = agent._executor.gate
-        if agent._hooks is not None or (
-            isinstance(gate, PermissionGate) and gate._hooks is not None
-        ):
-            problem = (
-                "it has hooks; a hook runs a command or a request, which workflow code cannot "
-                "do (it is replayed)"
-            )
-    if problem:
-        raise ConfigurationError(f"the registered agent {name!r} cannot run on Temporal: {problem}")
 
 
 _REGISTRIES: dict[tuple[str, str], AgentRegistry] = {}
@@ -588,25 +618,21 @@ class RobotaAgentWorkflow:
     async def _turn(self, spec: RunInput) -> RunOutput:
         state = self._run
         agent = _registry().build(spec.agent)
-        _check_runnable(agent, spec.agent)
+        check_runnable(agent, spec.agent)
         state.texts = agent.texts
-        agent._route_dispatch(
-            lambda real: _ActivityProvider(real, spec.agent, state),
-            lambda real: _ActivityTool(real, spec.agent, state),
-        )
-        gate = agent._executor.gate
-        if isinstance(gate, PermissionGate):
-            # This run's own gate: an ask waits for the robota.approve signal to *this* run,
-            # even when the factory hands every agent the same gate object.
-            own = copy.copy(gate)
-            own._approver = state.approve
-            own.remembered = list(gate.remembered)
-            agent._executor.gate = own
+        # The whole tree (issue 29): the agent, its sub-agents and guardrail agents. Issue 28:
+        # one owner of retries — each agent's RetryPolicy becomes its model-call activities'
+        # Temporal retry policy, and no loop in the workflow retries as well (its jittered
+        # sleeps would not replay). A fallback chain still switches models. Each agent's
+        # permission gate is this run's own: an ask waits for the robota.approve signal to
+        # *this* run, even when the factory hands every agent the same gate object.
+        Router(
+            lambda real, path, retry: _ActivityProvider(real, spec.agent, state, path, retry),
+            lambda real, path: _ActivityTool(real, spec.agent, state, path),
+            lambda check, name: _check_in_activity(state, replace(check, agent=spec.agent), name),
+            own_gate(state.approve),
+        ).route(agent)
         controller = state.controller
-        # Issue 28: one owner of retries. The agent's RetryPolicy becomes the model-call
-        # activity's Temporal retry policy; the loop inside the workflow does not retry as well
-        # (its jittered sleeps would also not replay). A fallback chain still switches models.
-        state.retry = agent.retry
         options: dict[str, Any] = {"signal": controller.signal, "retry": None}
         if spec.max_rounds is not None:
             options["max_rounds"] = spec.max_rounds
@@ -630,6 +656,9 @@ class RobotaAgentWorkflow:
             controller.abort("the Temporal workflow was cancelled")
             result = await task
         return RunOutput(
+            agent=result.agent,
+            usage_by_agent=result.usage_by_agent,
+            guardrails=result.guardrails,
             text=result.text,
             status=result.status,
             stop_reason=result.stop_reason,

@@ -1,0 +1,302 @@
+"""Sub-agents and guardrails on Temporal (issue 29), on a real dev server.
+
+A child (``Agent.as_tool``) runs inside the parent's workflow: its loop is workflow code and
+its model calls and tool bodies are activities of the parent's run, so a worker killed
+mid-child never repeats a completed model call or a settled tool effect (S40). Guardrails run
+too: a plain function guardrail in the ``robota.guardrail`` activity (never in replayed
+workflow code), a guardrail agent's model calls as model-call activities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client, WorkflowHandle
+
+import robota
+from robota.temporal import approve, create_replayer, get_result, reconcile, start_agent_run
+from temporal_runs.agents import AGENTS
+from temporal_runs.engine import Workers
+from temporal_runs.test_agent_workflows import effects, serving, until, wait_for_file
+
+
+async def activities(handle: WorkflowHandle[object, object]) -> list[str]:
+    history = await handle.fetch_history()
+    return [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+
+
+def lines(path: Path) -> list[str]:
+    return [line.rsplit(" ", 1)[0] for line in effects(path)]  # without the pid
+
+
+async def test_issue29_a_child_runs_in_the_parents_workflow_its_calls_activities(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "boss", "go", task_queue=queue)
+        result = await get_result(handle)
+    assert result.status == "complete"
+    assert result.text == "boss: helper: recorded go-boss-helper"
+    assert lines(tmp_path / "effects.txt") == [
+        "model boss 0",
+        "model helper 0",
+        "go-boss-helper",
+        "model helper 1",
+        "model boss 1",
+    ]
+    # The child's model calls and its tool body are activities of the parent's run; the
+    # delegation itself is workflow code (no activity for the "helper" tool).
+    assert await activities(handle) == [
+        "robota.model_call",
+        "robota.model_call",
+        "robota.tool_call",
+        "robota.model_call",
+        "robota.model_call",
+    ]
+    # Usage rolls up, with the per-agent breakdown (issue 29).
+    by_agent = result.usage_by_agent
+    assert set(by_agent) == {"boss", "boss/helper"}
+    assert by_agent["boss"].usage.total_tokens == 24
+    assert by_agent["boss/helper"].usage.total_tokens == 24
+    assert result.usage.total_tokens == 48
+    assert result.agent == "boss"
+    # The child's loop is workflow code: a replay of the history takes the same steps.
+    replayed = await create_replayer(AGENTS).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
+
+
+async def test_issue29_the_parents_limits_bound_the_child_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(
+            client, "boss", "go", task_queue=queue, limits=robota.UsageLimits(requests=2)
+        )
+        with pytest.raises(robota.UsageLimitExceeded):
+            await get_result(handle)
+    # The parent's first call and the child's first: the child's second was never sent.
+    assert (await activities(handle)).count("robota.model_call") == 2
+    assert "model helper 1" not in lines(tmp_path / "effects.txt")
+
+
+async def test_issue29_s23_a_cancel_of_the_parent_reaches_the_childs_tool_body(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started = tmp_path / "started.txt"
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    monkeypatch.setenv("ROBOTA_TEST_STARTED", str(started))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "waiting_boss", "p", task_queue=queue)
+        deadline = time.monotonic() + 30
+        while not started.exists():
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        began = time.monotonic()
+        await handle.cancel()
+        result = await asyncio.wait_for(get_result(handle), 30)
+    assert time.monotonic() - began < 5  # the child's body stopped on the parent's signal
+    assert result.status == "interrupted"
+    assert "patient" not in " ".join(lines(tmp_path / "effects.txt"))  # no effect
+
+
+async def test_issue29_s21_a_childs_ask_reaches_the_parents_approve_signal_named(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "asking_boss", "ask", task_queue=queue)
+        state = await until(handle, lambda s: bool(s.approvals))
+        (pending,) = state.approvals
+        assert (pending.tool, pending.agent) == ("record", "boss/helper")
+        assert "ask-boss-helper" not in lines(tmp_path / "effects.txt")  # not before the answer
+        await approve(handle, pending.id, approved=True)
+        result = await get_result(handle)
+    assert result.text == "boss: helper: recorded ask-boss-helper"
+    assert lines(tmp_path / "effects.txt").count("ask-boss-helper") == 1
+
+
+async def test_issue29_s40_a_worker_killed_mid_child_repeats_no_model_call_or_effect(
+    client: Client, workers: Workers, tmp_path: Path
+) -> None:
+    hold = tmp_path / "holder.txt"
+    # Worker A holds the child's second model call (after the child's effect settled).
+    workers.start(ROBOTA_TEST_HOLD_MODEL=str(hold))
+    handle = await start_agent_run(
+        client, "boss", "kill", task_queue=workers.queue, heartbeat_timeout=2
+    )
+    pid = int(wait_for_file(hold))
+    workers.start()
+    assert pid == workers.processes[0].pid
+    os.kill(pid, signal.SIGKILL)
+    result = await asyncio.wait_for(get_result(handle), 60)
+    assert result.status == "complete"
+    assert result.text == "boss: helper: recorded kill-boss-helper"
+    # Every completed model call and the child's effect exactly once, across both workers.
+    assert lines(workers.effects) == [
+        "model boss 0",
+        "model helper 0",
+        "kill-boss-helper",
+        "model helper 1",
+        "model boss 1",
+    ]
+    assert set(result.usage_by_agent) == {"boss", "boss/helper"}
+
+
+async def test_issue29_s40_a_worker_killed_mid_childs_body_never_repeats_the_effect(
+    client: Client, workers: Workers, tmp_path: Path
+) -> None:
+    hold = tmp_path / "holder.txt"
+    # Worker A holds the child's tool body before its effect; worker B takes over.
+    workers.start(ROBOTA_TEST_HOLD=str(hold), ROBOTA_TEST_HOLD_SECONDS="60")
+    handle = await start_agent_run(
+        client, "boss", "body", task_queue=workers.queue, heartbeat_timeout=2
+    )
+    pid = int(wait_for_file(hold))
+    workers.start()
+    os.kill(pid, signal.SIGKILL)
+    # The child's body started without a result: reconciled like the parent's, never re-run.
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await get_result(handle)
+    (item,) = caught.value.items
+    assert (item.tool_name, dict(item.arguments or {})) == ("record", {"text": "body-boss-helper"})
+    await reconcile(handle, item.call_id or "", outcome="settled", content="recorded by hand")
+    result = await asyncio.wait_for(get_result(handle), 60)
+    assert result.text == "boss: helper: recorded by hand"
+    assert lines(workers.effects) == [
+        "model boss 0",
+        "model helper 0",
+        "model helper 1",
+        "model boss 1",
+    ]
+
+
+# ------------------------------------------------------------------ guardrails
+
+
+async def test_issue29_an_input_guardrail_trips_on_temporal_before_any_model_call_or_tool(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "guarded_recorder", "forbidden", task_queue=queue)
+        with pytest.raises(robota.GuardrailTripped) as caught:
+            await get_result(handle)
+    assert (caught.value.guardrail, caught.value.phase) == ("words", "input")
+    assert caught.value.reason == "the input says forbidden"
+    # The check ran in an activity; no model call and no tool body ran.
+    assert await activities(handle) == ["robota.guardrail"]
+    assert lines(tmp_path / "effects.txt") == ["guard input forbidden"]
+
+
+async def test_issue29_tool_and_output_guardrails_run_as_activities_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "guarded_recorder", "go", task_queue=queue)
+        result = await get_result(handle)
+        refused = await start_agent_run(client, "guarded_recorder", "stop", task_queue=queue)
+        stopped = await get_result(refused)
+    # after= replaced what the model saw; the effect ran once.
+    assert result.text == "guarded: [kept] go-guarded"
+    assert lines(tmp_path / "effects.txt")[:7] == [
+        "guard input go",
+        "model guarded 0",
+        "guard tool_before record",
+        "go-guarded",
+        "guard tool_after record",
+        "model guarded 1",
+        "guard output",
+    ]
+    assert await activities(handle) == [
+        "robota.guardrail",
+        "robota.model_call",
+        "robota.guardrail",
+        "robota.tool_call",
+        "robota.guardrail",
+        "robota.model_call",
+        "robota.guardrail",
+    ]
+    assert [(g.guardrail, g.phase, g.outcome) for g in result.guardrails] == [
+        ("words", "input", "passed"),
+        ("calls", "tool_before", "passed"),
+        ("calls", "tool_after", "replaced"),
+        ("reply", "output", "passed"),
+    ]
+    replayed = await create_replayer(AGENTS).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
+    # before= refused the call: the body never ran, the model saw the refusal.
+    assert "stop-guarded" not in lines(tmp_path / "effects.txt")
+    assert "refused by guardrail 'calls'" in stopped.text
+    assert "robota.tool_call" not in await activities(refused)
+
+
+async def test_issue29_an_output_guardrail_trips_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "guarded_recorder", "secret", task_queue=queue)
+        with pytest.raises(robota.GuardrailTripped) as caught:
+            await get_result(handle)
+    assert (caught.value.guardrail, caught.value.phase) == ("reply", "output")
+
+
+async def test_issue29_a_parallel_input_guardrail_trips_before_any_tool_body_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "hasty_recorder", "forbidden", task_queue=queue)
+        with pytest.raises(robota.GuardrailTripped) as caught:
+            await get_result(handle)
+    assert (caught.value.guardrail, caught.value.phase) == ("slow", "input")
+    # The model call ran beside the check and asked for the tool; the body never started.
+    assert lines(tmp_path / "effects.txt") == ["model hasty 0", "guard input forbidden"]
+    assert "robota.tool_call" not in await activities(handle)
+
+
+async def test_issue29_a_guardrail_check_that_raises_fails_the_run_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "guarded_recorder", "explode", task_queue=queue)
+        with pytest.raises(robota.RobotaError, match="ValueError: the check broke") as caught:
+            await get_result(handle)
+    assert caught.value.code == "guardrail_failed"  # fails closed: no model call, no tool
+    assert await activities(handle) == ["robota.guardrail"]
+
+
+async def test_issue29_a_guardrail_agents_model_calls_are_activities_on_temporal(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "judged_recorder", "forbidden", task_queue=queue)
+        with pytest.raises(robota.GuardrailTripped) as caught:
+            await get_result(handle)
+        passed = await start_agent_run(client, "judged_recorder", "fine", task_queue=queue)
+        result = await get_result(passed)
+    assert (caught.value.guardrail, caught.value.phase) == ("judge", "input")
+    assert await activities(handle) == ["robota.model_call"]  # the judge's, and nothing else
+    assert result.text == "judged: recorded fine-judged"
+    assert (await activities(passed))[0] == "robota.model_call"
+    assert lines(tmp_path / "effects.txt") == [
+        "model judge 0",
+        "model judge 0",
+        "model judged 0",
+        "fine-judged",
+        "model judged 1",
+    ]
