@@ -30,6 +30,7 @@ without a journal of its own.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -42,10 +43,11 @@ from robota.core._abort import AbortSignal
 from robota.core._errors import ConfigurationError
 from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
+from robota.core.execution._durable import MAX_EXECUTION_ID
 from robota.core.execution._loop import Execution
 from robota.core.execution._result import RunResult
 from robota.core.execution._structured import OutputSpec
-from robota.core.execution._subagents import Delegation, Spend, SubagentLedger
+from robota.core.execution._subagents import Delegation, Spend, charge
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
@@ -77,7 +79,7 @@ class _Delegate(Protocol):
     ) -> RunResult[Any]: ...
 
 
-__all__ = ["AgentTool", "CeilingGate"]
+__all__ = ["AgentTool", "CeilingGate", "child_execution_id"]
 
 # The executions that are waiting on a sub-agent's run in this task's context, outermost first:
 # a sub-agent whose current run is one of them would wait for its own run slot forever.
@@ -288,6 +290,10 @@ class AgentTool(Tool):
             )
         spent: list[Spend] = []
         frame = Delegation(ctx._span, not self._keep_history, gate, spent.append)
+        if run is not None and run._journal is not None and run._journal.store is not None:
+            # S40: journaled in the caller's journal, under an id a resumed caller derives again.
+            child_id = child_execution_id(run.run_id, ctx.call_id)
+            frame = replace(frame, journal=run._journal.store, execution_id=child_id)
         callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
         if child._current is not None and child._current in callers:
             return ToolResult(
@@ -318,15 +324,22 @@ class AgentTool(Tool):
         return ToolResult(result.text)
 
 
+def child_execution_id(parent: str, call_id: str) -> str:
+    """The execution id of the child run a journaled execution's tool call started.
+
+    ``<parent>/<call id>`` when that fits an execution id (S40: at most 200 characters), else
+    ``sub_`` and a SHA-256 of both.
+    """
+    candidate = f"{parent}/{call_id}"
+    if len(candidate) <= MAX_EXECUTION_ID:
+        return candidate
+    digest = hashlib.sha256(f"{parent}\x1f{call_id}".encode("utf-8", "surrogatepass"))
+    return f"sub_{digest.hexdigest()[:48]}"
+
+
 def _charge(run: Execution | None, spend: Spend) -> None:
-    if run is None:
-        return
-    ledger = run.subagents
-    if ledger is None:
-        ledger = run.subagents = SubagentLedger()
-    ledger.add(spend.usage, spend.cost, spend.by_agent)
-    if run._budget is not None:
-        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)
+    if run is not None:
+        charge(run, spend)
 
 
 async def _subagent_stop(

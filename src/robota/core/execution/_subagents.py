@@ -19,9 +19,11 @@ from robota.core.execution._result import AgentUsage
 
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
+    from robota.core.execution._journal import ExecutionJournal
+    from robota.core.execution._loop import Execution
     from robota.core.tools._executor import ToolGate
 
-__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "roll_up"]
+__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "charge", "roll_up"]
 
 
 @final
@@ -56,12 +58,18 @@ class Delegation:
         gate: The gate the child's tool calls pass for this run (the ceiling, S21).
         settled: Told what the child's run used once it ended, however it ended (completed,
             failed, cancelled), so no spending of a failed child is lost to the parent.
+        journal: The calling run's journal when it is journaled (S40): the child's run is
+            journaled there too, as ``execution_id``.
+        execution_id: The child's execution id, derived from the calling execution's id and
+            the tool call's stable id, so a resumed parent finds the same child execution.
     """
 
     span: EventEmitter | None
     fresh: bool
     gate: ToolGate | None
     settled: Callable[[Spend], None] | None = None
+    journal: ExecutionJournal | None = None
+    execution_id: str | None = None
 
 
 def _add_cost(a: float | None, b: float | None) -> float | None:
@@ -108,3 +116,13 @@ def roll_up(
     for path, entry in ledger.by_path.items():
         own[f"{name}/{path}"] = entry
     return usage + ledger.usage, _add_cost(cost, ledger.cost), own
+
+
+def charge(run: Execution, spend: Spend) -> None:
+    """Count one child run's spending as ``run``'s: its result's roll-up and its limits."""
+    ledger = run.subagents
+    if ledger is None:
+        ledger = run.subagents = SubagentLedger()
+    ledger.add(spend.usage, spend.cost, spend.by_agent)
+    if run._budget is not None:
+        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)
