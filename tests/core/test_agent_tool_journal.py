@@ -323,3 +323,28 @@ async def test_s40_a_grandchild_is_journaled_below_its_parent_and_charged_once_o
     ]
     assert grand_ids
     assert (await store.read(grand_ids[0]))[-1].kind == "checkpoint"
+
+
+async def test_s40_a_childs_runtime_state_difference_is_accepted_through_the_parent() -> None:
+    """The child now runs on another model: its own item, accepted for the child's value."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 1), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-8")
+    child_provider = ScriptedProvider(CHILD_TURNS[1:], name="child-vendor")
+    child = Agent("child-model-2", provider=child_provider, name="researcher", tools=[lookup])
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[1:], name="parent-vendor"),
+        name="lead",
+        tools=[child],
+        journal=store,
+    )
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-8")
+    assert [item.id for item in caught.value.items] == ["state:model"]
+    await parent.reconcile(caught.value.execution_id, "state:model", happened=True)
+    result = await parent.resume("job-8")
+    assert result.output == "ok"
+    assert len(child_provider.requests) == 1
+    assert LOOKUPS == ["lookup"]

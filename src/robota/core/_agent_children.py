@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from robota.core._agent_tool import AgentTool, child_execution_id
 from robota.core._limits import UsageLimits
 from robota.core.execution._durable import read_records
+from robota.core.execution._journal import ExecutionStarted
 from robota.core.execution._journaled import Recovery, recover
 from robota.core.execution._limits import Budget
 from robota.core.execution._subagents import Delegation, Spend, SubagentLedger, roll_up
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from robota.core.execution._result import RunResult
     from robota.core.tools._registry import ToolRegistry
 
-__all__ = ["child_execution_id", "replayed", "run_child", "settled_children"]
+__all__ = ["child_execution_id", "replayed", "run_child", "settled_children", "state_owner"]
 
 
 class _Child(Protocol):
@@ -152,3 +153,26 @@ async def _spend_of(journal: ExecutionJournal, recovery: Recovery, tools: ToolRe
         tool_calls += spend.tool_calls
     usage, cost, by_agent = roll_up(ledger, state.agent_name, budget.usage, budget.cost)
     return Spend(usage, cost, requests, tool_calls, by_agent)
+
+
+async def state_owner(agent: Any, journal: ExecutionJournal, execution_id: str) -> Any:
+    """The agent an execution's runtime state is compared with (S40 reconciliation).
+
+    ``agent`` itself, or — for a sub-agent's execution in ``agent``'s journal — the agent below it
+    (through its agent tools, nearest first) with the execution's saved agent name, so a host
+    accepting a child's runtime-state difference through the parent accepts the child's value.
+    """
+    records = await read_records(journal, execution_id)
+    if not records or not isinstance(records[0], ExecutionStarted):
+        return agent
+    name = records[0].state.agent_name
+    queue, seen = [agent], {id(agent)}
+    while queue:
+        current = queue.pop(0)
+        if current.name == name:
+            return current
+        for tool in current._tools:
+            if isinstance(tool, AgentTool) and id(tool.agent) not in seen:
+                seen.add(id(tool.agent))
+                queue.append(tool.agent)
+    return agent

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_children import replayed, settled_children
+from robota.core._agent_children import replayed, settled_children, state_owner
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -384,11 +384,12 @@ class DurableAgentMixin:
             ExecutionLockedError: the execution is running elsewhere.
         """
         journal = self._require_journal("reconcile")
-        await self._ensure_initialized()  # tool sources started: their tools are in the state
-        current = self._runtime_state(self._settings(None, {}))
-        await settle_item(
-            journal, check_execution_id(execution_id), item_id, happened, result, current
-        )
+        execution_id = check_execution_id(execution_id)
+        # Issue 29: a sub-agent's execution is compared with the sub-agent, not this agent.
+        owner: DurableAgentMixin = await state_owner(self, journal, execution_id)
+        await owner._ensure_initialized()  # tool sources started: their tools are in the state
+        current = owner._runtime_state(owner._settings(None, {}))
+        await settle_item(journal, execution_id, item_id, happened, result, current)
 
 
 def _check_output(recovery: Recovery, settings: ExecutionSettings) -> None:
