@@ -1473,7 +1473,7 @@ class Agent(DurableAgentMixin):
         """This agent as a tool another agent's model can call (issue 29).
 
         Each call runs this agent under what the calling run passes down (abort signal, what is
-        left of its limits and round budget, its gate as a ceiling, trace, events); see
+        left of its limits and round budget, its gate as a ceiling, trace, events, journal); see
         :class:`~robota.AgentTool` for the arguments. ``Agent(tools=[other])`` is
         ``other.as_tool()``.
         """

@@ -23,8 +23,12 @@ called it, always:
   parent's budget is charged with them;
 * ``SubagentStop`` hooks of the parent fire when the child's run ends (S22, advisory).
 
-Journaled (S40) and Temporal parents are not handled here yet: the child runs in process,
-without a journal of its own.
+* the journal (S40): when the calling run is journaled, the child's run is journaled in the
+  same journal, as the execution :func:`child_execution_id` derives from the caller's execution
+  id and the call's stable id; a resumed caller that runs the call again continues that
+  execution instead of starting a new one (:mod:`robota.core._agent_children`).
+
+Temporal parents are not handled here yet: the child runs in process.
 """
 
 from __future__ import annotations
@@ -211,8 +215,21 @@ class AgentTool(Tool):
         risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
             delegating acts on nothing — each call the child makes passes the caller's gate.
 
-    Misuse: a journaled (S40) or Temporal parent does not journal the child yet — a resumed
-    parent runs a child call again.
+    Journaled (S40): when the calling run has a journal, the child's run is journaled in it — the
+    caller's journal, even when the child has one of its own — as the execution
+    ``<caller's execution id>/<ToolContext.call_id>``. A crash anywhere in either resumes with
+    the caller's :meth:`~robota.Agent.resume`, repeating no model call and no tool effect of
+    either: a call the caller settled is reused (and what its child used is charged to the
+    caller again, once); a call it started without a recorded result is not refused for
+    reconciliation but run again — admitted again by the caller's gate and hooks — and
+    continues the child's execution, whose recorded model calls and settled effects are reused (a
+    finished child answers with its recorded result, no model call). What the child's journal
+    cannot prove raises :class:`~robota.ReconciliationRequired` naming the child's execution;
+    settle it with the caller's :meth:`~robota.Agent.reconcile`.
+
+    Misuse: a Temporal parent does not journal the child yet — a child call its workflow
+    retries runs again. Without a journaled caller, a child with a journal of its own journals
+    each call as a new execution the caller cannot resume.
     """
 
     def __init__(
