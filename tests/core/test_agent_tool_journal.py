@@ -348,3 +348,47 @@ async def test_s40_a_childs_runtime_state_difference_is_accepted_through_the_par
     assert result.output == "ok"
     assert len(child_provider.requests) == 1
     assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_child_waiting_for_an_outside_response_stops_the_parent_until_answered() -> (
+    None
+):
+    """The parent cannot suspend as the child yet: its run fails, naming the child's request."""
+    asked: list[str] = []
+
+    @robota.tool
+    async def approve(ctx: robota.ToolContext) -> str:
+        """Do it once someone approved."""
+        answer = await ctx.request_outside_response("approval", {"what": "it"})
+        asked.append(str(answer))
+        return f"approved: {answer}"
+
+    def build(parent_turns: list[Any], child_turns: list[Any]) -> Agent:
+        child = Agent(
+            "child-model",
+            provider=ScriptedProvider(child_turns, name="child-vendor"),
+            name="researcher",
+            tools=[approve],
+        )
+        return Agent(
+            "parent-model",
+            provider=ScriptedProvider(parent_turns, name="parent-vendor"),
+            name="lead",
+            tools=[child],
+            journal=store,
+        )
+
+    store = InMemoryJournal()
+    parent = build(PARENT_TURNS[:1], [[("approve", {})]])
+    with pytest.raises(robota.ExecutionControlError) as caught:
+        await parent.run("start", execution_id="job-9")
+    assert caught.value.code == "subagent_suspended"
+    child_id = await _child_id(store, "job-9")
+    assert caught.value.context["execution_id"] == child_id
+    request = str(caught.value.context["requests"])
+    assert asked == []
+    parent = build(PARENT_TURNS[1:], ["approved"])
+    await parent.respond(child_id, request, "yes")
+    result = await parent.resume("job-9")
+    assert result.output == "ok"
+    assert asked == ["yes"]

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import pydantic_core
 
 from robota.core._abort import AbortSignal
-from robota.core._errors import ConfigurationError
+from robota.core._errors import ConfigurationError, ExecutionControlError
 from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
 from robota.core.execution._durable import MAX_EXECUTION_ID
@@ -227,6 +227,11 @@ class AgentTool(Tool):
     cannot prove raises :class:`~robota.ReconciliationRequired` naming the child's execution;
     settle it with the caller's :meth:`~robota.Agent.reconcile`.
 
+    A journaled child whose tool waits for an outside response does not suspend its caller yet:
+    the caller's run fails with an :class:`~robota.ExecutionControlError` (code
+    ``subagent_suspended``) naming the child's execution and requests; answer them with the
+    caller's :meth:`~robota.Agent.respond` (the child's execution id) and resume the caller.
+
     Misuse: a Temporal parent does not journal the child yet — a child call its workflow
     retries runs again. Without a journaled caller, a child with a journal of its own journals
     each call as a new execution the caller cannot resume.
@@ -336,6 +341,8 @@ class AgentTool(Tool):
             for spend in spent:  # S29 / issue 28: however the child ended, its spending counts
                 _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
+        if result.status == "suspended":
+            raise _suspended(child.name, result)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
@@ -352,6 +359,19 @@ def child_execution_id(parent: str, call_id: str) -> str:
         return candidate
     digest = hashlib.sha256(f"{parent}\x1f{call_id}".encode("utf-8", "surrogatepass"))
     return f"sub_{digest.hexdigest()[:48]}"
+
+
+def _suspended(name: str, result: RunResult[Any]) -> ExecutionControlError:
+    """S40: a journaled child waits for an outside response; its caller cannot answer as it."""
+    requests = ", ".join(r.id for r in result.pending_requests)
+    return ExecutionControlError(
+        f"the agent {name!r} (execution {result.execution_id!r}) waits for an outside response "
+        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet: answer it "
+        f"with respond({result.execution_id!r}, <request id>, ...) on the calling agent, then "
+        "resume the calling execution",
+        code="subagent_suspended",
+        context={"execution_id": result.execution_id, "requests": requests},
+    )
 
 
 def _charge(run: Execution | None, spend: Spend) -> None:
