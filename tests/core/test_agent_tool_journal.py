@@ -392,3 +392,35 @@ async def test_s40_a_child_waiting_for_an_outside_response_stops_the_parent_unti
     result = await parent.resume("job-9")
     assert result.output == "ok"
     assert asked == ["yes"]
+
+
+async def test_s10_two_calls_of_one_child_in_a_batch_are_two_executions_with_their_own_leases() -> (
+    None
+):
+    store = InMemoryJournal()
+    child = Agent(
+        "child-model",
+        provider=ScriptedProvider(["one", "two"], name="child-vendor"),
+        name="researcher",
+    )
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(
+            [[("researcher", {"input": "1"}), ("researcher", {"input": "2"})], "ok"],
+            name="parent-vendor",
+        ),
+        name="lead",
+        tools=[child],
+        journal=store,
+    )
+    result = await parent.run("start", execution_id="job-10")
+    assert result.output == "ok"
+    ids = [
+        f"job-10/{r.call_id}"
+        for r in await store.read("job-10")
+        if isinstance(r, EffectStarted) and r.tool_name == "researcher"
+    ]
+    assert len(set(ids)) == 2
+    for child_id in ids:
+        assert (await store.read(child_id))[-1].kind == "checkpoint"
+    assert result.usage_by_agent["lead/researcher"].runs == 2
