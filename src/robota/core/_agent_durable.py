@@ -267,10 +267,11 @@ class DurableAgentMixin:
                     settings = replace(settings, hooks=None)
                 replayed(recovery, self._tools)  # issue 29: a sub-agent call continues its run
                 require_settled(recovery, self._runtime_state(self._settings(None, {})))
+                # Issue 29: what its settled sub-agent calls used, read before history changes.
+                recovery.children = await settled_children(journal, recovery, self._tools)
                 if parent is not None and parent.fresh:
                     self._install_history(())  # issue 29: the call's own conversation
                 self._restore(recovery)
-                recovery.children = await settled_children(journal, recovery, self._tools)
                 emitter = self._scoped_emitter(
                     OwnerRef("execution", execution_id),
                     event_service,
