@@ -284,6 +284,8 @@ def test_s40_sigkill_at_every_boundary_on_sqlite(
     with capsys.disabled():
         print(f"\nS40 crash trials, SQLite, {scenario}: {count} trials, {len(failures)} failed")
     assert count >= 15 if scenario == "suspend" else count >= 20
+    if scenario == "child":  # both executions' 18 appends, before and after each, and 2 bodies
+        assert count == 38
     assert not failures, "\n".join(failures)
 
 
@@ -295,6 +297,8 @@ def test_s40_sigkill_at_every_boundary_on_postgres(
     with capsys.disabled():
         print(f"\nS40 crash trials, PostgreSQL, {scenario}: {count} trials, {len(failures)} failed")
     assert count >= 15 if scenario == "suspend" else count >= 20
+    if scenario == "child":  # both executions' 18 appends, before and after each, and 2 bodies
+        assert count == 38
     assert not failures, "\n".join(failures)
 
 
