@@ -25,6 +25,7 @@ from robota.core._agent_checks import (
     check_text,
     unknown_run_options,
 )
+from robota.core._agent_children import run_child
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._agent_models import (
     FallbackEntry,
@@ -1213,10 +1214,12 @@ class Agent(DurableAgentMixin):
             run_id = new_id("run") if chosen is None else check_execution_id(chosen)
             lease: JournalLease | None = None
             binding: JournalBinding | None = None
-            if self._journal is not None:
-                lease = await acquire_lease(self._journal, run_id)
+            # Issue 29: a journaled parent's sub-agent run is journaled in the parent's journal.
+            journal = parent.journal if parent is not None and parent.journal else self._journal
+            if journal is not None:
+                lease = await acquire_lease(journal, run_id)
                 try:
-                    if await read_records(self._journal, run_id):
+                    if await read_records(journal, run_id):
                         raise ExecutionStateError(
                             f"execution {run_id!r} already exists in the journal; continue it "
                             f"with agent.resume({run_id!r}) or choose a new execution_id",
@@ -1225,7 +1228,7 @@ class Agent(DurableAgentMixin):
                 except BaseException:
                     await release_lease(lease)
                     raise
-                binding = JournalBinding(lease)
+                binding = JournalBinding(lease, store=journal)
                 settings = replace(settings, runtime_state=self._runtime_state(settings))
             try:
                 emitter = self._scoped_emitter(
@@ -1494,7 +1497,7 @@ class Agent(DurableAgentMixin):
         """This agent as a tool another agent's model can call (issue 29).
 
         Each call runs this agent under what the calling run passes down (abort signal, what is
-        left of its limits and round budget, its gate as a ceiling, trace, events); see
+        left of its limits and round budget, its gate as a ceiling, trace, events, journal); see
         :class:`~robota.AgentTool` for the arguments. ``Agent(tools=[other])`` is
         ``other.as_tool()``.
         """
@@ -1518,6 +1521,8 @@ class Agent(DurableAgentMixin):
     ) -> RunResult[Any]:
         """One run as another agent's tool call (issue 29, robota.core._agent_tool)."""
         settings = self._settings(output, options)
+        if parent.journal is not None:  # S40: journaled, and continued, in the parent's journal
+            return await run_child(self, input, output, settings, signal, options, parent)
         return await self._execute(input, settings, signal, parent.notify, options, parent)
 
     async def aclose(self) -> list[BaseException]:

@@ -110,7 +110,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
-from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, roll_up
+from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, charge, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -392,6 +392,8 @@ class Execution(AttemptsMixin):
                     discarded=recovery.discarded,
                     answered=recovery.answered,
                 )
+            for spend in recovery.children:  # issue 29: sub-agent runs settled before a crash
+                charge(self, spend)
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()
