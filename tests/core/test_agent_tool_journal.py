@@ -424,3 +424,34 @@ async def test_s10_two_calls_of_one_child_in_a_batch_are_two_executions_with_the
     for child_id in ids:
         assert (await store.read(child_id))[-1].kind == "checkpoint"
     assert result.usage_by_agent["lead/researcher"].runs == 2
+
+
+async def test_s34_s40_a_continued_fresh_child_leaves_the_agents_own_history_untouched() -> None:
+    """A crash inside the child, then resume: the child agent's own conversation is not replaced."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 1), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-own")
+    parent, _, child_provider = _agents(store, PARENT_TURNS[1:], CHILD_TURNS[1:])
+    (child_tool,) = [t for t in parent.tools if isinstance(t, robota.AgentTool)]
+    child = child_tool.agent
+    assert isinstance(child, Agent)
+    await child.replace_history([robota.UserMessage("my own question")])
+    own = child.history
+    result = await parent.resume("job-own")
+    assert result.output == "ok"
+    assert len(child_provider.requests) == 1
+    assert child.history == own  # the call ran in a conversation of its own
+
+
+async def test_s40_a_streamed_journaled_parent_surfaces_its_childs_events() -> None:
+    journal = InMemoryJournal()
+    parent, _, _ = _agents(journal, PARENT_TURNS, CHILD_TURNS)
+    seen: list[robota.SubagentEvent] = []
+    async with parent.run_stream("start", execution_id="job-stream") as stream:
+        seen.extend([e async for e in stream if isinstance(e, robota.SubagentEvent)])
+        result = await stream.result()
+    assert result.output == "ok"
+    assert seen
+    assert {e.agent for e in seen} == {"lead/researcher"}
+    assert any(isinstance(e.event, robota.ToolCallStarted) for e in seen)
