@@ -99,6 +99,7 @@ from robota.core._guardrails import (
     ToolCallCheck,
     ToolGuardrail,
 )
+from robota.core._handoff import DEFAULT_MAX_HANDOFFS, Handoff
 from robota.core._history import (
     ConversationStore,
     HistoryMutation,
@@ -371,6 +372,7 @@ __all__ = [
     "DANGEROUS_PROPERTY_NAMES",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INTERRUPTED_ANNOTATION",
+    "DEFAULT_MAX_HANDOFFS",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_OUTPUT_FEEDBACK",
     "DEFAULT_OUTPUT_INSTRUCTION",
@@ -451,6 +453,7 @@ __all__ = [
     "GuardrailRecord",
     "GuardrailResult",
     "GuardrailTripped",
+    "Handoff",
     "HistoryError",
     "HistoryMutation",
     "HistoryObserver",

@@ -36,6 +36,7 @@ from robota.core import (
     AbortController,
     AbortSignal,
     Agent,
+    Handoff,
     ModelTexts,
     Provider,
     Tool,
@@ -519,6 +520,9 @@ def _check_runnable(agent: Agent, name: str) -> None:
         # Issue 29: a guardrail agent's model calls would run in workflow code, and a tool
         # guardrail wraps the gate this module gives each run its own approver through.
         problem = "it has guardrails, which do not run on Temporal yet — build it without them"
+    elif any(isinstance(getattr(t, "handoff", None), Handoff) for t in agent._tools):
+        # Issue 29: a handoff swaps the run's agent in process; not on Temporal yet.
+        problem = "it has handoffs, which do not run on Temporal yet — build it without them"
     elif agent._sources:
         names = ", ".join(source.name for source in agent._sources)
         problem = (
