@@ -437,10 +437,24 @@ async def test_a_receiver_that_cannot_keep_the_runs_cost_limit_is_not_transferre
     assert "price" in str(answer.content)
 
 
-def test_the_temporal_workflow_refuses_an_agent_with_handoffs() -> None:
-    from robota.temporal._workflow import _check_runnable
+async def test_a_sub_agent_that_hands_off_rolls_up_both_agents_under_the_caller() -> None:
+    billing, _ = _agent("billing", [ScriptedTurn("paid", usage=_usage(30, 3))])
+    triage, _ = _agent(
+        "triage",
+        [ScriptedTurn(tool_calls=[("transfer_to_billing", {})], usage=_usage(10, 1))],
+        handoffs=[billing],
+    )
+    lead, lead_provider = _agent("lead", [[("triage", {"input": "pay"})], "ok"], tools=[triage])
+    result = await lead.run("start")
+    assert result.output == "ok"
+    assert lead_provider.requests[1].messages[-1].content == "paid"
+    assert result.usage_by_agent["lead/triage"].usage == _usage(10, 1)
+    assert result.usage_by_agent["lead/billing"].usage == _usage(30, 3)
 
+
+def test_add_handoffs_refuses_a_name_the_agent_already_has() -> None:
     billing, _ = _agent("billing", [])
     triage, _ = _agent("triage", [], handoffs=[billing])
-    with pytest.raises(robota.ConfigurationError, match="handoffs"):
-        _check_runnable(triage, "triage")
+    with pytest.raises(robota.ConfigurationError, match="already has a tool"):
+        triage.add_handoffs(billing)
+    assert [t.name for t in triage.tools] == ["transfer_to_billing"]

@@ -191,6 +191,8 @@ class RunHandoffs:
         # S33: the run's services (the entry agent's, the caller's) hear the receiver's part too,
         # under the owner path nested in the run's; the receiver's own service joins them.
         base = self.entry_emitter
+        if transfer.tools is self.entry_tools:
+            return base  # back to the agent the run started on: its own path again
         services = list(base.services)
         if transfer.service is not None and transfer.service not in services:
             services.append(transfer.service)
