@@ -458,3 +458,23 @@ def test_add_handoffs_refuses_a_name_the_agent_already_has() -> None:
     with pytest.raises(robota.ConfigurationError, match="already has a tool"):
         triage.add_handoffs(billing)
     assert [t.name for t in triage.tools] == ["transfer_to_billing"]
+
+
+async def test_s19_a_receivers_tool_search_loads_its_deferred_tools() -> None:
+    @robota.tool(defer=True)
+    def ledger() -> str:
+        """Read the ledger."""
+        return "balance 12"
+
+    billing, billing_provider = _agent(
+        "billing",
+        [[("tool_search", {"query": "select:ledger"})], [("ledger", {})], "balance is 12"],
+        tools=[lookup_order, ledger],
+        tool_deferral="on",
+    )
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("balance?")
+    assert result.output == "balance is 12"
+    assert "ledger" not in [spec.name for spec in billing_provider.requests[0].tools]
+    assert "ledger" in [spec.name for spec in billing_provider.requests[1].tools]
+    assert billing_provider.requests[2].messages[-1].content == "balance 12"

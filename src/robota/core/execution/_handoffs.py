@@ -187,6 +187,16 @@ class RunHandoffs:
         await run._resolve_window()
         return True
 
+    def note(self, run: Execution, message: Message) -> None:
+        """Let a receiver's tool catalog see what the run adds (S19: ``tool_search`` loads).
+
+        The entry agent's own catalog observes its conversation itself; a receiver's would
+        otherwise never learn what its ``tool_search`` found, since the run is not in its history.
+        """
+        tools = run._tools
+        if tools is not self.entry_tools and tools.catalog is not None:
+            tools.catalog.note(message)
+
     def _emitter(self, transfer: Transfer) -> EventEmitter:
         # S33: the run's services (the entry agent's, the caller's) hear the receiver's part too,
         # under the owner path nested in the run's; the receiver's own service joins them.

@@ -297,6 +297,8 @@ class Execution(AttemptsMixin):
         """Record what this run added to history (the agent forwards store mutations here)."""
         if mutation.kind == "append" and mutation.message is not None:
             self._added.append(mutation.message)
+            if self.handoffs is not None:  # issue 29: a receiver's tool_search loads (S19)
+                self.handoffs.note(self, mutation.message)
             if self._journal is not None:
                 self._journal.note(mutation.message)
             if self._notify is not None:
