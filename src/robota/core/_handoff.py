@@ -73,7 +73,10 @@ class Handoff:
     options that tune the model (``effort=``, ``settings=``, ``retry=``, ``native_tools=``)
     apply to the entry agent only. The receiver's own conversation is neither read nor changed:
     to continue the next turn with it, give it the conversation
-    (``await receiver.replace_history(entry.history)``).
+    (``await receiver.replace_history(entry.history)``). Nor are its lifecycle hooks, input and
+    output guardrails, plugins or ``journal=`` used: those are the run's, the entry agent's (its
+    tool guardrails do apply: they wrap its tool gate). A ``tool_search`` it makes loads its
+    deferred tools (S19) as in its own runs.
 
     Args:
         agent: The agent that takes the run over.
