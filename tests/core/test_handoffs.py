@@ -478,3 +478,39 @@ async def test_s19_a_receivers_tool_search_loads_its_deferred_tools() -> None:
     assert "ledger" not in [spec.name for spec in billing_provider.requests[0].tools]
     assert "ledger" in [spec.name for spec in billing_provider.requests[1].tools]
     assert billing_provider.requests[2].messages[-1].content == "balance 12"
+
+
+async def test_s27_the_receivers_model_calls_carry_the_runs_trace() -> None:
+    billing, billing_provider = _agent("billing", ["done"])
+    triage, triage_provider = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    trace = robota.TraceContext(
+        trace_id="4bf92f3577b34da6a3ce929d0e0e4736", parent_span_id="b7ad6b7169203331"
+    )
+    await triage.run("hi", trace=trace)
+    entry_call, receiver_call = (
+        triage_provider.requests[0].trace,
+        billing_provider.requests[0].trace,
+    )
+    assert entry_call is not None
+    assert receiver_call is not None
+    assert receiver_call.traceparent.split("-")[1] == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert receiver_call.traceparent != entry_call.traceparent
+
+
+async def test_s22_the_runs_stop_hook_fires_when_the_receiver_ends_the_turn() -> None:
+    payloads: list[dict[str, Any]] = []
+
+    class Recorder:
+        async def execute(self, hook: Any, payload: Any, *, signal: Any = None) -> Any:
+            payloads.append(dict(payload))
+            return robota.HookOutcome.allow()
+
+    hooks = robota.HookRunner(
+        {"Stop": [{"hooks": [{"type": "command", "command": "recorded"}]}]},
+        {"command": Recorder()},
+    )
+    billing, _ = _agent("billing", ["billing is done"])
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing], hooks=hooks)
+    await triage.run("hi")
+    assert [p["hook_event_name"] for p in payloads] == ["Stop"]
+    assert payloads[0]["last_assistant_message"] == "billing is done"
