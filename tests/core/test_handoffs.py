@@ -14,6 +14,7 @@ import pydantic
 import pytest
 
 import robota
+from journal_hooks import Crash, HookedJournal, crash_at
 from robota import (
     AbortController,
     Agent,
@@ -127,13 +128,114 @@ def test_the_tool_name_is_sanitised_and_a_clash_is_refused_when_built() -> None:
         _agent("triage", [], handoffs=["billing"])
 
 
-def test_s40_a_journaled_agent_with_handoffs_is_refused_when_built() -> None:
-    billing, _ = _agent("billing", ["x"])
-    with pytest.raises(robota.ConfigurationError, match="journal"):
-        _agent("triage", [], handoffs=[billing], journal=InMemoryJournal())
-    triage, _ = _agent("triage", [], journal=InMemoryJournal())
-    with pytest.raises(robota.ConfigurationError, match="journal"):
-        triage.add_handoffs(billing)
+def _pair(
+    journal: robota.ExecutionJournal,
+    triage_turns: list[Any],
+    billing_turns: list[Any],
+    ran: list[str],
+) -> tuple[Agent, ScriptedProvider, Agent, ScriptedProvider]:
+    """A journaled triage agent handing off to billing, whose tool logs each run of its body."""
+
+    @robota.tool
+    def lookup_order() -> str:
+        """Look the order up."""
+        ran.append("lookup")
+        return "order 7: shipped"
+
+    billing, billing_provider = _agent(
+        "billing", billing_turns, system_prompt="Billing.", tools=[lookup_order]
+    )
+    triage, triage_provider = _agent(
+        "triage", triage_turns, system_prompt="Triage.", handoffs=[billing], journal=journal
+    )
+    return triage, triage_provider, billing, billing_provider
+
+
+# (kind, nth, written): where the process dies — before the receiver's first model call is
+# durable; after the transfer's settlement is durable but before the batch is in history; after
+# the receiver's tool effect settled.
+CRASHES = [
+    pytest.param("model_call_started", 2, False, 0, id="before-receivers-first-call"),
+    pytest.param("effect_settled", 1, True, 0, id="after-transfer-settled"),
+    pytest.param("effect_settled", 2, True, 1, id="after-receivers-effect-settled"),
+]
+
+
+@pytest.mark.parametrize(("kind", "nth", "written", "remaining"), CRASHES)
+async def test_s40_a_journaled_handoff_resumes_on_the_receiver_repeating_nothing(
+    kind: str, nth: int, written: bool, remaining: int
+) -> None:
+    inner = InMemoryJournal()
+    crash = crash_at(kind, nth=nth)
+    hooked = HookedJournal(inner, after=crash) if written else HookedJournal(inner, before=crash)
+    ran: list[str] = []
+    billing_turns: list[Any] = [[("lookup_order", {})], "your order shipped"]
+    triage, _, _, _ = _pair(hooked, [[("transfer_to_billing", {})]], billing_turns, ran)
+    with pytest.raises(Crash):
+        await triage.run("where is my order?", execution_id="e")
+    # A new process: the same agents, built again, on the same journal; only what is left.
+    again: list[str] = []
+    triage, triage_provider, _, billing_provider = _pair(
+        inner, [], billing_turns[remaining:], again
+    )
+    result = await triage.resume("e")
+    assert (result.output, result.agent, result.status) == (
+        "your order shipped",
+        "billing",
+        "complete",
+    )
+    assert triage_provider.requests == []  # the entry agent's call is not made again
+    assert len(ran) + len(again) == 1  # the receiver's tool ran exactly once
+    first = billing_provider.requests[0]
+    assert _is_system(first.messages[0], "Billing.")
+    assert first.messages[1].content == "where is my order?"
+    assert set(result.usage_by_agent) == {"triage", "billing"}
+    assert _is_system(triage.history[0], "Triage.")  # S35: its own head once the run ends
+
+
+async def test_s40_a_batch_cut_short_finishes_under_the_agent_that_asked_then_hands_off() -> None:
+    # The batch asked for a transfer and one of triage's own tools; the process died before the
+    # second call's effect began. The continuation runs it with triage's tools, then hands off.
+    notes: list[str] = []
+
+    @robota.tool
+    def note() -> str:
+        """Write a note."""
+        notes.append("note")
+        return "noted"
+
+    def build(journal: robota.ExecutionJournal, triage_turns: list[Any]) -> tuple[Agent, Any]:
+        billing, billing_provider = _agent("billing", ["done"])
+        triage, _ = _agent(
+            "triage", triage_turns, tools=[note], handoffs=[billing], journal=journal
+        )
+        return triage, billing_provider
+
+    inner = InMemoryJournal()
+    hooked = HookedJournal(inner, before=crash_at("effect_started", nth=2))
+    triage, _ = build(hooked, [[("transfer_to_billing", {}), ("note", {})]])
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    assert notes == []
+    triage, billing_provider = build(inner, [])
+    result = await triage.resume("e")
+    assert (result.output, result.agent) == ("done", "billing")
+    assert notes == ["note"]
+    answers = _tool_results(billing_provider.requests[0].messages)
+    assert [(a.tool_name, a.is_error) for a in answers] == [
+        ("transfer_to_billing", False),
+        ("note", False),
+    ]
+
+
+async def test_s40_a_completed_journaled_handoff_resumes_to_the_same_result() -> None:
+    journal = InMemoryJournal()
+    triage, _, _, _ = _pair(journal, [[("transfer_to_billing", {})]], ["billed"], [])
+    first = await triage.run("hi", execution_id="e")
+    again, provider, _, billing_provider = _pair(journal, [], [], [])
+    result = await again.resume("e")
+    assert (result.output, result.agent) == (first.output, "billing") == ("billed", "billing")
+    assert provider.requests == billing_provider.requests == []
 
 
 async def test_usage_by_agent_gives_each_agent_of_the_chain_its_own_usage_and_cost() -> None:

@@ -578,7 +578,7 @@ class Agent(DurableAgentMixin):
                 )
             else:
                 sources.append(entry)
-        plain.extend(transfers(handoffs, journaled=journal is not None, owner=self._name))
+        plain.extend(transfers(handoffs, owner=self._name))
         self._max_handoffs = check_max_handoffs(max_handoffs)
         # Shared empty defaults when there is nothing to hold (issue 27).
         self._sources = sources or ()
@@ -1504,13 +1504,13 @@ class Agent(DurableAgentMixin):
         """Add handoffs after construction (issue 29): how two agents hand back to each other.
 
         Raises:
-            ConfigurationError: while a run is under way, for a tool name the agent already
-                has, or on a journaled agent (see ``handoffs=``).
+            ConfigurationError: while a run is under way, or for a tool name the agent already
+                has.
         """
         self._check_not_closed()
         if self._current is not None:
             raise ConfigurationError(f"agent {self._name!r} is running; add handoffs between runs")
-        tools = transfers(handoffs, journaled=self._journal is not None, owner=self._name)
+        tools = transfers(handoffs, owner=self._name)
         for tool in tools:
             if tool.name in self._tools:
                 raise ConfigurationError(

@@ -252,7 +252,11 @@ class DurableAgentMixin:
                     notify=None,
                     journal=JournalBinding(lease, recovery),
                 )
-                return await self._run_current(execution, execution.resume(recovery))
+                try:
+                    return await self._run_current(execution, execution.resume(recovery))
+                finally:
+                    if execution.handoffs is not None:  # S35: its own prompt is the head again
+                        execution.handoffs.settle(self._store)
             finally:
                 await release_lease(lease)
         finally:

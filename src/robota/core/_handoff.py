@@ -90,9 +90,15 @@ class Handoff:
             (S34) and keeps everything; the result must keep every tool call with its result.
 
     Misuse: two handoffs (or a handoff and a tool) of one agent with one tool name raise
-    :class:`~robota.ConfigurationError` when the agent is built; so does an agent with a
-    ``journal=`` (a handoff is not durable yet, S40). Agents of one chain should have distinct
-    names: ``RunResult.usage_by_agent`` is keyed by name.
+    :class:`~robota.ConfigurationError` when the agent is built. Agents of one chain should have
+    distinct names: ``RunResult.usage_by_agent`` is keyed by name.
+
+    Journaled (S40): the entry agent's journal records the whole run, the receivers' calls and
+    effects too (a receiver's own ``journal=`` is not used). A continuation
+    (:meth:`~robota.Agent.resume`) starts on the entry agent and takes again every handoff its
+    history proves — each receiver found by its tool name among the handoffs of the agent
+    active then — so resume on agents built with the same handoffs; nothing is repeated. An
+    ``input_filter`` is applied again on a continuation: keep it a pure function of the messages.
     """
 
     agent: Agent
@@ -175,14 +181,16 @@ class TransferTool(Tool):
             )
         return ToolResult(render(texts.handoff_result, agent=repr(receiver.name)))
 
+    def accept(self, run: Execution) -> None:
+        """Record the transfer on ``run`` for when its batch settles (a continuation's too)."""
+        _accept(run, self.handoff)
+
 
 def _refusal(run: Execution | None, receiver: Agent) -> str | None:
     if run is None:
         return "a transfer takes effect only inside a run (not in a direct invocation)"
     if receiver.closed:
         return "that agent is closed"
-    if run._journal is not None:
-        return "this run is journaled, and a handoff is not durable yet"
     state = run.handoffs
     if state is not None and state.requested is not None:
         return (
@@ -239,12 +247,12 @@ def check_max_handoffs(value: object) -> int:
     return value
 
 
-def transfers(handoffs: Iterable[object], *, journaled: bool, owner: str) -> list[TransferTool]:
+def transfers(handoffs: Iterable[object], *, owner: str) -> list[TransferTool]:
     """The tools of ``Agent(handoffs=...)``: one per handoff, names unique among them.
 
     Raises:
         ConfigurationError: for an entry that is neither an agent nor a :class:`Handoff`, two
-            handoffs with one tool name, or handoffs on a journaled agent (S40).
+            handoffs with one tool name.
     """
     if isinstance(handoffs, str | bytes | Mapping) or not isinstance(handoffs, Iterable):
         raise ConfigurationError(
@@ -267,10 +275,4 @@ def transfers(handoffs: Iterable[object], *, journaled: bool, owner: str) -> lis
                 "a tool_name= (robota.Handoff(agent, tool_name=...)) or the agents other names"
             )
         tools.append(tool)
-    if tools and journaled:
-        raise ConfigurationError(
-            f"agent {owner!r} has a journal= and handoffs: a handoff is not durable yet (S40), "
-            "so a resumed execution could not find the agent it was handed to; build the agent "
-            "without one of them"
-        )
     return tools

@@ -18,13 +18,18 @@ configuration:
 When the run ends the entry agent's own prompt is its conversation's head again (S35: the agent's
 configuration is the prompt's single owner). Usage is kept per agent of the chain
 (``RunResult.usage_by_agent``): each segment of the run is charged to the agent that ran it.
+
+A journaled run (S40) records the receivers' model calls and effects in the run's journal like
+its own; nothing about a handoff needs a record of its own, since the history proves it (the
+transfer's answer). A continuation starts on the entry agent and :func:`replay` takes again the
+handoffs its history proves before the loop picks the execution up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
@@ -40,6 +45,7 @@ from robota.core._plugins import RunInfo
 from robota.core._pricing import estimate_cost
 from robota.core._usage import Usage
 from robota.core.execution._attempts import NO_USAGE, add_usage
+from robota.core.execution._journaled import Recovery, call_key_of
 from robota.core.execution._result import AgentUsage
 from robota.core.execution._retry import ModelCalls, ModelCandidate
 from robota.core.execution._settings import ExecutionSettings
@@ -52,7 +58,7 @@ if TYPE_CHECKING:
     from robota.core.execution._loop import Execution
     from robota.core.tools._executor import ToolExecutionService, ToolGate
 
-__all__ = ["InputFilter", "RunHandoffs", "Transfer"]
+__all__ = ["InputFilter", "RunHandoffs", "Transfer", "Transferring", "replay"]
 
 InputFilter = Callable[[tuple[Message, ...]], Sequence[Message]]
 """What a receiver's model is sent of the conversation before the handoff (no system head)."""
@@ -84,6 +90,14 @@ class Transfer:
     service: EventService | None
     input_filter: InputFilter | None
     prepare: Callable[[], Awaitable[None]] | None
+
+
+@runtime_checkable
+class Transferring(Protocol):
+    """A ``transfer_to_<name>`` tool, as the run sees it (robota.core._handoff.TransferTool)."""
+
+    def accept(self, run: Execution) -> None:
+        """Record its transfer on ``run`` (``run.handoffs.requested``), to take after the batch."""
 
 
 @final
@@ -124,8 +138,12 @@ class RunHandoffs:
         """The gate every receiver's calls pass as a ceiling (S21): the entry run's own."""
         return self.entry_ceiling if self.entry_ceiling is not None else self.entry_tools.gate
 
-    async def take(self, run: Execution) -> bool:
-        """Hand the run to the transfer its last batch accepted; ``False`` when there was none."""
+    async def take(self, run: Execution, at: int | None = None) -> bool:
+        """Hand the run to the transfer its last batch accepted; ``False`` when there was none.
+
+        ``at``: where the receiver's part of the run's messages begins, when a continuation
+        takes again a handoff its history proves (S40); else the messages so far.
+        """
         transfer, self.requested = self.requested, None
         if transfer is None:
             return False
@@ -133,10 +151,12 @@ class RunHandoffs:
         old = run.settings
         self.segments.append((old.agent_name, run.subagents))
         run.subagents = None
-        self._added_at.append(len(run._added))
+        start = self._added_at[-1] if self._added_at else 0
+        end = len(run._added) if at is None else at
+        self._added_at.append(end)
         self._charges_at.append(len(run._charges))
-        answered = dict(run._answered)
-        for message in run._added:
+        answered = dict(run._answered)  # each reply stays priced where it ran
+        for message in run._added[start:end]:
             if isinstance(message, AssistantMessage) and message.id not in answered:
                 answered[message.id] = old.provider.name
         run._answered = answered
@@ -329,3 +349,51 @@ def _check_filtered(messages: tuple[Message, ...]) -> None:
             "a handoff's input_filter kept tool calls without their results "
             f"({', '.join(sorted(missing))}); drop both or keep both"
         )
+
+
+async def replay(run: Execution, recovery: Recovery) -> None:
+    """Take again the handoffs a continued execution's history proves (S40).
+
+    The run starts on the entry agent, as it did; each batch of its own messages whose accepted
+    transfer (a ``transfer_to_<name>`` call answered without error) is answered in full hands
+    it on, each receiver found by its tool name among the tools of the agent active then. The
+    latest batch, when history does not answer it yet, keeps its transfer for when the batch
+    settles — a durable settlement of the transfer counts as its answer — exactly as the
+    execution would have. Call it with the run's messages restored (``run._added``).
+    """
+    own = recovery.history[recovery.own_from :]
+    offset = len(run._added) - len(own)
+    resumed = recovery.resumed_message
+    for position, message in enumerate(own):
+        if not isinstance(message, AssistantMessage) or not message.tool_calls:
+            continue
+        # A batch's answers follow it, before the next reply (S36: ids may repeat across turns).
+        answers: dict[str, tuple[int, ToolMessage]] = {}
+        for later in range(position + 1, len(own)):
+            item = own[later]
+            if isinstance(item, AssistantMessage):
+                break
+            if isinstance(item, ToolMessage):
+                answers.setdefault(item.tool_call_id, (later, item))
+        calls = message.tool_calls
+        complete = all(call.id in answers for call in calls)
+        if not complete and message is not resumed:
+            continue  # its calls never ran (answered on the continuation, S34): no transfer
+        for index, call in enumerate(calls):
+            tool: object = run._tools.registry.get(call.name)
+            if not isinstance(tool, Transferring):
+                continue
+            known = answers.get(call.id)
+            failed = known[1].is_error if known is not None else None
+            if failed is None and message is resumed and recovery.last_call is not None:
+                key = call_key_of(recovery.last_call[0].call_id, index)
+                effect = recovery.effects.get(key)
+                if effect is not None and effect.outcome is not None:
+                    failed = effect.outcome.result.is_error
+            if failed is False:
+                tool.accept(run)  # a batch's first accepted transfer is its only one
+                break
+        state = run.handoffs
+        if complete and state is not None and state.requested is not None:
+            last = max(answers[call.id][0] for call in calls)
+            await state.take(run, at=offset + last + 1)

@@ -93,7 +93,7 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
-from robota.core.execution._handoffs import RunHandoffs
+from robota.core.execution._handoffs import RunHandoffs, replay
 from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
@@ -369,6 +369,9 @@ class Execution(AttemptsMixin):
         replayed and restored settlements do not re-enter call observers. A run that had moved
         to a fallback model continues on it (issue 28).
         """
+        own = recovery.history[recovery.own_from :]
+        self._added.extend(own)
+        await replay(self, recovery)  # issue 29: the agent the execution had handed to (S40)
         self._resume_model(recovery)
         settings = self.settings
         self._attempt = new_id("resume")
@@ -377,8 +380,6 @@ class Execution(AttemptsMixin):
             self._trace = RunTrace(self._trace.context, self._attempt)
         self._rounds = recovery.rounds
         self._executed = recovery.executed_before
-        own = recovery.history[recovery.own_from :]
-        self._added.extend(own)
         self._unattested = recovery.unattested
         resumed = recovery.resumed_message
         for message in own:
