@@ -616,3 +616,20 @@ async def test_s22_the_runs_stop_hook_fires_when_the_receiver_ends_the_turn() ->
     await triage.run("hi")
     assert [p["hook_event_name"] for p in payloads] == ["Stop"]
     assert payloads[0]["last_assistant_message"] == "billing is done"
+
+
+async def test_s40_a_continuation_does_not_announce_a_replayed_handoff_again() -> None:
+    inner = InMemoryJournal()
+    # Killed once billing's tool settled: the handoff is durable history by then.
+    hooked = HookedJournal(inner, after=crash_at("effect_settled", nth=2))
+    turns: list[Any] = [[("lookup_order", {})], "done"]
+    triage, _, _, _ = _pair(hooked, [[("transfer_to_billing", {})]], turns, [])
+    seen: list[robota.AgentEvent] = []
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e", on_event=seen.append)
+    assert [e.name for e in seen].count(EventNames.HANDOFF) == 1
+    triage, _, _, _ = _pair(inner, [], turns[1:], [])
+    again: list[robota.AgentEvent] = []
+    result = await triage.resume("e", on_event=again.append)
+    assert result.agent == "billing"
+    assert EventNames.HANDOFF not in [e.name for e in again]

@@ -142,7 +142,8 @@ class RunHandoffs:
         """Hand the run to the transfer its last batch accepted; ``False`` when there was none.
 
         ``at``: where the receiver's part of the run's messages begins, when a continuation
-        takes again a handoff its history proves (S40); else the messages so far.
+        takes again a handoff its history proves (S40; it is not announced again); else the
+        messages so far.
         """
         transfer, self.requested = self.requested, None
         if transfer is None:
@@ -175,7 +176,7 @@ class RunHandoffs:
             max_handoffs=old.max_handoffs,
             runtime_state=None,
         )
-        if run.emitter.enabled:
+        if at is None and run.emitter.enabled:
             run.emitter.emit(
                 EventNames.HANDOFF,
                 {"from_agent": old.agent_name, "to_agent": new.agent_name, "count": self.count},
