@@ -292,13 +292,14 @@ class DurableAgentMixin:
                     notify=parent.notify if parent is not None else None,
                     journal=JournalBinding(lease, recovery, journal),
                 )
-                if parent is None:
-                    return await self._run_current(execution, execution.resume(recovery))
-                execution.ceiling = parent.gate  # S21: the ceiling, for this run only
+                if parent is not None:
+                    execution.ceiling = parent.gate  # S21: the ceiling, for this run only
                 try:
                     return await self._run_current(execution, execution.resume(recovery))
                 finally:
-                    if parent.settled is not None:
+                    if execution.handoffs is not None:  # S35: its own prompt is the head again
+                        execution.handoffs.settle(store)
+                    if parent is not None and parent.settled is not None:
                         parent.settled(execution.spend())  # issue 29: however it ended
             finally:
                 await release_lease(lease)
