@@ -95,7 +95,52 @@ async def test_each_agent_run_starts_a_fresh_conversation_unless_history_is_kept
         "UserMessage",
     ]
     await flow.run("c", keep_history=True)
-    assert len(provider.requests[2].messages) == 4  # system, b, two, c
+    await flow.run("d", keep_history=True)
+    # Kept: the agent's own conversation, which the fresh runs never touched (S34).
+    assert len(provider.requests[2].messages) == 2  # system, c
+    assert len(provider.requests[3].messages) == 4  # system, c, three, d
+
+
+async def test_a_flow_leaves_an_agents_own_conversation_untouched() -> None:
+    # S34: a user's conversation with an agent survives the agent's use as a flow step.
+    agent, provider = _agent("helper", ["hi", "step output", "where were we"])
+    await agent.run("hello")
+    before = agent.history
+
+    result = await sequential(agent).run("a task")
+
+    assert result.output == "step output"
+    assert len(provider.requests[1].messages) == 1  # the step saw its input only
+    assert agent.history == before
+    await agent.run("go on")
+    assert len(provider.requests[2].messages) == 3  # hello, hi, go on
+
+
+async def test_an_abort_reaches_a_step_waiting_for_an_agent_busy_elsewhere() -> None:
+    # S38: a run queued behind another fails as soon as its signal aborts; a flow step waiting
+    # for an agent its user is running directly ends interrupted at once, not after that run.
+    shared, _ = _agent(
+        "shared", ["one two three four five six", "never"], provider_kw={"chunk_delay": 0.5}
+    )
+    started = asyncio.Event()
+
+    def on_event(event: Any) -> None:
+        if event.name == EventNames.PROVIDER_REQUEST:
+            started.set()
+
+    direct = asyncio.create_task(shared.run("direct", on_event=on_event))
+    await started.wait()
+    controller = AbortController()
+    flow = asyncio.create_task(sequential(shared).run("queued", signal=controller.signal))
+    await asyncio.sleep(0)
+    controller.abort("stop")
+    result = await flow
+    try:
+        assert result.status == "interrupted"
+        assert not direct.done()  # it ended while the direct run was still streaming
+    finally:
+        direct.cancel()
+        await asyncio.gather(direct, return_exceptions=True)
 
 
 async def test_sequential_emits_the_s32_lifecycle_events_and_nests_agent_events() -> None:
@@ -451,7 +496,7 @@ async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert a_provider.aborted_calls == 1
-    assert a.history[-1].state == "interrupted"  # S23: committed as interrupted
+    assert len(a.history) == 0  # S34: the step ran in a conversation of its own
 
 
 async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them() -> None:

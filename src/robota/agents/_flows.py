@@ -78,8 +78,10 @@ class Flow(Runnable):
                 its owner path starting ``orchestration/<run id>/step/<step id>`` (S33).
             on_event: A callable receiving the same events.
             trace: W3C trace context (S27): every agent run of the flow is parented on it.
-            keep_history: Let each agent continue its conversation; by default each agent run
-                starts from a fresh one (its system prompt only), as ``Agent.as_tool`` does.
+            keep_history: Let each agent run continue (and add to) the agent's own
+                conversation. By default each runs in a fresh conversation of its own (its
+                system prompt only, ``fresh_conversation``), as ``Agent.as_tool`` calls do, and
+                the agent's own history is left untouched (S34).
 
         Raises:
             OrchestrationError: a step failed (its error is ``__cause__``; ``.result`` holds
