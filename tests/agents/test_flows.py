@@ -334,6 +334,16 @@ async def test_a_pool_of_mappers_runs_items_concurrently() -> None:
     assert _overlapping(events, "worker[0]", "worker[1]")
 
 
+def test_a_map_over_a_pool_runs_again_on_another_event_loop() -> None:
+    # A flow is built once and run many times — also by asyncio.run after asyncio.run, each on
+    # a loop of its own; a pool's items then wait for a free worker on that loop.
+    turns = [ScriptedTurn(text=f"r{i}", delay=0.01) for i in range(6)]
+    pool = [_agent("worker", list(turns))[0] for _ in range(2)]
+    flow = map_reduce(pool, lambda outs: str(len(outs)))
+    assert asyncio.run(flow.run(["a", "b", "c"])).output == "3"
+    assert asyncio.run(flow.run(["a", "b", "c"])).output == "3"
+
+
 async def test_map_reduce_nests_in_a_pipeline_splitting_the_previous_output() -> None:
     lister, _ = _agent("lister", ["apples\n\npears\n"])
     mapper, mapper_provider = _agent("price", ["1", "2"])

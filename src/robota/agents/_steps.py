@@ -41,20 +41,26 @@ class Pool:
         self.agents = tuple(agents)
         if not self.agents or not all(isinstance(a, Agent) for a in self.agents):
             raise ConfigurationError("a pool of agents needs at least one robota.Agent, only")
-        self._free: asyncio.Queue[Agent] | None = None
+        self._free: tuple[asyncio.AbstractEventLoop, asyncio.Queue[Agent]] | None = None
+
+    def _queue(self) -> asyncio.Queue[Agent]:
+        # An asyncio.Queue serves the event loop it first waited on: a flow run again on another
+        # loop (asyncio.run after asyncio.run) gets a queue of its own, every agent free in it.
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._free[0] is not loop:
+            queue: asyncio.Queue[Agent] = asyncio.Queue()
+            for agent in self.agents:
+                queue.put_nowait(agent)
+            self._free = (loop, queue)
+        return self._free[1]
 
     async def borrow(self) -> Agent:
         """A free agent (waits for one)."""
-        if self._free is None:
-            self._free = asyncio.Queue()
-            for agent in self.agents:
-                self._free.put_nowait(agent)
-        return await self._free.get()
+        return await self._queue().get()
 
     def give_back(self, agent: Agent) -> None:
         """Return a borrowed agent."""
-        assert self._free is not None
-        self._free.put_nowait(agent)
+        self._queue().put_nowait(agent)
 
 
 @dataclass(slots=True)
