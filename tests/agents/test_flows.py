@@ -479,6 +479,28 @@ async def test_a_bad_configuration_is_refused_when_built() -> None:
         sequential(42)  # type: ignore[arg-type]
 
 
+async def test_a_join_that_is_no_join_is_refused_when_built_not_after_the_branches_ran() -> None:
+    a, _ = _agent("a", ["x"])
+    b, _ = _agent("b", ["y"])
+    judge, _ = _agent("judge", ["z"])
+    with pytest.raises(ConfigurationError, match="join"):
+        parallel(a, b, join="judge")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="reducer"):
+        map_reduce(a, [judge])  # type: ignore[arg-type]
+
+
+async def test_step_ids_stay_unique_in_one_run() -> None:
+    # A branch whose name is the join's id, and a name that collides with a repeat's id.
+    named_join, _ = _agent("join", ["j"])
+    first, _ = _agent("w", ["1"])
+    second, _ = _agent("w", ["2"])
+    third, _ = _agent("w#2", ["3"])
+    result = await parallel(named_join, first, second, third, join="|".join).run("go")
+    ids = [s.id for s in result.steps]
+    assert len(set(ids)) == len(ids), ids
+    assert result.output == "j|1|2|3"
+
+
 async def test_s27_every_agent_run_of_the_flow_is_in_the_callers_trace() -> None:
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     trace = TraceContext.from_traceparent(f"00-{trace_id}-00f067aa0ba902b7-01")

@@ -39,7 +39,7 @@ from robota.core import (
 )
 from robota.core.orchestration import OrchestrationEventNames as Names
 
-__all__ = ["ErrorPolicy", "Flow", "Join", "Parallel", "Sequential", "StepLike"]
+__all__ = ["ErrorPolicy", "Flow", "Join", "Parallel", "Sequential", "StepLike", "check_join"]
 
 ErrorPolicy: TypeAlias = Literal["fail_fast", "collect"]
 """What a fan-out does when a branch fails: ``fail_fast`` (default) aborts the other branches
@@ -148,6 +148,16 @@ Join: TypeAlias = Callable[[list[str]], Awaitable[str] | str] | Agent | Flow | N
 outputs as a list, or an agent or flow given them as one text (each under ``[branch id]``)."""
 
 
+def check_join(join: object, where: str) -> None:
+    """Refuse a join (a reducer) that is none of those :data:`Join` allows."""
+    if join is None or isinstance(join, (Agent, Runnable)) or callable(join):
+        return
+    raise ConfigurationError(
+        f"{where} must be None, a robota.Agent, a flow or a function taking the list of outputs "
+        f"and returning a string, got {type(join).__name__}"
+    )
+
+
 def _text(input: str | Sequence[str], what: str) -> str:
     if isinstance(input, str):
         return input
@@ -217,8 +227,10 @@ class Parallel(Flow):
     ) -> None:
         if not branches:
             raise ConfigurationError("parallel() needs at least one branch")
+        check_join(join, "parallel() join")  # here, not once every branch has run (and spent)
         self.branches = tuple(as_step(b, f"parallel() branch {i}") for i, b in enumerate(branches))
         self.ids = unique_ids([step_name(b) for b in self.branches])
+        self.join_id = unique_ids([*self.ids, "join"])[-1]  # a branch may be named "join"
         bound: object = max_concurrency
         if bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int) or bound < 1
@@ -308,7 +320,7 @@ class Parallel(Flow):
         if join is None:
             outcome.output = "\n\n".join(outputs)
             return
-        step_id = scope.prefix + "join"
+        step_id = scope.prefix + self.join_id
         scope.run.emit(
             Names.STEP_STARTED, scope.path, "parallel", step_id=step_id, step_index=len(self.ids)
         )

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import final
 
 from robota.agents._context import Scope
-from robota.agents._flows import ErrorPolicy, Join, Parallel
+from robota.agents._flows import ErrorPolicy, Join, Parallel, check_join
 from robota.agents._steps import Pool, Step, as_step, step_name
 from robota.core import Agent, ConfigurationError
 
@@ -38,6 +38,7 @@ class MapReduce(Parallel):
             step = Pool(mapper)
         else:
             step = as_step(mapper, "map_reduce() mapper")
+        check_join(reducer, "map_reduce() reducer")
         super().__init__([step], join=reducer, max_concurrency=max_concurrency, on_error=on_error)
         self.mapper = step
         self.split = split

@@ -147,12 +147,16 @@ def step_name(step: Step) -> str:
 
 
 def unique_ids(names: Sequence[str]) -> list[str]:
-    """``names`` with repeats told apart (``writer``, ``writer#2``)."""
-    seen: dict[str, int] = {}
+    """``names`` with repeats told apart (``writer``, ``writer#2``); no two ids are equal."""
+    taken: set[str] = set()
     ids: list[str] = []
     for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        ids.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+        candidate, n = name, 1
+        while candidate in taken:  # a repeat, or a name another's repeat already took
+            n += 1
+            candidate = f"{name}#{n}"
+        taken.add(candidate)
+        ids.append(candidate)
     return ids
 
 
