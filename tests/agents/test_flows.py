@@ -296,6 +296,26 @@ async def test_a_map_without_items_is_refused_before_anything_runs() -> None:
     assert events.names() == [OrchestrationEventNames.STARTED, OrchestrationEventNames.FAILED]
 
 
+async def test_a_map_input_that_is_no_text_nor_items_is_a_clear_error() -> None:
+    mapper, provider = _agent("m", ["x"])
+    events = RecordingEventService()
+    with pytest.raises(ConfigurationError, match="items"):
+        await map_reduce(mapper).run(42, event_service=events)  # type: ignore[arg-type]
+
+    def broken_split(text: str) -> list[str]:
+        raise ValueError("cannot split " + text)
+
+    with pytest.raises(ValueError, match="cannot split"):
+        await map_reduce(mapper, split=broken_split).run("a", event_service=events)
+    assert not provider.requests
+    assert events.names() == [
+        OrchestrationEventNames.STARTED,
+        OrchestrationEventNames.FAILED,
+        OrchestrationEventNames.STARTED,
+        OrchestrationEventNames.FAILED,  # S32: a run that started always ends with an event
+    ]
+
+
 async def test_collect_still_raises_when_every_branch_failed() -> None:
     a, _ = _agent("a", [ProviderError("boom", status=500)])
     b, _ = _agent("b", [ProviderError("bang", status=500)])
@@ -517,8 +537,10 @@ async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() 
     a, a_provider = _agent("a", ["one two three four five six"], provider_kw={"chunk_delay": 0.05})
     b, _ = _agent("b", ["never"])
     started = asyncio.Event()
+    names: list[str] = []
 
     def on_event(event: Any) -> None:
+        names.append(event.name)
         if event.name == EventNames.PROVIDER_REQUEST:
             started.set()
 
@@ -528,6 +550,7 @@ async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert a_provider.aborted_calls == 1
+    assert names[-1] == OrchestrationEventNames.FAILED  # S32: the run's end is an event too
     assert len(a.history) == 0  # S34: the step ran in a conversation of its own
 
 

@@ -87,6 +87,10 @@ class Flow(Runnable):
             OrchestrationError: a step failed (its error is ``__cause__``; ``.result`` holds
                 what ran).
             ConfigurationError: limits or an input the flow cannot take.
+            Exception: what a map-reduce's ``split`` raised (before any step ran).
+
+        Every run emits ``orchestration.started`` and then ``completed`` or ``failed`` (also
+        when the caller cancels the run's task, which then propagates unchanged).
         """
         if limits is not None and not isinstance(limits, UsageLimits):
             raise ConfigurationError(
@@ -103,9 +107,6 @@ class Flow(Runnable):
         flow.emit(Names.STARTED, path, self.primitive)
         try:
             outcome = await self._execute(input, scope)
-        except ConfigurationError as exc:  # an input the flow cannot take: nothing ran
-            flow.emit(Names.FAILED, path, self.primitive, reason=str(exc))
-            raise
         except Failed as failed:
             flow.emit(
                 Names.FAILED, path, self.primitive, step_id=failed.step_id, reason=str(failed.cause)
@@ -117,6 +118,12 @@ class Flow(Runnable):
                 result=result,
                 cause=failed.cause,
             ) from failed.cause
+        except Exception as exc:  # an input the flow cannot take (a split that raised): no step ran
+            flow.emit(Names.FAILED, path, self.primitive, reason=str(exc))
+            raise
+        except asyncio.CancelledError:  # the caller cancelled the flow's task: its agents stopped
+            flow.emit(Names.FAILED, path, self.primitive, reason="cancelled")
+            raise
         flow.emit(Names.COMPLETED, path, self.primitive)
         return self._result(flow, outcome)
 
