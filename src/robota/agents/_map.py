@@ -46,13 +46,12 @@ class MapReduce(Parallel):
     def _work(
         self, input: str | Sequence[str], scope: Scope
     ) -> list[tuple[str, Step, str | Sequence[str]]]:
-        if isinstance(input, str):
-            input = self.split(input)
-        items = list(input) if isinstance(input, Sequence) else None
+        given: object = self.split(input) if isinstance(input, str) else input
+        items = list(given) if isinstance(given, Sequence) else None
         if not items or not all(isinstance(item, str) for item in items):
             raise ConfigurationError(
                 "a map-reduce takes a text or a sequence of items, at least one item, each a "
-                f"string; got {input!r:.200}"
+                f"string; got {given!r:.200}"
             )
         name = step_name(self.mapper)
         return [(f"{scope.prefix}{name}[{i}]", self.mapper, item) for i, item in enumerate(items)]
