@@ -521,6 +521,16 @@ async def test_step_ids_stay_unique_in_one_run() -> None:
     assert result.output == "j|1|2|3"
 
 
+async def test_run_arguments_of_the_wrong_kind_are_clear_errors_before_anything_runs() -> None:
+    agent, provider = _agent("a", ["x"])
+    for flow in (sequential(agent), parallel(agent)):
+        with pytest.raises(ConfigurationError, match=r"controller\.signal"):
+            await flow.run("go", signal=AbortController())  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="on_event"):
+            await flow.run("go", on_event="print")  # type: ignore[arg-type]
+    assert not provider.requests
+
+
 async def test_s27_every_agent_run_of_the_flow_is_in_the_callers_trace() -> None:
     trace_id = "4bf92f3577b34da6a3ce929d0e0e4736"
     trace = TraceContext.from_traceparent(f"00-{trace_id}-00f067aa0ba902b7-01")

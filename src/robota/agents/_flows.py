@@ -86,7 +86,8 @@ class Flow(Runnable):
         Raises:
             OrchestrationError: a step failed (its error is ``__cause__``; ``.result`` holds
                 what ran).
-            ConfigurationError: limits or an input the flow cannot take.
+            ConfigurationError: an argument of the wrong kind, or an input the flow cannot
+                take.
             Exception: what a map-reduce's ``split`` raised (before any step ran).
 
         Every run emits ``orchestration.started`` and then ``completed`` or ``failed`` (also
@@ -95,6 +96,19 @@ class Flow(Runnable):
         if limits is not None and not isinstance(limits, UsageLimits):
             raise ConfigurationError(
                 f"limits must be a robota.UsageLimits or None, got {type(limits).__name__}"
+            )
+        if signal is not None and not isinstance(signal, AbortSignal):
+            raise ConfigurationError(
+                "signal must be a robota.AbortSignal (controller = robota.AbortController(); "
+                f"signal=controller.signal), got {type(signal).__name__}"
+            )
+        if on_event is not None and not callable(on_event):
+            raise ConfigurationError(
+                f"on_event must be a function taking one AgentEvent, got {type(on_event).__name__}"
+            )
+        if event_service is not None and not isinstance(event_service, EventService):
+            raise ConfigurationError(
+                f"event_service must be a robota.EventService, got {type(event_service).__name__}"
             )
         services: list[EventService] = []
         if event_service is not None:
