@@ -488,6 +488,30 @@ async def test_usage_rolls_up_with_a_per_agent_breakdown_sub_agents_included() -
     assert result.tool_calls == 1
 
 
+async def test_a_failed_runs_usage_is_kept_by_agent_its_sub_agents_apart() -> None:
+    # S29: a step that raised after calling a sub-agent: each agent's spend under its own path.
+    child, _ = _agent("researcher", [ScriptedTurn(text="found", usage=_usage(5, 1))] * 2)
+    calls = [("researcher", {"input": "look"}), ("researcher", {"input": "look again"})]
+    lead, _ = _agent(
+        "lead",
+        [
+            ScriptedTurn(tool_calls=calls, usage=_usage(10, 2)),
+            ProviderError("boom", status=400),
+        ],
+        tools=[child.as_tool()],
+    )
+    with pytest.raises(OrchestrationError) as caught:
+        await sequential(lead).run("topic")
+
+    result = caught.value.result
+    assert result.usage == _usage(20, 4)
+    assert result.requests == 4
+    assert {p: (u.usage, u.runs) for p, u in result.usage_by_agent.items()} == {
+        "lead": (_usage(10, 2), 1),
+        "lead/researcher": (_usage(10, 2), 2),
+    }
+
+
 async def test_a_bad_configuration_is_refused_when_built() -> None:
     with pytest.raises(ConfigurationError):
         sequential()
