@@ -218,7 +218,9 @@ class RunOptions(TypedDict, total=False):
             input — as each ``Agent.as_tool`` call does: the agent's own history is neither
             sent nor changed (S34), and ``result.messages`` holds what the run added. For a
             layer above that runs an agent as one step of a larger task (``robota.agents``).
-            The run still takes its turn (S38). Default: ``False``.
+            The run still takes its turn (S38). Misuse: :meth:`resume` restores an execution
+            into the agent's own conversation (S40), a fresh one's too — resume it on an agent
+            whose history is a prefix of it (a new agent built alike). Default: ``False``.
     """
 
     signal: AbortSignal | None
