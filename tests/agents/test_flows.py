@@ -186,6 +186,28 @@ async def test_a_failing_step_stops_the_pipeline_with_the_partial_result() -> No
     assert error.result.requests == 2  # the failed call was a model call too
 
 
+async def test_every_started_step_has_its_step_completed_event_however_it_ended() -> None:
+    # S32: step_started and step_completed pair up, for a step that failed too, in a pipeline, a
+    # fan-out and a join alike; the run's own end (failed) names the failing step.
+    def boom(text: str) -> str:
+        raise ValueError("no")
+
+    ok, _ = _agent("ok", ["fine"])
+    for flow, failing in (
+        (sequential(ok, boom), "boom"),
+        (parallel(str.upper, boom, on_error="collect", join=boom), "join"),
+    ):
+        events = RecordingEventService()
+        with pytest.raises(OrchestrationError):
+            await flow.run("go", event_service=events)
+        steps = [e for e in events.events if e.name.startswith("orchestration.step_")]
+        started = [e.data["step_id"] for e in steps if e.name.endswith("started")]
+        completed = [e.data["step_id"] for e in steps if e.name.endswith("completed")]
+        assert sorted(started) == sorted(completed), (started, completed)
+        assert events.events[-1].name == OrchestrationEventNames.FAILED
+        assert events.events[-1].data["step_id"] == failing
+
+
 # ---------------------------------------------------------------- parallel
 
 
@@ -352,6 +374,22 @@ async def test_a_pool_of_mappers_runs_items_concurrently() -> None:
     )
     assert result.output == "w0|w1"
     assert _overlapping(events, "worker[0]", "worker[1]")
+
+
+async def test_a_map_reduce_numbers_its_steps_items_first_then_the_reducer() -> None:
+    events = RecordingEventService()
+    await map_reduce(str.upper, "+".join).run(["a", "b", "c"], event_service=events)
+    started = [
+        (e.data["step_id"], e.data["step_index"])
+        for e in events.events
+        if e.name == OrchestrationEventNames.STEP_STARTED
+    ]
+    assert sorted(started, key=lambda s: s[1]) == [
+        ("upper[0]", 0),
+        ("upper[1]", 1),
+        ("upper[2]", 2),
+        ("join", 3),
+    ]
 
 
 def test_a_map_over_a_pool_runs_again_on_another_event_loop() -> None:

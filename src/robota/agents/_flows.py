@@ -217,10 +217,15 @@ class Sequential(Flow):
                 text = current if isinstance(current, str) else "\n".join(current)
                 record = BranchResult(step_id, text, "", "failed", error=exc)
                 raise Failed(step_id, exc, [*outcome.records, record]) from exc
+            finally:  # S32: a step that started finished executing, however it ended
+                scope.run.emit(
+                    Names.STEP_COMPLETED,
+                    scope.path,
+                    "sequential",
+                    step_id=step_id,
+                    step_index=index,
+                )
             outcome.records.extend(records)
-            scope.run.emit(
-                Names.STEP_COMPLETED, scope.path, "sequential", step_id=step_id, step_index=index
-            )
             outcome.output = branch.output
             if branch.status != "complete":
                 outcome.status = "interrupted"
@@ -332,10 +337,13 @@ class Parallel(Flow):
             outcome.status = "interrupted"
             outcome.output = "\n\n".join(b.output for b in kept if b.output)
             return outcome
-        await self._join(kept, scope, outcome)
+        await self._join(kept, scope, outcome, len(work))
         return outcome
 
-    async def _join(self, kept: list[BranchResult], scope: Scope, outcome: Outcome) -> None:
+    async def _join(
+        self, kept: list[BranchResult], scope: Scope, outcome: Outcome, index: int
+    ) -> None:
+        """Join ``kept``'s outputs as step ``index`` (after every branch: a map's items too)."""
         outputs = [b.output for b in kept]
         join = self.join
         if join is None:
@@ -343,7 +351,7 @@ class Parallel(Flow):
             return
         step_id = scope.prefix + self.join_id
         scope.run.emit(
-            Names.STEP_STARTED, scope.path, "parallel", step_id=step_id, step_index=len(self.ids)
+            Names.STEP_STARTED, scope.path, "parallel", step_id=step_id, step_index=index
         )
         try:
             if isinstance(join, (Agent, Pool, Runnable)):
@@ -367,10 +375,15 @@ class Parallel(Flow):
         except Exception as exc:
             record = BranchResult(step_id, "", "", "failed", error=exc)
             raise Failed(step_id, exc, [*outcome.records, record]) from exc
+        finally:  # S32: the join started, so it finished executing, however it ended
+            scope.run.emit(
+                Names.STEP_COMPLETED,
+                scope.path,
+                "parallel",
+                step_id=step_id,
+                step_index=index,
+            )
         outcome.records.extend(added)
-        scope.run.emit(
-            Names.STEP_COMPLETED, scope.path, "parallel", step_id=step_id, step_index=len(self.ids)
-        )
         outcome.output = branch.output
         if branch.status != "complete":
             outcome.status = "interrupted"
