@@ -651,6 +651,29 @@ async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them(
     assert result.requests == 1
 
 
+async def test_an_abort_reaches_a_branch_waiting_for_the_limits_turn() -> None:
+    # A nested fan-out fails fast while its other branch waits for the flow's limits turn, which
+    # an outer branch holds: the waiting branch ends at once, so the failure reaches the outer
+    # fan-out (and interrupts that branch) instead of waiting for its whole run.
+    slow, slow_provider = _agent(
+        "slow", ["one two three four five six seven eight"], provider_kw={"chunk_delay": 0.1}
+    )
+    queued, queued_provider = _agent("queued", ["never"])
+
+    async def fails(text: str) -> str:
+        await asyncio.sleep(0.05)
+        raise ValueError("broken")
+
+    with pytest.raises(OrchestrationError) as caught:
+        await parallel(slow, parallel(fails, queued)).run("go", limits=UsageLimits(requests=9))
+
+    statuses = {s.id: s.status for s in caught.value.result.steps}
+    assert statuses["slow"] == "interrupted"
+    assert statuses["parallel/queued"] == "interrupted"
+    assert not queued_provider.requests
+    assert slow_provider.aborted_calls == 1
+
+
 async def test_two_flows_sharing_an_agent_never_start_from_each_others_history() -> None:
     shared, provider = _agent(
         "shared", [ScriptedTurn(text="first", delay=0.02), ScriptedTurn(text="second")]

@@ -48,6 +48,36 @@ def _emit(services: Sequence[EventService], event: AgentEvent) -> None:
             continue
 
 
+async def _acquire_unless_aborted(lock: asyncio.Lock, signal: AbortSignal) -> bool:
+    """Take ``lock``, unless ``signal`` aborts first: whether it is held.
+
+    Leaves no task behind, and never the lock held when it returns ``False`` or raises (the
+    caller's task cancelled while waiting: the cancellation propagates unchanged).
+    """
+    if signal.aborted:
+        return False
+    if not lock.locked():
+        await lock.acquire()  # free: taken at once
+        return True
+    acquire = asyncio.ensure_future(lock.acquire())
+    aborted = asyncio.ensure_future(signal.wait())
+    interrupted: BaseException | None = None
+    try:
+        await asyncio.wait((acquire, aborted), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException as exc:  # noqa: BLE001 - settled below, then raised unchanged
+        interrupted = exc
+    aborted.cancel()
+    acquire.cancel()  # no effect once it took the lock
+    await asyncio.wait((acquire, aborted))
+    held = not acquire.cancelled() and acquire.exception() is None
+    if held and (interrupted is not None or signal.aborted):
+        lock.release()  # the abort came too: the next waiter has it
+        held = False
+    if interrupted is not None:
+        raise interrupted
+    return held
+
+
 @final
 class FlowRun:
     """The state one top-level run of a flow shares with every step below it."""
@@ -91,13 +121,20 @@ class FlowRun:
         _emit(self.services, AgentEvent(name, path, payload))
 
     @contextlib.asynccontextmanager
-    async def _turn(self) -> AsyncIterator[None]:
-        """The flow's limits turn (with limits), else nothing to wait for."""
-        if self._limit_turn is None:
+    async def _turn(self, signal: AbortSignal) -> AsyncIterator[None]:
+        """The flow's limits turn (with limits), else nothing to wait for.
+
+        The wait ends when ``signal`` aborts (S38: a queued run fails at once, it does not wait
+        for the runs before it): the body then runs without the turn and must check the signal.
+        """
+        lock = self._limit_turn
+        if lock is None or not await _acquire_unless_aborted(lock, signal):
             yield
             return
-        async with self._limit_turn:
+        try:
             yield
+        finally:
+            lock.release()
 
     async def run_agent(self, agent: Agent, text: str, step_id: str, scope: Scope) -> BranchResult:
         """Run ``agent`` once on ``text`` as step ``step_id``; counted however it ends.
@@ -118,7 +155,7 @@ class FlowRun:
                     AgentEvent(event.name, (*path, *event.owner_path), event.data, event.timestamp),
                 )
 
-        async with self._turn():
+        async with self._turn(scope.signal):
             if scope.signal.aborted:
                 return BranchResult(step_id, text, "", "interrupted")
             options: RunOptions = {
