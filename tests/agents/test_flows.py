@@ -674,6 +674,23 @@ async def test_an_abort_reaches_a_branch_waiting_for_the_limits_turn() -> None:
     assert slow_provider.aborted_calls == 1
 
 
+async def test_a_fan_out_leaves_no_branch_running_when_it_raises_what_it_does_not_catch() -> None:
+    # A branch raising a BaseException (here a CancelledError of its own): the flow propagates
+    # it unchanged, and only once every other branch settled (interrupted), none left behind.
+    slow, slow_provider = _agent(
+        "slow", ["one two three four five six seven eight"], provider_kw={"chunk_delay": 0.05}
+    )
+
+    async def gives_up(text: str) -> str:
+        await asyncio.sleep(0.03)
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await parallel(slow, gives_up).run("go")
+    assert slow_provider.aborted_calls == 1  # settled before the flow raised
+    assert asyncio.all_tasks() == {asyncio.current_task()}
+
+
 async def test_two_flows_sharing_an_agent_never_start_from_each_others_history() -> None:
     shared, provider = _agent(
         "shared", [ScriptedTurn(text="first", delay=0.02), ScriptedTurn(text="second")]

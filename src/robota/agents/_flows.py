@@ -320,11 +320,16 @@ class Parallel(Flow):
                     Names.STEP_COMPLETED, scope.path, "parallel", step_id=step_id, step_index=index
                 )
 
+        tasks = [asyncio.ensure_future(one(i)) for i in range(len(work))]
         try:
-            await asyncio.gather(*(one(i) for i in range(len(work))))
+            await asyncio.gather(*tasks)
         finally:
             # Settle the fan-out's own signal: it then lets go of the caller's (no listener left).
+            # A branch that raised what it does not catch (a BaseException) left the others
+            # running: the abort interrupts them, and the fan-out waits for them (none behind).
             group.abort("the fan-out settled")
+            if tasks:
+                await asyncio.wait(tasks)
         done = [b for b in branches if b is not None]
         flat = [r for rs in records for r in rs]
         failed = [b for b in done if b.status == "failed"]
