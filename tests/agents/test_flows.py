@@ -750,3 +750,8 @@ def test_s32_specs_the_flows_cannot_honour_are_refused() -> None:
             HierarchicalSpec(steps=(OrchestrationStep("m", "", "a", "p"),), manager_step_id="m"),
             {"a": agent},
         )
+    spec = SequentialSpec(steps=(OrchestrationStep("s", "", "a", "p"),))
+    with pytest.raises(ConfigurationError, match="mapping"):
+        from_spec(spec, None)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="SequentialSpec"):
+        from_spec("sequential", {"a": agent})  # type: ignore[arg-type]
