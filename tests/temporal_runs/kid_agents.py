@@ -213,3 +213,47 @@ KIDS = {
     "judged_recorder": judged_recorder,
     "hasty_recorder": hasty_recorder,
 }
+
+
+# ------------------------------------------------------------------ review (issue 29)
+
+
+def grand_boss() -> robota.Agent:
+    # A grandchild: boss → mid → helper (records one effect), each routed by its path.
+    mid = robota.Agent(
+        provider=KidProvider("mid", "helper", key="input"),
+        model="rule-model",
+        tools=[helper()],
+        name="mid",
+    )
+    return robota.Agent(
+        provider=KidProvider("boss", "mid", key="input"),
+        model="rule-model",
+        tools=[mid],
+        name="boss",
+    )
+
+
+_SHARED: list[robota.Agent] = []
+
+
+def sharing_boss() -> robota.Agent:
+    # A factory mistake: the sub-agent is built once (module level) and shared by every call.
+    if not _SHARED:
+        _SHARED.append(
+            robota.Agent(
+                provider=KidProvider("shared", "record"),
+                model="rule-model",
+                tools=[record],
+                name="shared",
+            )
+        )
+    return robota.Agent(
+        provider=KidProvider("boss", "shared", key="input"),
+        model="rule-model",
+        tools=[_SHARED[0]],
+        name="boss",
+    )
+
+
+KIDS.update({"grand_boss": grand_boss, "sharing_boss": sharing_boss})
