@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -256,4 +257,27 @@ def sharing_boss() -> robota.Agent:
     )
 
 
-KIDS.update({"grand_boss": grand_boss, "sharing_boss": sharing_boss})
+def _slow_sync_check(text: str) -> robota.GuardrailResult | None:
+    # A plain sync check that blocks (a moderation call through a blocking client, say).
+    time.sleep(2.5)
+    _effect(f"guard input {text}")
+    return None
+
+
+def blocking_guarded() -> robota.Agent:
+    return robota.Agent(
+        provider=KidProvider("blocking", "record"),
+        model="rule-model",
+        tools=[record],
+        name="blocking",
+        guardrails=[robota.InputGuardrail(_slow_sync_check, name="slow")],
+    )
+
+
+KIDS.update(
+    {
+        "grand_boss": grand_boss,
+        "sharing_boss": sharing_boss,
+        "blocking_guarded": blocking_guarded,
+    }
+)

@@ -367,3 +367,19 @@ async def test_issue29_a_sub_agent_shared_across_factory_calls_is_refused_by_nam
                 await asyncio.wait_for(get_result(handle), 60)
             assert "shared" in str(caught.value)
     assert "go-boss-shared" not in lines(tmp_path / "effects.txt")
+
+
+async def test_issue29_a_blocking_sync_check_does_not_starve_the_guardrail_activitys_heartbeat(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A plain sync check that blocks longer than the heartbeat timeout: run on the worker's
+    # event loop it would stop the heartbeats, the attempt would time out and the check run
+    # again (and again). It runs in a thread, like a sync tool body: once, and the run goes on.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(
+            client, "blocking_guarded", "go", task_queue=queue, heartbeat_timeout=1
+        )
+        result = await asyncio.wait_for(get_result(handle), 60)
+    assert result.text == "blocking: recorded go-blocking"
+    assert lines(tmp_path / "effects.txt").count("guard input go") == 1

@@ -361,7 +361,14 @@ class RobotaActivities:
                 raise ConfigurationError(f"guardrail {check.index} has no function {check.check}")
         try:
             async with _Heartbeat():
-                verdict = function(check.value)
+                if inspect.iscoroutinefunction(function):
+                    verdict = await function(check.value)
+                else:
+                    # A sync check runs in a thread, like a sync tool body: one that blocks (a
+                    # moderation call through a blocking client) would stop the heartbeats —
+                    # the attempt would time out and the check run again — and stall the
+                    # worker's other activities.
+                    verdict = await asyncio.to_thread(function, check.value)
                 if inspect.isawaitable(verdict):
                     verdict = await verdict
         except Exception as error:  # noqa: BLE001 - the check's own failure fails the run
