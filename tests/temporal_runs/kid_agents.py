@@ -18,7 +18,10 @@ import json
 import os
 import time
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from pathlib import Path
+
+import pydantic
 
 import robota
 from robota.core.permissions import PermissionGate, PermissionPolicy
@@ -274,8 +277,55 @@ def blocking_guarded() -> robota.Agent:
     )
 
 
+class Price(pydantic.BaseModel):
+    amount: Decimal
+    currency: str
+
+
+class PriceProvider(robota.Provider):
+    """The pricer's model: one JSON reply, a price."""
+
+    @property
+    def name(self) -> str:
+        return "prices"
+
+    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
+        return await collect_stream(self.chat_stream(request))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        _effect("model pricer 0")
+        yield robota.TextDelta(json.dumps({"amount": "1.50", "currency": "EUR"}))
+        yield robota.ResponseDone(
+            model="rule-model", usage=robota.Usage.from_counts(prompt=5, completion=1)
+        )
+
+
+def _price_seen(output: object) -> robota.GuardrailResult | None:
+    _effect(f"guard output {json.dumps(output, sort_keys=True)}")
+    return None
+
+
+def pricing_boss() -> robota.Agent:
+    # A typed sub-agent (as_tool(output=Price)) with an output guardrail of its own.
+    pricer = robota.Agent(
+        provider=PriceProvider(),
+        model="rule-model",
+        name="pricer",
+        guardrails=[robota.OutputGuardrail(_price_seen, name="price")],
+    )
+    return robota.Agent(
+        provider=KidProvider("boss", "pricer", key="input"),
+        model="rule-model",
+        tools=[pricer.as_tool(output=Price)],
+        name="boss",
+    )
+
+
 KIDS.update(
     {
+        "pricing_boss": pricing_boss,
         "grand_boss": grand_boss,
         "sharing_boss": sharing_boss,
         "blocking_guarded": blocking_guarded,

@@ -383,3 +383,22 @@ async def test_issue29_a_blocking_sync_check_does_not_starve_the_guardrail_activ
         result = await asyncio.wait_for(get_result(handle), 60)
     assert result.text == "blocking: recorded go-blocking"
     assert lines(tmp_path / "effects.txt").count("guard input go") == 1
+
+
+async def test_issue29_a_typed_sub_agents_output_guardrail_is_given_its_json_value(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check runs in an activity: it is given the output's JSON value (as a run started
+    # with output= is), whatever the type holds — a Decimal here, which Temporal's own JSON
+    # encoding of the object could not carry.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "pricing_boss", "price", task_queue=queue)
+        result = await get_result(handle)
+    assert lines(tmp_path / "effects.txt") == [
+        "model boss 0",
+        "model pricer 0",
+        'guard output {"amount": "1.50", "currency": "EUR"}',
+        "model boss 1",
+    ]
+    assert result.text == 'boss: {"amount":"1.50","currency":"EUR"}'

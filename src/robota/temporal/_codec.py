@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
+import pydantic_core
+
 from robota.core import (
     AgentUsage,
     GuardrailPhase,
@@ -380,7 +382,12 @@ class GuardrailInput:
     value: Any
 
     def encode(self) -> dict[str, Any]:
-        """The payload (version 3)."""
+        """The payload (version 3).
+
+        The value as JSON: a structured output's JSON value (a typed sub-agent's object, say,
+        whose fields Temporal's own encoding could not carry: a ``Decimal``), a tool call's
+        arguments as JSON.
+        """
         value = self.value
         if isinstance(value, ToolCallCheck):
             value = {
@@ -389,6 +396,7 @@ class GuardrailInput:
                 "result": value.result,
                 "is_error": value.is_error,
             }
+        value = pydantic_core.to_jsonable_python(value, serialize_unknown=True)
         return {
             "v": 3,
             "agent": self.agent,
