@@ -323,8 +323,35 @@ def pricing_boss() -> robota.Agent:
     )
 
 
+@robota.tool
+async def bulky(text: str) -> str:
+    """Return a result too large to travel inline (it is stored aside in the journal).
+
+    Args:
+        text: A label.
+    """
+    return f"{text} needle " + "x" * (80 * 1024)
+
+
+def _redact_needle(call: robota.ToolCallCheck) -> robota.GuardrailResult | None:
+    seen = "needle" in (call.result or "")
+    _effect(f"guard tool_after {'saw' if seen else 'missed'} the needle")
+    return robota.GuardrailResult(replacement="redacted") if seen else None
+
+
+def redacting() -> robota.Agent:
+    return robota.Agent(
+        provider=KidProvider("redacting", "bulky"),
+        model="rule-model",
+        tools=[bulky],
+        name="redacting",
+        guardrails=[robota.ToolGuardrail(after=_redact_needle, name="needles")],
+    )
+
+
 KIDS.update(
     {
+        "redacting": redacting,
         "pricing_boss": pricing_boss,
         "grand_boss": grand_boss,
         "sharing_boss": sharing_boss,

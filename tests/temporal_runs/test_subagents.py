@@ -402,3 +402,19 @@ async def test_issue29_a_typed_sub_agents_output_guardrail_is_given_its_json_val
         "model boss 1",
     ]
     assert result.text == 'boss: {"amount":"1.50","currency":"EUR"}'
+
+
+async def test_issue29_a_tool_after_check_reviews_a_large_result_stored_aside(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A result over INLINE_RESULT_BYTES travels through the workflow as a marker and is
+    # restored from the journal for the model call. The after= check must review the result
+    # itself, not the marker — else a redacting guardrail passes it to the model unredacted.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "redacting", "big", task_queue=queue)
+        result = await get_result(handle)
+    assert "guard tool_after saw the needle" in lines(tmp_path / "effects.txt")
+    assert result.text == "redacting: redacted"
+    (record,) = result.guardrails
+    assert (record.guardrail, record.outcome) == ("needles", "replaced")

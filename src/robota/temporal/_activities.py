@@ -42,6 +42,7 @@ from robota.core import (
     Provider,
     Tool,
     ToolCall,
+    ToolCallCheck,
     ToolContext,
     ToolMessage,
     ToolResult,
@@ -359,16 +360,19 @@ class RobotaActivities:
             function = getattr(guarded._guardrails[check.index], check.check)
             if not callable(function) or isinstance(function, Agent):
                 raise ConfigurationError(f"guardrail {check.index} has no function {check.check}")
+        value = check.value
+        if check.ref is not None and isinstance(value, ToolCallCheck):
+            value = dataclasses.replace(value, result=await self._stored(check.ref))
         try:
             async with _Heartbeat():
                 if inspect.iscoroutinefunction(function):
-                    verdict = await function(check.value)
+                    verdict = await function(value)
                 else:
                     # A sync check runs in a thread, like a sync tool body: one that blocks (a
                     # moderation call through a blocking client) would stop the heartbeats —
                     # the attempt would time out and the check run again — and stall the
                     # worker's other activities.
-                    verdict = await asyncio.to_thread(function, check.value)
+                    verdict = await asyncio.to_thread(function, value)
                 if inspect.isawaitable(verdict):
                     verdict = await verdict
         except Exception as error:  # noqa: BLE001 - the check's own failure fails the run
@@ -383,6 +387,31 @@ class RobotaActivities:
                 non_retryable=True,
             )
         return encode_verdict(verdict or GuardrailResult())
+
+    async def _stored(self, key: str) -> str:
+        """The content of a tool result stored aside in the journal (issue 29: a check's)."""
+        journal = self._journal
+        if journal is None:
+            raise ApplicationError(
+                "this check refers to a tool result stored in the execution journal, and this "
+                "worker has none: give every worker the same journal",
+                type=SETUP_FAILED,
+                non_retryable=True,
+            )
+        try:
+            settled = [r for r in await journal.read(key) if isinstance(r, EffectSettled)]
+        except StorageError as error:
+            raise ApplicationError(
+                f"the execution journal failed reading a stored tool result: {error.message}",
+                type="robota.StorageError",
+            ) from None
+        if not settled:
+            raise ApplicationError(
+                f"the stored tool result {key!r} is missing from the journal",
+                type="robota.StorageError",
+                non_retryable=True,
+            )
+        return settled[-1].content
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, payload: dict[str, Any]) -> dict[str, Any]:

@@ -372,6 +372,8 @@ class GuardrailInput:
         phase: Where it runs (the value's kind).
         value: The checked value: the input text, the final output (text or the structured
             JSON value) or a tool call (``tool_name``, ``arguments``, ``result``, ``is_error``).
+        ref: The journal key of a tool result stored aside (its ``result`` is then the marker
+            the workflow carries): the activity gives the check the stored content.
     """
 
     agent: str
@@ -380,6 +382,7 @@ class GuardrailInput:
     check: str
     phase: GuardrailPhase
     value: Any
+    ref: str | None = None
 
     def encode(self) -> dict[str, Any]:
         """The payload (version 3).
@@ -405,6 +408,7 @@ class GuardrailInput:
             "check": self.check,
             "phase": self.phase,
             "value": value,
+            **({"ref": self.ref} if self.ref is not None else {}),
         }
 
     @classmethod
@@ -430,6 +434,7 @@ class GuardrailInput:
             check=str(body["check"]),
             phase=phase,
             value=value,
+            ref=None if body.get("ref") is None else str(body["ref"]),
         )
 
 

@@ -41,6 +41,7 @@ from robota.core import (
     ModelTexts,
     Provider,
     Tool,
+    ToolCallCheck,
     ToolContext,
     ToolMessage,
     ToolResult,
@@ -502,6 +503,11 @@ async def _check_in_activity(run: _Run, check: GuardrailInput, name: str) -> Gua
     Outside workflow code: the function may read the clock, call a service or fail like any
     code, and its verdict is recorded in the run's history, so a replay never runs it again.
     """
+    value = check.value
+    if isinstance(value, ToolCallCheck) and value.result is not None and value.result in run.refs:
+        # A result stored aside: the check reviews the stored content, not the marker (which
+        # a model call would resolve to that content, past the check).
+        check = replace(check, ref=run.refs[value.result])
     payload = check.encode()
     size = len(json.dumps(payload, default=str))
     if size > _MAX_OUTPUT_BYTES:
