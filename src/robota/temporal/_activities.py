@@ -275,6 +275,9 @@ def _provider_failure(error: ProviderError, max_retry_after: object = None) -> A
     )
 
 
+_CHECKS: Final = frozenset({"check", "before", "after"})  # a guardrail's check attributes
+
+
 class _Heartbeat:
     """Heartbeats while the activity works, so a dead worker is noticed and a cancel arrives."""
 
@@ -357,7 +360,9 @@ class RobotaActivities:
         with _setup():
             check = GuardrailInput.decode(payload)
             guarded = self._registry.agent_at(check.agent, check.path)
-            function = getattr(guarded._guardrails[check.index], check.check)
+            guardrails = guarded._guardrails
+            entry = guardrails[check.index] if 0 <= check.index < len(guardrails) else None
+            function = getattr(entry, check.check, None) if check.check in _CHECKS else None
             if not callable(function) or isinstance(function, Agent):
                 raise ConfigurationError(f"guardrail {check.index} has no function {check.check}")
         value = check.value
