@@ -35,6 +35,8 @@ EXPECTED_PUBLIC = {
     # Issue 29 (sub-agents): Agent.as_tool, RunResult.usage_by_agent.
     "AgentTool",
     "AgentUsage",
+    # Issue 29 (handoffs): Agent(handoffs=[...]), RunResult.agent.
+    "Handoff",
     "tool",
     "Tool",
     "ToolContext",
@@ -139,6 +141,7 @@ def test_all_is_pinned() -> None:
         "DANGEROUS_PROPERTY_NAMES",
         "DEFAULT_CONTEXT_WINDOW",
         "DEFAULT_INTERRUPTED_ANNOTATION",
+        "DEFAULT_MAX_HANDOFFS",
         "DEFAULT_MAX_ROUNDS",
         "DEFAULT_OUTPUT_FEEDBACK",
         "DEFAULT_OUTPUT_INSTRUCTION",
@@ -175,6 +178,7 @@ def test_all_is_pinned() -> None:
         "GuardrailResult",
         "GuardrailTripped",
         "HOOK_EVENTS",
+        "Handoff",
         "HistoryError",
         "HistoryMutation",
         "HistoryObserver",

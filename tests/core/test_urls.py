@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import string
 from urllib.parse import quote
 
 import ada_url
@@ -47,11 +48,18 @@ _PIECES = [
 
 
 def _rfc3986(path: str) -> str:
-    """RFC 3986 §6.2.2 on a WHATWG path: unreserved escapes decoded, other hex upper-cased."""
+    """RFC 3986 §6.2.2 on a WHATWG path: unreserved escapes decoded, other hex upper-cased.
+
+    Except that an escape of a hex digit right after a ``%`` WHATWG kept as written (``%`` or
+    ``%h`` before it) is only upper-cased: decoded, it would complete that ``%`` into an escape.
+    """
 
     def one(match: re.Match[str]) -> str:
         char = chr(int(match.group(1), 16))
-        return char if char in _UNRESERVED else "%" + match.group(1).upper()
+        completes = char in string.hexdigits and re.search(
+            r"%[0-9A-Fa-f]?\Z", path[: match.start()]
+        )
+        return char if char in _UNRESERVED and not completes else "%" + match.group(1).upper()
 
     return re.sub(r"%([0-9A-Fa-f]{2})", one, path)
 
@@ -102,6 +110,81 @@ def test_s06_normalise_target_is_the_whatwg_target_with_the_path_the_rules_judge
 )
 def test_s06_normalise_path_examples(path: str, normal: str) -> None:
     assert normalise_path(path) == normal
+
+
+# S06/S12: escape case. A server decodes each "%XX" once, whatever the case of its hex digits, so
+# the path the rules judge and the client sends writes every escape in one case (RFC 3986
+# §6.2.2.1: upper). Decoding an unreserved escape must never turn a "%" WHATWG keeps as written
+# (not followed by two hex digits) into a new escape: "/%%41a" read once is "%Aa", never byte 0xAA.
+@pytest.mark.parametrize(
+    ("path", "normal"),
+    [
+        ("/%Aa", "/%AA"),
+        ("/%aA", "/%AA"),
+        ("/%aa/%AA", "/%AA/%AA"),
+        ("/%2f", "/%2F"),
+        ("/%2F", "/%2F"),
+        ("/%41", "/A"),
+        ("/%7e%2D%5f", "/~-_"),
+        ("%Aa", "/%AA"),  # a path alone, as a rule pattern's path is read
+        ("/%%41a", "/%%41a"),
+        ("/%%41", "/%%41"),
+        ("/%a%41", "/%a%41"),
+        ("/%%34%31", "/%%341"),  # "%" then "%34": "%41" read once, as before
+        ("/%4%31", "/%4%31"),
+        ("/x/%2%65", "/x/%2%65"),  # not "/x/%2e", which a server resolves to "/x/"
+        ("/x/%%32e", "/x/%%32e"),
+        ("/%%7e", "/%~"),  # "~" is no hex digit: nothing new to read
+        ("/%zz%41", "/%zzA"),
+        ("/%41%41", "/AA"),
+        ("/%%41%42", "/%%41B"),
+    ],
+)
+def test_s06_normalise_path_writes_escapes_in_one_case_and_never_makes_one(
+    path: str, normal: str
+) -> None:
+    assert normalise_path(path) == normal
+    assert normalise_path(normal) == normal
+    assert path_readings(path) == path_readings(normal)
+
+
+@pytest.mark.parametrize(
+    ("target", "sent"),
+    [
+        ("/%aA?%aA", "/%AA?%aA"),
+        ("/%%41a?%%41a", "/%%41a?%%41a"),
+        # S06: a query is not judged by the rules and goes out as a WHATWG client writes it
+        # (a signed query must arrive byte for byte): escapes keep their case there.
+        ("/p?%aA=%2f&%41", "/p?%aA=%2f&%41"),
+        ("/?%Aa", "/?%Aa"),
+    ],
+)
+def test_s06_normalise_target_puts_only_the_path_escapes_in_one_case(
+    target: str, sent: str
+) -> None:
+    assert normalise_target(target) == sent
+    assert normalise_target(sent) == sent
+
+
+def _decode_once(text: str) -> str:
+    """What a server that decodes each valid escape once reads (a stray ``%`` kept)."""
+    return re.sub(r"%([0-9A-Fa-f]{2})", lambda match: chr(int(match.group(1), 16)), text)
+
+
+_HEX_PIECES = [*"%%aAfF0249e./-~", "%41", "%61", "%2f", "%2F", "%aA", "%Aa", "%34", "%32", "%65"]
+
+
+@settings(max_examples=1_500, deadline=None)
+@given(st.lists(st.sampled_from(_HEX_PIECES), max_size=12).map("".join))
+def test_s06_normalise_path_reads_as_the_whatwg_path_to_a_server_in_any_escape_case(
+    tail: str,
+) -> None:
+    path = "/" + tail
+    normal = normalise_path(path)
+    whatwg = str(ada_url.parse_url("https://example.com" + path)["pathname"])
+    assert _decode_once(normal) == _decode_once(whatwg), path
+    assert all(hex_ == hex_.upper() for hex_ in re.findall(r"%([0-9A-Fa-f]{2})", normal)), path
+    assert normalise_path(normal) == normal, path
 
 
 @settings(max_examples=800, deadline=None)

@@ -33,6 +33,10 @@ _PATHS = [
     ("/日本/x", "/%E6%97%A5%E6%9C%AC/x"),
     ("/a{b}^`|[]", "/a%7Bb%7D%5E%60|[]"),
     ("/a/%2e%2e/../b", "/b"),
+    # Escapes go out in one case, and decoding one never completes a "%" kept as written.
+    ("/%aA/%2f", "/%AA/%2F"),
+    ("/%%41a", "/%%41a"),
+    ("/x/%2%65", "/x/%2%65"),
     ("", "/"),
     # Ordinary paths go out as written.
     ("/search", "/search"),

@@ -18,7 +18,10 @@ Usage: ``python crash_worker.py MODE SCENARIO JOURNAL EXECUTION_ID EFFECTS_FILE 
   this process dispatches is logged to ``EFFECTS.model``; a ``UsageLimitExceeded`` is reported
   as ``limit``) or ``transient`` (``tools`` on a model whose first dispatch of each conversation
   state in a process streams some text and then fails with a recoverable 503; the agent's
-  ``RetryPolicy`` tries again — issue 28).
+  ``RetryPolicy`` tries again — issue 28) or ``child`` (issue 29: the parent's first response
+  calls a sub-agent, ``helper``, and the ``effect`` tool; the helper — an agent with a model of
+  its own and no journal — calls ``effect`` once and answers; every model call of either is
+  logged to ``EFFECTS.model``, and the report holds ``usage_by_agent``).
 * ``JOURNAL``: ``sqlite:<path>`` or ``postgres:<dsn>``.
 * ``KILL_AT``: ``<record kind>:<n>:<before|after>`` — SIGKILL this process before or after the
   n-th journal append of that kind; or ``body:<n>`` — inside the n-th tool body, after its
@@ -62,6 +65,9 @@ MODE, SCENARIO, JOURNAL, EXECUTION_ID, EFFECTS = sys.argv[1:6]
 KILL_AT = sys.argv[6] if len(sys.argv) > 6 else ""
 
 
+APPENDED: list[str] = []  # every record kind this process appended, of every execution
+
+
 def _kill() -> None:
     sys.stdout.flush()
     os.kill(os.getpid(), signal.SIGKILL)
@@ -79,6 +85,7 @@ class _Killer:
 
     def before(self, record: JournalRecord) -> None:
         self.counts[record.kind] = self.counts.get(record.kind, 0) + 1
+        APPENDED.append(record.kind)
         if self._hit(record) and self.when == "before":
             _kill()
 
@@ -175,6 +182,39 @@ class _ConversationModel(robota.Provider):
             turn = plan[0] if len(results) < 2 else plan[1]
             for index, (name, args) in enumerate(turn):
                 yield ToolCallReady(ToolCall(f"call_{index}", name, json.dumps(args)))
+        yield ResponseDone(model=request.model, usage=Usage.from_counts(prompt=10, completion=5))
+
+
+class _ChildModels(robota.Provider):
+    """Issue 29: the parent's and the helper's models, each answering from its conversation."""
+
+    def __init__(self, role: str) -> None:
+        self._role = role
+
+    @property
+    def name(self) -> str:
+        return f"crash{self._role}"
+
+    async def chat(
+        self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> robota.ChatResponse:
+        return await robota.collect_stream(self.chat_stream(request, signal=signal))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: robota.AbortSignal | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        results = [m.content for m in request.messages if isinstance(m, ToolMessage)]
+        _log_model_call(f"{self._role} after {len(results)} results")
+        calls: list[tuple[str, dict[str, str]]] = []
+        if self._role == "parent" and not results:
+            calls = [("helper", {"input": "go"}), ("effect", {"label": "p"})]
+        elif self._role == "child" and not results:
+            calls = [("effect", {"label": "k"})]
+        if calls:
+            for index, (name, args) in enumerate(calls):
+                yield ToolCallReady(ToolCall(f"call_{index}", name, json.dumps(args)))
+        else:
+            yield TextDelta(f"{self._role} done: " + ", ".join(results))
         yield ResponseDone(model=request.model, usage=Usage.from_counts(prompt=10, completion=5))
 
 
@@ -319,10 +359,25 @@ def _note_output(report: dict[str, Any], result: robota.RunResult[Any]) -> None:
 async def main() -> None:
     report: dict[str, Any] = {"items": [], "statuses": []}
     journal = _KillingJournal(_open_journal(), _Killer(KILL_AT))
+    tools: list[Any] = [effect, approve]
+    provider: robota.Provider = _ConversationModel()
+    helper: robota.Agent | None = None
+    if SCENARIO == "child":
+        # Issue 29: the helper has no journal; the parent's journals it.
+        helper = robota.Agent(
+            name="helper",
+            provider=_ChildModels("child"),
+            model="m",
+            tools=[effect],
+            system_prompt="You are the helper.",
+            tool_concurrency=1,
+        )
+        tools = [helper.as_tool(description="Ask the helper."), effect]
+        provider = _ChildModels("parent")
     agent = robota.Agent(
-        provider=_ConversationModel(),
+        provider=provider,
         model="m",
-        tools=[effect, approve],
+        tools=tools,
         journal=journal,
         system_prompt="You are a crash-test agent.",
         tool_concurrency=1,
@@ -370,8 +425,12 @@ async def main() -> None:
                     for item in required.items:
                         proven = _effect_of(item.call_id) if item.kind == "effect" else None
                         report["items"].append([item.kind, item.call_id, proven is not None])
+                        # The items may be a sub-agent's: its execution is named (issue 29).
                         await agent.reconcile(
-                            EXECUTION_ID, item.id, happened=proven is not None, result=proven
+                            required.execution_id,
+                            item.id,
+                            happened=proven is not None,
+                            result=proven,
                         )
                     continue
                 report["statuses"].append(result.status)
@@ -382,11 +441,19 @@ async def main() -> None:
                     continue
                 break
         report["history"] = _history(agent)
+        if SCENARIO == "child" and MODE in ("run", "recover", "resume"):
+            report["usage_by_agent"] = {
+                path: [entry.usage.prompt_tokens, entry.usage.completion_tokens, entry.runs]
+                for path, entry in result.usage_by_agent.items()
+            }
+            report["appended"] = APPENDED
     except robota.UsageLimitExceeded as error:
         report["limit"] = {"limit": error.limit, "requests": error.requests}
         report["history"] = _history(agent)
     finally:
         await agent.aclose()
+        if helper is not None:
+            await helper.aclose()
         await journal.aclose()
     print(json.dumps(report))
 

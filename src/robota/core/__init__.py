@@ -99,6 +99,7 @@ from robota.core._guardrails import (
     ToolCallCheck,
     ToolGuardrail,
 )
+from robota.core._handoff import DEFAULT_MAX_HANDOFFS, Handoff
 from robota.core._history import (
     ConversationStore,
     HistoryMutation,
@@ -372,6 +373,7 @@ __all__ = [
     "DANGEROUS_PROPERTY_NAMES",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_INTERRUPTED_ANNOTATION",
+    "DEFAULT_MAX_HANDOFFS",
     "DEFAULT_MAX_ROUNDS",
     "DEFAULT_OUTPUT_FEEDBACK",
     "DEFAULT_OUTPUT_INSTRUCTION",
@@ -452,6 +454,7 @@ __all__ = [
     "GuardrailRecord",
     "GuardrailResult",
     "GuardrailTripped",
+    "Handoff",
     "HistoryError",
     "HistoryMutation",
     "HistoryObserver",

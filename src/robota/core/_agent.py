@@ -25,6 +25,7 @@ from robota.core._agent_checks import (
     check_text,
     unknown_run_options,
 )
+from robota.core._agent_children import run_child
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._agent_models import (
     FallbackEntry,
@@ -48,6 +49,7 @@ from robota.core._events import (
     OwnerRef,
 )
 from robota.core._guardrails import Guardrail, InputGuardrail, OutputGuardrail, check_guardrails
+from robota.core._handoff import DEFAULT_MAX_HANDOFFS, Handoff, check_max_handoffs, transfers
 from robota.core._history import (
     ConversationStore,
     HistoryMutation,
@@ -348,6 +350,13 @@ class Agent(DurableAgentMixin):
             ones on the final result before it is returned, tool ones around tool bodies (a trip
             refuses the call like a permission deny). Each call is in ``RunResult.guardrails``
             and emitted as ``execution.guardrail``. Default: none.
+        handoffs: Agents (or :class:`~robota.Handoff` objects) this agent's model may transfer
+            the run to (issue 29), each through a generated ``transfer_to_<name>`` tool; the
+            receiver continues the same run with the conversation so far (see
+            :class:`~robota.Handoff`; :meth:`add_handoffs` adds more later, for cycles).
+        max_handoffs: Transfers one run started on this agent takes, every agent's counted
+            (``A → B → A`` is two); past it a transfer answers with an error telling the model to
+            finish itself. Default :data:`~robota.DEFAULT_MAX_HANDOFFS`; ``0`` refuses them all.
         journal: An execution journal the host owns exclusively (S40). Every run is then
             recoverable: each boundary whose loss would make a model call or a tool effect
             ambiguous is durable before the run crosses it, and :meth:`resume` continues an
@@ -429,6 +438,7 @@ class Agent(DurableAgentMixin):
     _retry = RareField["RetryPolicy | None"](None)
     _fallback = RareField["tuple[ModelCandidate, ...]"](())
     _guardrails = RareField["tuple[Guardrail, ...]"](())
+    _max_handoffs = RareField["int"](DEFAULT_MAX_HANDOFFS)
     _fallback_owned = RareField["tuple[Provider, ...]"](())
     _retries_owned = RareField["bool"](False)
     _built_provider = RareField["Provider | None"](None)
@@ -475,6 +485,8 @@ class Agent(DurableAgentMixin):
         retry: RetryPolicy | None = None,
         fallback: Sequence[FallbackEntry] = (),
         guardrails: Sequence[Guardrail] = (),
+        handoffs: Iterable[Agent | Handoff] = (),
+        max_handoffs: int = DEFAULT_MAX_HANDOFFS,
     ) -> None:
         check_agent_arguments(locals())  # wrong types and values, named with their fix
         self._rare: dict[str, object] | None = None  # the RareField values not at default
@@ -567,6 +579,8 @@ class Agent(DurableAgentMixin):
                 )
             else:
                 sources.append(entry)
+        plain.extend(transfers(handoffs, owner=self._name))
+        self._max_handoffs = check_max_handoffs(max_handoffs)
         # Shared empty defaults when there is nothing to hold (issue 27).
         self._sources = sources or ()
         self._tools = ToolRegistry(plain)
@@ -1169,6 +1183,7 @@ class Agent(DurableAgentMixin):
             hooks=self._hooks if _check_lifecycle_hooks(options.get("lifecycle_hooks")) else None,
             limits=limits,
             guardrails=self._run_guardrails(options),
+            max_handoffs=self._max_handoffs,
         )
 
     def _run_guardrails(self, options: RunOptions) -> tuple[Guardrail, ...]:
@@ -1213,10 +1228,12 @@ class Agent(DurableAgentMixin):
             run_id = new_id("run") if chosen is None else check_execution_id(chosen)
             lease: JournalLease | None = None
             binding: JournalBinding | None = None
-            if self._journal is not None:
-                lease = await acquire_lease(self._journal, run_id)
+            # Issue 29: a journaled parent's sub-agent run is journaled in the parent's journal.
+            journal = parent.journal if parent is not None and parent.journal else self._journal
+            if journal is not None:
+                lease = await acquire_lease(journal, run_id)
                 try:
-                    if await read_records(self._journal, run_id):
+                    if await read_records(journal, run_id):
                         raise ExecutionStateError(
                             f"execution {run_id!r} already exists in the journal; continue it "
                             f"with agent.resume({run_id!r}) or choose a new execution_id",
@@ -1225,7 +1242,7 @@ class Agent(DurableAgentMixin):
                 except BaseException:
                     await release_lease(lease)
                     raise
-                binding = JournalBinding(lease)
+                binding = JournalBinding(lease, store=journal)
                 settings = replace(settings, runtime_state=self._runtime_state(settings))
             try:
                 emitter = self._scoped_emitter(
@@ -1255,6 +1272,8 @@ class Agent(DurableAgentMixin):
                 try:
                     result = await self._run_current(execution, execution.run(content))
                 finally:
+                    if execution.handoffs is not None:  # S35: its own prompt is the head again
+                        execution.handoffs.settle(store)
                     if parent is not None and parent.settled is not None:
                         # Issue 29: the parent is charged whatever the child used, however
                         # its run ended (a provider error, a limit, a cancel).
@@ -1494,7 +1513,7 @@ class Agent(DurableAgentMixin):
         """This agent as a tool another agent's model can call (issue 29).
 
         Each call runs this agent under what the calling run passes down (abort signal, what is
-        left of its limits and round budget, its gate as a ceiling, trace, events); see
+        left of its limits and round budget, its gate as a ceiling, trace, events, journal); see
         :class:`~robota.AgentTool` for the arguments. ``Agent(tools=[other])`` is
         ``other.as_tool()``.
         """
@@ -1508,6 +1527,27 @@ class Agent(DurableAgentMixin):
             risk=risk,
         )
 
+    def add_handoffs(self, *handoffs: Agent | Handoff) -> None:
+        """Add handoffs after construction (issue 29): how two agents hand back to each other.
+
+        Raises:
+            ConfigurationError: while a run is under way, or for a tool name the agent already
+                has.
+        """
+        self._check_not_closed()
+        if self._current is not None:
+            raise ConfigurationError(f"agent {self._name!r} is running; add handoffs between runs")
+        tools = transfers(handoffs, owner=self._name)
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ConfigurationError(
+                    f"agent {self._name!r} already has a tool named {tool.name!r}; give the "
+                    "handoff another tool_name= (robota.Handoff(agent, tool_name=...))"
+                )
+        for tool in tools:
+            self._tools.register(tool)
+            tool.event_service = self._event_service
+
     async def _run_delegated(
         self,
         input: str,
@@ -1518,6 +1558,8 @@ class Agent(DurableAgentMixin):
     ) -> RunResult[Any]:
         """One run as another agent's tool call (issue 29, robota.core._agent_tool)."""
         settings = self._settings(output, options)
+        if parent.journal is not None:  # S40: journaled, and continued, in the parent's journal
+            return await run_child(self, input, output, settings, signal, options, parent)
         return await self._execute(input, settings, signal, parent.notify, options, parent)
 
     async def aclose(self) -> list[BaseException]:

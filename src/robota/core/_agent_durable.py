@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
+from robota.core._agent_children import replayed, settled_children, state_owner
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -45,7 +46,9 @@ from robota.core.providers._settings import settings_from_data, settings_to_data
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core._history import ConversationStore
+    from robota.core._messages import Message
     from robota.core._plugins import Plugin
+    from robota.core.execution._subagents import Delegation
     from robota.core.tools._deferral import ToolCatalog
     from robota.core.tools._executor import ToolExecutionService
     from robota.core.tools._registry import ToolRegistry
@@ -84,7 +87,9 @@ class DurableAgentMixin:
             owner: OwnerRef,
             event_service: EventService | None,
             on_event: Callable[[AgentEvent], None] | None,
+            parent: EventEmitter | None = None,
         ) -> EventEmitter: ...
+        def _new_store(self, items: tuple[Message, ...]) -> ConversationStore: ...
 
     def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
         """What an execution depends on, as this agent has it now (S40)."""
@@ -221,6 +226,31 @@ class DurableAgentMixin:
             raise ConfigurationError(
                 f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
             )
+        return await self._continue_execution(
+            journal,
+            execution_id,
+            output=output,
+            signal=signal,
+            event_service=event_service,
+            on_event=on_event,
+            trace=trace,
+            lifecycle_hooks=lifecycle_hooks,
+        )
+
+    async def _continue_execution(
+        self,
+        journal: ExecutionJournal,
+        execution_id: str,
+        *,
+        output: object,
+        signal: AbortSignal | None,
+        event_service: EventService | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
+        parent: Delegation | None = None,
+    ) -> RunResult[Any]:
+        """:meth:`resume` in ``journal``; ``parent``: a journaled parent's sub-agent call."""
         run_signal = signal if signal is not None else AbortSignal()
         with AbortGuard(run_signal) as guard:
             await guard.call(self._acquire)
@@ -235,24 +265,42 @@ class DurableAgentMixin:
                 settings = replace(self._resumed_settings(recovery, output), trace=trace)
                 if not lifecycle_hooks:
                     settings = replace(settings, hooks=None)
+                replayed(recovery, self._tools)  # issue 29: a sub-agent call continues its run
                 require_settled(recovery, self._runtime_state(self._settings(None, {})))
-                self._restore(recovery)
+                # Issue 29: what its settled sub-agent calls used, read before history changes.
+                recovery.children = await settled_children(journal, recovery, self._tools)
+                store = self._store
+                if parent is not None and parent.fresh:
+                    # Issue 29, S34: the call's own conversation; the agent's is left as it was.
+                    store = self._new_store(())
+                self._restore(recovery, store)
                 emitter = self._scoped_emitter(
-                    OwnerRef("execution", execution_id), event_service, on_event
+                    OwnerRef("execution", execution_id),
+                    event_service,
+                    on_event,
+                    parent.span if parent is not None else None,
                 )
                 self._flush_reports(emitter)
                 execution = Execution(
                     settings,
                     run_id=execution_id,
-                    store=self._store,
+                    store=store,
                     tools=self._executor,
                     plugins=self._plugins,
                     signal=run_signal,
                     emitter=emitter,
-                    notify=None,
-                    journal=JournalBinding(lease, recovery),
+                    notify=parent.notify if parent is not None else None,
+                    journal=JournalBinding(lease, recovery, journal),
                 )
-                return await self._run_current(execution, execution.resume(recovery))
+                if parent is not None:
+                    execution.ceiling = parent.gate  # S21: the ceiling, for this run only
+                try:
+                    return await self._run_current(execution, execution.resume(recovery))
+                finally:
+                    if execution.handoffs is not None:  # S35: its own prompt is the head again
+                        execution.handoffs.settle(store)
+                    if parent is not None and parent.settled is not None:
+                        parent.settled(execution.spend())  # issue 29: however it ended
             finally:
                 await release_lease(lease)
         finally:
@@ -285,10 +333,11 @@ class DurableAgentMixin:
             runtime_state=saved,
         )
 
-    def _restore(self, recovery: Recovery) -> None:
+    def _restore(self, recovery: Recovery, store: ConversationStore | None = None) -> None:
+        store = self._store if store is None else store
         keep_prompt = "state:system_prompt" in recovery.accepted
         conflict, missing = restore_plan(
-            self._store.snapshot(), recovery.history, keep_live_prompt=keep_prompt
+            store.snapshot(), recovery.history, keep_live_prompt=keep_prompt
         )
         if conflict is not None:
             raise ExecutionStateError(
@@ -297,7 +346,7 @@ class DurableAgentMixin:
                 "history is a prefix of the execution's)",
                 code="history_conflict",
             )
-        self._store.restore(missing)
+        store.restore(missing)
 
     async def respond(self, execution_id: str, request_id: str, response: object) -> None:
         """Save the outside response to one pending request of a suspended execution (S40).
@@ -340,11 +389,12 @@ class DurableAgentMixin:
             ExecutionLockedError: the execution is running elsewhere.
         """
         journal = self._require_journal("reconcile")
-        await self._ensure_initialized()  # tool sources started: their tools are in the state
-        current = self._runtime_state(self._settings(None, {}))
-        await settle_item(
-            journal, check_execution_id(execution_id), item_id, happened, result, current
-        )
+        execution_id = check_execution_id(execution_id)
+        # Issue 29: a sub-agent's execution is compared with the sub-agent, not this agent.
+        owner: DurableAgentMixin = await state_owner(self, journal, execution_id)
+        await owner._ensure_initialized()  # tool sources started: their tools are in the state
+        current = owner._runtime_state(owner._settings(None, {}))
+        await settle_item(journal, execution_id, item_id, happened, result, current)
 
 
 def _check_output(recovery: Recovery, settings: ExecutionSettings) -> None:

@@ -24,16 +24,21 @@ called it, always:
   parent's budget is charged with them;
 * ``SubagentStop`` hooks of the parent fire when the child's run ends (S22, advisory).
 
+* the journal (S40): when the calling run is journaled, the child's run is journaled in the
+  same journal, as the execution :func:`child_execution_id` derives from the caller's execution
+  id and the call's stable id; a resumed caller that runs the call again continues that
+  execution instead of starting a new one (:mod:`robota.core._agent_children`).
+
 On Temporal (``robota.temporal``) the child runs inside the parent's workflow: this tool stays
 in workflow code — everything above flows down unchanged — and the child's model calls and tool
 bodies are activities of the parent's run, so a worker crash repeats no completed model call
-and (with the workers' journal) no settled tool effect (S40). A journaled
-(S40) in-process parent is not handled here yet: the child runs without a journal of its own.
+and (with the workers' journal) no settled tool effect (S40).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -43,13 +48,14 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, final
 import pydantic_core
 
 from robota.core._abort import AbortSignal
-from robota.core._errors import ConfigurationError
+from robota.core._errors import ConfigurationError, ExecutionControlError
 from robota.core._limits import LIMIT_NAMES, UsageLimitExceeded, UsageLimits
 from robota.core._tracing import TraceContext
+from robota.core.execution._durable import MAX_EXECUTION_ID
 from robota.core.execution._loop import Execution
 from robota.core.execution._result import RunResult
 from robota.core.execution._structured import OutputSpec
-from robota.core.execution._subagents import Delegation, Spend, SubagentLedger, surfaced
+from robota.core.execution._subagents import Delegation, Spend, charge, surfaced
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
@@ -81,7 +87,7 @@ class _Delegate(Protocol):
     ) -> RunResult[Any]: ...
 
 
-__all__ = ["AgentTool", "CeilingGate"]
+__all__ = ["AgentTool", "CeilingGate", "child_execution_id"]
 
 # The executions that are waiting on a sub-agent's run in this task's context, outermost first:
 # a sub-agent whose current run is one of them would wait for its own run slot forever.
@@ -213,9 +219,28 @@ class AgentTool(Tool):
         risk: The tool's risk class for the caller's gate (S21); default ``"inspect"``, since
             delegating acts on nothing — each call the child makes passes the caller's gate.
 
+    Journaled (S40): when the calling run has a journal, the child's run is journaled in it — the
+    caller's journal, even when the child has one of its own — as the execution
+    ``<caller's execution id>/<ToolContext.call_id>``. A crash anywhere in either resumes with
+    the caller's :meth:`~robota.Agent.resume`, repeating no model call and no tool effect of
+    either: a call the caller settled is reused (and what its child used is charged to the
+    caller again, once); a call it started without a recorded result is not refused for
+    reconciliation but run again — admitted again by the caller's gate and hooks — and
+    continues the child's execution, whose recorded model calls and settled effects are reused (a
+    finished child answers with its recorded result, no model call). What the child's journal
+    cannot prove raises :class:`~robota.ReconciliationRequired` naming the child's execution;
+    settle it with the caller's :meth:`~robota.Agent.reconcile`.
+
+    A journaled child whose tool waits for an outside response does not suspend its caller yet:
+    the caller's run fails with an :class:`~robota.ExecutionControlError` (code
+    ``subagent_suspended``) naming the child's execution and requests; answer them with the
+    caller's :meth:`~robota.Agent.respond` (the child's execution id) and resume the caller.
+
     On Temporal the child runs inside the parent's workflow, its model calls and tool bodies
-    activities of the parent's run (exactly once, like the parent's). Misuse: a journaled (S40)
-    in-process parent does not journal the child yet — a resumed parent runs a child call again.
+    activities of the parent's run (exactly once, like the parent's).
+
+    Misuse: without a journaled caller, a child with a journal of its own journals
+    each call as a new execution the caller cannot resume.
     """
 
     def __init__(
@@ -298,6 +323,10 @@ class AgentTool(Tool):
             else surfaced(run._notify, run.settings.agent_name, child.name, ctx.call_id)
         )
         frame = Delegation(ctx._span, not self._keep_history, gate, spent.append, notify)
+        if run is not None and run._journal is not None and run._journal.store is not None:
+            # S40: journaled in the caller's journal, under an id a resumed caller derives again.
+            child_id = child_execution_id(run.run_id, ctx.call_id)
+            frame = replace(frame, journal=run._journal.store, execution_id=child_id)
         callers = _CALLERS.get() if run is None else (*_CALLERS.get(), run)
         if child._current is not None and child._current in callers:
             return ToolResult(
@@ -323,20 +352,42 @@ class AgentTool(Tool):
             for spend in spent:  # S29 / issue 28: however the child ended, its spending counts
                 _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
+        if result.status == "suspended":
+            raise _suspended(child.name, result)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
 
 
+def child_execution_id(parent: str, call_id: str) -> str:
+    """The execution id of the child run a journaled execution's tool call started.
+
+    ``<parent>/<call id>`` when that fits an execution id (S40: at most 200 characters), else
+    ``sub_`` and a SHA-256 of both.
+    """
+    candidate = f"{parent}/{call_id}"
+    if len(candidate) <= MAX_EXECUTION_ID:
+        return candidate
+    digest = hashlib.sha256(f"{parent}\x1f{call_id}".encode("utf-8", "surrogatepass"))
+    return f"sub_{digest.hexdigest()[:48]}"
+
+
+def _suspended(name: str, result: RunResult[Any]) -> ExecutionControlError:
+    """S40: a journaled child waits for an outside response; its caller cannot answer as it."""
+    requests = ", ".join(r.id for r in result.pending_requests)
+    return ExecutionControlError(
+        f"the agent {name!r} (execution {result.execution_id!r}) waits for an outside response "
+        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet: answer it "
+        f"with respond({result.execution_id!r}, <request id>, ...) on the calling agent, then "
+        "resume the calling execution",
+        code="subagent_suspended",
+        context={"execution_id": result.execution_id, "requests": requests},
+    )
+
+
 def _charge(run: Execution | None, spend: Spend) -> None:
-    if run is None:
-        return
-    ledger = run.subagents
-    if ledger is None:
-        ledger = run.subagents = SubagentLedger()
-    ledger.add(spend.usage, spend.cost, spend.by_agent)
-    if run._budget is not None:
-        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)
+    if run is not None:
+        charge(run, spend)
 
 
 async def _subagent_stop(

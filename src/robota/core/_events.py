@@ -207,6 +207,7 @@ class EventNames:
     GUARDRAIL: Final = "execution.guardrail"
     MODEL_FALLBACK: Final = "execution.model_fallback"
     MODEL_FALLBACK_REFUSED: Final = "execution.model_fallback_refused"
+    HANDOFF: Final = "execution.handoff"
     HISTORY_APPENDED: Final = "history.appended"
     HISTORY_SYSTEM_PROMPT_SET: Final = "history.system_prompt_set"
     HISTORY_TRIMMED: Final = "history.trimmed"

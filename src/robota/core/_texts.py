@@ -133,6 +133,8 @@ _TEMPLATES: Final[Mapping[str, tuple[frozenset[str], frozenset[str]]]] = {
         frozenset(),
     ),
     "setup_failed_error": (frozenset({"error"}), frozenset()),
+    "handoff_result": (frozenset({"agent"}), frozenset()),
+    "handoff_refused_result": (frozenset({"agent", "reason"}), frozenset({"reason"})),
     "settled_failed_result": (frozenset(), frozenset()),
 }
 
@@ -258,6 +260,12 @@ class ModelTexts:
             (:meth:`~robota.AbortController.abandon`). Default ``"Interrupted by user while this
             tool was running: the run stopped waiting for it, so what it did before it was
             stopped is unknown."``.
+        handoff_result: The result of a ``transfer_to_<name>`` call the run takes (issue 29);
+            ``{agent}`` is the receiver's name. Default ``"Transferred to {agent}, which
+            continues the conversation."``.
+        handoff_refused_result: The result of a transfer the run refuses (a second one in a
+            response, the run's handoff limit …); ``{reason}`` (required) says why. Default
+            ``"Not transferred to {agent}: {reason}."``.
 
     Texts a host places when it runs the calls elsewhere (``robota.temporal``):
 
@@ -328,6 +336,8 @@ class ModelTexts:
         "Interrupted by user while this tool was running: the run stopped waiting for it, so "
         "what it did before it was stopped is unknown."
     )
+    handoff_result: str = "Transferred to {agent}, which continues the conversation."
+    handoff_refused_result: str = "Not transferred to {agent}: {reason}."
     oversized_result: str = (
         "Tool {tool} returned {size} bytes, more than the {limit} a Temporal payload carries "
         "inline, and no execution journal is configured to hold it; the result was not kept. "

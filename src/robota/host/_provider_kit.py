@@ -12,6 +12,7 @@ SDK's exceptions (``map_error``) on top of :func:`map_transport_error`.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import functools
 import inspect
@@ -287,6 +288,7 @@ async def drive_stream(
         reading=False,
     )
     order = 0
+    iterator: Any = None
     try:
         iterator = stream.__aiter__()
         while True:
@@ -310,7 +312,27 @@ async def drive_stream(
         for event in translator.finish():
             yield event
     finally:
+        await _release(stream, iterator)
+
+
+async def _release(stream: Any, iterator: Any) -> None:
+    """Close the SDK ``stream`` and finish every generator under it, in this task (S23).
+
+    When a stream ends early — an abort seen between two events, the caller closing it — the
+    SDK's generators (its stream, the SSE decoder, the HTTP response's byte iterators) are
+    suspended at a ``yield``, and closing the response does not finish them: the garbage
+    collector would, later, each in a task of its own, racing one another and whatever runs then
+    ("async generator already executing"). With the response closed, reading ``iterator`` on runs
+    each of them to its end now, innermost first; what it still yields or raises is discarded.
+    """
+    try:
         await stream.close()
+    finally:
+        if iterator is not None:
+            # A failure here is the closed response's, after the outcome was decided.
+            with contextlib.suppress(Exception):
+                async for _ in iterator:
+                    pass
 
 
 class ToolProjector:

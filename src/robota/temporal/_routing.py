@@ -31,6 +31,7 @@ from robota.core import (
     ConfigurationError,
     GuardrailPhase,
     GuardrailResult,
+    Handoff,
     InputGuardrail,
     OutputGuardrail,
     PermissionGate,
@@ -72,6 +73,9 @@ def _problem(agent: Agent) -> str:
             "it has its own execution journal; on Temporal the workers' journal records "
             "effects (create_worker(journal=...)) — build the agent without journal="
         )
+    if any(isinstance(getattr(t, "handoff", None), Handoff) for t in agent._tools):
+        # Issue 29: a handoff swaps the run's agent in process; not on Temporal yet.
+        return "it has handoffs, which do not run on Temporal yet — build it without them"
     if agent._sources:
         names = ", ".join(source.name for source in agent._sources)
         return (

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sys
 import time
+from collections.abc import AsyncGenerator, Iterator
 
 import pytest
 
@@ -70,6 +73,60 @@ async def test_s23_an_abort_ends_the_wait_for_a_slow_server_at_once() -> None:
         elapsed = time.monotonic() - started
         await provider.aclose()
     assert elapsed < 3.0 + 2.0  # the first event's wait, not the second's
+
+
+@contextlib.contextmanager
+def _async_generators_started() -> Iterator[list[AsyncGenerator[object, object]]]:
+    """Every async generator first iterated in the block, held so no collector finishes one."""
+    hooks = sys.get_asyncgen_hooks()
+    started: list[AsyncGenerator[object, object]] = []
+
+    def firstiter(agen: AsyncGenerator[object, object]) -> None:
+        started.append(agen)
+        if hooks.firstiter is not None:
+            hooks.firstiter(agen)
+
+    sys.set_asyncgen_hooks(firstiter=firstiter, finalizer=hooks.finalizer)
+    try:
+        yield started
+    finally:
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=hooks.finalizer)
+
+
+def _suspended(started: list[AsyncGenerator[object, object]]) -> list[str]:
+    return [agen.ag_code.co_qualname for agen in started if agen.ag_frame is not None]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("api", ["chat", "compatible"])
+@pytest.mark.parametrize("end", ["abort", "aclose"])
+async def test_s23_a_stream_ended_early_leaves_no_sdk_generator_for_the_collector(
+    api: str, end: str
+) -> None:
+    # Regression (a conformance-kit flake, "async generator already executing"): an abort seen
+    # between two events, or the caller closing the stream, closed the SDK's response but left
+    # its generators (the SDK stream, the SSE decoder, the HTTP response's byte iterators)
+    # suspended; the garbage collector finished them later, one by one, wherever it happened to
+    # run. Ended early, the stream finishes every generator it started, in the caller's task.
+    with ReplayServer([Exchange.sse(_text_stream(6))]) as server:
+        if api == "chat":
+            provider: robota.Provider = OpenAIProvider(
+                api_key="k", base_url=server.base_url + "/v1", api="chat", max_retries=0
+            )
+        else:
+            provider = OpenAICompatibleProvider(base_url=server.base_url + "/v1", max_retries=0)
+        controller = robota.AbortController()
+        with _async_generators_started() as started:
+            stream = provider.chat_stream(_REQUEST, signal=controller.signal)
+            assert isinstance(await anext(stream), TextDelta)
+            if end == "abort":
+                controller.abort()
+                with pytest.raises(robota.AbortError):
+                    await anext(stream)
+            else:
+                await stream.aclose()  # type: ignore[attr-defined]
+        await provider.aclose()
+    assert started
+    assert _suspended(started) == []
 
 
 @pytest.mark.parametrize(

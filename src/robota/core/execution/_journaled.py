@@ -35,6 +35,7 @@ from robota.core.execution._journal import (
     Checkpoint,
     EffectSettled,
     EffectStarted,
+    ExecutionJournal,
     ExecutionStarted,
     ExecutionStateError,
     JournalLease,
@@ -49,6 +50,7 @@ from robota.core.execution._journal import (
     ReconciliationItem,
     RuntimeState,
 )
+from robota.core.execution._subagents import Spend
 from robota.core.providers._contract import ToolSpec
 from robota.core.tools._executor import ToolCallOutcome
 from robota.core.tools._tool import ToolResult
@@ -129,6 +131,8 @@ class Recovery:
         discarded: Failed attempts that were tried again (issue 28), with their provider: not
             in history, but charged.
         answered: Reply id -> the provider that answered it, where recorded (S30).
+        children: What the sub-agent runs whose calls the execution settled before it stopped
+            used (issue 29), read from their own journaled executions: charged once on resume.
     """
 
     started: ExecutionStarted
@@ -152,6 +156,7 @@ class Recovery:
     output: str | None = None
     discarded: list[tuple[AssistantMessage, str | None]] = field(default_factory=list)
     answered: dict[str, str] = field(default_factory=dict)
+    children: list[Spend] = field(default_factory=list)
 
     @property
     def answered_by(self) -> tuple[str | None, int]:
@@ -467,6 +472,8 @@ class JournalBinding:
     Args:
         lease: The execution's writer lease (held for the run).
         recovery: What a resumed execution restored, or ``None`` for a new one.
+        store: The journal the lease is of: a sub-agent this run calls is journaled there too
+            (issue 29).
     """
 
     __slots__ = (
@@ -477,11 +484,18 @@ class JournalBinding:
         "_unsaved",
         "_waits",
         "execution_id",
+        "store",
         "suspended",
     )
 
-    def __init__(self, lease: JournalLease, recovery: Recovery | None = None) -> None:
+    def __init__(
+        self,
+        lease: JournalLease,
+        recovery: Recovery | None = None,
+        store: ExecutionJournal | None = None,
+    ) -> None:
         self._lease = lease
+        self.store = store
         self.execution_id = lease.execution_id
         self._recovery = recovery
         self._unsaved: list[Message] = []

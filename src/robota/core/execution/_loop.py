@@ -93,6 +93,7 @@ from robota.core.execution._guards import (
     describe_calls,
     omitted_result_notice,
 )
+from robota.core.execution._handoffs import RunHandoffs, replay
 from robota.core.execution._journal import OutsideRequest
 from robota.core.execution._journaled import JournalBinding, Recovery
 from robota.core.execution._lifecycle import prompt_hooks, stop_hooks
@@ -110,7 +111,7 @@ from robota.core.execution._structured import (
     OutputTransport,
     choose_output_transport,
 )
-from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, roll_up
+from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, charge, roll_up
 from robota.core.providers._capabilities import (
     check_media,
     check_native_tools,
@@ -202,6 +203,7 @@ class Execution(AttemptsMixin):
         "_window",
         "ceiling",
         "emitter",
+        "handoffs",
         "run_id",
         "settings",
         "siblings",
@@ -289,11 +291,14 @@ class Execution(AttemptsMixin):
         self.ceiling: ToolGate | None = None
         # Issue 28/29: sub-agents of a run with limits take turns (robota.core._agent_tool).
         self.siblings: asyncio.Lock | None = None
+        self.handoffs: RunHandoffs | None = None  # issue 29: built by the run's first transfer
 
     def on_mutation(self, mutation: HistoryMutation) -> None:
         """Record what this run added to history (the agent forwards store mutations here)."""
         if mutation.kind == "append" and mutation.message is not None:
             self._added.append(mutation.message)
+            if self.handoffs is not None:  # issue 29: a receiver's tool_search loads (S19)
+                self.handoffs.note(self, mutation.message)
             if self._journal is not None:
                 self._journal.note(mutation.message)
             if self._notify is not None:
@@ -364,6 +369,9 @@ class Execution(AttemptsMixin):
         replayed and restored settlements do not re-enter call observers. A run that had moved
         to a fallback model continues on it (issue 28).
         """
+        own = recovery.history[recovery.own_from :]
+        self._added.extend(own)
+        await replay(self, recovery)  # issue 29: the agent the execution had handed to (S40)
         self._resume_model(recovery)
         settings = self.settings
         self._attempt = new_id("resume")
@@ -372,8 +380,6 @@ class Execution(AttemptsMixin):
             self._trace = RunTrace(self._trace.context, self._attempt)
         self._rounds = recovery.rounds
         self._executed = recovery.executed_before
-        own = recovery.history[recovery.own_from :]
-        self._added.extend(own)
         self._unattested = recovery.unattested
         resumed = recovery.resumed_message
         for message in own:
@@ -392,6 +398,8 @@ class Execution(AttemptsMixin):
                     discarded=recovery.discarded,
                     answered=recovery.answered,
                 )
+            for spend in recovery.children:  # issue 29: sub-agent runs settled before a crash
+                charge(self, spend)
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()
@@ -654,11 +662,16 @@ class Execution(AttemptsMixin):
             settings=settings.model_settings,
         )
 
+    def _history(self) -> Sequence[Message]:
+        # Issue 29: after a handoff with an input filter, the receiver sees the filtered history.
+        snapshot = self._store.provider_snapshot()
+        return snapshot if self.handoffs is None else self.handoffs.view(snapshot)
+
     def _ordinary_request(self, tools_offered: bool) -> tuple[ChatRequest, str]:
         """A round's request for the current model, and its structured-output instruction."""
         output_instruction = self._instruction()
         return self._request(
-            self._store.provider_snapshot(),
+            self._history(),
             self._tools.offered_specs(self._context_window, self.ceiling) if tools_offered else (),
             self.settings.tool_choice,
             output_instruction,
@@ -722,9 +735,11 @@ class Execution(AttemptsMixin):
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
+            if self.handoffs is not None and await self.handoffs.take(self):
+                continue  # issue 29: the batch settled; the receiver continues the run
             self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
             if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
-                instruction = settings.texts.unavailable_tools_instruction.replace(
+                instruction = self.settings.texts.unavailable_tools_instruction.replace(
                     "{calls}", describe_calls(unavailable)
                 )
                 return await self._forced_call(guard, instruction, "unavailable_tools")
@@ -777,7 +792,7 @@ class Execution(AttemptsMixin):
 
     def _forced_request(self, instruction: str) -> tuple[ChatRequest, str]:
         output_instruction = self._instruction()
-        base = self._request(self._store.provider_snapshot(), (), "none", output_instruction)
+        base = self._request(self._history(), (), "none", output_instruction)
         request = replace(base, messages=(*base.messages, UserMessage(instruction)))
         return request, f"{output_instruction}{instruction}"
 
@@ -1381,7 +1396,9 @@ class Execution(AttemptsMixin):
             output = self._output_value
         name = self.settings.agent_name
         usage, cost, by_agent = self._usage, self._cost(assistants), NO_AGENTS
-        if self.subagents is not None:  # issue 29: what its sub-agents used is its spending too
+        if self.handoffs is not None:  # issue 29: each agent of the chain its own entry
+            usage, cost, by_agent = self.handoffs.roll_up(self, usage, cost)
+        elif self.subagents is not None:  # issue 29: what its sub-agents used is its spending
             usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
         return RunResult(
             output=output,
@@ -1427,7 +1444,9 @@ class Execution(AttemptsMixin):
         name = self.settings.agent_name
         usage, cost = self._usage, self._cost(assistants)
         by_agent: Mapping[str, AgentUsage] = {name: AgentUsage(usage, cost)}
-        if self.subagents is not None:
+        if self.handoffs is not None:
+            usage, cost, by_agent = self.handoffs.roll_up(self, usage, cost)
+        elif self.subagents is not None:
             usage, cost, by_agent = roll_up(self.subagents, name, usage, cost)
         budget = self._budget
         if budget is not None:

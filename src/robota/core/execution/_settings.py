@@ -59,6 +59,8 @@ class ExecutionSettings:
     fallback: tuple[ModelCandidate, ...] = ()
     guardrails: tuple[Guardrail, ...] = ()
     """The run's input and output guardrails (issue 29; tool guardrails wrap the tool gate)."""
+    max_handoffs: int = 10
+    """Transfers the run takes (issue 29): the entry agent's ``max_handoffs``, whole run."""
     """The models a switchable failure moves the call to, in the caller's order (S30)."""
 
     def fallback_pairs(self) -> tuple[tuple[Provider, str], ...]:

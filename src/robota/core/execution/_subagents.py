@@ -21,9 +21,11 @@ from robota.core.execution._result import AgentUsage
 if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core._run_events import RunEvent
+    from robota.core.execution._journal import ExecutionJournal
+    from robota.core.execution._loop import Execution
     from robota.core.tools._executor import ToolGate
 
-__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "roll_up", "surfaced"]
+__all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "charge", "roll_up", "surfaced"]
 
 
 @final
@@ -61,6 +63,10 @@ class Delegation:
             failed, cancelled), so no spending of a failed child is lost to the parent.
         notify: Receives the child's stream events when the calling run is streamed (each
             already wrapped as a ``SubagentEvent`` for the caller's stream); else ``None``.
+        journal: The calling run's journal when it is journaled (S40): the child's run is
+            journaled there too, as ``execution_id``.
+        execution_id: The child's execution id, derived from the calling execution's id and
+            the tool call's stable id, so a resumed parent finds the same child execution.
     """
 
     span: EventEmitter | None
@@ -68,6 +74,8 @@ class Delegation:
     gate: ToolGate | None
     settled: Callable[[Spend], None] | None = None
     notify: Callable[[RunEvent], None] | None = None
+    journal: ExecutionJournal | None = None
+    execution_id: str | None = None
 
 
 def surfaced(
@@ -137,3 +145,13 @@ def roll_up(
     for path, entry in ledger.by_path.items():
         own[f"{name}/{path}"] = entry
     return usage + ledger.usage, _add_cost(cost, ledger.cost), own
+
+
+def charge(run: Execution, spend: Spend) -> None:
+    """Count one child run's spending as ``run``'s: its result's roll-up and its limits."""
+    ledger = run.subagents
+    if ledger is None:
+        ledger = run.subagents = SubagentLedger()
+    ledger.add(spend.usage, spend.cost, spend.by_agent)
+    if run._budget is not None:
+        run._budget.delegated(spend.usage, spend.cost, spend.requests, spend.tool_calls)

@@ -11,7 +11,13 @@ WHATWG URL Standard) makes of a path, put in the RFC 3986 §6.2.2 normal form:
    ``..`` never climbs above ``/``;
 3. percent-encoded unreserved characters (letters, digits, ``-``, ``.``, ``_``, ``~``) are
    decoded and the hex digits of the others upper-cased: ``/%61dmin`` *is* ``/admin`` (RFC 3986
-   §2.3 calls them equivalent, and servers decode them).
+   §2.3 calls them equivalent, and servers decode them), and ``/%aA``, ``/%Aa`` and ``/%AA`` are
+   one path. S06/S12 want this one form — every escape upper-case — in the path the rules judge
+   and the client sends, since a server decodes an escape whatever its case and a rule compared
+   against another case would be passed by it. A ``%`` that WHATWG keeps as written (not followed
+   by two hex digits) stays a literal ``%``: an escape right after it that decodes to a hex digit
+   is only upper-cased, since decoding it would write a new escape (``/%%41a`` would become
+   ``/%Aa``, byte 0xAA to a server, and ``/x/%2%65`` the dot segment ``/x/%2e``).
 
 An origin server then reads the path it receives in its own way, and some of those ways are
 common enough that a check must expect them. :func:`path_readings` returns the path as each
@@ -39,6 +45,7 @@ _ENCODE: Final = frozenset(' "#<>?^`{}')  # WHATWG path percent-encode set, beyo
 _SINGLE_DOT: Final = frozenset({".", "%2e"})
 _DOUBLE_DOT: Final = frozenset({"..", ".%2e", "%2e.", "%2e%2e"})
 _UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_HEX: Final = frozenset("0123456789ABCDEFabcdef")
 _ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
 _FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
@@ -77,9 +84,21 @@ def _resolve(segments: list[str]) -> list[str]:
 def _rfc3986(segment: str) -> str:
     def one(match: re.Match[str]) -> str:
         char = chr(int(match.group(1), 16))
-        return char if char in _UNRESERVED else match.group(0).upper()
+        if char in _UNRESERVED and not (
+            char in _HEX and _after_kept_percent(segment, match.start())
+        ):
+            return char
+        return match.group(0).upper()
 
     return _ESCAPE.sub(one, segment) if "%" in segment else segment
+
+
+def _after_kept_percent(segment: str, start: int) -> bool:
+    # The escape at `start` follows "%" or "%h": that "%" is followed by a "%", so it is no escape
+    # and is kept as written — a decoded hex digit here would complete it into one (item 3).
+    return segment[start - 1 : start] == "%" or (
+        segment[start - 2 : start - 1] == "%" and segment[start - 1 : start] in _HEX
+    )
 
 
 def _segments(path: str) -> list[str]:
