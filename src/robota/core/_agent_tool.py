@@ -31,7 +31,8 @@ called it, always:
 
 On Temporal (``robota.temporal``) the child runs inside the parent's workflow: this tool stays
 in workflow code — everything above flows down unchanged — and the child's model calls and tool
-bodies are activities of the parent's run, so a worker crash repeats neither (S40).
+bodies are activities of the parent's run, so a worker crash repeats no completed model call
+and (with the workers' journal) no settled tool effect (S40).
 """
 
 from __future__ import annotations
