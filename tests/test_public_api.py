@@ -9,6 +9,7 @@ import robota.host
 import robota.mcp
 import robota.temporal
 import robota.testing
+import robota.tools
 
 EXPECTED_PUBLIC = {
     # Required by issue 2's acceptance (imported by tests outside this repository).
@@ -392,7 +393,14 @@ def test_all_is_pinned() -> None:
 def _public_objects() -> list[tuple[str, object]]:
     return [
         (name, getattr(module, name))
-        for module in (robota, robota.host, robota.testing, robota.mcp, robota.temporal)
+        for module in (
+            robota,
+            robota.host,
+            robota.testing,
+            robota.mcp,
+            robota.temporal,
+            robota.tools,
+        )
         for name in module.__all__
     ]
 
@@ -438,6 +446,12 @@ def test_mcp_public_names_are_exported() -> None:
 def test_temporal_public_names_are_exported() -> None:
     # Issue 17: names acceptance tests outside this repository use.
     assert {"create_worker", "start_agent_run", "get_result"} <= set(robota.temporal.__all__)
+
+
+def test_tools_public_names_are_pinned() -> None:
+    # Issue 30: names acceptance tests outside this repository use; the write, shell, web and
+    # ask-the-user factories join them when they are built.
+    assert robota.tools.__all__ == ["builtin", "glob", "grep", "list_dir", "read_file"]
 
 
 def test_version_is_a_string() -> None:
