@@ -30,12 +30,17 @@ factory           tool      what it does
 :func:`builtin` will return them too once they exist.
 
 The tool names (what the model calls and what permission rules name) are Claude Code's, so
-rules written for that settings format apply as written: ``Read(src/**)``, ``Grep(**/.env)``.
+rules written for that settings format apply as written (``Read(src/**)``).
 Each tool declares risk ``inspect`` (S21) and scopes its rules to its ``path`` argument, read as
-a path (S12). A rule names one tool: unlike Claude Code, a ``Read(...)`` deny does not reach
-``Grep`` or ``Glob`` — deny each tool you mean (``Read(secrets/**)``, ``Grep(secrets/**)``,
-``Glob(secrets/**)``), or deny the tool outright. Judge rules from the same root the tools are
-bound to (:func:`robota.host.permission_context` with that workspace).
+a path (S12); judge rules from the same root the tools are bound to
+(:func:`robota.host.permission_context` with that workspace).
+
+What a path rule does not do today: a rule names one tool, so unlike Claude Code a
+``Read(...)`` deny does not reach ``Grep`` or ``Glob``; and ``Grep``/``Glob``/``LS`` rules judge
+the directory searched, not each file the walk meets, so ``Grep(secrets/**)`` denied still lets
+``Grep`` with ``path="."`` read ``secrets/``. To keep a subtree away from the model, deny
+``Grep`` and ``Glob`` outright (or list them only with ``ask``), or keep the subtree out of the
+workspace.
 
 Containment (S05): every path is judged by :func:`robota.host.is_path_inside` — links followed
 to where they lead, ``..`` and absolute paths included — and a path outside the root is refused;
