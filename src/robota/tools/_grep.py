@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
 from robota.tools._patterns import glob_regex
-from robota.tools._walk import Entry, ignore_rules_above, walk
+from robota.tools._walk import ignore_rules_above, walk_batches
 from robota.tools._workspace import Refused, display, open_regular_at
 
 __all__ = ["DEFAULT_RESULTS", "MAX_FILE_BYTES", "MAX_RESULTS", "GrepTool"]
@@ -93,16 +93,14 @@ class GrepTool(WorkspaceTool):
         if os.path.isdir(top):
             lead = "" if base == "." else base + "/"
             rules = ignore_rules_above(workspace.root, top)
-            for entry in walk(top, gitignore=rules, stop=stop):
-                if only is not None and not only.match(entry.path):
-                    continue
-                if not search.file(entry, lead + entry.path):
+            for fd, prefix, names in walk_batches(top, gitignore=rules, stop=stop):
+                if not search.directory(fd, prefix, names, lead, only):
                     break
         else:
             parent, name = os.path.split(top)
             fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:
-                search.file(Entry(name, name, fd), base, explicit=True)
+                search.file(fd, name, base, explicit=True)
             finally:
                 os.close(fd)
         return search.answer(pattern, display(base))
@@ -122,10 +120,22 @@ class _Search:
         self.binary = 0
         self.large = 0
 
-    def file(self, entry: Entry, path: str, *, explicit: bool = False) -> bool:
+    def directory(
+        self, fd: int, prefix: str, names: list[str], lead: str, only: re.Pattern[str] | None
+    ) -> bool:
+        """Search the files ``names`` of one walked directory; ``False`` to stop walking."""
+        for name in names:
+            if only is not None and not only.match(prefix + name):
+                continue
+            if not self.file(fd, name, lead + prefix + name):
+                return False
+        return True
+
+    def file(self, dir_fd: int, name: str, path: str, *, explicit: bool = False) -> bool:
         """Search one file; ``False`` once the cap is passed (stop walking)."""
         try:
-            fd, info = open_regular_at(entry.name, path, dir_fd=entry.dir_fd)
+            # A regular file's reads ignore O_NONBLOCK, and only regular files are read.
+            fd, info = open_regular_at(name, path, dir_fd=dir_fd, blocking=False)
         except Refused:
             if explicit:
                 raise

@@ -137,6 +137,11 @@ class IgnoreRules:
             return self
         return IgnoreRules((*self._levels, (base, lead, rules)))
 
+    @property
+    def active(self) -> bool:
+        """Whether any rule is in force (no ``.gitignore`` met: nothing can be ignored)."""
+        return bool(self._levels)
+
     def ignored(self, path: str, *, is_dir: bool) -> bool:
         """Whether ``path`` (relative, ``/``-separated) is ignored; its parents are not judged.
 

@@ -17,7 +17,7 @@ from typing import Final
 from robota.tools._patterns import IgnoreRules, parse_gitignore
 from robota.tools._workspace import Refused, open_regular_at
 
-__all__ = ["Entry", "ignore_rules_above", "walk"]
+__all__ = ["Entry", "ignore_rules_above", "walk", "walk_batches"]
 
 _DIR_FLAGS: Final = (
     os.O_RDONLY
@@ -49,6 +49,22 @@ def walk(
     ``gitignore`` is the rules in force at ``top`` (``None``: ignore nothing). An entry's
     ``dir_fd`` is open only until the iterator moves on. ``stop`` is asked between directories.
     """
+    for fd, prefix, names in walk_batches(top, gitignore=gitignore, stop=stop):
+        for name in names:
+            yield Entry(prefix + name, name, fd)
+
+
+def walk_batches(
+    top: str,
+    *,
+    gitignore: IgnoreRules | None,
+    stop: Callable[[], bool] = lambda: False,
+) -> Iterator[tuple[int, str, list[str]]]:
+    """:func:`walk` a directory at a time: ``(dir_fd, prefix, names)``, for a hot loop.
+
+    ``prefix`` is the directory's path relative to ``top`` with a trailing ``/`` (``""`` for
+    ``top``); ``dir_fd`` is open only until the iterator moves on.
+    """
     fd = os.open(top, _DIR_FLAGS)
     try:
         yield from _walk_dir(fd, "", gitignore, stop, 0)
@@ -58,7 +74,7 @@ def walk(
 
 def _walk_dir(
     fd: int, prefix: str, rules: IgnoreRules | None, stop: Callable[[], bool], depth: int
-) -> Iterator[Entry]:
+) -> Iterator[tuple[int, str, list[str]]]:
     if stop() or depth > _MAX_DEPTH:
         return
     files: list[str] = []
@@ -77,11 +93,10 @@ def _walk_dir(
     if rules is not None and ".gitignore" in files:
         rules = rules.extended(prefix, parse_gitignore(_read_small(".gitignore", fd)))
     files.sort()
-    for name in files:
-        path = prefix + name
-        if rules is not None and rules.ignored(path, is_dir=False):
-            continue
-        yield Entry(path, name, fd)
+    if rules is not None and rules.active:
+        files = [name for name in files if not rules.ignored(prefix + name, is_dir=False)]
+    if files:
+        yield fd, prefix, files
     dirs.sort()
     for name in dirs:
         path = prefix + name

@@ -120,8 +120,14 @@ class Workspace:
         return os.fsdecode(raw)
 
 
-def open_regular_at(name: str, shown: str, *, dir_fd: int | None) -> tuple[int, os.stat_result]:
-    """Open ``name`` (relative to ``dir_fd`` when given) as a regular file, or refuse it."""
+def open_regular_at(
+    name: str, shown: str, *, dir_fd: int | None, blocking: bool = True
+) -> tuple[int, os.stat_result]:
+    """Open ``name`` (relative to ``dir_fd`` when given) as a regular file, or refuse it.
+
+    ``blocking=False`` leaves ``O_NONBLOCK`` set, which a regular file's reads ignore; a caller
+    that reads with ``os.read`` alone saves the two ``fcntl`` calls.
+    """
     try:
         fd = os.open(name, _OPEN_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -136,7 +142,8 @@ def open_regular_at(name: str, shown: str, *, dir_fd: int | None) -> tuple[int, 
             raise Refused(f"{shown!r} is a directory; use list_dir or glob for directories")
         if not stat.S_ISREG(info.st_mode):
             raise Refused(f"{shown!r} is {_kind(info.st_mode)}, not a regular file; not read")
-        os.set_blocking(fd, True)
+        if blocking:
+            os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
         raise
