@@ -10,7 +10,7 @@ import pytest
 
 import robota
 import robota.tools
-from special_files import finishes
+from special_files import finishes, plant
 
 Call = Callable[..., robota.ToolResult]
 
@@ -143,3 +143,20 @@ def test_non_utf8_names_are_shown_escaped_and_read_back(
 def test_a_workspace_that_does_not_exist_is_a_value_error(tmp_path: pathlib.Path) -> None:
     with pytest.raises(ValueError, match="existing directory"):
         robota.tools.builtin(workspace=tmp_path / "missing")
+
+
+def test_a_socket_is_refused_and_named(workspace: pathlib.Path, call: Call) -> None:
+    plant(workspace / "sock", "socket")
+    result = call(robota.tools.read_file(workspace=workspace), path="sock")
+    assert result.is_error
+    assert "is a socket, not a regular file" in result.content
+
+
+async def test_s23_an_aborted_run_gets_no_result_from_a_walk(workspace: pathlib.Path) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    controller = robota.AbortController()
+    controller.abort()
+    tool = robota.tools.grep(workspace=workspace)
+    ctx = robota.ToolContext(signal=controller.signal, call_id="c", tool_name=tool.name)
+    with pytest.raises(robota.AbortError):
+        await tool.execute({"pattern": "x", "path": "."}, ctx)

@@ -16,6 +16,7 @@ sandbox for the process.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
 import stat
@@ -135,6 +136,10 @@ def open_regular_at(
     except IsADirectoryError:
         raise Refused(f"{shown!r} is a directory; use list_dir or glob for directories") from None
     except OSError as exc:
+        # A socket cannot be opened at all (ENXIO); say what is there rather than the errno.
+        mode = _mode_at(name, dir_fd) if exc.errno == errno.ENXIO else None
+        if mode is not None and not stat.S_ISREG(mode):
+            raise Refused(f"{shown!r} is {_kind(mode)}, not a regular file; not read") from None
         raise Refused(f"{shown!r} cannot be opened: {exc.strerror}") from None
     try:
         info = os.fstat(fd)
@@ -148,6 +153,13 @@ def open_regular_at(
         os.close(fd)
         raise
     return fd, info
+
+
+def _mode_at(name: str, dir_fd: int | None) -> int | None:
+    try:
+        return os.lstat(name, dir_fd=dir_fd).st_mode
+    except OSError:
+        return None
 
 
 def _kind(mode: int) -> str:
