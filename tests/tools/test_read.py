@@ -111,3 +111,13 @@ def test_a_10_mb_file_is_read_in_one_bounded_pass(
     ]
     # Issue 30: never the whole file in memory (not even once): a bounded buffer, not 10 MB.
     assert peak < 2 * 1024 * 1024, peak
+
+
+def test_a_file_used_as_a_directory_says_so_not_outside(
+    workspace: pathlib.Path, read: robota.Tool, call: Call
+) -> None:
+    (workspace / "a.txt").write_text("x\n")
+    result = call(read, path="a.txt/more")
+    assert result.is_error
+    assert "cannot be resolved" in result.content
+    assert "outside" not in result.content

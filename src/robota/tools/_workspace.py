@@ -84,6 +84,13 @@ class Workspace:
         full = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
         # S05: the host's canonical containment, the one check; a path it cannot judge is out.
         if not robota.host.is_path_inside(self.root, full):
+            try:
+                robota.host.canonical_path(full)
+            except (OSError, ValueError) as exc:
+                # Not judged inside because it cannot be resolved (a file used as a directory,
+                # a link loop): say that, not "outside".
+                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+                raise Refused(f"{path!r} cannot be resolved: {reason}") from None
             raise Refused(
                 f"{path!r} is outside the workspace (links are followed to where they lead); "
                 "only paths inside the workspace root can be read"
