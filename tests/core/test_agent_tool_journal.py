@@ -455,3 +455,112 @@ async def test_s40_a_streamed_journaled_parent_surfaces_its_childs_events() -> N
     assert seen
     assert {e.agent for e in seen} == {"lead/researcher"}
     assert any(isinstance(e.event, robota.ToolCallStarted) for e in seen)
+
+
+def _price_both() -> None:
+    # The same prices as tests/core/test_agent_tool.py (a registration is process-wide).
+    robota.register_model_pricing("child-model", input_per_million=1.0, output_per_million=2.0)
+    robota.register_model_pricing("parent-model", input_per_million=3.0, output_per_million=4.0)
+
+
+async def test_s29_s40_a_settled_childs_unknown_cost_stays_unknown_after_resume() -> None:
+    """A child reply without attestable usage made its cost unknown; a resume never prices it."""
+    _price_both()
+    unattested: list[Any] = [
+        ScriptedTurn(
+            tool_calls=[("lookup", {})], usage=Usage.from_counts(prompt=10, completion=None)
+        ),
+        CHILD_TURNS[1],
+    ]
+    live_store = InMemoryJournal()
+    parent, _, _ = _agents(live_store, PARENT_TURNS, unattested)
+    live = await parent.run("start", execution_id="job-cost-live")
+    assert live.cost is None
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 2), PARENT_TURNS, unattested)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-cost")
+    parent, _, _ = _agents(store, PARENT_TURNS[1:], [])
+    result = await parent.resume("job-cost")
+    assert result.cost is None
+    assert result.usage_by_agent["lead/researcher"] == live.usage_by_agent["lead/researcher"]
+    assert result.usage == live.usage
+
+
+async def test_s40_a_childs_state_is_compared_with_the_child_even_when_both_share_a_name() -> None:
+    """Two unnamed agents are both "agent": the child's execution is the child's, by its call."""
+
+    def build(
+        journal: ExecutionJournal, child_model: str, parent_turns: list[Any], turns: list[Any]
+    ) -> Agent:
+        child = Agent(
+            child_model,
+            provider=ScriptedProvider(turns, name="child-vendor"),
+            tools=[lookup],
+        )
+        return Agent(
+            "parent-model",
+            provider=ScriptedProvider(parent_turns, name="parent-vendor"),
+            tools=[child.as_tool(name="researcher")],
+            journal=journal,
+        )
+
+    store = InMemoryJournal()
+    crashing = _CrashingJournal(store, "effect_settled", 1)  # the child's lookup settled
+    with pytest.raises(_Crash):
+        await build(crashing, "child-model", PARENT_TURNS, CHILD_TURNS).run(
+            "start", execution_id="job-same-name"
+        )
+    parent = build(store, "child-model-2", PARENT_TURNS[1:], CHILD_TURNS[1:])
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-same-name")
+    assert [item.id for item in caught.value.items] == ["state:model"]
+    await parent.reconcile(caught.value.execution_id, "state:model", happened=True)
+    result = await parent.resume("job-same-name")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_child_that_cannot_be_continued_fails_the_parent_instead_of_settling() -> None:
+    """keep_history: the child agent's live history conflicts with its checkpoint (S40).
+
+    The call must not be settled as a tool failure the model sees — the child's effect already
+    happened, and a model calling it again would repeat it — the parent's run fails, nothing of
+    it settled, and resumes once the host gives the child a compatible agent.
+    """
+
+    def build(parent_turns: list[Any], turns: list[Any], journal: ExecutionJournal) -> Agent:
+        child = Agent(
+            "child-model",
+            provider=ScriptedProvider(turns, name="child-vendor"),
+            name="researcher",
+            tools=[lookup],
+        )
+        return Agent(
+            "parent-model",
+            provider=ScriptedProvider(parent_turns, name="parent-vendor"),
+            name="lead",
+            tools=[child.as_tool(keep_history=True)],
+            journal=journal,
+        )
+
+    store = InMemoryJournal()
+    with pytest.raises(_Crash):
+        await build(PARENT_TURNS, CHILD_TURNS, _CrashingJournal(store, "effect_settled", 1)).run(
+            "start", execution_id="job-conflict"
+        )
+    parent = build(PARENT_TURNS[1:], CHILD_TURNS[1:], store)
+    (tool,) = [t for t in parent.tools if isinstance(t, robota.AgentTool)]
+    assert isinstance(tool.agent, Agent)
+    await tool.agent.replace_history([robota.UserMessage("another conversation")])
+    with pytest.raises(robota.ExecutionControlError) as caught:
+        await parent.resume("job-conflict")
+    assert caught.value.code == "subagent_not_resumable"
+    assert caught.value.context["execution_id"] == await _child_id(store, "job-conflict")
+    cause = caught.value.__cause__
+    assert isinstance(cause, robota.ExecutionStateError)
+    assert cause.code == "history_conflict"
+    assert not [r for r in await store.read("job-conflict") if isinstance(r, EffectSettled)]
+    result = await build(PARENT_TURNS[1:], CHILD_TURNS[1:], store).resume("job-conflict")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_children import replayed, settled_children, state_owner
+from robota.core._agent_children import not_resumable, replayed, settled_children, state_owner
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -252,6 +252,41 @@ class DurableAgentMixin:
     ) -> RunResult[Any]:
         """:meth:`resume` in ``journal``; ``parent``: a journaled parent's sub-agent call."""
         run_signal = signal if signal is not None else AbortSignal()
+        running: list[bool] = []  # one item once the continuation's loop runs
+        try:
+            return await self._continued(
+                journal,
+                execution_id,
+                output,
+                run_signal,
+                (event_service, on_event, trace),
+                lifecycle_hooks,
+                parent,
+                running,
+            )
+        except Exception as exc:
+            # Issue 29, S40: a sub-agent that cannot be continued fails its caller's run.
+            control = (
+                None
+                if parent is None
+                else not_resumable(exc, execution_id, bool(running), run_signal)
+            )
+            if control is None:
+                raise
+            raise control from exc
+
+    async def _continued(
+        self,
+        journal: ExecutionJournal,
+        execution_id: str,
+        output: object,
+        run_signal: AbortSignal,
+        observers: tuple[EventService | None, Callable[[AgentEvent], None] | None, Any],
+        lifecycle_hooks: bool,
+        parent: Delegation | None,
+        running: list[bool],
+    ) -> RunResult[Any]:
+        event_service, on_event, trace = observers
         with AbortGuard(run_signal) as guard:
             await guard.call(self._acquire)
         try:
@@ -292,6 +327,7 @@ class DurableAgentMixin:
                     notify=parent.notify if parent is not None else None,
                     journal=JournalBinding(lease, recovery, journal),
                 )
+                running.append(True)
                 if parent is None:
                     return await self._run_current(execution, execution.resume(recovery))
                 execution.ceiling = parent.gate  # S21: the ceiling, for this run only
