@@ -564,3 +564,26 @@ async def test_s40_a_child_that_cannot_be_continued_fails_the_parent_instead_of_
     result = await build(PARENT_TURNS[1:], CHILD_TURNS[1:], store).resume("job-conflict")
     assert result.output == "ok"
     assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_settled_childs_spend_counts_after_its_tool_was_removed() -> None:
+    """The host accepted a changed catalog without the agent tool: what the child used stays."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 2), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-removed")
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[1:], name="parent-vendor"),
+        name="lead",
+        journal=store,
+    )
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-removed")
+    for item in caught.value.items:
+        assert item.kind == "runtime_state"
+        await parent.reconcile("job-removed", item.id, happened=True)
+    result = await parent.resume("job-removed")
+    assert result.output == "ok"
+    assert result.usage_by_agent["lead/researcher"].usage == _usage(30, 3)
+    assert result.usage == _usage(150, 15)

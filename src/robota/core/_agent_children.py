@@ -158,27 +158,36 @@ def replayed(recovery: Recovery, tools: ToolRegistry) -> None:
 
 
 async def settled_children(
-    journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry
+    journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry | None
 ) -> list[Spend]:
-    """What each sub-agent call ``recovery`` settled used, from the child's own journal."""
+    """What each sub-agent call ``recovery`` settled used, from the child's own journal.
+
+    A call of a tool ``tools`` no longer has (the host accepted a changed catalog; ``None``: the
+    calling agent itself is unknown) may have been a sub-agent's: its child execution is looked
+    for too, so what it used is not lost to the limits (S40).
+    """
     spends: list[Spend] = []
     for effect in recovery.effects.values():
         started = effect.started
         if effect.state != "settled" or started is None:
             continue
-        tool = _agent_tool(tools, started.tool_name)
-        if tool is None:
+        known = tools.get(started.tool_name) if tools is not None else None
+        if known is not None and not isinstance(known, AgentTool):
             continue
         child_id = child_execution_id(recovery.execution_id, started.call_id)
         records = await read_records(journal, child_id)
         if not records:
             continue  # the child never started (refused before its run, say): nothing used
-        child_tools: ToolRegistry = tool.agent._tools  # type: ignore[attr-defined]
-        spends.append(await _spend_of(journal, recover(child_id, records), child_tools))
+        below: ToolRegistry | None = None
+        if isinstance(known, AgentTool):
+            below = known.agent._tools  # type: ignore[attr-defined]
+        spends.append(await _spend_of(journal, recover(child_id, records), below))
     return spends
 
 
-async def _spend_of(journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry) -> Spend:
+async def _spend_of(
+    journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry | None
+) -> Spend:
     """A journaled child run's spending as its parent was charged with it (its own included).
 
     As :meth:`Execution.spend` counts it live: usage and cost from the replies as reported (a
