@@ -587,3 +587,21 @@ async def test_s40_a_settled_childs_spend_counts_after_its_tool_was_removed() ->
     assert result.output == "ok"
     assert result.usage_by_agent["lead/researcher"].usage == _usage(30, 3)
     assert result.usage == _usage(150, 15)
+
+
+async def test_s40_resuming_a_childs_execution_directly_is_refused_with_its_caller_named() -> None:
+    """A host passing ReconciliationRequired.execution_id (the child's) to resume() by habit."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 1), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-direct")
+    child_id = await _child_id(store, "job-direct")
+    parent, parent_provider, child_provider = _agents(store, PARENT_TURNS[1:], CHILD_TURNS[1:])
+    with pytest.raises(robota.ExecutionStateError) as caught:
+        await parent.resume(child_id)
+    assert caught.value.code == "subagent_execution"
+    assert "job-direct" in str(caught.value)
+    assert len(parent_provider.requests) == len(child_provider.requests) == 0
+    result = await parent.resume("job-direct")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]

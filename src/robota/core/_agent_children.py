@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "child_execution_id",
+    "direct_resume",
     "not_resumable",
     "replayed",
     "run_child",
@@ -113,6 +114,22 @@ async def run_child(
         )
     return await agent._execute(
         input, settings, signal, parent.notify, {**options, "execution_id": execution_id}, parent
+    )
+
+
+def direct_resume(execution_id: str, owner: Any) -> ExecutionStateError:
+    """``resume()`` of a sub-agent's execution through its caller's agent: refused, clearly.
+
+    Resuming it as the calling agent would continue the child's conversation with the caller's
+    model and tools; it is continued by resuming the calling execution, whose call runs again.
+    """
+    caller, slash, _ = execution_id.rpartition("/")
+    which = f"execution {caller!r}" if slash else "its calling execution"
+    return ExecutionStateError(
+        f"execution {execution_id!r} is the run of the sub-agent {owner.name!r} that a call of "
+        f"this agent's {which} started; resume {which} instead (the call continues this one), "
+        f"and settle this execution's reconciliation items with reconcile({execution_id!r}, ...)",
+        code="subagent_execution",
     )
 
 

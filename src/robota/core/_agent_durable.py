@@ -14,7 +14,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_children import not_resumable, replayed, settled_children, state_owner
+from robota.core._agent_children import (
+    direct_resume,
+    not_resumable,
+    replayed,
+    settled_children,
+    state_owner,
+)
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -212,10 +218,11 @@ class DurableAgentMixin:
                 agent's runtime state differs; settle each item with :meth:`reconcile`. Nothing
                 ran and history was not touched.
             ExecutionLockedError: another writer holds the execution (raised at once).
-            ExecutionStateError: the execution is unknown, ``output=`` asks for another schema
-                than the execution was started with (code ``output_mismatch``; nothing ran), or
-                this agent's live history conflicts with the checkpoint (it is never
-                overwritten).
+            ExecutionStateError: the execution is unknown, or is a sub-agent's (code
+                ``subagent_execution``: resume its caller's execution instead), ``output=`` asks
+                for another schema than the execution was started with (code
+                ``output_mismatch``; nothing ran), or this agent's live history conflicts with
+                the checkpoint (it is never overwritten).
             StorageError: the journal failed.
             ConfigurationError: the agent has no journal.
         """
@@ -226,6 +233,9 @@ class DurableAgentMixin:
             raise ConfigurationError(
                 f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
             )
+        owner: object = await state_owner(self, journal, execution_id)
+        if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
+            raise direct_resume(execution_id, owner)
         return await self._continue_execution(
             journal,
             execution_id,

@@ -228,7 +228,11 @@ class AgentTool(Tool):
     continues the child's execution, whose recorded model calls and settled effects are reused (a
     finished child answers with its recorded result, no model call). What the child's journal
     cannot prove raises :class:`~robota.ReconciliationRequired` naming the child's execution;
-    settle it with the caller's :meth:`~robota.Agent.reconcile`.
+    settle it with the caller's :meth:`~robota.Agent.reconcile`, then resume the caller's
+    execution (``resume`` of the child's own id is refused, code ``subagent_execution``). A
+    child execution that cannot be continued as things are (its live history conflicts, its
+    model chain changed) fails the caller's run (code ``subagent_not_resumable``) rather than
+    settling the call as a failure.
 
     A journaled child whose tool waits for an outside response does not suspend its caller yet:
     the caller's run fails with an :class:`~robota.ExecutionControlError` (code
