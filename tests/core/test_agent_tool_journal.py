@@ -605,3 +605,37 @@ async def test_s40_resuming_a_childs_execution_directly_is_refused_with_its_call
     result = await parent.resume("job-direct")
     assert result.output == "ok"
     assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_child_with_its_own_journal_waiting_under_an_unjournaled_caller_says_so() -> (
+    None
+):
+    """The caller cannot be resumed: the error says so, and where the request can be answered."""
+
+    @robota.tool
+    async def approve(ctx: robota.ToolContext) -> str:
+        """Do it once someone approved."""
+        return f"approved: {await ctx.request_outside_response('approval', {})}"
+
+    own = InMemoryJournal()
+    child = Agent(
+        "child-model",
+        provider=ScriptedProvider([[("approve", {})]], name="child-vendor"),
+        name="researcher",
+        tools=[approve],
+        journal=own,
+    )
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[child],
+    )
+    with pytest.raises(robota.ExecutionControlError) as caught:
+        await parent.run("start")
+    assert caught.value.code == "subagent_suspended"
+    message = str(caught.value)
+    assert "not journaled" in message
+    assert "on the calling agent" not in message
+    child_id = str(caught.value.context["execution_id"])
+    assert (await own.read(child_id))[0].kind == "execution_started"

@@ -356,7 +356,7 @@ class AgentTool(Tool):
                 _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if result.status == "suspended":
-            raise _suspended(child.name, result)
+            raise _suspended(child.name, result, frame.journal is not None)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
@@ -375,16 +375,30 @@ def child_execution_id(parent: str, call_id: str) -> str:
     return f"sub_{digest.hexdigest()[:48]}"
 
 
-def _suspended(name: str, result: RunResult[Any]) -> ExecutionControlError:
-    """S40: a journaled child waits for an outside response; its caller cannot answer as it."""
+def _suspended(name: str, result: RunResult[Any], journaled: bool) -> ExecutionControlError:
+    """S40: a journaled child waits for an outside response; its caller cannot answer as it.
+
+    ``journaled``: the calling run is journaled (the child's execution is in its journal); else
+    the child journaled the call in a journal of its own, and the caller cannot be resumed.
+    """
     requests = ", ".join(r.id for r in result.pending_requests)
+    execution = result.execution_id
+    if journaled:
+        how = (
+            f"answer it with respond({execution!r}, <request id>, ...) on the calling agent, "
+            "then resume the calling execution"
+        )
+    else:
+        how = (
+            "and the calling run is not journaled, so it cannot be resumed: run the caller with "
+            "a journal (the child is then journaled in it), or answer and resume the child's "
+            "execution on the child agent itself, outside this run"
+        )
     return ExecutionControlError(
-        f"the agent {name!r} (execution {result.execution_id!r}) waits for an outside response "
-        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet: answer it "
-        f"with respond({result.execution_id!r}, <request id>, ...) on the calling agent, then "
-        "resume the calling execution",
+        f"the agent {name!r} (execution {execution!r}) waits for an outside response "
+        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet; {how}",
         code="subagent_suspended",
-        context={"execution_id": result.execution_id, "requests": requests},
+        context={"execution_id": execution, "requests": requests},
     )
 
 
