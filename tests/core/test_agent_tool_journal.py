@@ -639,3 +639,37 @@ async def test_s40_a_child_with_its_own_journal_waiting_under_an_unjournaled_cal
     assert "on the calling agent" not in message
     child_id = str(caught.value.context["execution_id"])
     assert (await own.read(child_id))[0].kind == "execution_started"
+
+
+async def test_s40_an_uncertain_plain_effect_is_not_dropped_when_an_agent_tool_took_its_name() -> (
+    None
+):
+    """Crashed inside a plain tool's body; resumed where an agent tool has that name (S40)."""
+
+    @robota.tool
+    def researcher(input: str) -> str:
+        """A plain tool under the name a sub-agent gets later."""
+        LOOKUPS.append("plain")
+        raise _Crash("inside the plain body, after its effect")
+
+    store = InMemoryJournal()
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[researcher],
+        journal=store,
+    )
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-shadow")
+    parent, _, child_provider = _agents(store, PARENT_TURNS[1:], CHILD_TURNS)
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-shadow")
+    for item in caught.value.items:  # the host accepts the new catalog, nothing more
+        if item.kind == "runtime_state":
+            await parent.reconcile("job-shadow", item.id, happened=True)
+    with pytest.raises(robota.ReconciliationRequired) as again:
+        await parent.resume("job-shadow")
+    assert [item.kind for item in again.value.items] == ["effect"]
+    assert len(child_provider.requests) == 0
+    assert LOOKUPS == ["plain"]

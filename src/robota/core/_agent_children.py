@@ -161,17 +161,34 @@ def _agent_tool(tools: ToolRegistry, name: str | None) -> AgentTool | None:
     return tool if isinstance(tool, AgentTool) else None
 
 
-def replayed(recovery: Recovery, tools: ToolRegistry) -> None:
+async def replayed(
+    journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry, catalog: str
+) -> None:
     """Drop the items of sub-agent calls that started without a recorded result.
 
     Running such a call again repeats nothing: its body continues the child's journaled
-    execution, which refuses for reconciliation whatever it cannot prove itself.
+    execution, which refuses for reconciliation whatever it cannot prove itself. Only a call the
+    journal shows was a sub-agent's: its tool is an agent tool now, and either the catalog
+    (``catalog``: this agent's digest now) is the one the execution began with or the child's
+    execution exists. A plain tool's uncertain effect under a name an agent tool took later
+    stays an item (S40: never guessed).
     """
-    recovery.items = [
-        item
-        for item in recovery.items
-        if item.kind != "effect" or _agent_tool(tools, item.tool_name) is None
-    ]
+    unchanged = recovery.state.tool_catalog_digest == catalog
+    kept = []
+    for item in recovery.items:
+        agent_call = item.kind == "effect" and _agent_tool(tools, item.tool_name) is not None
+        if agent_call and (unchanged or await _child_started(journal, recovery, item.call_id)):
+            continue
+        kept.append(item)
+    recovery.items = kept
+
+
+async def _child_started(
+    journal: ExecutionJournal, recovery: Recovery, call_id: str | None
+) -> bool:
+    if call_id is None:
+        return False
+    return bool(await read_records(journal, child_execution_id(recovery.execution_id, call_id)))
 
 
 async def settled_children(

@@ -310,8 +310,10 @@ class DurableAgentMixin:
                 settings = replace(self._resumed_settings(recovery, output), trace=trace)
                 if not lifecycle_hooks:
                     settings = replace(settings, hooks=None)
-                replayed(recovery, self._tools)  # issue 29: a sub-agent call continues its run
-                require_settled(recovery, self._runtime_state(self._settings(None, {})))
+                current = self._runtime_state(self._settings(None, {}))
+                # Issue 29: a sub-agent call continues its run.
+                await replayed(journal, recovery, self._tools, current.tool_catalog_digest)
+                require_settled(recovery, current)
                 # Issue 29: what its settled sub-agent calls used, read before history changes.
                 recovery.children = await settled_children(journal, recovery, self._tools)
                 store = self._store
