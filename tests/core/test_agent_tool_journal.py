@@ -8,6 +8,7 @@ to come — resume the execution; a scripted provider fails a test that asks it 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -673,3 +674,38 @@ async def test_s40_an_uncertain_plain_effect_is_not_dropped_when_an_agent_tool_t
     assert [item.kind for item in again.value.items] == ["effect"]
     assert len(child_provider.requests) == 0
     assert LOOKUPS == ["plain"]
+
+
+async def test_s23_s40_an_interrupted_childs_partial_text_is_recorded_as_not_finished() -> None:
+    """Aborting a journaled parent mid-child: the partial text is the call's recorded outcome,
+    and it says the child did not finish — a resumed parent's model must not take it for an
+    answer (S23: the partial result is recorded; S40: it is saved as the call's final outcome)."""
+    controller = robota.AbortController()
+    child = Agent(
+        "child-model",
+        provider=ScriptedProvider(
+            ["one two three four five six seven eight nine ten"], chunk_delay=0.05
+        ),
+        name="researcher",
+    )
+    store = InMemoryJournal()
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[child],
+        journal=store,
+    )
+
+    async def abort_soon() -> None:
+        await asyncio.sleep(0.12)
+        controller.abort("stop")
+
+    aborter = asyncio.ensure_future(abort_soon())
+    result = await parent.run("start", execution_id="job-abort", signal=controller.signal)
+    await aborter
+    assert result.status == "interrupted"
+    (settled,) = [r for r in await store.read("job-abort") if isinstance(r, EffectSettled)]
+    assert str(settled.content).startswith("one")
+    assert "ten" not in str(settled.content)
+    assert settled.is_error

@@ -7,7 +7,7 @@ loop, with its own system prompt, tools and model. What the child inherits from 
 called it, always:
 
 * the run's abort signal (S23): aborting the parent interrupts the child, whose partial text
-  is recorded as the tool's result;
+  is recorded as the tool's result, marked as an error (the child did not finish);
 * the run's limits (issue 28): the child runs under what the parent has left
   (:meth:`~robota.UsageLimits.remaining`), never more, field by field tighter than its own;
   and under the parent's remaining round budget (sub-agents a run with limits calls in one batch
@@ -357,6 +357,11 @@ class AgentTool(Tool):
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if result.status == "suspended":
             raise _suspended(child.name, result, frame.journal is not None)
+        if result.status == "interrupted":
+            # S23: the partial text is recorded — as a call that did not finish, so a model
+            # reading it (after a resume, S40: it is the call's final outcome) never takes it
+            # for the child's answer.
+            return ToolResult(result.text, is_error=True)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
