@@ -93,12 +93,16 @@ class GrepTool(WorkspaceTool):
         if os.path.isdir(top):
             lead = "" if base == "." else base + "/"
             rules = ignore_rules_above(workspace.root, top)
-            for fd, prefix, names in walk_batches(top, gitignore=rules, stop=stop):
-                if not search.directory(fd, prefix, names, lead, only):
-                    break
+            opened = workspace.open_dir(top, display(base))
+            try:
+                for fd, prefix, names in walk_batches(opened, gitignore=rules, stop=stop):
+                    if not search.directory(fd, prefix, names, lead, only):
+                        break
+            finally:
+                os.close(opened)
         else:
             parent, name = os.path.split(top)
-            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            fd = workspace.open_dir(parent, display(base))
             try:
                 search.file(fd, name, base, explicit=True)
             finally:
