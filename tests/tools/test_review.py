@@ -6,8 +6,11 @@ judges is the same canonical path the tool opens.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -162,3 +165,51 @@ def test_s05_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
         # Restore the directory for the next tool.
         (workspace / "sub").unlink()
         (workspace / "sub-old").rename(workspace / "sub")
+
+
+# Time: a glob is matched without backtracking, so a pattern with many stars (the model's, or a
+# `.gitignore` rule in a cloned repository) does not hang the walk on a long file name.
+
+MANY_STARS = "*a*a*a*a*a*a*a*b"
+
+
+def _within(seconds: float, workspace: pathlib.Path, factory: str, args: dict[str, Any]) -> str:
+    # A child process: a regular expression that backtracks holds the GIL, so a thread in this
+    # process could not even time it out.
+    script = (
+        "import asyncio, json, sys, robota, robota.tools\n"
+        f"tool = robota.tools.{factory}(workspace=sys.argv[1])\n"
+        "ctx = robota.ToolContext(signal=robota.AbortController().signal, call_id='c', "
+        "tool_name=tool.name)\n"
+        "print(asyncio.run(tool.execute(json.loads(sys.argv[2]), ctx)).content)\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(workspace), json.dumps(args)],
+            capture_output=True,
+            text=True,
+            timeout=seconds,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running after {seconds} s")
+    return done.stdout
+
+
+@pytest.mark.parametrize("where", ["glob", "grep-glob", "gitignore"])
+def test_a_glob_with_many_stars_does_not_hang_on_a_long_name(
+    workspace: pathlib.Path, where: str
+) -> None:
+    (workspace / ("a" * 200)).write_text("needle\n")
+    (workspace / "ab").write_text("needle\n")
+    factory, args = "grep", {"pattern": "needle", "path": "."}
+    if where == "glob":
+        factory, args = "glob", {"pattern": MANY_STARS, "path": "."}
+        expected = "No files match"
+    elif where == "grep-glob":
+        args["glob"] = MANY_STARS
+        expected = "No matches"
+    else:
+        (workspace / ".gitignore").write_text(MANY_STARS + "\n")
+        expected = "a" * 200 + ":1:needle"
+    assert expected in _within(20, workspace, factory, args)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
-from robota.tools._patterns import glob_regex
+from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk_batches
 from robota.tools._workspace import Refused, display, open_regular_at
 
@@ -78,10 +78,10 @@ class GrepTool(WorkspaceTool):
             regex = re.compile(pattern.encode("utf-8", "surrogateescape"), flags)
         except re.error as exc:
             raise Refused(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
-        only: re.Pattern[str] | None = None
+        only: Glob | None = None
         if "glob" in args:
             try:
-                only = re.compile(glob_regex(args["glob"].removeprefix("./")) + r"\Z", re.DOTALL)
+                only = Glob(args["glob"].removeprefix("./"))
             except re.error as exc:
                 raise Refused(f"glob {args['glob']!r} cannot be read: {exc}") from None
         context: int = args.get("context", 0)
@@ -125,7 +125,7 @@ class _Search:
         self.large = 0
 
     def directory(
-        self, fd: int, prefix: str, names: list[str], lead: str, only: re.Pattern[str] | None
+        self, fd: int, prefix: str, names: list[str], lead: str, only: Glob | None
     ) -> bool:
         """Search the files ``names`` of one walked directory; ``False`` to stop walking."""
         for name in names:

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
-from robota.tools._patterns import glob_regex
+from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk
 from robota.tools._workspace import Refused, display
 
@@ -122,7 +122,7 @@ class GlobTool(WorkspaceTool):
                 "directory to search as `path`"
             )
         try:
-            regex = re.compile(glob_regex(pattern.removeprefix("./")) + r"\Z", re.DOTALL)
+            regex = Glob(pattern.removeprefix("./"))
         except re.error as exc:
             raise Refused(f"glob pattern {pattern!r} cannot be read: {exc}") from None
         top = workspace.resolve(args["path"])
