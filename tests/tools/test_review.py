@@ -213,3 +213,17 @@ def test_a_glob_with_many_stars_does_not_hang_on_a_long_name(
         (workspace / ".gitignore").write_text(MANY_STARS + "\n")
         expected = "a" * 200 + ":1:needle"
     assert expected in _within(20, workspace, factory, args)
+
+
+# Size: one Grep answer is capped in characters, as Read's is, whatever max_results and context.
+
+
+def test_a_grep_answer_is_capped_in_characters(workspace: pathlib.Path, call: Any) -> None:
+    long_name = "d" * 200
+    (workspace / long_name).mkdir()
+    line = "x" * 480 + "\n"
+    (workspace / long_name / ("f" * 200)).write_text(line * 30_000)
+    grep = robota.tools.grep(workspace=workspace)
+    result = call(grep, pattern="x", path=".", max_results=1000, context=10)
+    assert len(result.content) < 110_000
+    assert result.content.splitlines()[-1].startswith("[output capped at 100000 characters")
