@@ -47,7 +47,8 @@ to where they lead, ``..`` and absolute paths included — and a path outside th
 the canonical path is then opened a component at a time from the root without following a link,
 so a link swapped in after the check is refused; a path starting with ``~`` is refused (rules
 read it as the home directory); walks never follow a link; FIFOs, sockets and devices are
-refused without being opened for reading. This decides what the tools read; it is not a sandbox (see ``robota.host``'s S05 note).
+refused without being opened for reading. This decides what the tools read; it is not a
+sandbox (see ``robota.host``'s S05 note).
 """
 
 from __future__ import annotations
