@@ -141,3 +141,17 @@ def test_a_huge_single_line_is_read_in_bounded_memory(workspace: pathlib.Path) -
     assert first.startswith("     1\t" + "a" * 2000 + " … [line cut:")
     assert second == "     2\tsecond"
     assert peak < 8 * (1 << 20), peak
+
+
+def test_s23_skipping_to_a_far_offset_asks_whether_to_stop(workspace: pathlib.Path) -> None:
+    # Lines before `offset` are read too; a run aborted meanwhile must not scan to the end.
+    (workspace / "many.txt").write_text("x\n" * 100_000)
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    tool = robota.tools.read_file(workspace=workspace)
+    tool.run({"path": "many.txt", "offset": 10**9}, stop)  # type: ignore[attr-defined]
+    assert asked

@@ -77,6 +77,8 @@ class ReadFileTool(WorkspaceTool):
             stopped_at: int | None = None  # the first line not shown, when the cap stopped us
             more = False
             for number, raw, length in _lines(stream):
+                if number % 4096 == 0 and stop():
+                    break  # S23: asked while skipping to `offset` too, not only while showing
                 if number < offset:
                     continue
                 if number >= offset + limit:
@@ -98,8 +100,6 @@ class ReadFileTool(WorkspaceTool):
                     break
                 lines.append(entry)
                 used += len(entry) + 1
-                if number % 4096 == 0 and stop():
-                    break
         return _answer(shown, info.st_size, offset, number, lines, replaced, stopped_at, more)
 
 
