@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from robota.tools._patterns import IgnoreRules, glob_regex, parse_gitignore
+from robota.tools._patterns import Glob, IgnoreRules, glob_regex, parse_gitignore
 
 
 @pytest.mark.parametrize(
@@ -70,3 +70,27 @@ def test_a_deeper_gitignore_wins_and_applies_below_its_directory() -> None:
     assert rules.ignored("a.txt", is_dir=False)
     assert rules.ignored("keep.txt", is_dir=False)  # the re-include is sub/'s
     assert not rules.ignored("sub/keep.txt", is_dir=False)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("*a*a*a*b", "xaxaxaxb", True),
+        ("*a*a*a*b", "a" * 300, False),
+        ("*a*a*a*b", "xa/xaxaxb", False),  # `*` stays within one component
+        ("**/**/**/x.py", "x.py", True),
+        ("**/**/**/x.py", "a/b/c/d/x.py", True),
+        ("src/**/t*_*_*.py", "src/a/b/t1_2_3.py", True),
+        ("src/**/t*_*_*.py", "lib/a/t1_2_3.py", False),
+        ("**/[ab]*?*?*", "d/bxyz", True),
+        ("**/[ab]*?*?*", "d/cxyz", False),
+        ("a/**/**", "a", False),  # a trailing `**`: at least one component below
+        ("a/**/**", "a/b", True),
+    ],
+)
+def test_a_glob_with_many_wildcards_is_matched_without_backtracking(
+    pattern: str, path: str, matches: bool
+) -> None:
+    # More than two wildcards: the greedy matcher, which must agree with the expression.
+    assert Glob(pattern).match(path) is matches
+    assert (re.match(glob_regex(pattern) + r"\Z", path, re.DOTALL) is not None) is matches

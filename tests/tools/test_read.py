@@ -121,3 +121,37 @@ def test_a_file_used_as_a_directory_says_so_not_outside(
     assert result.is_error
     assert "cannot be resolved" in result.content
     assert "outside" not in result.content
+
+
+# Memory: a huge single line is not held whole to show its first 2,000 characters.
+def test_a_huge_single_line_is_read_in_bounded_memory(workspace: pathlib.Path) -> None:
+    with open(workspace / "one-line.txt", "wb") as handle:
+        chunk = b"a" * (1 << 20)
+        for _ in range(48):
+            handle.write(chunk)
+        handle.write(b"\nsecond\n")
+    tool = robota.tools.read_file(workspace=workspace)
+    tracemalloc.start()
+    try:
+        text = tool.run({"path": "one-line.txt"}, lambda: False)  # type: ignore[attr-defined]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    first, second = text.splitlines()
+    assert first.startswith("     1\t" + "a" * 2000 + " … [line cut:")
+    assert second == "     2\tsecond"
+    assert peak < 8 * (1 << 20), peak
+
+
+def test_s23_skipping_to_a_far_offset_asks_whether_to_stop(workspace: pathlib.Path) -> None:
+    # Lines before `offset` are read too; a run aborted meanwhile must not scan to the end.
+    (workspace / "many.txt").write_text("x\n" * 100_000)
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    tool = robota.tools.read_file(workspace=workspace)
+    tool.run({"path": "many.txt", "offset": 10**9}, stop)  # type: ignore[attr-defined]
+    assert asked

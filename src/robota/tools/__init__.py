@@ -44,8 +44,11 @@ workspace.
 
 Containment (S05): every path is judged by :func:`robota.host.is_path_inside` — links followed
 to where they lead, ``..`` and absolute paths included — and a path outside the root is refused;
-walks never follow a link; FIFOs, sockets and devices are refused without being opened for
-reading. This decides what the tools read; it is not a sandbox (see ``robota.host``'s S05 note).
+the canonical path is then opened a component at a time from the root without following a link,
+so a link swapped in after the check is refused; a path starting with ``~`` is refused (rules
+read it as the home directory); walks never follow a link; FIFOs, sockets and devices are
+refused without being opened for reading. This decides what the tools read; it is not a
+sandbox (see ``robota.host``'s S05 note).
 """
 
 from __future__ import annotations
@@ -112,7 +115,8 @@ def grep(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.To
     """A ``Grep`` tool bound to ``workspace``: lines matching a regular expression.
 
     Answers like ``grep -rn`` (with optional context lines), honours ``.gitignore``, skips
-    binary files and files over 20 MB, and stops at a result cap (100 lines by default).
+    binary files and files over 20 MB, and stops at a result cap (100 lines by default) or at
+    100,000 characters.
 
     Args:
         workspace: The root directory; nothing outside it is searched.

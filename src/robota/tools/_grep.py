@@ -8,16 +8,17 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
-from robota.tools._patterns import glob_regex
+from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk_batches
 from robota.tools._workspace import Refused, display, open_regular_at
 
-__all__ = ["DEFAULT_RESULTS", "MAX_FILE_BYTES", "MAX_RESULTS", "GrepTool"]
+__all__ = ["DEFAULT_RESULTS", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "MAX_RESULTS", "GrepTool"]
 
 DEFAULT_RESULTS: Final = 100
 MAX_RESULTS: Final = 1000
 MAX_CONTEXT: Final = 10
 MAX_FILE_BYTES: Final = 20 * 1024 * 1024
+MAX_OUTPUT_CHARS: Final = 100_000
 _MAX_LINE_CHARS: Final = 500
 _SNIFF: Final = 8192
 
@@ -78,10 +79,10 @@ class GrepTool(WorkspaceTool):
             regex = re.compile(pattern.encode("utf-8", "surrogateescape"), flags)
         except re.error as exc:
             raise Refused(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
-        only: re.Pattern[str] | None = None
+        only: Glob | None = None
         if "glob" in args:
             try:
-                only = re.compile(glob_regex(args["glob"].removeprefix("./")) + r"\Z", re.DOTALL)
+                only = Glob(args["glob"].removeprefix("./"))
             except re.error as exc:
                 raise Refused(f"glob {args['glob']!r} cannot be read: {exc}") from None
         context: int = args.get("context", 0)
@@ -93,12 +94,16 @@ class GrepTool(WorkspaceTool):
         if os.path.isdir(top):
             lead = "" if base == "." else base + "/"
             rules = ignore_rules_above(workspace.root, top)
-            for fd, prefix, names in walk_batches(top, gitignore=rules, stop=stop):
-                if not search.directory(fd, prefix, names, lead, only):
-                    break
+            opened = workspace.open_dir(top, display(base))
+            try:
+                for fd, prefix, names in walk_batches(opened, gitignore=rules, stop=stop):
+                    if not search.directory(fd, prefix, names, lead, only):
+                        break
+            finally:
+                os.close(opened)
         else:
             parent, name = os.path.split(top)
-            fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            fd = workspace.open_dir(parent, display(base))
             try:
                 search.file(fd, name, base, explicit=True)
             finally:
@@ -107,7 +112,19 @@ class GrepTool(WorkspaceTool):
 
 
 class _Search:
-    __slots__ = ("binary", "cap", "context", "files", "large", "out", "regex", "shown", "total")
+    __slots__ = (
+        "binary",
+        "cap",
+        "capped",
+        "chars",
+        "context",
+        "files",
+        "large",
+        "out",
+        "regex",
+        "shown",
+        "total",
+    )
 
     def __init__(self, regex: re.Pattern[bytes], context: int, cap: int) -> None:
         self.regex = regex
@@ -119,9 +136,11 @@ class _Search:
         self.files = 0
         self.binary = 0
         self.large = 0
+        self.chars = 0  # characters in `out`, newlines included
+        self.capped = False  # stopped at MAX_OUTPUT_CHARS
 
     def directory(
-        self, fd: int, prefix: str, names: list[str], lead: str, only: re.Pattern[str] | None
+        self, fd: int, prefix: str, names: list[str], lead: str, only: Glob | None
     ) -> bool:
         """Search the files ``names`` of one walked directory; ``False`` to stop walking."""
         for name in names:
@@ -168,6 +187,7 @@ class _Search:
         hit_set = frozenset(hits)
         last_printed: int | None = None
         out = self.out
+        group: list[str] = []
         for i in hits:
             self.total += 1
             if self.shown >= self.cap:
@@ -175,16 +195,23 @@ class _Search:
             start = i - context if last_printed is None else max(i - context, last_printed + 1)
             start = max(start, 0)
             if context and out and (last_printed is None or start > last_printed + 1):
-                out.append("--")
-            out.extend(f"{shown_path}-{j + 1}-{_text(lines[j])}" for j in range(start, i))
-            out.append(f"{shown_path}:{i + 1}:{_text(lines[i])}")
-            self.shown += 1
+                group.append("--")
+            group.extend(f"{shown_path}-{j + 1}-{_text(lines[j])}" for j in range(start, i))
+            group.append(f"{shown_path}:{i + 1}:{_text(lines[i])}")
             last_printed = i
             for j in range(i + 1, min(i + 1 + context, len(lines))):
                 if j in hit_set:
                     break
-                out.append(f"{shown_path}-{j + 1}-{_text(lines[j])}")
+                group.append(f"{shown_path}-{j + 1}-{_text(lines[j])}")
                 last_printed = j
+            size = sum(len(text) for text in group) + len(group)
+            if self.chars + size > MAX_OUTPUT_CHARS and out:
+                self.capped = True  # one answer stays readable, whatever max_results allows
+                return False
+            out.extend(group)
+            group.clear()
+            self.chars += size
+            self.shown += 1
         return True
 
     def answer(self, pattern: str, where: str) -> str:
@@ -196,7 +223,12 @@ class _Search:
         notes = [f"[{'; '.join(skipped)}]"] if skipped else []
         if not self.out:
             return "\n".join([f"No matches for {pattern!r} under {where!r}.", *notes])
-        if self.total > self.shown:
+        if self.capped:
+            notes.append(
+                f"[output capped at {MAX_OUTPUT_CHARS} characters: {self.shown} matching lines "
+                "shown, more exist. Narrow the pattern, the path or the glob, or use less context]"
+            )
+        elif self.total > self.shown:
             notes.append(
                 f"[result cap reached: {self.shown} matching lines shown, more exist. Narrow "
                 "the pattern, the path or the glob, or raise max_results]"

@@ -9,19 +9,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
-from robota.tools._patterns import glob_regex
+from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk
 from robota.tools._workspace import Refused, display
 
 __all__ = ["MAX_ENTRIES", "GlobTool", "ListDirTool"]
 
 MAX_ENTRIES: Final = 1000
-_DIR_FLAGS: Final = (
-    os.O_RDONLY
-    | getattr(os, "O_DIRECTORY", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
 
 
 class ListDirTool(WorkspaceTool):
@@ -51,14 +45,9 @@ class ListDirTool(WorkspaceTool):
         workspace = self.workspace
         canonical = workspace.resolve(args["path"])
         shown = display(workspace.relative(canonical))
-        try:
-            fd = os.open(canonical, _DIR_FLAGS)
-        except FileNotFoundError:
-            raise Refused(f"{shown!r} does not exist") from None
-        except NotADirectoryError:
-            raise Refused(f"{shown!r} is not a directory; use read_file for a file") from None
-        except OSError as exc:
-            raise Refused(f"{shown!r} cannot be listed: {exc.strerror}") from None
+        if not os.path.isdir(canonical):
+            raise Refused(f"{shown!r} is not a directory; use read_file for a file")
+        fd = workspace.open_dir(canonical, shown)
         rows: list[tuple[str, str]] = []
         try:
             with os.scandir(fd) as entries:
@@ -133,7 +122,7 @@ class GlobTool(WorkspaceTool):
                 "directory to search as `path`"
             )
         try:
-            regex = re.compile(glob_regex(pattern.removeprefix("./")) + r"\Z", re.DOTALL)
+            regex = Glob(pattern.removeprefix("./"))
         except re.error as exc:
             raise Refused(f"glob pattern {pattern!r} cannot be read: {exc}") from None
         top = workspace.resolve(args["path"])
@@ -144,11 +133,15 @@ class GlobTool(WorkspaceTool):
         found: list[str] = []
         total = 0
         rules = ignore_rules_above(workspace.root, top)
-        for entry in walk(top, gitignore=rules, stop=stop):
-            if regex.match(entry.path):
-                total += 1
-                if len(found) < MAX_ENTRIES:
-                    found.append(display(lead + entry.path))
+        fd = workspace.open_dir(top, display(base))
+        try:
+            for entry in walk(fd, gitignore=rules, stop=stop):
+                if regex.match(entry.path):
+                    total += 1
+                    if len(found) < MAX_ENTRIES:
+                        found.append(display(lead + entry.path))
+        finally:
+            os.close(fd)
         if not found:
             return f"No files match {pattern!r} under {display(base)!r}."
         if total > MAX_ENTRIES:

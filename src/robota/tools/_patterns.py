@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["IgnoreRules", "glob_regex", "parse_gitignore"]
+__all__ = ["Glob", "IgnoreRules", "glob_regex", "parse_gitignore"]
 
 _CLASS: Final = re.compile(r"\[(?:\\.|[^\]\\])+\]")
 
@@ -82,9 +82,142 @@ def _class_body(body: str) -> str:
     return "".join(parts)
 
 
+# A glob is matched without backtracking when it has more wildcards than this: a regular
+# expression with k stars backtracks O(n**k) on a name it does not match (`*a*a*a*a*b` against
+# 200 `a`s runs for hours), and globs come from the model and from `.gitignore` files in the
+# workspace. Up to two, the compiled expression is quicker and its worst case is small.
+_REGEX_WILDCARDS: Final = 2
+_STAR: Final = object()  # `*`: any run of characters within a component
+_GLOBSTAR: Final = object()  # `**`: any run of whole components
+
+
+class Glob:
+    """A compiled path glob (see :func:`glob_regex` for what it means): ``match(path)``.
+
+    Matched by a compiled regular expression when it has at most two wildcards, otherwise by the
+    classic greedy wildcard match — per component, and over components for ``**`` — which takes
+    time linear in the pattern times the path.
+
+    Raises:
+        re.error: a ``[...]`` set cannot be read (``[z-a]``).
+    """
+
+    __slots__ = ("_regex", "_segments")
+
+    def __init__(self, pattern: str, *, anchored: bool = True) -> None:
+        self._regex: re.Pattern[str] | None = None
+        self._segments: list[Any] = []
+        tokens = _tokens(pattern, anchored=anchored)
+        if sum(1 for token in tokens if token is _STAR or token is _GLOBSTAR) <= _REGEX_WILDCARDS:
+            self._regex = re.compile(glob_regex(pattern, anchored=anchored) + r"\Z", re.DOTALL)
+            return
+        segment: list[Any] = []
+        for part in tokens:
+            if part == "/":
+                self._segments.append(segment)
+                segment = []
+            elif part is _GLOBSTAR:
+                self._segments.append(_GLOBSTAR)
+            else:
+                segment.append(part)
+        if segment or not tokens or tokens[-1] == "/":
+            self._segments.append(segment)
+        elif pattern.endswith("/"):
+            self._segments.append([])  # `a/**/`: as the expression, a path ending in `/`
+
+    def match(self, path: str) -> bool:
+        """Whether ``path`` (relative, ``/``-separated) matches the whole glob."""
+        if self._regex is not None:
+            return self._regex.match(path) is not None
+        return _greedy(self._segments, path.split("/"), _segment_match)
+
+
+def _tokens(pattern: str, *, anchored: bool) -> list[Any]:
+    """The glob as tokens: a character, ``?`` (a compiled set), ``*``, ``**``, ``/``, a set.
+
+    ``**`` stands for any number of whole components (at the end: at least one), exactly where
+    :func:`glob_regex` writes ``(?:.*/)?`` or ``.*``.
+    """
+    out: list[Any] = [] if anchored else [_GLOBSTAR]
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        if pattern.startswith("**", i):
+            before = i == 0 or pattern[i - 1] == "/"
+            after = i + 2 == n or pattern[i + 2] == "/"
+            if before and after:
+                if i + 2 == n:
+                    out.extend([_STAR, "/", _GLOBSTAR])  # `dir/**`: one or more below
+                    i += 2
+                else:
+                    out.append(_GLOBSTAR)  # `**/`: zero or more directories
+                    i += 3
+                continue
+            out.extend([_STAR, _STAR])
+            i += 2
+            continue
+        if char == "*":
+            out.append(_STAR)
+        elif char == "?":
+            out.append(_ONE)
+        elif char == "[":
+            found = _CLASS.match(pattern, i)
+            if found is None:
+                out.append(char)
+            else:
+                out.append(re.compile("(?!/)[" + _class_body(found.group(0)[1:-1]) + "]", re.S))
+                i = found.end()
+                continue
+        elif char == "\\" and i + 1 < n:
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return out
+
+
+_ONE: Final = re.compile("[^/]", re.S)
+
+
+def _char_match(token: Any, char: str) -> bool:
+    return token == char if isinstance(token, str) else token.match(char) is not None
+
+
+def _segment_match(token: Any, name: str) -> bool:
+    return _greedy(token, name, _char_match)
+
+
+def _greedy(tokens: Any, items: Any, one: Any) -> bool:
+    """The greedy wildcard match: ``*``/``**`` tokens take any run of items, others exactly one.
+
+    Only the last star is ever retried, which is enough when every other token takes one item;
+    so the time is at most ``len(tokens) * len(items)`` calls of ``one``.
+    """
+    star = _GLOBSTAR if one is _segment_match else _STAR
+    t = i = 0
+    last_star, resume = -1, 0
+    while i < len(items):
+        if t < len(tokens) and tokens[t] is not star and one(tokens[t], items[i]):
+            t += 1
+            i += 1
+        elif t < len(tokens) and tokens[t] is star:
+            last_star, resume = t, i
+            t += 1
+        elif last_star >= 0:
+            t, resume = last_star + 1, resume + 1
+            i = resume
+        else:
+            return False
+    while t < len(tokens) and tokens[t] is star:
+        t += 1
+    return t == len(tokens)
+
+
 @dataclass(frozen=True, slots=True)
 class _Rule:
-    regex: re.Pattern[str]
+    regex: Glob
     negated: bool
     directory_only: bool
 
@@ -111,7 +244,7 @@ def parse_gitignore(text: str) -> tuple[_Rule, ...]:
         anchored = "/" in line
         line = line.removeprefix("/")
         try:
-            regex = re.compile(glob_regex(line, anchored=anchored) + r"\Z", re.DOTALL)
+            regex = Glob(line, anchored=anchored)
         except re.error:
             continue  # git ignores a rule it cannot read; so do we
         rules.append(_Rule(regex, negated, directory_only))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Final
 
 from robota.tools._base import WorkspaceTool
@@ -16,6 +16,8 @@ MAX_LINE_CHARS: Final = 2000
 MAX_OUTPUT_CHARS: Final = 100_000
 _SNIFF: Final = 8192
 _BUFFER: Final = 1 << 16
+# Enough bytes for MAX_LINE_CHARS characters of UTF-8 (at most 4 bytes each), and the newline.
+_LINE_BYTES: Final = 4 * MAX_LINE_CHARS + 1
 
 
 class ReadFileTool(WorkspaceTool):
@@ -74,7 +76,9 @@ class ReadFileTool(WorkspaceTool):
             number = 0
             stopped_at: int | None = None  # the first line not shown, when the cap stopped us
             more = False
-            for number, raw in enumerate(stream, 1):
+            for number, raw, length in _lines(stream):
+                if number % 4096 == 0 and stop():
+                    break  # S23: asked while skipping to `offset` too, not only while showing
                 if number < offset:
                     continue
                 if number >= offset + limit:
@@ -86,7 +90,9 @@ class ReadFileTool(WorkspaceTool):
                 except UnicodeDecodeError:
                     text = body.decode("utf-8", "replace")
                     replaced = True
-                if len(text) > MAX_LINE_CHARS:
+                if length > len(raw):
+                    text = text[:MAX_LINE_CHARS] + f" … [line cut: {length} bytes]"
+                elif len(text) > MAX_LINE_CHARS:
                     text = text[:MAX_LINE_CHARS] + f" … [line cut: {len(text)} characters]"
                 entry = f"{number:>6}\t{text}"
                 if used + len(entry) + 1 > MAX_OUTPUT_CHARS and lines:
@@ -94,9 +100,29 @@ class ReadFileTool(WorkspaceTool):
                     break
                 lines.append(entry)
                 used += len(entry) + 1
-                if number % 4096 == 0 and stop():
-                    break
         return _answer(shown, info.st_size, offset, number, lines, replaced, stopped_at, more)
+
+
+def _lines(stream: io.BufferedReader[io.FileIO]) -> Iterator[tuple[int, bytes, int]]:
+    """``(number, head, length)`` for each line: at most ``_LINE_BYTES`` of it are held.
+
+    A line longer than that (a minified bundle, a log with no newline) is read through in
+    bounded chunks and only its head kept, so memory does not grow with the line.
+    """
+    number = 0
+    while True:
+        raw = stream.readline(_LINE_BYTES)
+        if not raw:
+            return
+        number += 1
+        length = len(raw)
+        if not raw.endswith(b"\n"):
+            while True:
+                rest = stream.readline(_BUFFER)
+                length += len(rest)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield number, raw, length
 
 
 def _answer(

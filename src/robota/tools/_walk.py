@@ -39,12 +39,12 @@ class Entry:
 
 
 def walk(
-    top: str,
+    top: int,
     *,
     gitignore: IgnoreRules | None,
     stop: Callable[[], bool] = lambda: False,
 ) -> Iterator[Entry]:
-    """The regular files under ``top`` (canonical, inside the workspace), depth first, sorted.
+    """The regular files under the directory open at ``top`` (the caller closes it), depth first.
 
     ``gitignore`` is the rules in force at ``top`` (``None``: ignore nothing). An entry's
     ``dir_fd`` is open only until the iterator moves on. ``stop`` is asked between directories.
@@ -55,7 +55,7 @@ def walk(
 
 
 def walk_batches(
-    top: str,
+    top: int,
     *,
     gitignore: IgnoreRules | None,
     stop: Callable[[], bool] = lambda: False,
@@ -65,11 +65,7 @@ def walk_batches(
     ``prefix`` is the directory's path relative to ``top`` with a trailing ``/`` (``""`` for
     ``top``); ``dir_fd`` is open only until the iterator moves on.
     """
-    fd = os.open(top, _DIR_FLAGS)
-    try:
-        yield from _walk_dir(fd, "", gitignore, stop, 0)
-    finally:
-        os.close(fd)
+    yield from _walk_dir(top, "", gitignore, stop, 0)
 
 
 def _walk_dir(

@@ -1,21 +1,30 @@
-"""The workspace root the built-in tools are bound to, and the one way they reach a file in it.
+r"""The workspace root the built-in tools are bound to, and the one way they reach a file in it.
 
 Every path a model passes is judged by the host's containment check (S05:
 :func:`robota.host.is_path_inside`, which follows each link the way the kernel does and, on
 Linux, asks the kernel too), then used in its canonical form, so the system call reaches what
-was judged. Files are opened without following a final link, non-blocking, and their type is
-judged on the open descriptor: a FIFO, socket or device is refused before a byte is read, so a
-FIFO never hangs a tool and ``/dev/zero`` is never read without end. Walks open each directory
-relative to its parent's descriptor without following links (:mod:`robota.tools._walk`).
+was judged. The canonical form has no link in it, so it is opened one component at a time from
+the root's descriptor, each with ``O_NOFOLLOW``: a directory swapped for a link between the
+check and the open is refused by the kernel, not followed (time of check to time of use). Files
+are opened non-blocking and their type is judged on the open descriptor: a FIFO, socket or
+device is refused before a byte is read, so a FIFO never hangs a tool and ``/dev/zero`` is never
+read without end. Walks open each directory relative to its parent's descriptor the same way
+(:mod:`robota.tools._walk`).
 
-What this does not guarantee (S05): between the check and the open, anyone who can write inside
-the root can swap a directory on the way for a link. It decides what a tool reads; it is not a
-sandbox for the process.
+S12: the path a permission rule judges is the argument as written, canonicalised by the same
+resolver; the tool opens that same canonical path. ``~`` is a home directory to the rules, so a
+path starting with ``~`` is refused here rather than read as a directory named ``~``; the one
+re-spelling the tool reads (a ``\xNN`` name, see :func:`display`) is accepted only where it
+changes bytes inside names and nothing else — no link, no ``..`` — so rule and tool agree on
+the directories.
+
+What this does not guarantee (S05): the root itself is opened by its path, so whoever can
+replace the root (in its parent, outside the workspace) is not stopped. It decides what a tool
+reads; it is not a sandbox for the process.
 """
 
 from __future__ import annotations
 
-import codecs
 import errno
 import os
 import re
@@ -32,7 +41,14 @@ _OPEN_FLAGS: Final = (
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-_ESCAPE: Final = re.compile(r"\\x[0-9a-fA-F]{2}")
+_DIR_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+# What `display` writes for a byte that is not UTF-8: always 0x80 or above, never `/` or `.`.
+_ESCAPE: Final = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
 
 
 class Refused(Exception):
@@ -75,30 +91,30 @@ class Workspace:
         """The canonical absolute path of ``path`` (relative to the root, or absolute).
 
         Raises:
-            Refused: ``path`` is empty, or lands outside the root once every link on the way is
-                followed (a ``..``, an absolute path elsewhere, a link out, a link loop).
+            Refused: ``path`` is empty, starts with ``~``, or lands outside the root once every
+                link on the way is followed (a ``..``, an absolute path elsewhere, a link out,
+                a link loop). The message names no host path and, for a path outside the root,
+                says nothing about what exists there.
         """
         if not path or not path.strip():
             raise Refused("the path is empty; pass a path relative to the workspace root")
+        if path.startswith("~"):
+            # S12: the rules read `~` as a home directory; reading `<root>/~` instead would
+            # open a path other than the one judged.
+            raise Refused(
+                f"{path!r}: `~` (a home directory) is not expanded; pass a path relative to the "
+                "workspace root (a name starting with `~` in the root is `./~...`)"
+            )
         candidate = self._existing_spelling(path)
         full = candidate if os.path.isabs(candidate) else os.path.join(self.root, candidate)
-        # S05: the host's canonical containment, the one check; a path it cannot judge is out.
-        if not robota.host.is_path_inside(self.root, full):
-            try:
-                robota.host.canonical_path(full)
-            except (OSError, ValueError) as exc:
-                # Not judged inside because it cannot be resolved (a file used as a directory,
-                # a link loop): say that, not "outside".
-                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-                raise Refused(f"{path!r} cannot be resolved: {reason}") from None
-            raise Refused(
-                f"{path!r} is outside the workspace (links are followed to where they lead); "
-                "only paths inside the workspace root can be read"
-            )
         try:
-            return robota.host.canonical_path(full)
-        except (OSError, ValueError) as exc:  # pragma: no cover - changed since the check
-            raise Refused(f"{path!r} cannot be resolved: {exc}") from None
+            canonical = robota.host.canonical_path(full)
+        except (OSError, ValueError) as exc:
+            raise Refused(self._unresolvable(path, full, exc)) from None
+        # S05: the host's canonical containment, the one check (the kernel asked too).
+        if not self._inside(canonical) or not robota.host.is_path_inside(self.root, full):
+            raise Refused(_outside(path))
+        return canonical
 
     def relative(self, canonical: str) -> str:
         """A canonical path inside the root, relative to it (``.`` for the root)."""
@@ -107,6 +123,30 @@ class Workspace:
         prefix = self.root.rstrip("/") + "/"
         return canonical[len(prefix) :] if canonical.startswith(prefix) else canonical
 
+    def open_dir(self, canonical: str, shown: str) -> int:
+        """Open the directory at ``canonical`` (from :meth:`resolve`): a descriptor to close.
+
+        Opened a component at a time from the root, never following a link (S05: a directory
+        swapped for a link since the check is refused, not followed).
+
+        Raises:
+            Refused: it is outside the root, missing, not a directory, or changed since the check.
+        """
+        if not self._inside(canonical):
+            raise Refused(_outside(shown))
+        fd = os.open(self.root, _DIR_FLAGS)
+        if canonical == self.root:
+            return fd
+        for name in self.relative(canonical).split("/"):
+            try:
+                child = os.open(name, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                raise Refused(_not_opened(shown, exc)) from None
+            finally:
+                os.close(fd)
+            fd = child
+        return fd
+
     def open_regular(self, canonical: str, shown: str) -> tuple[int, os.stat_result]:
         """Open the regular file at ``canonical`` for reading: its descriptor and ``fstat``.
 
@@ -114,18 +154,72 @@ class Workspace:
             Refused: nothing is there, it is a directory, a FIFO, socket or device, or a link
                 was swapped in since the check (never followed).
         """
-        return open_regular_at(canonical, shown, dir_fd=None)
+        if canonical == self.root:
+            raise Refused(f"{shown!r} is a directory; use list_dir or glob for directories")
+        parent, name = os.path.split(canonical)
+        dir_fd = self.open_dir(parent, shown)
+        try:
+            return open_regular_at(name, shown, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def _inside(self, canonical: str) -> bool:
+        return canonical == self.root or canonical.startswith(self.root.rstrip("/") + "/")
+
+    def _unresolvable(self, path: str, full: str, exc: OSError | ValueError) -> str:
+        if isinstance(exc, ValueError):
+            return f"{path!r} is not a usable path (a NUL character, or not encodable)"
+        # Only a path inside the root as written is told why it cannot be resolved: for one
+        # outside, "not a directory" against "outside" would tell what exists there.
+        if not self._inside(os.path.normpath(full)):
+            return _outside(path)
+        return f"{path!r} cannot be resolved: {os.strerror(exc.errno or errno.EIO)}"
 
     def _existing_spelling(self, path: str) -> str:
         # A name shown as `\xNN` (see display) is read back as those bytes when the path as
         # written does not exist; a name with a literal backslash keeps its meaning first.
-        if "\\x" not in path or _ESCAPE.search(path) is None:
+        # S12: the rules judge the path as written, so the bytes decoded must land in the same
+        # directories: only bytes display escapes (0x80 and above, never `/` or `.`), and only
+        # when the decoded path has no `..` and no link on the way.
+        try:
+            raw = path.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return path
+        if _ESCAPE.search(raw) is None:
             return path
         full = path if os.path.isabs(path) else os.path.join(self.root, path)
-        if os.path.lexists(full):
+        try:
+            if os.path.lexists(full):
+                return path
+        except ValueError:
             return path
-        raw, _ = codecs.escape_decode(path.encode("utf-8", "surrogateescape"))
-        return os.fsdecode(raw)
+        decoded = os.fsdecode(_ESCAPE.sub(lambda found: bytes([int(found[1], 16)]), raw))
+        if ".." in decoded.split("/"):
+            return path
+        target = decoded if os.path.isabs(decoded) else os.path.join(self.root, decoded)
+        try:
+            if robota.host.canonical_path(target) != os.path.normpath(target):
+                return path  # a link on the way: the rules would not see where it leads
+        except (OSError, ValueError):
+            return path
+        return decoded
+
+
+def _outside(path: str) -> str:
+    return (
+        f"{path!r} is outside the workspace (links are followed to where they lead); "
+        "only paths inside the workspace root can be read"
+    )
+
+
+def _not_opened(shown: str, exc: OSError) -> str:
+    if exc.errno == errno.ENOENT:
+        return f"{shown!r} does not exist"
+    if exc.errno == errno.ENOTDIR:
+        return f"{shown!r} is not a directory"
+    if exc.errno == errno.ELOOP:
+        return f"{shown!r} changed since it was checked (a link on the way); not followed"
+    return f"{shown!r} cannot be opened: {exc.strerror}"
 
 
 def open_regular_at(
