@@ -42,6 +42,12 @@ the directory searched, not each file the walk meets, so ``Grep(secrets/**)`` de
 ``Grep`` and ``Glob`` outright (or list them only with ``ask``), or keep the subtree out of the
 workspace.
 
+Not yet bounded (issue 30, open): ``Grep``'s regular expression runs on Python's ``re`` in the
+agent's process, which cannot be interrupted — a pattern that backtracks badly (``(a+)+$``, or
+``a.*b`` over a multi-megabyte line) can hold the process, its event loop and Ctrl-C for a long
+time. Until the search runs in a child process with a time limit, offer ``Grep`` only to models
+and workspaces you trust with that, or leave it out of the tool list.
+
 Containment (S05): every path is judged by :func:`robota.host.is_path_inside` — links followed
 to where they lead, ``..`` and absolute paths included — and a path outside the root is refused;
 the canonical path is then opened a component at a time from the root without following a link,
