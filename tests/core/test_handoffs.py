@@ -633,3 +633,32 @@ async def test_s40_a_continuation_does_not_announce_a_replayed_handoff_again() -
     result = await triage.resume("e", on_event=again.append)
     assert result.agent == "billing"
     assert EventNames.HANDOFF not in [e.name for e in again]
+
+
+async def test_s34_an_input_filter_sees_what_the_model_is_sent_and_keeps_its_order() -> None:
+    # An interrupted reply of an earlier turn is sent annotated (a copy, not the stored message):
+    # the filter gets that copy, and nothing it replaced is sent again after what it kept.
+    seen: list[tuple[robota.Message, ...]] = []
+
+    def keep_all(messages: tuple[robota.Message, ...]) -> tuple[robota.Message, ...]:
+        seen.append(messages)
+        return messages
+
+    billing, billing_provider = _agent("billing", ["done"], system_prompt="Billing.")
+    triage, triage_provider = _agent(
+        "triage",
+        [[("transfer_to_billing", {})]],
+        handoffs=[Handoff(billing, input_filter=keep_all)],
+    )
+    await triage.replace_history(
+        [robota.UserMessage("first"), AssistantMessage("partial", state="interrupted")]
+    )
+    result = await triage.run("second")
+    assert result.agent == "billing"
+    before = triage_provider.requests[0].messages
+    sent = billing_provider.requests[0].messages
+    assert list(seen[0][:3]) == list(before)  # then the transfer call and its answer
+    assert _is_system(sent[0], "Billing.")
+    assert [m.content for m in sent[1:4]] == [m.content for m in before]
+    assert len(sent) == 6  # the head, the three before, the transfer call and its answer
+    assert sent[1:] == seen[0]

@@ -130,8 +130,9 @@ class RunHandoffs:
         self._added_at: list[int] = []  # where each later segment starts in the run's messages
         self._charges_at: list[int] = []  # … and in its discarded attempts' charges
         # The filtered history a receiver's model is sent instead of what precedes the handoff:
-        # (the messages it replaces, by identity; what is sent in their place).
-        self._view: tuple[frozenset[int], tuple[Message, ...]] | None = None
+        # (the messages it replaces, by identity; what is sent in their place; the replaced
+        # messages themselves, held so no identity is reused while a trimmed history drops them).
+        self._view: tuple[frozenset[int], tuple[Message, ...], tuple[Message, ...]] | None = None
 
     @property
     def entry_gate(self) -> ToolGate | None:
@@ -231,17 +232,19 @@ class RunHandoffs:
 
     def _filter(self, store: ConversationStore, input_filter: InputFilter) -> None:
         """Apply ``input_filter`` to what precedes this handoff, for the model only (S34)."""
-        before = tuple(m for m in store.snapshot() if not isinstance(m, SystemMessage))
+        # What the model is sent (an interrupted reply is sent as an annotated copy), so the
+        # filter reads that and :meth:`view` recognises, by identity, every message it replaced.
+        before = tuple(m for m in store.provider_snapshot() if not isinstance(m, SystemMessage))
         shown = self.view(before)  # an earlier handoff's filter stays applied under this one
         kept = tuple(input_filter(tuple(shown)))
         _check_filtered(kept)
-        self._view = (frozenset(id(m) for m in before), kept)
+        self._view = (frozenset(id(m) for m in before), kept, before)
 
     def view(self, messages: Sequence[Message]) -> Sequence[Message]:
         """What the active agent's model is sent: the filtered history, then what followed."""
         if self._view is None:
             return messages
-        replaced, kept = self._view
+        replaced, kept, _ = self._view
         head = [m for m in messages[:1] if isinstance(m, SystemMessage)]
         rest = [m for m in messages if id(m) not in replaced and not isinstance(m, SystemMessage)]
         return (*head, *kept, *rest)
