@@ -662,3 +662,53 @@ async def test_s34_an_input_filter_sees_what_the_model_is_sent_and_keeps_its_ord
     assert [m.content for m in sent[1:4]] == [m.content for m in before]
     assert len(sent) == 6  # the head, the three before, the transfer call and its answer
     assert sent[1:] == seen[0]
+
+
+def _with_helper(
+    journal: robota.ExecutionJournal, billing_turns: list[Any], helper_turns: list[Any]
+) -> tuple[Agent, ScriptedProvider]:
+    helper, helper_provider = _agent("helper", helper_turns)
+    billing, _ = _agent("billing", billing_turns, tools=[helper])
+    triage, _ = _agent(
+        "triage",
+        [ScriptedTurn("", [("transfer_to_billing", {})], usage=_usage(1, 1))],
+        handoffs=[billing],
+        journal=journal,
+    )
+    return triage, helper_provider
+
+
+@pytest.mark.parametrize(
+    ("kind", "nth", "written"),
+    [
+        # The receiver's sub-agent call settled (its effect is durable), the run not yet ended.
+        pytest.param("effect_settled", 2, True, id="after-the-sub-agent-call-settled"),
+        # The sub-agent's reply is durable in its own execution; its call has no result yet.
+        pytest.param("model_call_settled", 3, True, id="inside-the-sub-agent"),
+    ],
+)
+async def test_s40_a_receivers_sub_agent_is_resumed_and_charged_like_the_entry_agents(
+    kind: str, nth: int, written: bool
+) -> None:
+    # S40: a continuation counts what the receiver's sub-agent used before the crash, and
+    # continues its call instead of asking for reconciliation, exactly as for the entry agent's.
+    billing_turns: list[Any] = [
+        [("helper", {"input": "go"})],
+        ScriptedTurn("done", usage=_usage(20, 2)),
+    ]
+    helper_turns = [ScriptedTurn("helped", usage=_usage(7, 1))]
+    uncrashed, _ = _with_helper(InMemoryJournal(), billing_turns, helper_turns)
+    expected = await uncrashed.run("hi", execution_id="e")
+    inner = InMemoryJournal()
+    crash = crash_at(kind, nth=nth)
+    hooked = HookedJournal(inner, after=crash) if written else HookedJournal(inner, before=crash)
+    triage, _ = _with_helper(hooked, billing_turns, helper_turns)
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, helper_provider = _with_helper(inner, billing_turns[1:], [])
+    result = await triage.resume("e")
+    assert helper_provider.requests == []  # nothing of the sub-agent is repeated
+    assert (result.output, result.agent) == ("done", "billing")
+    assert result.usage == expected.usage
+    assert dict(result.usage_by_agent) == dict(expected.usage_by_agent)
+    assert "billing/helper" in result.usage_by_agent

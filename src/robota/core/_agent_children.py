@@ -17,6 +17,10 @@ for any execution: the parent's run fails with the child's
 :class:`~robota.ReconciliationRequired` (its ``execution_id`` is the child's), the host settles
 the items through the parent agent's :meth:`~robota.Agent.reconcile`, and resumes the parent.
 
+A run that handed off (:class:`~robota.Handoff`) calls its receivers' agent tools too: every
+look-up here searches the agent's tools, then those of each agent reachable through its handoffs
+(nearest first), so a receiver's sub-agent is continued and charged like the entry agent's.
+
 Leases: each execution has its own, so the child's never waits for the parent's (S10).
 """
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from robota.core._agent_tool import AgentTool, child_execution_id
+from robota.core._handoff import TransferTool
 from robota.core._limits import UsageLimits
 from robota.core.execution._durable import read_records
 from robota.core.execution._journal import ExecutionStarted
@@ -98,9 +103,31 @@ async def run_child(
     )
 
 
+def _chain(tools: ToolRegistry) -> list[ToolRegistry]:
+    """``tools``, then the tools of every agent its handoffs reach, nearest first (issue 29)."""
+    found: list[ToolRegistry] = []
+    queue, seen = [tools], {id(tools)}
+    while queue:
+        current = queue.pop(0)
+        found.append(current)
+        for tool in current:
+            if isinstance(tool, TransferTool):
+                receiver: ToolRegistry = tool.handoff.agent._tools
+                if id(receiver) not in seen:
+                    seen.add(id(receiver))
+                    queue.append(receiver)
+    return found
+
+
 def _agent_tool(tools: ToolRegistry, name: str | None) -> AgentTool | None:
-    tool = tools.get(name) if name is not None else None
-    return tool if isinstance(tool, AgentTool) else None
+    """The agent tool ``name`` among ``tools`` or, after a handoff, a receiver's tools."""
+    if name is None:
+        return None
+    for registry in _chain(tools):
+        tool = registry.get(name)
+        if isinstance(tool, AgentTool):
+            return tool
+    return None
 
 
 def replayed(recovery: Recovery, tools: ToolRegistry) -> None:
@@ -175,7 +202,11 @@ async def state_owner(agent: Any, journal: ExecutionJournal, execution_id: str) 
         if current.name == name:
             return current
         for tool in current._tools:
-            if isinstance(tool, AgentTool) and id(tool.agent) not in seen:
-                seen.add(id(tool.agent))
-                queue.append(tool.agent)
+            # A handoff's receiver runs in the caller's execution; its sub-agents are below it.
+            below = tool.agent if isinstance(tool, AgentTool) else None
+            if isinstance(tool, TransferTool):
+                below = tool.handoff.agent
+            if below is not None and id(below) not in seen:
+                seen.add(id(below))
+                queue.append(below)
     return agent
