@@ -712,3 +712,24 @@ async def test_s40_a_receivers_sub_agent_is_resumed_and_charged_like_the_entry_a
     assert result.usage == expected.usage
     assert dict(result.usage_by_agent) == dict(expected.usage_by_agent)
     assert "billing/helper" in result.usage_by_agent
+
+
+async def test_s03_a_receivers_modules_are_initialised_before_its_first_round() -> None:
+    # A module is initialised before the agent's first run; a receiver's first run may be
+    # the part of another agent's run it takes over, and its tools may need the module.
+    class Ledger(robota.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ready: list[str] = []
+
+        async def initialize(self, agent: object) -> None:
+            self.ready.append(getattr(agent, "name", "?"))
+
+    ledger = Ledger()
+    billing, _ = _agent("billing", ["done", "again"], modules=[ledger])
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("hi")
+    assert (result.output, result.agent) == ("done", "billing")
+    assert ledger.ready == ["billing"]
+    await billing.run("again")  # its own first run does not initialise it a second time
+    assert ledger.ready == ["billing"]

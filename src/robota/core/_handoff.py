@@ -75,8 +75,9 @@ class Handoff:
     to continue the next turn with it, give it the conversation
     (``await receiver.replace_history(entry.history)``). Nor are its lifecycle hooks, input and
     output guardrails, plugins or ``journal=`` used: those are the run's, the entry agent's (its
-    tool guardrails do apply: they wrap its tool gate). A ``tool_search`` it makes loads its
-    deferred tools (S19) as in its own runs.
+    tool guardrails do apply: they wrap its tool gate). It is readied as for its own first run
+    (modules and plugins initialised, tool sources started) before its first round. A
+    ``tool_search`` it makes loads its deferred tools (S19) as in its own runs.
 
     Args:
         agent: The agent that takes the run over.
@@ -234,7 +235,8 @@ def _accept(run: Execution, handoff: Handoff) -> None:
         system_prompt=receiver.system_prompt,
         service=receiver._event_service,
         input_filter=handoff.input_filter,
-        prepare=receiver._start_sources if receiver._sources else None,
+        # S03/S41: its modules initialised and tool sources started, as before its own runs.
+        prepare=receiver._ensure_initialized,
     )
 
 

@@ -78,7 +78,7 @@ class Transfer:
         system_prompt: The receiver's prompt, the conversation's head from now on (S35).
         service: The receiver's own event service, told of the run from now on.
         input_filter: Rewrites what the receiver's model is sent of the history so far.
-        prepare: Starts the receiver's tool sources before its first round.
+        prepare: Readies the receiver before its first round (modules, tool sources: S03, S41).
     """
 
     name: str
