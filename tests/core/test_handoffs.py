@@ -733,3 +733,39 @@ async def test_s03_a_receivers_modules_are_initialised_before_its_first_round() 
     assert ledger.ready == ["billing"]
     await billing.run("again")  # its own first run does not initialise it a second time
     assert ledger.ready == ["billing"]
+
+
+async def test_s40_a_resume_after_the_handoff_does_not_move_the_receiver_to_the_entrys_fallback() -> (
+    None
+):
+    # Triage's primary failed and its fallback asked for the transfer; the process died once
+    # billing's first call was dispatched. Settled as not happened, the continuation makes that
+    # call again on billing's own model: the latest settled call (triage's fallback) is not
+    # billing's chain position (S40: continue on the entry the latest call *of this agent* used).
+    def build(
+        journal: robota.ExecutionJournal, primary: list[Any], backup: list[Any]
+    ) -> tuple[Agent, ScriptedProvider]:
+        billing, billing_provider = _agent("billing", ["done"])
+        triage = Agent(
+            "triage-model",
+            provider=ScriptedProvider(primary, name="triage-vendor"),
+            fallback=[ScriptedProvider(backup, name="backup-vendor")],
+            name="triage",
+            handoffs=[billing],
+            journal=journal,
+        )
+        return triage, billing_provider
+
+    inner = InMemoryJournal()
+    hooked = HookedJournal(inner, after=crash_at("model_call_started", nth=3))
+    triage, _ = build(hooked, [robota.RateLimitError("429")], [[("transfer_to_billing", {})]])
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, billing_provider = build(inner, [], [])
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await triage.resume("e")
+    for item in caught.value.items:
+        await triage.reconcile("e", item.id, happened=False)
+    result = await triage.resume("e")
+    assert (result.output, result.agent, result.provider) == ("done", "billing", "billing-vendor")
+    assert len(billing_provider.requests) == 1

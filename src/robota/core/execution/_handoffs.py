@@ -55,6 +55,7 @@ from robota.core.providers._settings import NO_SETTINGS
 
 if TYPE_CHECKING:
     from robota.core._history import ConversationStore
+    from robota.core.execution._journal import ModelCallSettled
     from robota.core.execution._loop import Execution
     from robota.core.tools._executor import ToolExecutionService, ToolGate
 
@@ -208,6 +209,13 @@ class RunHandoffs:
         run._window = None
         await run._resolve_window()
         return True
+
+    def before(self, run: Execution, settled: ModelCallSettled) -> bool:
+        """Whether a journaled model call was made by an agent the run has handed off from."""
+        if not self._added_at:
+            return False
+        reply = settled.message
+        return not any(m is reply for m in run._added[self._added_at[-1] :])
 
     def note(self, run: Execution, message: Message) -> None:
         """Let a receiver's tool catalog see what the run adds (S19: ``tool_search`` loads).

@@ -372,7 +372,12 @@ class Execution(AttemptsMixin):
         own = recovery.history[recovery.own_from :]
         self._added.extend(own)
         await replay(self, recovery)  # issue 29: the agent the execution had handed to (S40)
-        self._resume_model(recovery)
+        last = recovery.last_call
+        handoffs = self.handoffs
+        self._resume_model(
+            recovery,
+            handed_on=handoffs is not None and last is not None and handoffs.before(self, last[1]),
+        )
         settings = self.settings
         self._attempt = new_id("resume")
         if self._trace is not None:
