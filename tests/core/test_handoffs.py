@@ -769,3 +769,28 @@ async def test_s40_a_resume_after_the_handoff_does_not_move_the_receiver_to_the_
     result = await triage.resume("e")
     assert (result.output, result.agent, result.provider) == ("done", "billing", "billing-vendor")
     assert len(billing_provider.requests) == 1
+
+
+async def test_s39_tool_only_completion_is_the_runs_setting_across_the_handoff() -> None:
+    # S18/S39: a run with output= never completes on tool results alone; a receiver built with
+    # allow_tool_only_completion=True does not change that (its empty reply gets the summary
+    # call, which answers with the value), and a run allowing it keeps allowing it.
+    class Answer(pydantic.BaseModel):
+        city: str
+
+    billing, billing_provider = _agent(
+        "billing",
+        [[("lookup_order", {})], "", '{"city": "Oslo"}'],
+        tools=[lookup_order],
+        allow_tool_only_completion=True,
+    )
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("where?", output=Answer)
+    assert (result.output, result.agent) == (Answer(city="Oslo"), "billing")
+    assert len(billing_provider.requests) == 3
+
+    billing, billing_provider = _agent("billing", [[("lookup_order", {})]], tools=[lookup_order])
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("where?", allow_tool_only_completion=True, max_rounds=2)
+    assert (result.stop_reason, result.agent) == ("tool_only", "billing")
+    assert len(billing_provider.requests) == 1  # no summary call: the tool results are the answer

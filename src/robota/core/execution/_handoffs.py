@@ -11,7 +11,8 @@ configuration:
   texts, response cache; the owner path of events (S33: ``…/execution/<id>/agent/<receiver>``);
 * kept, for the whole run across agents — the conversation (append-only, S34: an
   ``input_filter`` changes only what the receiver's model is sent), the abort signal (S23), the
-  usage limits and round budget, the structured output requested (S18), the lifecycle hooks and
+  usage limits and round budget, the structured output requested (S18) and whether a turn may
+  complete on tool results alone (S39), the lifecycle hooks and
   guardrails, the plugins, the trace (S27), the identical-input guard (S39) and the entry agent's
   gate, which stays the ceiling of every receiver's calls (S21).
 
@@ -169,6 +170,7 @@ class RunHandoffs:
             max_rounds=old.max_rounds,
             tool_choice=old.tool_choice,
             max_same_tool_inputs=old.max_same_tool_inputs,
+            allow_tool_only_completion=old.allow_tool_only_completion,  # S39, checked with S18
             context_floor=old.context_floor,
             structured=old.structured,
             trace=old.trace,
