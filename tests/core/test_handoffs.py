@@ -794,3 +794,11 @@ async def test_s39_tool_only_completion_is_the_runs_setting_across_the_handoff()
     result = await triage.run("where?", allow_tool_only_completion=True, max_rounds=2)
     assert (result.stop_reason, result.agent) == ("tool_only", "billing")
     assert len(billing_provider.requests) == 1  # no summary call: the tool results are the answer
+
+
+def test_add_handoffs_refuses_a_handoff_to_the_agent_itself() -> None:
+    # A transfer to the agent already running the run would only spend the run's handoffs.
+    triage, _ = _agent("triage", [])
+    with pytest.raises(robota.ConfigurationError, match="cannot hand off to itself"):
+        triage.add_handoffs(Handoff(triage, tool_name="again"))
+    assert list(triage.tools) == []
