@@ -802,3 +802,39 @@ def test_add_handoffs_refuses_a_handoff_to_the_agent_itself() -> None:
     with pytest.raises(robota.ConfigurationError, match="cannot hand off to itself"):
         triage.add_handoffs(Handoff(triage, tool_name="again"))
     assert list(triage.tools) == []
+
+
+async def test_s40_a_continuation_filters_only_what_preceded_the_handoff() -> None:
+    # The filter applies to the conversation before the handoff; on a continuation the history
+    # holds the receiver's own calls too, and its model is sent them as the uncrashed run did.
+    def build(journal: robota.ExecutionJournal, billing_turns: list[Any]) -> tuple[Agent, Any]:
+        billing, billing_provider = _agent("billing", billing_turns, tools=[lookup_order])
+        triage, _ = _agent(
+            "triage",
+            [
+                [("lookup_order", {})],
+                ScriptedTurn("moving you", [("transfer_to_billing", {})]),
+            ],
+            tools=[lookup_order],
+            handoffs=[Handoff(billing, input_filter=Handoff.drop_tool_calls)],
+            journal=journal,
+        )
+        return triage, billing_provider
+
+    billing_turns: list[Any] = [[("lookup_order", {})], "done"]
+    triage, billing_provider = build(InMemoryJournal(), billing_turns)
+    await triage.run("hi", execution_id="e")
+    uncrashed = billing_provider.requests[1].messages
+    inner = InMemoryJournal()
+    # Killed once billing's own lookup settled (triage's lookup and the transfer settled first).
+    triage, _ = build(HookedJournal(inner, after=crash_at("effect_settled", nth=3)), billing_turns)
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, billing_provider = build(inner, billing_turns[1:])
+    result = await triage.resume("e")
+    assert (result.output, result.agent) == ("done", "billing")
+    sent = billing_provider.requests[0].messages
+    assert [(type(m).__name__, m.content) for m in sent] == [
+        (type(m).__name__, m.content) for m in uncrashed
+    ]
+    assert [t.tool_name for t in _tool_results(sent)] == ["lookup_order"]  # billing's own

@@ -204,7 +204,8 @@ class RunHandoffs:
         run._unavailable_streak = 0
         store = run._store
         if transfer.input_filter is not None:
-            self._filter(store, transfer.input_filter)
+            # A continuation's history holds what followed the handoff too: left unfiltered.
+            self._filter(store, transfer.input_filter, len(run._added) - end)
         store.set_system_prompt(transfer.system_prompt)  # S35: the receiver's prompt is the head
         if transfer.prepare is not None:
             await transfer.prepare()
@@ -240,11 +241,15 @@ class RunHandoffs:
             services.append(transfer.service)
         return EventEmitter(services, (*base.owner_path, OwnerRef("agent", transfer.agent_id)))
 
-    def _filter(self, store: ConversationStore, input_filter: InputFilter) -> None:
-        """Apply ``input_filter`` to what precedes this handoff, for the model only (S34)."""
+    def _filter(self, store: ConversationStore, input_filter: InputFilter, after: int) -> None:
+        """Apply ``input_filter`` to what precedes this handoff, for the model only (S34).
+
+        ``after``: how many of the history's last messages follow the handoff (a continuation's).
+        """
         # What the model is sent (an interrupted reply is sent as an annotated copy), so the
         # filter reads that and :meth:`view` recognises, by identity, every message it replaced.
-        before = tuple(m for m in store.provider_snapshot() if not isinstance(m, SystemMessage))
+        sent = [m for m in store.provider_snapshot() if not isinstance(m, SystemMessage)]
+        before = tuple(sent[: len(sent) - after])
         shown = self.view(before)  # an earlier handoff's filter stays applied under this one
         kept = tuple(input_filter(tuple(shown)))
         _check_filtered(kept)
