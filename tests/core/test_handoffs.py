@@ -838,3 +838,33 @@ async def test_s40_a_continuation_filters_only_what_preceded_the_handoff() -> No
         (type(m).__name__, m.content) for m in uncrashed
     ]
     assert [t.tool_name for t in _tool_results(sent)] == ["lookup_order"]  # billing's own
+
+
+async def test_s40_a_continuation_lists_each_sub_agent_under_the_agent_that_called_it() -> None:
+    # Triage called its helper, then handed off; the process died inside billing's part. The
+    # continuation charges the helper once, under triage (as the uncrashed run listed it).
+    def build(
+        journal: robota.ExecutionJournal, helper: list[Any], billing: list[Any], triage: list[Any]
+    ) -> Agent:
+        helper_agent, _ = _agent("helper", helper)
+        billing_agent, _ = _agent("billing", billing, tools=[lookup_order])
+        triage_agent, _ = _agent(
+            "triage", triage, tools=[helper_agent], handoffs=[billing_agent], journal=journal
+        )
+        return triage_agent
+
+    helper_turns = [ScriptedTurn("helped", usage=_usage(7, 1))]
+    billing_turns: list[Any] = [[("lookup_order", {})], "done"]
+    triage_turns: list[Any] = [[("helper", {"input": "x"})], [("transfer_to_billing", {})]]
+    uncrashed = await build(InMemoryJournal(), helper_turns, billing_turns, triage_turns).run(
+        "hi", execution_id="e"
+    )
+    inner = InMemoryJournal()
+    hooked = HookedJournal(inner, after=crash_at("effect_settled", nth=3))  # billing's lookup
+    with pytest.raises(Crash):
+        await build(hooked, helper_turns, billing_turns, triage_turns).run("hi", execution_id="e")
+    result = await build(inner, [], billing_turns[1:], []).resume("e")
+    assert result.agent == "billing"
+    assert dict(result.usage_by_agent) == dict(uncrashed.usage_by_agent)
+    assert result.usage_by_agent["triage/helper"].usage == _usage(7, 1)
+    assert result.usage == uncrashed.usage

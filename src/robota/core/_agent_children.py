@@ -145,9 +145,12 @@ def replayed(recovery: Recovery, tools: ToolRegistry) -> None:
 
 async def settled_children(
     journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry
-) -> list[Spend]:
-    """What each sub-agent call ``recovery`` settled used, from the child's own journal."""
-    spends: list[Spend] = []
+) -> list[tuple[str, Spend]]:
+    """What each sub-agent call ``recovery`` settled used, from the child's own journal.
+
+    Each with its call's key, so a continuation lists it under the agent that made the call.
+    """
+    spends: list[tuple[str, Spend]] = []
     for effect in recovery.effects.values():
         started = effect.started
         if effect.state != "settled" or started is None:
@@ -160,7 +163,8 @@ async def settled_children(
         if not records:
             continue  # the child never started (refused before its run, say): nothing used
         child_tools: ToolRegistry = tool.agent._tools  # type: ignore[attr-defined]
-        spends.append(await _spend_of(journal, recover(child_id, records), child_tools))
+        spend = await _spend_of(journal, recover(child_id, records), child_tools)
+        spends.append((effect.call_key, spend))
     return spends
 
 
@@ -177,7 +181,7 @@ async def _spend_of(journal: ExecutionJournal, recovery: Recovery, tools: ToolRe
     )
     ledger = SubagentLedger()
     requests, tool_calls = budget.requests, budget.tool_calls
-    for spend in await settled_children(journal, recovery, tools):
+    for _, spend in await settled_children(journal, recovery, tools):
         ledger.add(spend.usage, spend.cost, spend.by_agent)
         requests += spend.requests
         tool_calls += spend.tool_calls

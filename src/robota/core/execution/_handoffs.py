@@ -220,6 +220,27 @@ class RunHandoffs:
         reply = settled.message
         return not any(m is reply for m in run._added[self._added_at[-1] :])
 
+    def ledger_of(self, run: Execution, reply: AssistantMessage | None) -> SubagentLedger | None:
+        """The sub-agent roll-up of the agent whose part of the run holds ``reply`` (S40).
+
+        ``None``: the active agent's (``run.subagents``). A continuation lists each sub-agent
+        call it charges again under the agent that made it.
+        """
+        if reply is None:
+            return None
+        bounds = [*self._added_at, len(run._added)]
+        for index, message in enumerate(run._added):
+            if message is reply:
+                segment = next(i for i, end in enumerate(bounds) if index < end)
+                if segment == len(self.segments):
+                    return None
+                name, ledger = self.segments[segment]
+                if ledger is None:
+                    ledger = SubagentLedger()
+                    self.segments[segment] = (name, ledger)
+                return ledger
+        return None
+
     def note(self, run: Execution, message: Message) -> None:
         """Let a receiver's tool catalog see what the run adds (S19: ``tool_search`` loads).
 

@@ -403,8 +403,10 @@ class Execution(AttemptsMixin):
                     discarded=recovery.discarded,
                     answered=recovery.answered,
                 )
-            for spend in recovery.children:  # issue 29: sub-agent runs settled before a crash
-                charge(self, spend)
+            for key, spend in recovery.children:  # issue 29: sub-agent runs settled before
+                reply = recovery.replies.get(key.rpartition("#")[0])  # a crash, listed under
+                handoffs = self.handoffs  # the agent that called them (handoffs)
+                charge(self, spend, handoffs.ledger_of(self, reply) if handoffs else None)
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()
