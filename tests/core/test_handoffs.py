@@ -868,3 +868,32 @@ async def test_s40_a_continuation_lists_each_sub_agent_under_the_agent_that_call
     assert dict(result.usage_by_agent) == dict(uncrashed.usage_by_agent)
     assert result.usage_by_agent["triage/helper"].usage == _usage(7, 1)
     assert result.usage == uncrashed.usage
+
+
+async def test_s31_a_receiver_whose_fallback_cannot_keep_the_cost_limit_is_not_transferred_to() -> (
+    None
+):
+    # S31/S30: every model of the receiver's chain may answer, so each needs a price under a
+    # cost limit — checked at the transfer, as for the entry agent's chain when its run starts.
+    robota.register_model_pricing(
+        "priced-model", input_per_million=1.0, output_per_million=1.0, replace=True
+    )
+    robota.register_model_pricing(
+        "frugal-model", input_per_million=1.0, output_per_million=1.0, replace=True
+    )
+    backup = ScriptedProvider(["never"], name="backup-vendor")
+    billing = Agent(
+        "priced-model",
+        provider=ScriptedProvider([robota.RateLimitError("429")], name="priced-vendor"),
+        fallback=[(backup, "unpriced-backup-model")],
+        name="billing",
+    )
+    triage, triage_provider = _agent(
+        "frugal", [[("transfer_to_billing", {})], "kept it"], handoffs=[billing]
+    )
+    result = await triage.run("hi", limits=UsageLimits(cost_usd=1.0))
+    assert (result.output, result.agent) == ("kept it", "frugal")
+    assert backup.requests == []
+    answer = triage_provider.requests[1].messages[-1]
+    assert answer.is_error
+    assert "unpriced-backup-model" in str(answer.content)

@@ -217,8 +217,10 @@ def _accept(run: Execution, handoff: Handoff) -> None:
         state = run.handoffs = RunHandoffs(run)
     own = receiver._settings(None, {})
     limits = run.settings.limits
-    check_priced(limits, own.model, own.provider.name)  # S31: the run's limits hold for it too
-    check_capped(limits, own.provider, own.model)
+    # S31/S30: the run's limits hold for it too — for every model of its chain, which may answer.
+    for provider, model in ((own.provider, own.model), *own.fallback_pairs()):
+        check_priced(limits, model, provider.name)
+        check_capped(limits, provider, model)
     executor = receiver._executor
     above = state.entry_gate
     ceiling = None
