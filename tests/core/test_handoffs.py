@@ -897,3 +897,20 @@ async def test_s31_a_receiver_whose_fallback_cannot_keep_the_cost_limit_is_not_t
     answer = triage_provider.requests[1].messages[-1]
     assert answer.is_error
     assert "unpriced-backup-model" in str(answer.content)
+
+
+@pytest.mark.parametrize("returned", [None, "some text", 3])
+async def test_an_input_filter_returning_no_message_list_fails_with_a_named_error(
+    returned: object,
+) -> None:
+    billing, billing_provider = _agent("billing", ["never"])
+    triage, _ = _agent(
+        "triage",
+        [[("transfer_to_billing", {})]],
+        system_prompt="Triage.",
+        handoffs=[Handoff(billing, input_filter=lambda messages: returned)],  # type: ignore[arg-type,return-value]
+    )
+    with pytest.raises(robota.ConfigurationError, match="must return a list of messages"):
+        await triage.run("hi")
+    assert billing_provider.requests == []
+    assert _is_system(triage.history[0], "Triage.")

@@ -28,7 +28,7 @@ handoffs its history proves before the loop picks the execution up.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
@@ -272,7 +272,12 @@ class RunHandoffs:
         sent = [m for m in store.provider_snapshot() if not isinstance(m, SystemMessage)]
         before = tuple(sent[: len(sent) - after])
         shown = self.view(before)  # an earlier handoff's filter stays applied under this one
-        kept = tuple(input_filter(tuple(shown)))
+        returned = input_filter(tuple(shown))
+        if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+            raise ConfigurationError(
+                f"a handoff's input_filter must return a list of messages, got {returned!r}"
+            )
+        kept = tuple(returned)
         _check_filtered(kept)
         self._view = (frozenset(id(m) for m in before), kept, before)
 
