@@ -67,7 +67,8 @@ class Handoff:
     effort, model settings and texts. The run keeps, across agents: its conversation (the entry
     agent's history holds the whole run, and the entry agent's own prompt is its head again when
     the run ends), abort signal (S23), usage limits and round budget, the structured output it
-    asked for (the receiver's final reply is validated against the run's ``output=``, S18), its
+    asked for (the receiver's final reply is validated against the run's ``output=``, S18) and
+    whether a turn may complete on tool results alone (S39), its
     lifecycle hooks, guardrails and plugins, its trace (S27), its event services, and the gate of
     the agent the run started on, as a ceiling every receiver's call passes too (S21). Run
     options that tune the model (``effort=``, ``settings=``, ``retry=``, ``native_tools=``)
