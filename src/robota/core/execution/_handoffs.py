@@ -270,9 +270,9 @@ class RunHandoffs:
         # What the model is sent (an interrupted reply is sent as an annotated copy), so the
         # filter reads that and :meth:`view` recognises, by identity, every message it replaced.
         sent = [m for m in store.provider_snapshot() if not isinstance(m, SystemMessage)]
-        before = tuple(sent[: len(sent) - after])
+        before = tuple(sent[: max(len(sent) - after, 0)])
         shown = self.view(before)  # an earlier handoff's filter stays applied under this one
-        returned = input_filter(tuple(shown))
+        returned: object = input_filter(tuple(shown))  # a user's function: checked
         if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
             raise ConfigurationError(
                 f"a handoff's input_filter must return a list of messages, got {returned!r}"
