@@ -24,6 +24,8 @@ many samples after a warm-up; the best sample is shown beside it.
   adapters beside their bare SDKs parsing the same streamed tool call.
 * Media memory (issue 26; see ``media_memory.py``): the peak allocation of a 20 MB image on its
   way to each vendor SDK, ours against the SDK's, PASS/FAIL against one copy of the wire form.
+* Built-in ``Grep`` (issue 30; see ``tools_grep.py``): a search over a generated 100,000-file tree
+  (cached under ``~/.cache/robota-bench``) as a ratio to ``grep -rnE``, goal at most 2x.
 * Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
   interpreters, as ratios to ``python -c pass``.
 """
@@ -44,6 +46,7 @@ import journal_overhead
 import loop_suite
 import media_memory
 import startup
+import tools_grep
 import validation
 from bench_models import ZeroLatency, echo
 
@@ -193,6 +196,8 @@ def main() -> int:
     if not sessions.main([]):
         status = 1
     startup.main()
+    if not tools_grep.main():
+        status = 1
     return status
 
 

@@ -83,6 +83,23 @@ def test_layers_contract_catches_host_importing_cli(tmp_path: pathlib.Path) -> N
     assert "robota.host is not allowed to import robota.cli" in result.stdout
 
 
+@pytest.mark.parametrize("line", ["import robota.sessions\n", "import robota.testing\n"])
+def test_tools_may_import_only_core_and_host(tmp_path: pathlib.Path, line: str) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "tools" / "_bad.py").write_text(line)
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.tools is not allowed to import robota." in result.stdout
+
+
+def test_layers_contract_catches_host_importing_tools(tmp_path: pathlib.Path) -> None:
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "host" / "_bad.py").write_text("import robota.tools\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.host is not allowed to import robota.tools" in result.stdout
+
+
 def test_providers_independence_contract_catches_one_adapter_importing_another(
     tmp_path: pathlib.Path,
 ) -> None:

@@ -10,6 +10,7 @@ import robota.host
 import robota.mcp
 import robota.temporal
 import robota.testing
+import robota.tools
 
 EXPECTED_PUBLIC = {
     # Required by issue 2's acceptance (imported by tests outside this repository).
@@ -405,6 +406,7 @@ def _public_objects() -> list[tuple[str, object]]:
             robota.mcp,
             robota.temporal,
             robota.agents,
+            robota.tools,
         )
         for name in module.__all__
     ]
@@ -458,6 +460,12 @@ def test_agents_public_names_are_exported() -> None:
     assert {"sequential", "parallel", "map_reduce", "FlowResult", "OrchestrationError"} <= set(
         robota.agents.__all__
     )
+
+
+def test_tools_public_names_are_pinned() -> None:
+    # Issue 30: names acceptance tests outside this repository use; the write, shell, web and
+    # ask-the-user factories join them when they are built.
+    assert robota.tools.__all__ == ["builtin", "glob", "grep", "list_dir", "read_file"]
 
 
 def test_version_is_a_string() -> None:

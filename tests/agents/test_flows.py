@@ -95,7 +95,52 @@ async def test_each_agent_run_starts_a_fresh_conversation_unless_history_is_kept
         "UserMessage",
     ]
     await flow.run("c", keep_history=True)
-    assert len(provider.requests[2].messages) == 4  # system, b, two, c
+    await flow.run("d", keep_history=True)
+    # Kept: the agent's own conversation, which the fresh runs never touched (S34).
+    assert len(provider.requests[2].messages) == 2  # system, c
+    assert len(provider.requests[3].messages) == 4  # system, c, three, d
+
+
+async def test_a_flow_leaves_an_agents_own_conversation_untouched() -> None:
+    # S34: a user's conversation with an agent survives the agent's use as a flow step.
+    agent, provider = _agent("helper", ["hi", "step output", "where were we"])
+    await agent.run("hello")
+    before = agent.history
+
+    result = await sequential(agent).run("a task")
+
+    assert result.output == "step output"
+    assert len(provider.requests[1].messages) == 1  # the step saw its input only
+    assert agent.history == before
+    await agent.run("go on")
+    assert len(provider.requests[2].messages) == 3  # hello, hi, go on
+
+
+async def test_an_abort_reaches_a_step_waiting_for_an_agent_busy_elsewhere() -> None:
+    # S38: a run queued behind another fails as soon as its signal aborts; a flow step waiting
+    # for an agent its user is running directly ends interrupted at once, not after that run.
+    shared, _ = _agent(
+        "shared", ["one two three four five six", "never"], provider_kw={"chunk_delay": 0.5}
+    )
+    started = asyncio.Event()
+
+    def on_event(event: Any) -> None:
+        if event.name == EventNames.PROVIDER_REQUEST:
+            started.set()
+
+    direct = asyncio.create_task(shared.run("direct", on_event=on_event))
+    await started.wait()
+    controller = AbortController()
+    flow = asyncio.create_task(sequential(shared).run("queued", signal=controller.signal))
+    await asyncio.sleep(0)
+    controller.abort("stop")
+    result = await flow
+    try:
+        assert result.status == "interrupted"
+        assert not direct.done()  # it ended while the direct run was still streaming
+    finally:
+        direct.cancel()
+        await asyncio.gather(direct, return_exceptions=True)
 
 
 async def test_sequential_emits_the_s32_lifecycle_events_and_nests_agent_events() -> None:
@@ -139,6 +184,28 @@ async def test_a_failing_step_stops_the_pipeline_with_the_partial_result() -> No
     ]
     assert not never_provider.requests
     assert error.result.requests == 2  # the failed call was a model call too
+
+
+async def test_every_started_step_has_its_step_completed_event_however_it_ended() -> None:
+    # S32: step_started and step_completed pair up, for a step that failed too, in a pipeline, a
+    # fan-out and a join alike; the run's own end (failed) names the failing step.
+    def boom(text: str) -> str:
+        raise ValueError("no")
+
+    ok, _ = _agent("ok", ["fine"])
+    for flow, failing in (
+        (sequential(ok, boom), "boom"),
+        (parallel(str.upper, boom, on_error="collect", join=boom), "join"),
+    ):
+        events = RecordingEventService()
+        with pytest.raises(OrchestrationError):
+            await flow.run("go", event_service=events)
+        steps = [e for e in events.events if e.name.startswith("orchestration.step_")]
+        started = [e.data["step_id"] for e in steps if e.name.endswith("started")]
+        completed = [e.data["step_id"] for e in steps if e.name.endswith("completed")]
+        assert sorted(started) == sorted(completed), (started, completed)
+        assert events.events[-1].name == OrchestrationEventNames.FAILED
+        assert events.events[-1].data["step_id"] == failing
 
 
 # ---------------------------------------------------------------- parallel
@@ -251,6 +318,26 @@ async def test_a_map_without_items_is_refused_before_anything_runs() -> None:
     assert events.names() == [OrchestrationEventNames.STARTED, OrchestrationEventNames.FAILED]
 
 
+async def test_a_map_input_that_is_no_text_nor_items_is_a_clear_error() -> None:
+    mapper, provider = _agent("m", ["x"])
+    events = RecordingEventService()
+    with pytest.raises(ConfigurationError, match="items"):
+        await map_reduce(mapper).run(42, event_service=events)  # type: ignore[arg-type]
+
+    def broken_split(text: str) -> list[str]:
+        raise ValueError("cannot split " + text)
+
+    with pytest.raises(ValueError, match="cannot split"):
+        await map_reduce(mapper, split=broken_split).run("a", event_service=events)
+    assert not provider.requests
+    assert events.names() == [
+        OrchestrationEventNames.STARTED,
+        OrchestrationEventNames.FAILED,
+        OrchestrationEventNames.STARTED,
+        OrchestrationEventNames.FAILED,  # S32: a run that started always ends with an event
+    ]
+
+
 async def test_collect_still_raises_when_every_branch_failed() -> None:
     a, _ = _agent("a", [ProviderError("boom", status=500)])
     b, _ = _agent("b", [ProviderError("bang", status=500)])
@@ -287,6 +374,32 @@ async def test_a_pool_of_mappers_runs_items_concurrently() -> None:
     )
     assert result.output == "w0|w1"
     assert _overlapping(events, "worker[0]", "worker[1]")
+
+
+async def test_a_map_reduce_numbers_its_steps_items_first_then_the_reducer() -> None:
+    events = RecordingEventService()
+    await map_reduce(str.upper, "+".join).run(["a", "b", "c"], event_service=events)
+    started = [
+        (e.data["step_id"], e.data["step_index"])
+        for e in events.events
+        if e.name == OrchestrationEventNames.STEP_STARTED
+    ]
+    assert sorted(started, key=lambda s: s[1]) == [
+        ("upper[0]", 0),
+        ("upper[1]", 1),
+        ("upper[2]", 2),
+        ("join", 3),
+    ]
+
+
+def test_a_map_over_a_pool_runs_again_on_another_event_loop() -> None:
+    # A flow is built once and run many times — also by asyncio.run after asyncio.run, each on
+    # a loop of its own; a pool's items then wait for a free worker on that loop.
+    turns = [ScriptedTurn(text=f"r{i}", delay=0.01) for i in range(6)]
+    pool = [_agent("worker", list(turns))[0] for _ in range(2)]
+    flow = map_reduce(pool, lambda outs: str(len(outs)))
+    assert asyncio.run(flow.run(["a", "b", "c"])).output == "3"
+    assert asyncio.run(flow.run(["a", "b", "c"])).output == "3"
 
 
 async def test_map_reduce_nests_in_a_pipeline_splitting_the_previous_output() -> None:
@@ -413,6 +526,30 @@ async def test_usage_rolls_up_with_a_per_agent_breakdown_sub_agents_included() -
     assert result.tool_calls == 1
 
 
+async def test_a_failed_runs_usage_is_kept_by_agent_its_sub_agents_apart() -> None:
+    # S29: a step that raised after calling a sub-agent: each agent's spend under its own path.
+    child, _ = _agent("researcher", [ScriptedTurn(text="found", usage=_usage(5, 1))] * 2)
+    calls = [("researcher", {"input": "look"}), ("researcher", {"input": "look again"})]
+    lead, _ = _agent(
+        "lead",
+        [
+            ScriptedTurn(tool_calls=calls, usage=_usage(10, 2)),
+            ProviderError("boom", status=400),
+        ],
+        tools=[child.as_tool()],
+    )
+    with pytest.raises(OrchestrationError) as caught:
+        await sequential(lead).run("topic")
+
+    result = caught.value.result
+    assert result.usage == _usage(20, 4)
+    assert result.requests == 4
+    assert {p: (u.usage, u.runs) for p, u in result.usage_by_agent.items()} == {
+        "lead": (_usage(10, 2), 1),
+        "lead/researcher": (_usage(10, 2), 2),
+    }
+
+
 async def test_a_bad_configuration_is_refused_when_built() -> None:
     with pytest.raises(ConfigurationError):
         sequential()
@@ -422,6 +559,38 @@ async def test_a_bad_configuration_is_refused_when_built() -> None:
         parallel(str.upper, on_error="ignore")  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError):
         sequential(42)  # type: ignore[arg-type]
+
+
+async def test_a_join_that_is_no_join_is_refused_when_built_not_after_the_branches_ran() -> None:
+    a, _ = _agent("a", ["x"])
+    b, _ = _agent("b", ["y"])
+    judge, _ = _agent("judge", ["z"])
+    with pytest.raises(ConfigurationError, match="join"):
+        parallel(a, b, join="judge")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="reducer"):
+        map_reduce(a, [judge])  # type: ignore[arg-type]
+
+
+async def test_step_ids_stay_unique_in_one_run() -> None:
+    # A branch whose name is the join's id, and a name that collides with a repeat's id.
+    named_join, _ = _agent("join", ["j"])
+    first, _ = _agent("w", ["1"])
+    second, _ = _agent("w", ["2"])
+    third, _ = _agent("w#2", ["3"])
+    result = await parallel(named_join, first, second, third, join="|".join).run("go")
+    ids = [s.id for s in result.steps]
+    assert len(set(ids)) == len(ids), ids
+    assert result.output == "j|1|2|3"
+
+
+async def test_run_arguments_of_the_wrong_kind_are_clear_errors_before_anything_runs() -> None:
+    agent, provider = _agent("a", ["x"])
+    for flow in (sequential(agent), parallel(agent)):
+        with pytest.raises(ConfigurationError, match=r"controller\.signal"):
+            await flow.run("go", signal=AbortController())  # type: ignore[arg-type]
+        with pytest.raises(ConfigurationError, match="on_event"):
+            await flow.run("go", on_event="print")  # type: ignore[arg-type]
+    assert not provider.requests
 
 
 async def test_s27_every_agent_run_of_the_flow_is_in_the_callers_trace() -> None:
@@ -440,8 +609,10 @@ async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() 
     a, a_provider = _agent("a", ["one two three four five six"], provider_kw={"chunk_delay": 0.05})
     b, _ = _agent("b", ["never"])
     started = asyncio.Event()
+    names: list[str] = []
 
     def on_event(event: Any) -> None:
+        names.append(event.name)
         if event.name == EventNames.PROVIDER_REQUEST:
             started.set()
 
@@ -451,7 +622,8 @@ async def test_cancelling_the_flows_task_interrupts_its_agents_and_propagates() 
     with pytest.raises(asyncio.CancelledError):
         await task
     assert a_provider.aborted_calls == 1
-    assert a.history[-1].state == "interrupted"  # S23: committed as interrupted
+    assert names[-1] == OrchestrationEventNames.FAILED  # S32: the run's end is an event too
+    assert len(a.history) == 0  # S34: the step ran in a conversation of its own
 
 
 async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them() -> None:
@@ -477,6 +649,46 @@ async def test_an_abort_reaching_branches_queued_under_limits_runs_none_of_them(
     }
     assert not any(p.requests for _, p in queued)
     assert result.requests == 1
+
+
+async def test_an_abort_reaches_a_branch_waiting_for_the_limits_turn() -> None:
+    # A nested fan-out fails fast while its other branch waits for the flow's limits turn, which
+    # an outer branch holds: the waiting branch ends at once, so the failure reaches the outer
+    # fan-out (and interrupts that branch) instead of waiting for its whole run.
+    slow, slow_provider = _agent(
+        "slow", ["one two three four five six seven eight"], provider_kw={"chunk_delay": 0.1}
+    )
+    queued, queued_provider = _agent("queued", ["never"])
+
+    async def fails(text: str) -> str:
+        await asyncio.sleep(0.05)
+        raise ValueError("broken")
+
+    with pytest.raises(OrchestrationError) as caught:
+        await parallel(slow, parallel(fails, queued)).run("go", limits=UsageLimits(requests=9))
+
+    statuses = {s.id: s.status for s in caught.value.result.steps}
+    assert statuses["slow"] == "interrupted"
+    assert statuses["parallel/queued"] == "interrupted"
+    assert not queued_provider.requests
+    assert slow_provider.aborted_calls == 1
+
+
+async def test_a_fan_out_leaves_no_branch_running_when_it_raises_what_it_does_not_catch() -> None:
+    # A branch raising a BaseException (here a CancelledError of its own): the flow propagates
+    # it unchanged, and only once every other branch settled (interrupted), none left behind.
+    slow, slow_provider = _agent(
+        "slow", ["one two three four five six seven eight"], provider_kw={"chunk_delay": 0.05}
+    )
+
+    async def gives_up(text: str) -> str:
+        await asyncio.sleep(0.03)
+        raise asyncio.CancelledError
+
+    with pytest.raises(asyncio.CancelledError):
+        await parallel(slow, gives_up).run("go")
+    assert slow_provider.aborted_calls == 1  # settled before the flow raised
+    assert asyncio.all_tasks() == {asyncio.current_task()}
 
 
 async def test_two_flows_sharing_an_agent_never_start_from_each_others_history() -> None:
@@ -538,3 +750,8 @@ def test_s32_specs_the_flows_cannot_honour_are_refused() -> None:
             HierarchicalSpec(steps=(OrchestrationStep("m", "", "a", "p"),), manager_step_id="m"),
             {"a": agent},
         )
+    spec = SequentialSpec(steps=(OrchestrationStep("s", "", "a", "p"),))
+    with pytest.raises(ConfigurationError, match="mapping"):
+        from_spec(spec, None)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="SequentialSpec"):
+        from_spec("sequential", {"a": agent})  # type: ignore[arg-type]

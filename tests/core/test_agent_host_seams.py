@@ -1,6 +1,8 @@
-"""Core seams a host layer (robota.sessions' compaction) plans with: S31 reports, S13 windows."""
+"""Core seams a host layer plans with: S31 reports, S13 windows, S34 fresh conversations."""
 
 from __future__ import annotations
+
+import pytest
 
 import robota
 from robota import AssistantMessage, Usage, UserMessage, estimate_message_tokens
@@ -54,3 +56,30 @@ async def test_s35_replace_history_can_keep_a_headless_conversation_headless() -
     assert agent.system_prompt == "live"  # the configuration is left unchanged
     await agent.replace_history(messages)  # a new turn: the live prompt heads it again
     assert [m.kind for m in agent.history] == ["system", "user", "assistant"]
+
+
+async def test_s34_fresh_conversation_runs_apart_from_the_agents_own_history() -> None:
+    # The seam robota.agents runs each flow step with: the run sees the system prompt and its
+    # input only, and the agent's own conversation is neither read nor changed (append-only).
+    provider = ScriptedProvider(["hi", "fresh answer", "continued"])
+    agent = robota.Agent("m", provider=provider, system_prompt="be brief")
+    await agent.run("hello")
+    before = agent.history
+
+    result = await agent.run("a task", fresh_conversation=True)
+
+    assert [type(m).__name__ for m in provider.requests[1].messages] == [
+        "SystemMessage",
+        "UserMessage",
+    ]
+    assert result.text == "fresh answer"
+    assert [type(m).__name__ for m in result.messages] == ["UserMessage", "AssistantMessage"]
+    assert agent.history == before
+    await agent.run("and then?")  # the agent's own conversation goes on where it was
+    assert len(provider.requests[2].messages) == 4  # system, hello, hi, and then?
+
+
+async def test_fresh_conversation_takes_a_bool_only() -> None:
+    agent = robota.Agent("m", provider=ScriptedProvider(["x"]))
+    with pytest.raises(robota.ConfigurationError, match="fresh_conversation"):
+        await agent.run("go", fresh_conversation="yes")  # type: ignore[typeddict-item]

@@ -8,6 +8,7 @@ to come — resume the execution; a scripted provider fails a test that asks it 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -455,3 +456,256 @@ async def test_s40_a_streamed_journaled_parent_surfaces_its_childs_events() -> N
     assert seen
     assert {e.agent for e in seen} == {"lead/researcher"}
     assert any(isinstance(e.event, robota.ToolCallStarted) for e in seen)
+
+
+def _price_both() -> None:
+    # The same prices as tests/core/test_agent_tool.py (a registration is process-wide).
+    robota.register_model_pricing("child-model", input_per_million=1.0, output_per_million=2.0)
+    robota.register_model_pricing("parent-model", input_per_million=3.0, output_per_million=4.0)
+
+
+async def test_s29_s40_a_settled_childs_unknown_cost_stays_unknown_after_resume() -> None:
+    """A child reply without attestable usage made its cost unknown; a resume never prices it."""
+    _price_both()
+    unattested: list[Any] = [
+        ScriptedTurn(
+            tool_calls=[("lookup", {})], usage=Usage.from_counts(prompt=10, completion=None)
+        ),
+        CHILD_TURNS[1],
+    ]
+    live_store = InMemoryJournal()
+    parent, _, _ = _agents(live_store, PARENT_TURNS, unattested)
+    live = await parent.run("start", execution_id="job-cost-live")
+    assert live.cost is None
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 2), PARENT_TURNS, unattested)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-cost")
+    parent, _, _ = _agents(store, PARENT_TURNS[1:], [])
+    result = await parent.resume("job-cost")
+    assert result.cost is None
+    assert result.usage_by_agent["lead/researcher"] == live.usage_by_agent["lead/researcher"]
+    assert result.usage == live.usage
+
+
+async def test_s40_a_childs_state_is_compared_with_the_child_even_when_both_share_a_name() -> None:
+    """Two unnamed agents are both "agent": the child's execution is the child's, by its call."""
+
+    def build(
+        journal: ExecutionJournal, child_model: str, parent_turns: list[Any], turns: list[Any]
+    ) -> Agent:
+        child = Agent(
+            child_model,
+            provider=ScriptedProvider(turns, name="child-vendor"),
+            tools=[lookup],
+        )
+        return Agent(
+            "parent-model",
+            provider=ScriptedProvider(parent_turns, name="parent-vendor"),
+            tools=[child.as_tool(name="researcher")],
+            journal=journal,
+        )
+
+    store = InMemoryJournal()
+    crashing = _CrashingJournal(store, "effect_settled", 1)  # the child's lookup settled
+    with pytest.raises(_Crash):
+        await build(crashing, "child-model", PARENT_TURNS, CHILD_TURNS).run(
+            "start", execution_id="job-same-name"
+        )
+    parent = build(store, "child-model-2", PARENT_TURNS[1:], CHILD_TURNS[1:])
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-same-name")
+    assert [item.id for item in caught.value.items] == ["state:model"]
+    await parent.reconcile(caught.value.execution_id, "state:model", happened=True)
+    result = await parent.resume("job-same-name")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_child_that_cannot_be_continued_fails_the_parent_instead_of_settling() -> None:
+    """keep_history: the child agent's live history conflicts with its checkpoint (S40).
+
+    The call must not be settled as a tool failure the model sees — the child's effect already
+    happened, and a model calling it again would repeat it — the parent's run fails, nothing of
+    it settled, and resumes once the host gives the child a compatible agent.
+    """
+
+    def build(parent_turns: list[Any], turns: list[Any], journal: ExecutionJournal) -> Agent:
+        child = Agent(
+            "child-model",
+            provider=ScriptedProvider(turns, name="child-vendor"),
+            name="researcher",
+            tools=[lookup],
+        )
+        return Agent(
+            "parent-model",
+            provider=ScriptedProvider(parent_turns, name="parent-vendor"),
+            name="lead",
+            tools=[child.as_tool(keep_history=True)],
+            journal=journal,
+        )
+
+    store = InMemoryJournal()
+    with pytest.raises(_Crash):
+        await build(PARENT_TURNS, CHILD_TURNS, _CrashingJournal(store, "effect_settled", 1)).run(
+            "start", execution_id="job-conflict"
+        )
+    parent = build(PARENT_TURNS[1:], CHILD_TURNS[1:], store)
+    (tool,) = [t for t in parent.tools if isinstance(t, robota.AgentTool)]
+    assert isinstance(tool.agent, Agent)
+    await tool.agent.replace_history([robota.UserMessage("another conversation")])
+    with pytest.raises(robota.ExecutionControlError) as caught:
+        await parent.resume("job-conflict")
+    assert caught.value.code == "subagent_not_resumable"
+    assert caught.value.context["execution_id"] == await _child_id(store, "job-conflict")
+    cause = caught.value.__cause__
+    assert isinstance(cause, robota.ExecutionStateError)
+    assert cause.code == "history_conflict"
+    assert not [r for r in await store.read("job-conflict") if isinstance(r, EffectSettled)]
+    result = await build(PARENT_TURNS[1:], CHILD_TURNS[1:], store).resume("job-conflict")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_settled_childs_spend_counts_after_its_tool_was_removed() -> None:
+    """The host accepted a changed catalog without the agent tool: what the child used stays."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 2), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-removed")
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[1:], name="parent-vendor"),
+        name="lead",
+        journal=store,
+    )
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-removed")
+    for item in caught.value.items:
+        assert item.kind == "runtime_state"
+        await parent.reconcile("job-removed", item.id, happened=True)
+    result = await parent.resume("job-removed")
+    assert result.output == "ok"
+    assert result.usage_by_agent["lead/researcher"].usage == _usage(30, 3)
+    assert result.usage == _usage(150, 15)
+
+
+async def test_s40_resuming_a_childs_execution_directly_is_refused_with_its_caller_named() -> None:
+    """A host passing ReconciliationRequired.execution_id (the child's) to resume() by habit."""
+    store = InMemoryJournal()
+    parent, _, _ = _agents(_CrashingJournal(store, "effect_settled", 1), PARENT_TURNS, CHILD_TURNS)
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-direct")
+    child_id = await _child_id(store, "job-direct")
+    parent, parent_provider, child_provider = _agents(store, PARENT_TURNS[1:], CHILD_TURNS[1:])
+    with pytest.raises(robota.ExecutionStateError) as caught:
+        await parent.resume(child_id)
+    assert caught.value.code == "subagent_execution"
+    assert "job-direct" in str(caught.value)
+    assert len(parent_provider.requests) == len(child_provider.requests) == 0
+    result = await parent.resume("job-direct")
+    assert result.output == "ok"
+    assert LOOKUPS == ["lookup"]
+
+
+async def test_s40_a_child_with_its_own_journal_waiting_under_an_unjournaled_caller_says_so() -> (
+    None
+):
+    """The caller cannot be resumed: the error says so, and where the request can be answered."""
+
+    @robota.tool
+    async def approve(ctx: robota.ToolContext) -> str:
+        """Do it once someone approved."""
+        return f"approved: {await ctx.request_outside_response('approval', {})}"
+
+    own = InMemoryJournal()
+    child = Agent(
+        "child-model",
+        provider=ScriptedProvider([[("approve", {})]], name="child-vendor"),
+        name="researcher",
+        tools=[approve],
+        journal=own,
+    )
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[child],
+    )
+    with pytest.raises(robota.ExecutionControlError) as caught:
+        await parent.run("start")
+    assert caught.value.code == "subagent_suspended"
+    message = str(caught.value)
+    assert "not journaled" in message
+    assert "on the calling agent" not in message
+    child_id = str(caught.value.context["execution_id"])
+    assert (await own.read(child_id))[0].kind == "execution_started"
+
+
+async def test_s40_an_uncertain_plain_effect_is_not_dropped_when_an_agent_tool_took_its_name() -> (
+    None
+):
+    """Crashed inside a plain tool's body; resumed where an agent tool has that name (S40)."""
+
+    @robota.tool
+    def researcher(input: str) -> str:
+        """A plain tool under the name a sub-agent gets later."""
+        LOOKUPS.append("plain")
+        raise _Crash("inside the plain body, after its effect")
+
+    store = InMemoryJournal()
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[researcher],
+        journal=store,
+    )
+    with pytest.raises(_Crash):
+        await parent.run("start", execution_id="job-shadow")
+    parent, _, child_provider = _agents(store, PARENT_TURNS[1:], CHILD_TURNS)
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await parent.resume("job-shadow")
+    for item in caught.value.items:  # the host accepts the new catalog, nothing more
+        if item.kind == "runtime_state":
+            await parent.reconcile("job-shadow", item.id, happened=True)
+    with pytest.raises(robota.ReconciliationRequired) as again:
+        await parent.resume("job-shadow")
+    assert [item.kind for item in again.value.items] == ["effect"]
+    assert len(child_provider.requests) == 0
+    assert LOOKUPS == ["plain"]
+
+
+async def test_s23_s40_an_interrupted_childs_partial_text_is_recorded_as_not_finished() -> None:
+    """Aborting a journaled parent mid-child: the partial text is the call's recorded outcome,
+    and it says the child did not finish — a resumed parent's model must not take it for an
+    answer (S23: the partial result is recorded; S40: it is saved as the call's final outcome)."""
+    controller = robota.AbortController()
+    child = Agent(
+        "child-model",
+        provider=ScriptedProvider(
+            ["one two three four five six seven eight nine ten"], chunk_delay=0.05
+        ),
+        name="researcher",
+    )
+    store = InMemoryJournal()
+    parent = Agent(
+        "parent-model",
+        provider=ScriptedProvider(PARENT_TURNS[:1], name="parent-vendor"),
+        name="lead",
+        tools=[child],
+        journal=store,
+    )
+
+    async def abort_soon() -> None:
+        await asyncio.sleep(0.12)
+        controller.abort("stop")
+
+    aborter = asyncio.ensure_future(abort_soon())
+    result = await parent.run("start", execution_id="job-abort", signal=controller.signal)
+    await aborter
+    assert result.status == "interrupted"
+    (settled,) = [r for r in await store.read("job-abort") if isinstance(r, EffectSettled)]
+    assert str(settled.content).startswith("one")
+    assert "ten" not in str(settled.content)
+    assert settled.is_error

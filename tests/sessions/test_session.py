@@ -225,6 +225,8 @@ async def test_clear_errors_for_bad_ids_and_inputs() -> None:
     session = await Session.open(agent, store)
     with pytest.raises(ConfigurationError, match="do not pass execution_id"):
         await session.run("x", execution_id="mine")
+    with pytest.raises(ConfigurationError, match="do not pass fresh_conversation"):
+        await session.run("x", fresh_conversation=True)  # the turn would not see the session
     with pytest.raises(ConfigurationError):
         await session.run(42)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=r"rewind\(to=-1\)"):

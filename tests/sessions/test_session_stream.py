@@ -132,6 +132,8 @@ async def test_misuse_is_refused_before_anything_runs() -> None:
     session = await Session.open(_agent(ScriptedProvider([])), store)
     with pytest.raises(ConfigurationError, match="execution id"):
         session.run_stream("hi", execution_id="mine")
+    with pytest.raises(ConfigurationError, match="do not pass fresh_conversation"):
+        session.run_stream("hi", fresh_conversation=True)
     with pytest.raises(ConfigurationError):
         session.run_stream(42)  # type: ignore[arg-type]
     await session.aclose()

@@ -16,8 +16,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
 from collections.abc import AsyncIterator
+from decimal import Decimal
 from pathlib import Path
+
+import pydantic
 
 import robota
 from robota.core.permissions import PermissionGate, PermissionPolicy
@@ -213,3 +217,144 @@ KIDS = {
     "judged_recorder": judged_recorder,
     "hasty_recorder": hasty_recorder,
 }
+
+
+# ------------------------------------------------------------------ review (issue 29)
+
+
+def grand_boss() -> robota.Agent:
+    # A grandchild: boss → mid → helper (records one effect), each routed by its path.
+    mid = robota.Agent(
+        provider=KidProvider("mid", "helper", key="input"),
+        model="rule-model",
+        tools=[helper()],
+        name="mid",
+    )
+    return robota.Agent(
+        provider=KidProvider("boss", "mid", key="input"),
+        model="rule-model",
+        tools=[mid],
+        name="boss",
+    )
+
+
+_SHARED: list[robota.Agent] = []
+
+
+def sharing_boss() -> robota.Agent:
+    # A factory mistake: the sub-agent is built once (module level) and shared by every call.
+    if not _SHARED:
+        _SHARED.append(
+            robota.Agent(
+                provider=KidProvider("shared", "record"),
+                model="rule-model",
+                tools=[record],
+                name="shared",
+            )
+        )
+    return robota.Agent(
+        provider=KidProvider("boss", "shared", key="input"),
+        model="rule-model",
+        tools=[_SHARED[0]],
+        name="boss",
+    )
+
+
+def _slow_sync_check(text: str) -> robota.GuardrailResult | None:
+    # A plain sync check that blocks (a moderation call through a blocking client, say).
+    time.sleep(2.5)
+    _effect(f"guard input {text}")
+    return None
+
+
+def blocking_guarded() -> robota.Agent:
+    return robota.Agent(
+        provider=KidProvider("blocking", "record"),
+        model="rule-model",
+        tools=[record],
+        name="blocking",
+        guardrails=[robota.InputGuardrail(_slow_sync_check, name="slow")],
+    )
+
+
+class Price(pydantic.BaseModel):
+    amount: Decimal
+    currency: str
+
+
+class PriceProvider(robota.Provider):
+    """The pricer's model: one JSON reply, a price."""
+
+    @property
+    def name(self) -> str:
+        return "prices"
+
+    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
+        return await collect_stream(self.chat_stream(request))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        _effect("model pricer 0")
+        yield robota.TextDelta(json.dumps({"amount": "1.50", "currency": "EUR"}))
+        yield robota.ResponseDone(
+            model="rule-model", usage=robota.Usage.from_counts(prompt=5, completion=1)
+        )
+
+
+def _price_seen(output: object) -> robota.GuardrailResult | None:
+    _effect(f"guard output {json.dumps(output, sort_keys=True)}")
+    return None
+
+
+def pricing_boss() -> robota.Agent:
+    # A typed sub-agent (as_tool(output=Price)) with an output guardrail of its own.
+    pricer = robota.Agent(
+        provider=PriceProvider(),
+        model="rule-model",
+        name="pricer",
+        guardrails=[robota.OutputGuardrail(_price_seen, name="price")],
+    )
+    return robota.Agent(
+        provider=KidProvider("boss", "pricer", key="input"),
+        model="rule-model",
+        tools=[pricer.as_tool(output=Price)],
+        name="boss",
+    )
+
+
+@robota.tool
+async def bulky(text: str) -> str:
+    """Return a result too large to travel inline (it is stored aside in the journal).
+
+    Args:
+        text: A label.
+    """
+    return f"{text} needle " + "x" * (80 * 1024)
+
+
+def _redact_needle(call: robota.ToolCallCheck) -> robota.GuardrailResult | None:
+    seen = "needle" in (call.result or "")
+    _effect(f"guard tool_after {'saw' if seen else 'missed'} the needle")
+    return robota.GuardrailResult(replacement="redacted") if seen else None
+
+
+def redacting() -> robota.Agent:
+    return robota.Agent(
+        provider=KidProvider("redacting", "bulky"),
+        model="rule-model",
+        tools=[bulky],
+        name="redacting",
+        guardrails=[robota.ToolGuardrail(after=_redact_needle, name="needles")],
+    )
+
+
+KIDS.update(
+    {
+        "redacting": redacting,
+        "pricing_boss": pricing_boss,
+        "grand_boss": grand_boss,
+        "sharing_boss": sharing_boss,
+        "blocking_guarded": blocking_guarded,
+    }
+)

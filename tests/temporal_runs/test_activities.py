@@ -332,3 +332,19 @@ def test_s28_model_settings_survive_the_request_and_run_input_payloads() -> None
     spec = RunInput("agent", "go", settings=settings)
     assert RunInput.decode(spec.encode()) == spec
     assert RunInput.decode(RunInput("agent", "go").encode()).settings is None
+
+
+@pytest.mark.parametrize(("index", "check"), [(7, "check"), (0, "nothing")])
+async def test_issue29_a_guardrail_check_this_worker_lacks_is_a_setup_failure_not_retried(
+    index: int, check: str
+) -> None:
+    # A worker whose agent has no such guardrail (another release's factory): retrying cannot
+    # help, so the activity fails at once, as for an unknown tool or provider.
+    from robota.temporal._activities import SETUP_FAILED
+    from robota.temporal._codec import GuardrailInput
+
+    activities = RobotaActivities(AgentRegistry(AGENTS))
+    payload = GuardrailInput("guarded_recorder", (), index, check, "input", "go").encode()
+    with pytest.raises(ApplicationError) as caught:
+        await ActivityEnvironment().run(activities.guardrail, payload)
+    assert (caught.value.type, caught.value.non_retryable) == (SETUP_FAILED, True)

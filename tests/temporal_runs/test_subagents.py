@@ -19,7 +19,14 @@ import pytest
 from temporalio.client import Client, WorkflowHandle
 
 import robota
-from robota.temporal import approve, create_replayer, get_result, reconcile, start_agent_run
+from robota.temporal import (
+    approve,
+    create_replayer,
+    get_result,
+    reconcile,
+    run_state,
+    start_agent_run,
+)
 from temporal_runs.agents import AGENTS
 from temporal_runs.engine import Workers
 from temporal_runs.test_agent_workflows import effects, serving, until, wait_for_file
@@ -300,3 +307,114 @@ async def test_issue29_a_guardrail_agents_model_calls_are_activities_on_temporal
         "fine-judged",
         "model judged 1",
     ]
+
+
+# ------------------------------------------------------------------ review (issue 29)
+
+
+async def test_issue29_run_state_text_is_the_registered_agents_own_not_a_childs(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RunState.text is the run's assistant text (its TextDelta view): a sub-agent's reply and a
+    # guardrail agent's verdict are not part of it (the in-process stream keeps them apart too).
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "boss", "go", task_queue=queue)
+        result = await get_result(handle)
+        state = await run_state(handle)
+        judged = await start_agent_run(client, "judged_recorder", "fine", task_queue=queue)
+        verdict = await get_result(judged)
+        judged_state = await run_state(judged)
+    assert result.text == "boss: helper: recorded go-boss-helper"
+    assert state.text == result.text
+    assert judged_state.text == verdict.text == "judged: recorded fine-judged"
+
+
+async def test_issue29_a_grandchild_runs_in_the_workflow_routed_by_its_path(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "grand_boss", "go", task_queue=queue)
+        result = await get_result(handle)
+    assert result.text == "boss: mid: helper: recorded go-boss-mid-helper"
+    assert lines(tmp_path / "effects.txt") == [
+        "model boss 0",
+        "model mid 0",
+        "model helper 0",
+        "go-boss-mid-helper",
+        "model helper 1",
+        "model mid 1",
+        "model boss 1",
+    ]
+    assert set(result.usage_by_agent) == {"boss", "boss/mid", "boss/mid/helper"}
+    assert result.usage.total_tokens == 72
+    replayed = await create_replayer(AGENTS).replay_workflow(await handle.fetch_history())
+    assert replayed.replay_failure is None
+
+
+async def test_issue29_a_sub_agent_shared_across_factory_calls_is_refused_by_name(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A factory that hands every call the same sub-agent object: the workflow routes it, and
+    # the worker's own instance of the agent (where activities find the real provider) would
+    # then be the routed one. Every run is refused with the configuration error, none runs it.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        for _ in range(2):
+            handle = await start_agent_run(client, "sharing_boss", "go", task_queue=queue)
+            with pytest.raises(robota.ConfigurationError, match="fresh") as caught:
+                await asyncio.wait_for(get_result(handle), 60)
+            assert "shared" in str(caught.value)
+    assert "go-boss-shared" not in lines(tmp_path / "effects.txt")
+
+
+async def test_issue29_a_blocking_sync_check_does_not_starve_the_guardrail_activitys_heartbeat(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A plain sync check that blocks longer than the heartbeat timeout: run on the worker's
+    # event loop it would stop the heartbeats, the attempt would time out and the check run
+    # again (and again). It runs in a thread, like a sync tool body: once, and the run goes on.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(
+            client, "blocking_guarded", "go", task_queue=queue, heartbeat_timeout=1
+        )
+        result = await asyncio.wait_for(get_result(handle), 60)
+    assert result.text == "blocking: recorded go-blocking"
+    assert lines(tmp_path / "effects.txt").count("guard input go") == 1
+
+
+async def test_issue29_a_typed_sub_agents_output_guardrail_is_given_its_json_value(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The check runs in an activity: it is given the output's JSON value (as a run started
+    # with output= is), whatever the type holds — a Decimal here, which Temporal's own JSON
+    # encoding of the object could not carry.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "pricing_boss", "price", task_queue=queue)
+        result = await get_result(handle)
+    assert lines(tmp_path / "effects.txt") == [
+        "model boss 0",
+        "model pricer 0",
+        'guard output {"amount": "1.50", "currency": "EUR"}',
+        "model boss 1",
+    ]
+    assert result.text == 'boss: {"amount":"1.50","currency":"EUR"}'
+
+
+async def test_issue29_a_tool_after_check_reviews_a_large_result_stored_aside(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A result over INLINE_RESULT_BYTES travels through the workflow as a marker and is
+    # restored from the journal for the model call. The after= check must review the result
+    # itself, not the marker — else a redacting guardrail passes it to the model unredacted.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue, tmp_path / "journal.db"):
+        handle = await start_agent_run(client, "redacting", "big", task_queue=queue)
+        result = await get_result(handle)
+    assert "guard tool_after saw the needle" in lines(tmp_path / "effects.txt")
+    assert result.text == "redacting: redacted"
+    (record,) = result.guardrails
+    assert (record.guardrail, record.outcome) == ("needles", "replaced")

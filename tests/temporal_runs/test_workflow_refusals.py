@@ -24,5 +24,5 @@ def test_issue29_a_sub_agent_with_handoffs_is_refused_naming_it() -> None:
         "m", provider=ScriptedProvider([], name="t"), name="triage", handoffs=[billing]
     )
     lead = robota.Agent("m", provider=ScriptedProvider([], name="l"), name="lead", tools=[triage])
-    with pytest.raises(robota.ConfigurationError, match="sub-agent 'triage'.*has handoffs"):
+    with pytest.raises(robota.ConfigurationError, match=r"sub-agent 'triage'.*has handoffs"):
         check_runnable(lead, "lead")

@@ -1,11 +1,11 @@
 """One flow run: its signal, its limits ledger, its events, and how one agent step runs.
 
-Every agent run of a flow passes :meth:`FlowRun.run_agent`: it takes the agent's turn (one flow
-run of an agent at a time in the process, with a fresh conversation unless the flow keeps
-history), and —
-when the flow has limits — the flow's single limits turn, so each run is given exactly what the
-runs before it left (:meth:`~robota.UsageLimits.remaining`) and no two runs spend the same
-remainder at once.
+Every agent run of a flow passes :meth:`FlowRun.run_agent`: it runs in a conversation of its
+own (``fresh_conversation``, S34: the agent's own history is neither sent nor changed) unless
+the flow keeps history, waits for the agent's turn as any run does (S38: abort-aware), and —
+when the flow has limits — holds the flow's single limits turn, so each run is given exactly
+what the runs before it left (:meth:`~robota.UsageLimits.remaining`) and no two runs spend the
+same remainder at once.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias, final
@@ -40,15 +39,6 @@ StepFunction: TypeAlias = Callable[[str], Awaitable[str] | str]
 """A plain function step: the input text in, the output text out (sync or async)."""
 
 
-# One turn per agent across every flow run in the process: clearing an agent's conversation and
-# running it is one step, so two flows sharing an agent never start from each other's history.
-# Keyed by the agent itself (core's agents are weak-referenceable for layers above, DESIGN.md).
-# A lock serves the event loop it was made in; another loop gets its own.
-_AGENT_TURNS: weakref.WeakKeyDictionary[Agent, tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
 def _emit(services: Sequence[EventService], event: AgentEvent) -> None:
     for service in services:
         try:
@@ -56,6 +46,36 @@ def _emit(services: Sequence[EventService], event: AgentEvent) -> None:
                 service.emit(event)
         except Exception:  # noqa: BLE001, S112 - observers never change execution (S33)
             continue
+
+
+async def _acquire_unless_aborted(lock: asyncio.Lock, signal: AbortSignal) -> bool:
+    """Take ``lock``, unless ``signal`` aborts first: whether it is held.
+
+    Leaves no task behind, and never the lock held when it returns ``False`` or raises (the
+    caller's task cancelled while waiting: the cancellation propagates unchanged).
+    """
+    if signal.aborted:
+        return False
+    if not lock.locked():
+        await lock.acquire()  # free: taken at once
+        return True
+    acquire = asyncio.ensure_future(lock.acquire())
+    aborted = asyncio.ensure_future(signal.wait())
+    interrupted: BaseException | None = None
+    try:
+        await asyncio.wait((acquire, aborted), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException as exc:  # noqa: BLE001 - settled below, then raised unchanged
+        interrupted = exc
+    aborted.cancel()
+    acquire.cancel()  # no effect once it took the lock
+    await asyncio.wait((acquire, aborted))
+    held = not acquire.cancelled() and acquire.exception() is None
+    if held and (interrupted is not None or signal.aborted):
+        lock.release()  # the abort came too: the next waiter has it
+        held = False
+    if interrupted is not None:
+        raise interrupted
+    return held
 
 
 @final
@@ -101,17 +121,20 @@ class FlowRun:
         _emit(self.services, AgentEvent(name, path, payload))
 
     @contextlib.asynccontextmanager
-    async def _turns(self, agent: Agent) -> AsyncIterator[None]:
-        loop = asyncio.get_running_loop()
-        known = _AGENT_TURNS.get(agent)
-        if known is None or known[0] is not loop:
-            known = _AGENT_TURNS[agent] = (loop, asyncio.Lock())
-        lock = known[1]
-        async with contextlib.AsyncExitStack() as stack:
-            if self._limit_turn is not None:
-                await stack.enter_async_context(self._limit_turn)
-            await stack.enter_async_context(lock)
+    async def _turn(self, signal: AbortSignal) -> AsyncIterator[None]:
+        """The flow's limits turn (with limits), else nothing to wait for.
+
+        The wait ends when ``signal`` aborts (S38: a queued run fails at once, it does not wait
+        for the runs before it): the body then runs without the turn and must check the signal.
+        """
+        lock = self._limit_turn
+        if lock is None or not await _acquire_unless_aborted(lock, signal):
             yield
+            return
+        try:
+            yield
+        finally:
+            lock.release()
 
     async def run_agent(self, agent: Agent, text: str, step_id: str, scope: Scope) -> BranchResult:
         """Run ``agent`` once on ``text`` as step ``step_id``; counted however it ends.
@@ -132,18 +155,20 @@ class FlowRun:
                     AgentEvent(event.name, (*path, *event.owner_path), event.data, event.timestamp),
                 )
 
-        async with self._turns(agent):
+        async with self._turn(scope.signal):
             if scope.signal.aborted:
                 return BranchResult(step_id, text, "", "interrupted")
-            options: RunOptions = {"signal": scope.signal, "on_event": forward}
+            options: RunOptions = {
+                "signal": scope.signal,
+                "on_event": forward,
+                "fresh_conversation": not self.keep_history,
+            }
             if self.trace is not None:
                 options["trace"] = self.trace  # S27: every run of the flow under one parent
             left = self.ledger.left()
             if left is not None:
                 options["limits"] = tightest(agent.limits, left)
             try:
-                if not self.keep_history:
-                    await agent.replace_history(())
                 result = await agent.run(text, **options)
             except AbortError as exc:
                 if not is_abort(exc, scope.signal):

@@ -39,7 +39,7 @@ from robota.core import (
 )
 from robota.core.orchestration import OrchestrationEventNames as Names
 
-__all__ = ["ErrorPolicy", "Flow", "Join", "Parallel", "Sequential", "StepLike"]
+__all__ = ["ErrorPolicy", "Flow", "Join", "Parallel", "Sequential", "StepLike", "check_join"]
 
 ErrorPolicy: TypeAlias = Literal["fail_fast", "collect"]
 """What a fan-out does when a branch fails: ``fail_fast`` (default) aborts the other branches
@@ -78,17 +78,37 @@ class Flow(Runnable):
                 its owner path starting ``orchestration/<run id>/step/<step id>`` (S33).
             on_event: A callable receiving the same events.
             trace: W3C trace context (S27): every agent run of the flow is parented on it.
-            keep_history: Let each agent continue its conversation; by default each agent run
-                starts from a fresh one (its system prompt only), as ``Agent.as_tool`` does.
+            keep_history: Let each agent run continue (and add to) the agent's own
+                conversation. By default each runs in a fresh conversation of its own (its
+                system prompt only, ``fresh_conversation``), as ``Agent.as_tool`` calls do, and
+                the agent's own history is left untouched (S34).
 
         Raises:
             OrchestrationError: a step failed (its error is ``__cause__``; ``.result`` holds
                 what ran).
-            ConfigurationError: limits or an input the flow cannot take.
+            ConfigurationError: an argument of the wrong kind, or an input the flow cannot
+                take.
+            Exception: what a map-reduce's ``split`` raised (before any step ran).
+
+        Every run emits ``orchestration.started`` and then ``completed`` or ``failed`` (also
+        when the caller cancels the run's task, which then propagates unchanged).
         """
         if limits is not None and not isinstance(limits, UsageLimits):
             raise ConfigurationError(
                 f"limits must be a robota.UsageLimits or None, got {type(limits).__name__}"
+            )
+        if signal is not None and not isinstance(signal, AbortSignal):
+            raise ConfigurationError(
+                "signal must be a robota.AbortSignal (controller = robota.AbortController(); "
+                f"signal=controller.signal), got {type(signal).__name__}"
+            )
+        if on_event is not None and not callable(on_event):
+            raise ConfigurationError(
+                f"on_event must be a function taking one AgentEvent, got {type(on_event).__name__}"
+            )
+        if event_service is not None and not isinstance(event_service, EventService):
+            raise ConfigurationError(
+                f"event_service must be a robota.EventService, got {type(event_service).__name__}"
             )
         services: list[EventService] = []
         if event_service is not None:
@@ -101,9 +121,6 @@ class Flow(Runnable):
         flow.emit(Names.STARTED, path, self.primitive)
         try:
             outcome = await self._execute(input, scope)
-        except ConfigurationError as exc:  # an input the flow cannot take: nothing ran
-            flow.emit(Names.FAILED, path, self.primitive, reason=str(exc))
-            raise
         except Failed as failed:
             flow.emit(
                 Names.FAILED, path, self.primitive, step_id=failed.step_id, reason=str(failed.cause)
@@ -115,6 +132,12 @@ class Flow(Runnable):
                 result=result,
                 cause=failed.cause,
             ) from failed.cause
+        except Exception as exc:  # an input the flow cannot take (a split that raised): no step ran
+            flow.emit(Names.FAILED, path, self.primitive, reason=str(exc))
+            raise
+        except asyncio.CancelledError:  # the caller cancelled the flow's task: its agents stopped
+            flow.emit(Names.FAILED, path, self.primitive, reason="cancelled")
+            raise
         flow.emit(Names.COMPLETED, path, self.primitive)
         return self._result(flow, outcome)
 
@@ -144,6 +167,16 @@ conversation unless the run keeps history), a nested flow, or a plain function `
 Join: TypeAlias = Callable[[list[str]], Awaitable[str] | str] | Agent | Flow | None
 """A fan-out's join: ``None`` (the outputs separated by a blank line), a function given the
 outputs as a list, or an agent or flow given them as one text (each under ``[branch id]``)."""
+
+
+def check_join(join: object, where: str) -> None:
+    """Refuse a join (a reducer) that is none of those :data:`Join` allows."""
+    if join is None or isinstance(join, (Agent, Runnable)) or callable(join):
+        return
+    raise ConfigurationError(
+        f"{where} must be None, a robota.Agent, a flow or a function taking the list of outputs "
+        f"and returning a string, got {type(join).__name__}"
+    )
 
 
 def _text(input: str | Sequence[str], what: str) -> str:
@@ -184,10 +217,15 @@ class Sequential(Flow):
                 text = current if isinstance(current, str) else "\n".join(current)
                 record = BranchResult(step_id, text, "", "failed", error=exc)
                 raise Failed(step_id, exc, [*outcome.records, record]) from exc
+            finally:  # S32: a step that started finished executing, however it ended
+                scope.run.emit(
+                    Names.STEP_COMPLETED,
+                    scope.path,
+                    "sequential",
+                    step_id=step_id,
+                    step_index=index,
+                )
             outcome.records.extend(records)
-            scope.run.emit(
-                Names.STEP_COMPLETED, scope.path, "sequential", step_id=step_id, step_index=index
-            )
             outcome.output = branch.output
             if branch.status != "complete":
                 outcome.status = "interrupted"
@@ -215,8 +253,10 @@ class Parallel(Flow):
     ) -> None:
         if not branches:
             raise ConfigurationError("parallel() needs at least one branch")
+        check_join(join, "parallel() join")  # here, not once every branch has run (and spent)
         self.branches = tuple(as_step(b, f"parallel() branch {i}") for i, b in enumerate(branches))
         self.ids = unique_ids([step_name(b) for b in self.branches])
+        self.join_id = unique_ids([*self.ids, "join"])[-1]  # a branch may be named "join"
         bound: object = max_concurrency
         if bound is not None and (
             isinstance(bound, bool) or not isinstance(bound, int) or bound < 1
@@ -280,11 +320,16 @@ class Parallel(Flow):
                     Names.STEP_COMPLETED, scope.path, "parallel", step_id=step_id, step_index=index
                 )
 
+        tasks = [asyncio.ensure_future(one(i)) for i in range(len(work))]
         try:
-            await asyncio.gather(*(one(i) for i in range(len(work))))
+            await asyncio.gather(*tasks)
         finally:
             # Settle the fan-out's own signal: it then lets go of the caller's (no listener left).
+            # A branch that raised what it does not catch (a BaseException) left the others
+            # running: the abort interrupts them, and the fan-out waits for them (none behind).
             group.abort("the fan-out settled")
+            if tasks:
+                await asyncio.wait(tasks)
         done = [b for b in branches if b is not None]
         flat = [r for rs in records for r in rs]
         failed = [b for b in done if b.status == "failed"]
@@ -297,18 +342,21 @@ class Parallel(Flow):
             outcome.status = "interrupted"
             outcome.output = "\n\n".join(b.output for b in kept if b.output)
             return outcome
-        await self._join(kept, scope, outcome)
+        await self._join(kept, scope, outcome, len(work))
         return outcome
 
-    async def _join(self, kept: list[BranchResult], scope: Scope, outcome: Outcome) -> None:
+    async def _join(
+        self, kept: list[BranchResult], scope: Scope, outcome: Outcome, index: int
+    ) -> None:
+        """Join ``kept``'s outputs as step ``index`` (after every branch: a map's items too)."""
         outputs = [b.output for b in kept]
         join = self.join
         if join is None:
             outcome.output = "\n\n".join(outputs)
             return
-        step_id = scope.prefix + "join"
+        step_id = scope.prefix + self.join_id
         scope.run.emit(
-            Names.STEP_STARTED, scope.path, "parallel", step_id=step_id, step_index=len(self.ids)
+            Names.STEP_STARTED, scope.path, "parallel", step_id=step_id, step_index=index
         )
         try:
             if isinstance(join, (Agent, Pool, Runnable)):
@@ -332,10 +380,15 @@ class Parallel(Flow):
         except Exception as exc:
             record = BranchResult(step_id, "", "", "failed", error=exc)
             raise Failed(step_id, exc, [*outcome.records, record]) from exc
+        finally:  # S32: the join started, so it finished executing, however it ended
+            scope.run.emit(
+                Names.STEP_COMPLETED,
+                scope.path,
+                "parallel",
+                step_id=step_id,
+                step_index=index,
+            )
         outcome.records.extend(added)
-        scope.run.emit(
-            Names.STEP_COMPLETED, scope.path, "parallel", step_id=step_id, step_index=len(self.ids)
-        )
         outcome.output = branch.output
         if branch.status != "complete":
             outcome.status = "interrupted"

@@ -42,6 +42,11 @@ def _merge(into: dict[str, AgentUsage], path: str, entry: AgentUsage) -> None:
     )
 
 
+def _executions(event: AgentEvent) -> list[str]:
+    """The execution ids on ``event``'s owner path, outermost first (a sub-agent's last)."""
+    return [ref.id for ref in event.owner_path if ref.type == "execution"]
+
+
 def tightest(own: UsageLimits | None, left: UsageLimits) -> UsageLimits:
     """Field by field the smaller of an agent's own limits and what the flow has left.
 
@@ -67,19 +72,31 @@ class RunCounter:
     side). ``usage``/``cost`` sum the replies, for a run that raised before returning a result.
     """
 
-    __slots__ = ("cost", "requests", "tool_calls", "usage")
+    __slots__ = ("_charged", "_paths", "by_agent", "cost", "requests", "tool_calls", "usage")
 
     def __init__(self) -> None:
         self.requests = 0
         self.tool_calls = 0
         self.usage = Usage()
         self.cost: float | None = 0.0
+        # Execution id -> its agent path (``lead``, ``lead/researcher``), from run_started.
+        self._paths: dict[str, str] = {}
+        self._charged: set[str] = set()  # the executions counted as a run in by_agent
+        self.by_agent: dict[str, AgentUsage] = {}
+        """Each agent's own usage by path (its sub-agents under theirs), model callers only."""
 
     def observe(self, event: AgentEvent) -> None:
         """Count ``event`` if it is a model call or a committed reply."""
-        if event.name == EventNames.ROUND_COMPLETED:
+        if event.name == EventNames.RUN_STARTED:
+            runs = _executions(event)
+            if runs:
+                parent = self._paths.get(runs[-2], "") if len(runs) > 1 else ""
+                name = str(event.data.get("agent_name") or "agent")
+                self._paths[runs[-1]] = f"{parent}/{name}" if parent else name
+        elif event.name == EventNames.ROUND_COMPLETED:
             if event.data.get("dispatched"):
                 self.requests += 1
+                self._charge(event, Usage(), 0.0)
         elif event.name == EventNames.PROVIDER_RESPONSE:
             message = event.data.get("message")
             if not isinstance(message, AssistantMessage):
@@ -91,6 +108,17 @@ class RunCounter:
                 model = message.model
                 priced = None if model is None else estimate_cost(message.usage, model)
                 self.cost = _add_cost(self.cost, priced)
+                self._charge(event, message.usage, priced)
+
+    def _charge(self, event: AgentEvent, usage: Usage, cost: float | None) -> None:
+        runs = _executions(event)
+        path = self._paths.get(runs[-1]) if runs else None
+        if path is None:
+            return
+        first = runs[-1] not in self._charged  # this execution's first model call: one run
+        self._charged.add(runs[-1])
+        entry = AgentUsage(usage, cost, 1 if first else 0)
+        _merge(self.by_agent, path, entry)
 
 
 @final
@@ -133,7 +161,10 @@ class Ledger:
             usage, cost = counter.usage, counter.cost
             requests, tool_calls = counter.requests, counter.tool_calls
         self._count(usage, cost, requests, tool_calls)
-        if requests:
+        if counter.by_agent:  # S29: each agent's own spend under its path, sub-agents apart
+            for path, entry in counter.by_agent.items():
+                _merge(self.by_agent, path, entry)
+        elif requests:
             _merge(self.by_agent, name, AgentUsage(usage, cost))
 
     def _count(self, usage: Usage, cost: float | None, requests: int, tool_calls: int) -> None:

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import final
 
 from robota.agents._context import Scope
-from robota.agents._flows import ErrorPolicy, Join, Parallel
+from robota.agents._flows import ErrorPolicy, Join, Parallel, check_join
 from robota.agents._steps import Pool, Step, as_step, step_name
 from robota.core import Agent, ConfigurationError
 
@@ -38,6 +38,7 @@ class MapReduce(Parallel):
             step = Pool(mapper)
         else:
             step = as_step(mapper, "map_reduce() mapper")
+        check_join(reducer, "map_reduce() reducer")
         super().__init__([step], join=reducer, max_concurrency=max_concurrency, on_error=on_error)
         self.mapper = step
         self.split = split
@@ -45,10 +46,12 @@ class MapReduce(Parallel):
     def _work(
         self, input: str | Sequence[str], scope: Scope
     ) -> list[tuple[str, Step, str | Sequence[str]]]:
-        items = list(self.split(input) if isinstance(input, str) else input)
+        given: object = self.split(input) if isinstance(input, str) else input
+        items = list(given) if isinstance(given, Sequence) else None
         if not items or not all(isinstance(item, str) for item in items):
             raise ConfigurationError(
-                f"a map-reduce needs at least one item, each a string; got {items!r:.200}"
+                "a map-reduce takes a text or a sequence of items, at least one item, each a "
+                f"string; got {given!r:.200}"
             )
         name = step_name(self.mapper)
         return [(f"{scope.prefix}{name}[{i}]", self.mapper, item) for i, item in enumerate(items)]

@@ -55,11 +55,16 @@ def from_spec(
     line, as the contract's result says (``on_error`` applies to it).
 
     Raises:
-        ConfigurationError: another primitive's spec (a supervisor — the ``hierarchical`` case —
-            is an agent with its workers as tools, ``Agent.as_tool``), an ``agent_type`` the
-            mapping lacks, or a step setting ``model``/``allowed_tools``/``disallowed_tools``
-            (configure the agent instead).
+        ConfigurationError: ``agents`` that is no mapping; another primitive's spec (a
+            supervisor — the ``hierarchical`` case — is an agent with its workers as tools,
+            ``Agent.as_tool``), an ``agent_type`` the mapping lacks, or a step setting
+            ``model``/``allowed_tools``/``disallowed_tools`` (configure the agent instead).
     """
+    if not isinstance(agents, Mapping):
+        raise ConfigurationError(
+            "agents must be a mapping of each step's agent_type to a robota.Agent, got "
+            f"{type(agents).__name__}"
+        )
     if isinstance(spec, SequentialSpec):
         steps = [_bind(s, agents, i == 0 or spec.thread_output) for i, s in enumerate(spec.steps)]
         return Sequential(steps)
@@ -67,6 +72,7 @@ def from_spec(
         branches = [_bind(s, agents, True) for s in spec.steps]
         return Parallel(branches, max_concurrency=spec.max_concurrency, on_error=on_error)
     raise ConfigurationError(
-        f"robota.agents runs sequential and parallel specs, not {type(spec).__name__}; a "
-        "supervisor is an agent with its workers as tools (Agent.as_tool)"
+        "robota.agents runs a SequentialSpec or a ParallelSpec, not "
+        f"{type(spec).__name__}; a supervisor is an agent with its workers as tools "
+        "(Agent.as_tool)"
     )

@@ -41,20 +41,26 @@ class Pool:
         self.agents = tuple(agents)
         if not self.agents or not all(isinstance(a, Agent) for a in self.agents):
             raise ConfigurationError("a pool of agents needs at least one robota.Agent, only")
-        self._free: asyncio.Queue[Agent] | None = None
+        self._free: tuple[asyncio.AbstractEventLoop, asyncio.Queue[Agent]] | None = None
+
+    def _queue(self) -> asyncio.Queue[Agent]:
+        # An asyncio.Queue serves the event loop it first waited on: a flow run again on another
+        # loop (asyncio.run after asyncio.run) gets a queue of its own, every agent free in it.
+        loop = asyncio.get_running_loop()
+        if self._free is None or self._free[0] is not loop:
+            queue: asyncio.Queue[Agent] = asyncio.Queue()
+            for agent in self.agents:
+                queue.put_nowait(agent)
+            self._free = (loop, queue)
+        return self._free[1]
 
     async def borrow(self) -> Agent:
         """A free agent (waits for one)."""
-        if self._free is None:
-            self._free = asyncio.Queue()
-            for agent in self.agents:
-                self._free.put_nowait(agent)
-        return await self._free.get()
+        return await self._queue().get()
 
     def give_back(self, agent: Agent) -> None:
         """Return a borrowed agent."""
-        assert self._free is not None
-        self._free.put_nowait(agent)
+        self._queue().put_nowait(agent)
 
 
 @dataclass(slots=True)
@@ -141,12 +147,16 @@ def step_name(step: Step) -> str:
 
 
 def unique_ids(names: Sequence[str]) -> list[str]:
-    """``names`` with repeats told apart (``writer``, ``writer#2``)."""
-    seen: dict[str, int] = {}
+    """``names`` with repeats told apart (``writer``, ``writer#2``); no two ids are equal."""
+    taken: set[str] = set()
     ids: list[str] = []
     for name in names:
-        seen[name] = seen.get(name, 0) + 1
-        ids.append(name if seen[name] == 1 else f"{name}#{seen[name]}")
+        candidate, n = name, 1
+        while candidate in taken:  # a repeat, or a name another's repeat already took
+            n += 1
+            candidate = f"{name}#{n}"
+        taken.add(candidate)
+        ids.append(candidate)
     return ids
 
 

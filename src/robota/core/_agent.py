@@ -216,6 +216,13 @@ class RunOptions(TypedDict, total=False):
             :class:`~robota.UsageLimitExceeded` rather than pass it (S31).
         guardrails: :class:`~robota.InputGuardrail` and :class:`~robota.OutputGuardrail`
             objects run after the agent's own (issue 29); tool guardrails belong to the agent.
+        fresh_conversation: Run in a conversation of its own — the system prompt, then this
+            input — as each ``Agent.as_tool`` call does: the agent's own history is neither
+            sent nor changed (S34), and ``result.messages`` holds what the run added. For a
+            layer above that runs an agent as one step of a larger task (``robota.agents``).
+            The run still takes its turn (S38). Misuse: :meth:`resume` restores an execution
+            into the agent's own conversation (S40), a fresh one's too — resume it on an agent
+            whose history is a prefix of it (a new agent built alike). Default: ``False``.
     """
 
     signal: AbortSignal | None
@@ -236,6 +243,7 @@ class RunOptions(TypedDict, total=False):
     lifecycle_hooks: bool
     limits: UsageLimits | None
     guardrails: Sequence[InputGuardrail | OutputGuardrail]
+    fresh_conversation: bool
 
 
 _RUN_OPTIONS: Final = frozenset(RunOptions.__annotations__)
@@ -247,6 +255,14 @@ def _check_lifecycle_hooks(value: object) -> bool:
     if not isinstance(value, bool):
         raise ConfigurationError(f"lifecycle_hooks must be True or False, got {value!r}")
     return value
+
+
+def _fresh(options: RunOptions, parent: Delegation | None) -> bool:
+    """Whether a run gets a conversation of its own (S34): an option, or a fresh delegation."""
+    value = options.get("fresh_conversation", False)
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"fresh_conversation must be True or False, got {value!r}")
+    return value or (parent is not None and parent.fresh)
 
 
 def _check_tool_choice(value: object) -> ToolChoice:
@@ -1121,6 +1137,7 @@ class Agent(DurableAgentMixin):
     def _settings(self, output: object, options: RunOptions) -> ExecutionSettings:
         if not _RUN_OPTIONS.issuperset(options):
             raise unknown_run_options(options, _RUN_OPTIONS)
+        _fresh(options, None)  # a bad value is refused before the run queues
         max_rounds = options.get("max_rounds")
         same = options.get("max_same_tool_inputs")
         tool_only = options.get("allow_tool_only_completion")
@@ -1253,8 +1270,7 @@ class Agent(DurableAgentMixin):
                 )
                 # Issue 29, S34: a fresh call runs in a conversation of its own; the agent's
                 # own history is left as it was (append-only), not replaced.
-                fresh = parent is not None and parent.fresh
-                store = self._new_store(()) if fresh else self._store
+                store = self._new_store(()) if _fresh(options, parent) else self._store
                 self._flush_reports(emitter)
                 execution = Execution(
                     settings,

@@ -14,7 +14,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_children import replayed, settled_children, state_owner
+from robota.core._agent_children import (
+    direct_resume,
+    not_resumable,
+    replayed,
+    settled_children,
+    state_owner,
+)
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -212,10 +218,11 @@ class DurableAgentMixin:
                 agent's runtime state differs; settle each item with :meth:`reconcile`. Nothing
                 ran and history was not touched.
             ExecutionLockedError: another writer holds the execution (raised at once).
-            ExecutionStateError: the execution is unknown, ``output=`` asks for another schema
-                than the execution was started with (code ``output_mismatch``; nothing ran), or
-                this agent's live history conflicts with the checkpoint (it is never
-                overwritten).
+            ExecutionStateError: the execution is unknown, or is a sub-agent's (code
+                ``subagent_execution``: resume its caller's execution instead), ``output=`` asks
+                for another schema than the execution was started with (code
+                ``output_mismatch``; nothing ran), or this agent's live history conflicts with
+                the checkpoint (it is never overwritten).
             StorageError: the journal failed.
             ConfigurationError: the agent has no journal.
         """
@@ -226,6 +233,9 @@ class DurableAgentMixin:
             raise ConfigurationError(
                 f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
             )
+        owner: object = await state_owner(self, journal, execution_id)
+        if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
+            raise direct_resume(execution_id, owner)
         return await self._continue_execution(
             journal,
             execution_id,
@@ -252,6 +262,41 @@ class DurableAgentMixin:
     ) -> RunResult[Any]:
         """:meth:`resume` in ``journal``; ``parent``: a journaled parent's sub-agent call."""
         run_signal = signal if signal is not None else AbortSignal()
+        running: list[bool] = []  # one item once the continuation's loop runs
+        try:
+            return await self._continued(
+                journal,
+                execution_id,
+                output,
+                run_signal,
+                (event_service, on_event, trace),
+                lifecycle_hooks,
+                parent,
+                running,
+            )
+        except Exception as exc:
+            # Issue 29, S40: a sub-agent that cannot be continued fails its caller's run.
+            control = (
+                None
+                if parent is None
+                else not_resumable(exc, execution_id, bool(running), run_signal)
+            )
+            if control is None:
+                raise
+            raise control from exc
+
+    async def _continued(
+        self,
+        journal: ExecutionJournal,
+        execution_id: str,
+        output: object,
+        run_signal: AbortSignal,
+        observers: tuple[EventService | None, Callable[[AgentEvent], None] | None, Any],
+        lifecycle_hooks: bool,
+        parent: Delegation | None,
+        running: list[bool],
+    ) -> RunResult[Any]:
+        event_service, on_event, trace = observers
         with AbortGuard(run_signal) as guard:
             await guard.call(self._acquire)
         try:
@@ -265,8 +310,10 @@ class DurableAgentMixin:
                 settings = replace(self._resumed_settings(recovery, output), trace=trace)
                 if not lifecycle_hooks:
                     settings = replace(settings, hooks=None)
-                replayed(recovery, self._tools)  # issue 29: a sub-agent call continues its run
-                require_settled(recovery, self._runtime_state(self._settings(None, {})))
+                current = self._runtime_state(self._settings(None, {}))
+                # Issue 29: a sub-agent call continues its run.
+                await replayed(journal, recovery, self._tools, current.tool_catalog_digest)
+                require_settled(recovery, current)
                 # Issue 29: what its settled sub-agent calls used, read before history changes.
                 recovery.children = await settled_children(journal, recovery, self._tools)
                 store = self._store
@@ -292,6 +339,7 @@ class DurableAgentMixin:
                     notify=parent.notify if parent is not None else None,
                     journal=JournalBinding(lease, recovery, journal),
                 )
+                running.append(True)
                 if parent is not None:
                     execution.ceiling = parent.gate  # S21: the ceiling, for this run only
                 try:

@@ -7,7 +7,7 @@ loop, with its own system prompt, tools and model. What the child inherits from 
 called it, always:
 
 * the run's abort signal (S23): aborting the parent interrupts the child, whose partial text
-  is recorded as the tool's result;
+  is recorded as the tool's result, marked as an error (the child did not finish);
 * the run's limits (issue 28): the child runs under what the parent has left
   (:meth:`~robota.UsageLimits.remaining`), never more, field by field tighter than its own;
   and under the parent's remaining round budget (sub-agents a run with limits calls in one batch
@@ -31,7 +31,8 @@ called it, always:
 
 On Temporal (``robota.temporal``) the child runs inside the parent's workflow: this tool stays
 in workflow code — everything above flows down unchanged — and the child's model calls and tool
-bodies are activities of the parent's run, so a worker crash repeats neither (S40).
+bodies are activities of the parent's run, so a worker crash repeats no completed model call
+and (with the workers' journal) no settled tool effect (S40).
 """
 
 from __future__ import annotations
@@ -228,7 +229,11 @@ class AgentTool(Tool):
     continues the child's execution, whose recorded model calls and settled effects are reused (a
     finished child answers with its recorded result, no model call). What the child's journal
     cannot prove raises :class:`~robota.ReconciliationRequired` naming the child's execution;
-    settle it with the caller's :meth:`~robota.Agent.reconcile`.
+    settle it with the caller's :meth:`~robota.Agent.reconcile`, then resume the caller's
+    execution (``resume`` of the child's own id is refused, code ``subagent_execution``). A
+    child execution that cannot be continued as things are (its live history conflicts, its
+    model chain changed) fails the caller's run (code ``subagent_not_resumable``) rather than
+    settling the call as a failure.
 
     A journaled child whose tool waits for an outside response does not suspend its caller yet:
     the caller's run fails with an :class:`~robota.ExecutionControlError` (code
@@ -352,7 +357,12 @@ class AgentTool(Tool):
                 _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)
         if result.status == "suspended":
-            raise _suspended(child.name, result)
+            raise _suspended(child.name, result, frame.journal is not None)
+        if result.status == "interrupted":
+            # S23: the partial text is recorded — as a call that did not finish, so a model
+            # reading it (after a resume, S40: it is the call's final outcome) never takes it
+            # for the child's answer.
+            return ToolResult(result.text, is_error=True)
         if self._output is not None and result.output is not None:
             return ToolResult(pydantic_core.to_json(result.output).decode(), view=result.output)
         return ToolResult(result.text)
@@ -371,16 +381,30 @@ def child_execution_id(parent: str, call_id: str) -> str:
     return f"sub_{digest.hexdigest()[:48]}"
 
 
-def _suspended(name: str, result: RunResult[Any]) -> ExecutionControlError:
-    """S40: a journaled child waits for an outside response; its caller cannot answer as it."""
+def _suspended(name: str, result: RunResult[Any], journaled: bool) -> ExecutionControlError:
+    """S40: a journaled child waits for an outside response; its caller cannot answer as it.
+
+    ``journaled``: the calling run is journaled (the child's execution is in its journal); else
+    the child journaled the call in a journal of its own, and the caller cannot be resumed.
+    """
     requests = ", ".join(r.id for r in result.pending_requests)
+    execution = result.execution_id
+    if journaled:
+        how = (
+            f"answer it with respond({execution!r}, <request id>, ...) on the calling agent, "
+            "then resume the calling execution"
+        )
+    else:
+        how = (
+            "and the calling run is not journaled, so it cannot be resumed: run the caller with "
+            "a journal (the child is then journaled in it), or answer and resume the child's "
+            "execution on the child agent itself, outside this run"
+        )
     return ExecutionControlError(
-        f"the agent {name!r} (execution {result.execution_id!r}) waits for an outside response "
-        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet: answer it "
-        f"with respond({result.execution_id!r}, <request id>, ...) on the calling agent, then "
-        "resume the calling execution",
+        f"the agent {name!r} (execution {execution!r}) waits for an outside response "
+        f"({requests}), which a sub-agent cannot pass to its caller as a suspension yet; {how}",
         code="subagent_suspended",
-        context={"execution_id": result.execution_id, "requests": requests},
+        context={"execution_id": execution, "requests": requests},
     )
 
 

@@ -49,7 +49,7 @@ from robota.sessions._records import (
 )
 from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
-from robota.sessions._turns import ended_turn, saved_turn
+from robota.sessions._turns import ended_turn, refuse_session_owned, saved_turn
 
 __all__ = ["Session", "list_sessions"]
 
@@ -313,7 +313,8 @@ class Session:
         """Run one turn: the agent answers ``input`` with the session's conversation before it.
 
         Options are :meth:`robota.Agent.run`'s (``output=``, ``signal=``, ``max_rounds=`` …)
-        except ``execution_id``, which the session chooses (``"<session id>/<turn number>"``
+        except ``fresh_conversation`` (a turn runs in the session's conversation) and
+        ``execution_id``, which the session chooses (``"<session id>/<turn number>"``
         for a journaled agent). The turn's messages are saved in one append when the run ends:
         ``complete`` or ``interrupted`` as the run returned, ``failed`` (with the messages the
         run had added, then the error re-raised) when it raised — ``abandoned``, adding nothing,
@@ -329,11 +330,7 @@ class Session:
             Any error of :meth:`robota.Agent.run`, after the failed turn was saved.
         """
         self._check_open()
-        if "execution_id" in options:
-            raise ConfigurationError(
-                "session.run() chooses each turn's execution id (<session id>/<turn>); "
-                "do not pass execution_id="
-            )
+        refuse_session_owned(options, "session.run()")
         user_content(input, "session.run()")  # a bad input fails before anything is written
         async with self._lock, await self._acquire() as lease:
             with self._hook_fields():
@@ -357,14 +354,10 @@ class Session:
 
         Raises:
             SessionStateError: the session is closed.
-            ConfigurationError: bad input, or ``execution_id=``.
+            ConfigurationError: bad input, or ``execution_id=`` or ``fresh_conversation=``.
         """
         self._check_open()
-        if "execution_id" in options:
-            raise ConfigurationError(
-                "session.run_stream() chooses each turn's execution id (<session id>/<turn>); "
-                "do not pass execution_id="
-            )
+        refuse_session_owned(options, "session.run_stream()")
         user_content(input, "session.run_stream()")
         options = dict(options)
         signal: AbortSignal | None = options.pop("signal", None)

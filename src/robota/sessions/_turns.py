@@ -2,18 +2,20 @@
 
 The one place a run's outcome becomes a :class:`~robota.sessions.TurnSaved`: its status
 (:data:`~robota.sessions.TurnStatus`), the messages it keeps, and the usage and cost it adds to
-the session's totals.
+the session's totals. Also the run options a turn refuses, since the session decides them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from robota.core import (
     AbortError,
     AssistantMessage,
+    ConfigurationError,
     HookBlockedError,
     Message,
     RunResult,
@@ -22,7 +24,7 @@ from robota.core import (
 )
 from robota.sessions._records import TurnSaved
 
-__all__ = ["ended_turn", "saved_turn", "spent"]
+__all__ = ["ended_turn", "refuse_session_owned", "saved_turn", "spent"]
 
 
 def saved_turn(number: int, result: RunResult[Any], execution_id: str | None) -> TurnSaved:
@@ -79,3 +81,17 @@ def spent(added: tuple[Message, ...]) -> tuple[Usage, float | None]:
         else:
             cost += price
     return usage, cost if known else None
+
+
+def refuse_session_owned(options: Mapping[str, Any], method: str) -> None:
+    """Refuse the run options a session decides itself (each turn's id and conversation)."""
+    if "execution_id" in options:
+        raise ConfigurationError(
+            f"{method} chooses each turn's execution id (<session id>/<turn>); do not pass "
+            "execution_id="
+        )
+    if "fresh_conversation" in options:
+        raise ConfigurationError(
+            f"{method} runs each turn in the session's conversation (S34); do not pass "
+            "fresh_conversation= (run the agent itself for a run apart from the session)"
+        )

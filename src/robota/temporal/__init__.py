@@ -21,9 +21,12 @@ workers turn their providers' SDK retries off (:meth:`robota.Provider.disable_sd
 Sub-agents and guardrails (issue 29): an agent used as a tool (``Agent.as_tool``) runs inside the
 parent's workflow — its delegation and its loop in workflow code, its model calls and tool bodies
 activities of the parent's run, addressed by its path below the registered agent — so a worker
-crash repeats no model call or tool effect of the child either; ``RunOutput.usage_by_agent``
-breaks the usage down. A plain-function guardrail check runs in the activity ``robota.guardrail``
-(:data:`GUARDRAIL`), a guardrail agent like a sub-agent; a trip is :class:`robota.GuardrailTripped`.
+crash repeats no completed model call of the child, nor (with the workers' journal) a settled
+tool effect; ``RunOutput.usage_by_agent`` breaks the usage down. A plain-function guardrail
+check runs in the activity ``robota.guardrail`` (:data:`GUARDRAIL`; a sync check in a thread,
+given JSON), a guardrail agent like a sub-agent; a trip is :class:`robota.GuardrailTripped`. A
+factory builds its sub-agents and guardrail agents fresh on every call: one it shares between
+calls is refused when a run starts.
 
 In workflow code (replayed, no I/O): the agent's factory, its permission gate and plugins. Refused
 when a run starts: an agent — or a sub-agent or guardrail agent below it — with its own journal,

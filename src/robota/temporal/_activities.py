@@ -42,6 +42,7 @@ from robota.core import (
     Provider,
     Tool,
     ToolCall,
+    ToolCallCheck,
     ToolContext,
     ToolMessage,
     ToolResult,
@@ -274,6 +275,9 @@ def _provider_failure(error: ProviderError, max_retry_after: object = None) -> A
     )
 
 
+_CHECKS: Final = frozenset({"check", "before", "after"})  # a guardrail's check attributes
+
+
 class _Heartbeat:
     """Heartbeats while the activity works, so a dead worker is noticed and a cancel arrives."""
 
@@ -356,12 +360,24 @@ class RobotaActivities:
         with _setup():
             check = GuardrailInput.decode(payload)
             guarded = self._registry.agent_at(check.agent, check.path)
-            function = getattr(guarded._guardrails[check.index], check.check)
+            guardrails = guarded._guardrails
+            entry = guardrails[check.index] if 0 <= check.index < len(guardrails) else None
+            function = getattr(entry, check.check, None) if check.check in _CHECKS else None
             if not callable(function) or isinstance(function, Agent):
                 raise ConfigurationError(f"guardrail {check.index} has no function {check.check}")
+        value = check.value
+        if check.ref is not None and isinstance(value, ToolCallCheck):
+            value = dataclasses.replace(value, result=await self._stored(check.ref))
         try:
             async with _Heartbeat():
-                verdict = function(check.value)
+                if inspect.iscoroutinefunction(function):
+                    verdict = await function(value)
+                else:
+                    # A sync check runs in a thread, like a sync tool body: one that blocks (a
+                    # moderation call through a blocking client) would stop the heartbeats —
+                    # the attempt would time out and the check run again — and stall the
+                    # worker's other activities.
+                    verdict = await asyncio.to_thread(function, value)
                 if inspect.isawaitable(verdict):
                     verdict = await verdict
         except Exception as error:  # noqa: BLE001 - the check's own failure fails the run
@@ -376,6 +392,31 @@ class RobotaActivities:
                 non_retryable=True,
             )
         return encode_verdict(verdict or GuardrailResult())
+
+    async def _stored(self, key: str) -> str:
+        """The content of a tool result stored aside in the journal (issue 29: a check's)."""
+        journal = self._journal
+        if journal is None:
+            raise ApplicationError(
+                "this check refers to a tool result stored in the execution journal, and this "
+                "worker has none: give every worker the same journal",
+                type=SETUP_FAILED,
+                non_retryable=True,
+            )
+        try:
+            settled = [r for r in await journal.read(key) if isinstance(r, EffectSettled)]
+        except StorageError as error:
+            raise ApplicationError(
+                f"the execution journal failed reading a stored tool result: {error.message}",
+                type="robota.StorageError",
+            ) from None
+        if not settled:
+            raise ApplicationError(
+                f"the stored tool result {key!r} is missing from the journal",
+                type="robota.StorageError",
+                non_retryable=True,
+            )
+        return settled[-1].content
 
     @activity.defn(name=TOOL_CALL)
     async def tool_call(self, payload: dict[str, Any]) -> dict[str, Any]:

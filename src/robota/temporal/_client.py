@@ -90,7 +90,8 @@ class RunState:
         status: ``"running"``, ``"awaiting_approval"``, ``"awaiting_reconciliation"`` or
             ``"done"``.
         text: The assistant text so far: every finished round's, then the live deltas of the
-            round in flight (poll it to stream).
+            round in flight (poll it to stream). The registered agent's own: a sub-agent's or
+            a guardrail agent's text is not part of it (issue 29).
         approvals: Asks waiting for :func:`approve`.
         reconciliation: Effects waiting for :func:`reconcile` (S40).
         rounds: Model calls made so far.

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, cast
 
+import pydantic_core
+
 from robota.core import (
     AgentUsage,
     GuardrailPhase,
@@ -370,6 +372,8 @@ class GuardrailInput:
         phase: Where it runs (the value's kind).
         value: The checked value: the input text, the final output (text or the structured
             JSON value) or a tool call (``tool_name``, ``arguments``, ``result``, ``is_error``).
+        ref: The journal key of a tool result stored aside (its ``result`` is then the marker
+            the workflow carries): the activity gives the check the stored content.
     """
 
     agent: str
@@ -378,9 +382,15 @@ class GuardrailInput:
     check: str
     phase: GuardrailPhase
     value: Any
+    ref: str | None = None
 
     def encode(self) -> dict[str, Any]:
-        """The payload (version 3)."""
+        """The payload (version 3).
+
+        The value as JSON: a structured output's JSON value (a typed sub-agent's object, say,
+        whose fields Temporal's own encoding could not carry: a ``Decimal``), a tool call's
+        arguments as JSON.
+        """
         value = self.value
         if isinstance(value, ToolCallCheck):
             value = {
@@ -389,6 +399,7 @@ class GuardrailInput:
                 "result": value.result,
                 "is_error": value.is_error,
             }
+        value = pydantic_core.to_jsonable_python(value, serialize_unknown=True)
         return {
             "v": 3,
             "agent": self.agent,
@@ -397,6 +408,7 @@ class GuardrailInput:
             "check": self.check,
             "phase": self.phase,
             "value": value,
+            **({"ref": self.ref} if self.ref is not None else {}),
         }
 
     @classmethod
@@ -422,6 +434,7 @@ class GuardrailInput:
             check=str(body["check"]),
             phase=phase,
             value=value,
+            ref=None if body.get("ref") is None else str(body["ref"]),
         )
 
 

@@ -92,11 +92,16 @@ def _problem(agent: Agent) -> str:
     return ""
 
 
-def check_runnable(agent: Agent, name: str) -> None:
+def check_runnable(agent: Agent, name: str, build: Callable[[], Agent] | None = None) -> None:
     """Refuse what cannot run in workflow code (it is replayed, and may do no I/O).
 
     The registered agent and every agent below it (sub-agents, guardrail agents) are checked.
+    With ``build`` (the agent's factory), an agent that has agents below it is built once more:
+    an agent object met in both builds was not built fresh by the factory (see
+    :func:`_check_fresh`).
     """
+    if build is not None and _children(agent):
+        _check_fresh(agent, build(), name)
     stack: list[tuple[Agent, tuple[str, ...]]] = [(agent, ())]
     seen: set[int] = set()
     while stack:
@@ -115,6 +120,39 @@ def check_runnable(agent: Agent, name: str) -> None:
                 f"the registered agent {name!r} nests sub-agents deeper than {_MAX_DEPTH}"
             )
         stack.extend((child, (*path, step)) for step, child in _children(current))
+
+
+def _tree(agent: Agent) -> dict[int, tuple[str, tuple[str, ...]]]:
+    """Every agent below ``agent``, by identity: its name and its first path."""
+    found: dict[int, tuple[str, tuple[str, ...]]] = {}
+    stack: list[tuple[Agent, tuple[str, ...]]] = [(agent, ())]
+    while stack:
+        current, path = stack.pop()
+        if id(current) in found or len(path) > _MAX_DEPTH:
+            continue
+        if path:
+            found[id(current)] = (current.name, path)
+        stack.extend((child, (*path, step)) for step, child in _children(current))
+    return found
+
+
+def _check_fresh(agent: Agent, again: Agent, name: str) -> None:
+    """Refuse a sub-agent (or guardrail agent) the factory hands every call (issue 29).
+
+    A run routes the agents below its agent (their providers and tools become activities'
+    stand-ins). An object the factory shares between calls would be routed by one run and
+    found routed by the next — and by the worker's own instance of the agent, where the
+    activities look for the real provider and tools — so nothing of it could run.
+    """
+    first = _tree(agent)
+    for key, (child, path) in _tree(again).items():
+        if key in first:
+            raise ConfigurationError(
+                f"the registered agent {name!r} cannot run on Temporal: its sub-agent "
+                f"{child!r} (at {'/'.join(path)}) is the same object on every call of the "
+                "factory; a factory must build its sub-agents and guardrail agents fresh on "
+                "every call (issue 29)"
+            )
 
 
 class Router:

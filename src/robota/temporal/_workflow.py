@@ -41,6 +41,7 @@ from robota.core import (
     ModelTexts,
     Provider,
     Tool,
+    ToolCallCheck,
     ToolContext,
     ToolMessage,
     ToolResult,
@@ -131,6 +132,9 @@ class _Run:
         self.committed: list[str] = []
         self.done: set[str] = set()  # stream keys whose round has committed
         self.live: dict[str, tuple[int, list[str]]] = {}  # stream key → (attempt, chunks)
+        # Issue 29: stream keys of sub-agents' and guardrail agents' model calls. Their text is
+        # theirs, not the run's (``text()``, the caller's live view), as a stream keeps it apart.
+        self.aside: set[str] = set()
         self.rounds = 0
         self.finished = False
         self.controller = AbortController()  # the run's abort: a Temporal cancel (S23)
@@ -157,7 +161,9 @@ class _Run:
         return self.controller.signal
 
     def text(self) -> str:
-        live = "".join("".join(chunks) for _, chunks in self.live.values())
+        live = "".join(
+            "".join(chunks) for key, (_, chunks) in self.live.items() if key not in self.aside
+        )
         return "".join(self.committed) + live
 
     def text_of(self, key: str) -> str:
@@ -167,7 +173,7 @@ class _Run:
     def commit(self, key: str, text: str) -> None:
         self.done.add(key)
         self.live.pop(key, None)
-        if text:
+        if text and key not in self.aside:
             self.committed.append(text)
 
     def activity_options(self, *, tool: bool) -> dict[str, Any]:
@@ -271,6 +277,8 @@ class _ActivityProvider(Provider):
     ) -> AsyncIterator[StreamEvent]:
         run = self._run
         stream = new_id("stream")
+        if self._path:
+            run.aside.add(stream)  # a sub-agent's text is not the run's (issue 29)
         payload: dict[str, Any] = {
             "agent": self._agent,
             "provider": self._real.name,
@@ -495,6 +503,11 @@ async def _check_in_activity(run: _Run, check: GuardrailInput, name: str) -> Gua
     Outside workflow code: the function may read the clock, call a service or fail like any
     code, and its verdict is recorded in the run's history, so a replay never runs it again.
     """
+    value = check.value
+    if isinstance(value, ToolCallCheck) and value.result is not None and value.result in run.refs:
+        # A result stored aside: the check reviews the stored content, not the marker (which
+        # a model call would resolve to that content, past the check).
+        check = replace(check, ref=run.refs[value.result])
     payload = check.encode()
     size = len(json.dumps(payload, default=str))
     if size > _MAX_OUTPUT_BYTES:
@@ -617,8 +630,9 @@ class RobotaAgentWorkflow:
 
     async def _turn(self, spec: RunInput) -> RunOutput:
         state = self._run
-        agent = _registry().build(spec.agent)
-        check_runnable(agent, spec.agent)
+        registry = _registry()
+        agent = registry.build(spec.agent)
+        check_runnable(agent, spec.agent, lambda: registry.build(spec.agent))
         state.texts = agent.texts
         # The whole tree (issue 29): the agent, its sub-agents and guardrail agents. Issue 28:
         # one owner of retries — each agent's RetryPolicy becomes its model-call activities'

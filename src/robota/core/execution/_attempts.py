@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -27,6 +27,7 @@ from robota.core._history import ConversationStore, PendingAssistant
 from robota.core._messages import AssistantMessage
 from robota.core._models import ContextWindow
 from robota.core._plugins import RunInfo
+from robota.core._pricing import estimate_cost
 from robota.core._run_events import RunEvent
 from robota.core._usage import Usage
 from robota.core.execution._fallback import candidate_refusal
@@ -45,7 +46,7 @@ from robota.core.execution._settings import ExecutionSettings
 from robota.core.execution._structured import OutputTransport, choose_output_transport
 from robota.core.providers._contract import ChatRequest
 
-__all__ = ["NO_USAGE", "AttemptsMixin", "add_usage"]
+__all__ = ["NO_USAGE", "AttemptsMixin", "add_usage", "charged_cost"]
 
 NO_USAGE: Final = Usage()  # a run's usage before its first response
 _NOTHING_USED: Final = Usage()  # a refused request's: attested, nothing generated
@@ -58,6 +59,28 @@ def add_usage(total: Usage, usage: Usage | None) -> Usage:
     # The first response's usage is the run's so far as it is: no second object per run.
     usage = usage or _UNREPORTED
     return usage if total is NO_USAGE else total + usage
+
+
+def charged_cost(
+    charges: Iterable[tuple[AssistantMessage, str]], model: str, unattested: bool
+) -> float | None:
+    """The USD cost of a run's model calls, each priced where it ran (S30); ``None`` if unknown.
+
+    ``charges``: each reply (discarded attempts' too) with the provider that answered it;
+    ``model``: for a reply that names none. Any unpriced model, or ``unattested`` (a dispatched
+    call whose usage was not reported or not attestable), makes the cost unknown: never a guess.
+    """
+    if unattested:
+        return None
+    total = 0.0
+    for message, by in charges:
+        if message.usage is None:
+            continue  # never dispatched (a diagnostic): nothing was charged
+        cost = estimate_cost(message.usage, message.model or model, provider=by)
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 class AttemptsMixin:

@@ -77,12 +77,11 @@ from robota.core._plugins import (
     RunInfo,
     call_plugin_hook,
 )
-from robota.core._pricing import estimate_cost
 from robota.core._run_events import MessageCommitted, RoundStarted, RunEvent
 from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace
 from robota.core.execution._attempts import NO_USAGE as _NO_USAGE
-from robota.core.execution._attempts import AttemptsMixin
+from robota.core.execution._attempts import AttemptsMixin, charged_cost
 from robota.core.execution._attempts import add_usage as _add_usage
 from robota.core.execution._cache import CachedResponse
 from robota.core.execution._guardrails import RunGuardrails
@@ -1461,23 +1460,12 @@ class Execution(AttemptsMixin):
         return Spend(usage, cost, self._rounds, self._executed, by_agent)
 
     def _cost(self, assistants: list[AssistantMessage]) -> float | None:
-        # Priced per answering model (S30). Any unpriced model, or a dispatched call whose usage
-        # was not reported or not attestable (partial), makes the cost unknown: never a guess.
-        if self._unattested:
-            return None
-        total = 0.0
+        # Priced per answering model (S30); unknown rather than guessed (charged_cost).
         provider = self.settings.provider.name
         answered = self._answered
         charges = [(m, answered.get(m.id, provider) if answered else provider) for m in assistants]
         charges.extend(self._charges)
-        for message, by in charges:
-            if message.usage is None:
-                continue  # never dispatched (a diagnostic): nothing was charged
-            cost = estimate_cost(message.usage, message.model or self.settings.model, provider=by)
-            if cost is None:
-                return None
-            total += cost
-        return total
+        return charged_cost(charges, self.settings.model, self._unattested)
 
 
 def commit_diagnostic(

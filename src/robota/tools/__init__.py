@@ -1,0 +1,137 @@
+"""``robota.tools``: built-in workspace tools, each a normal :class:`robota.Tool` (issue 30).
+
+Every name here is a factory: call it with the workspace root and get a tool bound to it, or
+take them all at once with :func:`builtin`::
+
+    agent = robota.Agent(
+        provider=...,
+        model=...,
+        tools=robota.tools.builtin(workspace="/path/to/project"),
+        tool_gate=robota.PermissionGate(
+            robota.PermissionPolicy(allow=["Read(src/**)"]),
+            robota.host.permission_context("/path/to/project"),
+        ),
+    )
+
+    reader = robota.tools.read_file(workspace="/path/to/project")  # one tool
+
+What is here today — the read-only tools:
+
+================  ========  ===============================================================
+factory           tool      what it does
+================  ========  ===============================================================
+:func:`read_file` ``Read``  numbered lines of a text file, a range at a time
+:func:`list_dir`  ``LS``    the entries of one directory
+:func:`glob`      ``Glob``  files whose path matches a glob (``**/*.py``)
+:func:`grep`      ``Grep``  lines matching a regular expression, with context
+================  ========  ===============================================================
+
+``edit_file``, ``write_file``, ``shell``, ``web_fetch`` and ``ask_user`` come next (issue 30);
+:func:`builtin` will return them too once they exist.
+
+The tool names (what the model calls and what permission rules name) are Claude Code's, so
+rules written for that settings format apply as written (``Read(src/**)``).
+Each tool declares risk ``inspect`` (S21) and scopes its rules to its ``path`` argument, read as
+a path (S12); judge rules from the same root the tools are bound to
+(:func:`robota.host.permission_context` with that workspace).
+
+What a path rule does not do today: a rule names one tool, so unlike Claude Code a
+``Read(...)`` deny does not reach ``Grep`` or ``Glob``; and ``Grep``/``Glob``/``LS`` rules judge
+the directory searched, not each file the walk meets, so ``Grep(secrets/**)`` denied still lets
+``Grep`` with ``path="."`` read ``secrets/``. To keep a subtree away from the model, deny
+``Grep`` and ``Glob`` outright (or list them only with ``ask``), or keep the subtree out of the
+workspace.
+
+Containment (S05): every path is judged by :func:`robota.host.is_path_inside` — links followed
+to where they lead, ``..`` and absolute paths included — and a path outside the root is refused;
+walks never follow a link; FIFOs, sockets and devices are refused without being opened for
+reading. This decides what the tools read; it is not a sandbox (see ``robota.host``'s S05 note).
+"""
+
+from __future__ import annotations
+
+import os
+
+import robota.core
+from robota.tools._grep import GrepTool
+from robota.tools._listing import GlobTool, ListDirTool
+from robota.tools._read import ReadFileTool
+from robota.tools._workspace import Workspace
+
+__all__ = ["builtin", "glob", "grep", "list_dir", "read_file"]
+
+WorkspaceRoot = str | os.PathLike[str]
+
+
+def read_file(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """A ``Read`` tool bound to ``workspace``: numbered lines of one text file.
+
+    Reads a range (``offset``/``limit`` in lines, 2,000 by default) in one streaming pass; caps
+    each answer at 100,000 characters and says where to continue; refuses binary files with the
+    reason; shows bytes that are not UTF-8 as U+FFFD.
+
+    Args:
+        workspace: The root directory; nothing outside it is read.
+        name: The tool's name, if not ``"Read"`` (permission rules name it).
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return ReadFileTool(Workspace(workspace), name=name)
+
+
+def list_dir(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """An ``LS`` tool bound to ``workspace``: the entries of one directory (links not followed).
+
+    Args:
+        workspace: The root directory; nothing outside it is listed.
+        name: The tool's name, if not ``"LS"``.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return ListDirTool(Workspace(workspace), name=name)
+
+
+def glob(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """A ``Glob`` tool bound to ``workspace``: files whose path matches a pattern.
+
+    ``.gitignore`` files are honoured and ``.git`` is skipped; at most 1,000 paths are listed.
+
+    Args:
+        workspace: The root directory; nothing outside it is searched.
+        name: The tool's name, if not ``"Glob"``.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return GlobTool(Workspace(workspace), name=name)
+
+
+def grep(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """A ``Grep`` tool bound to ``workspace``: lines matching a regular expression.
+
+    Answers like ``grep -rn`` (with optional context lines), honours ``.gitignore``, skips
+    binary files and files over 20 MB, and stops at a result cap (100 lines by default).
+
+    Args:
+        workspace: The root directory; nothing outside it is searched.
+        name: The tool's name, if not ``"Grep"``.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return GrepTool(Workspace(workspace), name=name)
+
+
+def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:
+    """Every built-in tool, bound to ``workspace``: today ``Read``, ``LS``, ``Glob``, ``Grep``.
+
+    The write, shell, web and ask-the-user tools join this list as they are built (issue 30);
+    pass the list to ``Agent(tools=...)``.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    root = Workspace(workspace)
+    return [ReadFileTool(root), ListDirTool(root), GlobTool(root), GrepTool(root)]

@@ -1,0 +1,63 @@
+"""What the read-only workspace tools share.
+
+The binding to a root, the S12/S21 declarations, and how a refusal reaches the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import abstractmethod
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import robota.core
+from robota.tools._workspace import Refused, Workspace
+
+__all__ = ["PATH_ARGUMENT", "WorkspaceTool"]
+
+#: S12: every read-only tool's permission patterns are scoped to its ``path`` argument, read as a
+#: path (``Read(src/**)``, ``Grep(**/.env)``), judged from the same workspace root.
+PATH_ARGUMENT = robota.core.PermissionArgument("path", "path")
+
+
+class WorkspaceTool(robota.core.Tool):
+    """A tool bound to one :class:`Workspace`; inspect-class (S21), scoped to ``path`` (S12).
+
+    The body runs in a worker thread (file I/O must not stall the event loop) and is asked to
+    stop between files once the run is aborted (S23). A :class:`Refused` becomes an error
+    result the model reads; any other failure propagates as the executor reports it.
+    """
+
+    tool_name: ClassVar[str]
+    tool_description: ClassVar[str]
+    tool_parameters: ClassVar[Mapping[str, Any]]
+
+    def __init__(self, workspace: Workspace, *, name: str | None = None) -> None:
+        super().__init__(
+            name or self.tool_name,
+            self.tool_description,
+            self.tool_parameters,
+            risk="inspect",
+            permission_argument=PATH_ARGUMENT,
+            source="robota.tools",
+            idempotent=True,
+        )
+        self.workspace = workspace
+
+    async def execute(
+        self, args: Mapping[str, Any], ctx: robota.core.ToolContext
+    ) -> robota.core.ToolResult:
+        signal = ctx.signal
+        try:
+            text = await asyncio.to_thread(self.run, args, lambda: signal.aborted)
+        except Refused as exc:
+            return robota.core.ToolResult(str(exc), is_error=True)
+        signal.throw_if_aborted()  # S23: an aborted walk's partial answer is not a result
+        return robota.core.ToolResult(text)
+
+    @abstractmethod
+    def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
+        """The tool's answer for validated ``args``; raise :class:`Refused` to refuse."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r} in {self.workspace.root!r}>"
