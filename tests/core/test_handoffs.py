@@ -633,3 +633,284 @@ async def test_s40_a_continuation_does_not_announce_a_replayed_handoff_again() -
     result = await triage.resume("e", on_event=again.append)
     assert result.agent == "billing"
     assert EventNames.HANDOFF not in [e.name for e in again]
+
+
+async def test_s34_an_input_filter_sees_what_the_model_is_sent_and_keeps_its_order() -> None:
+    # An interrupted reply of an earlier turn is sent annotated (a copy, not the stored message):
+    # the filter gets that copy, and nothing it replaced is sent again after what it kept.
+    seen: list[tuple[robota.Message, ...]] = []
+
+    def keep_all(messages: tuple[robota.Message, ...]) -> tuple[robota.Message, ...]:
+        seen.append(messages)
+        return messages
+
+    billing, billing_provider = _agent("billing", ["done"], system_prompt="Billing.")
+    triage, triage_provider = _agent(
+        "triage",
+        [[("transfer_to_billing", {})]],
+        handoffs=[Handoff(billing, input_filter=keep_all)],
+    )
+    await triage.replace_history(
+        [robota.UserMessage("first"), AssistantMessage("partial", state="interrupted")]
+    )
+    result = await triage.run("second")
+    assert result.agent == "billing"
+    before = triage_provider.requests[0].messages
+    sent = billing_provider.requests[0].messages
+    assert list(seen[0][:3]) == list(before)  # then the transfer call and its answer
+    assert _is_system(sent[0], "Billing.")
+    assert [m.content for m in sent[1:4]] == [m.content for m in before]
+    assert len(sent) == 6  # the head, the three before, the transfer call and its answer
+    assert sent[1:] == seen[0]
+
+
+def _with_helper(
+    journal: robota.ExecutionJournal, billing_turns: list[Any], helper_turns: list[Any]
+) -> tuple[Agent, ScriptedProvider]:
+    helper, helper_provider = _agent("helper", helper_turns)
+    billing, _ = _agent("billing", billing_turns, tools=[helper])
+    triage, _ = _agent(
+        "triage",
+        [ScriptedTurn("", [("transfer_to_billing", {})], usage=_usage(1, 1))],
+        handoffs=[billing],
+        journal=journal,
+    )
+    return triage, helper_provider
+
+
+@pytest.mark.parametrize(
+    ("kind", "nth", "written"),
+    [
+        # The receiver's sub-agent call settled (its effect is durable), the run not yet ended.
+        pytest.param("effect_settled", 2, True, id="after-the-sub-agent-call-settled"),
+        # The sub-agent's reply is durable in its own execution; its call has no result yet.
+        pytest.param("model_call_settled", 3, True, id="inside-the-sub-agent"),
+    ],
+)
+async def test_s40_a_receivers_sub_agent_is_resumed_and_charged_like_the_entry_agents(
+    kind: str, nth: int, written: bool
+) -> None:
+    # S40: a continuation counts what the receiver's sub-agent used before the crash, and
+    # continues its call instead of asking for reconciliation, exactly as for the entry agent's.
+    billing_turns: list[Any] = [
+        [("helper", {"input": "go"})],
+        ScriptedTurn("done", usage=_usage(20, 2)),
+    ]
+    helper_turns = [ScriptedTurn("helped", usage=_usage(7, 1))]
+    uncrashed, _ = _with_helper(InMemoryJournal(), billing_turns, helper_turns)
+    expected = await uncrashed.run("hi", execution_id="e")
+    inner = InMemoryJournal()
+    crash = crash_at(kind, nth=nth)
+    hooked = HookedJournal(inner, after=crash) if written else HookedJournal(inner, before=crash)
+    triage, _ = _with_helper(hooked, billing_turns, helper_turns)
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, helper_provider = _with_helper(inner, billing_turns[1:], [])
+    result = await triage.resume("e")
+    assert helper_provider.requests == []  # nothing of the sub-agent is repeated
+    assert (result.output, result.agent) == ("done", "billing")
+    assert result.usage == expected.usage
+    assert dict(result.usage_by_agent) == dict(expected.usage_by_agent)
+    assert "billing/helper" in result.usage_by_agent
+
+
+async def test_s03_a_receivers_modules_are_initialised_before_its_first_round() -> None:
+    # A module is initialised before the agent's first run; a receiver's first run may be
+    # the part of another agent's run it takes over, and its tools may need the module.
+    class Ledger(robota.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ready: list[str] = []
+
+        async def initialize(self, agent: object) -> None:
+            self.ready.append(getattr(agent, "name", "?"))
+
+    ledger = Ledger()
+    billing, _ = _agent("billing", ["done", "again"], modules=[ledger])
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("hi")
+    assert (result.output, result.agent) == ("done", "billing")
+    assert ledger.ready == ["billing"]
+    await billing.run("again")  # its own first run does not initialise it a second time
+    assert ledger.ready == ["billing"]
+
+
+async def test_s40_a_resume_after_the_handoff_does_not_move_the_receiver_to_the_entrys_fallback() -> (
+    None
+):
+    # Triage's primary failed and its fallback asked for the transfer; the process died once
+    # billing's first call was dispatched. Settled as not happened, the continuation makes that
+    # call again on billing's own model: the latest settled call (triage's fallback) is not
+    # billing's chain position (S40: continue on the entry the latest call *of this agent* used).
+    def build(
+        journal: robota.ExecutionJournal, primary: list[Any], backup: list[Any]
+    ) -> tuple[Agent, ScriptedProvider]:
+        billing, billing_provider = _agent("billing", ["done"])
+        triage = Agent(
+            "triage-model",
+            provider=ScriptedProvider(primary, name="triage-vendor"),
+            fallback=[ScriptedProvider(backup, name="backup-vendor")],
+            name="triage",
+            handoffs=[billing],
+            journal=journal,
+        )
+        return triage, billing_provider
+
+    inner = InMemoryJournal()
+    hooked = HookedJournal(inner, after=crash_at("model_call_started", nth=3))
+    triage, _ = build(hooked, [robota.RateLimitError("429")], [[("transfer_to_billing", {})]])
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, billing_provider = build(inner, [], [])
+    with pytest.raises(robota.ReconciliationRequired) as caught:
+        await triage.resume("e")
+    for item in caught.value.items:
+        await triage.reconcile("e", item.id, happened=False)
+    result = await triage.resume("e")
+    assert (result.output, result.agent, result.provider) == ("done", "billing", "billing-vendor")
+    assert len(billing_provider.requests) == 1
+
+
+async def test_s39_tool_only_completion_is_the_runs_setting_across_the_handoff() -> None:
+    # S18/S39: a run with output= never completes on tool results alone; a receiver built with
+    # allow_tool_only_completion=True does not change that (its empty reply gets the summary
+    # call, which answers with the value), and a run allowing it keeps allowing it.
+    class Answer(pydantic.BaseModel):
+        city: str
+
+    billing, billing_provider = _agent(
+        "billing",
+        [[("lookup_order", {})], "", '{"city": "Oslo"}'],
+        tools=[lookup_order],
+        allow_tool_only_completion=True,
+    )
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("where?", output=Answer)
+    assert (result.output, result.agent) == (Answer(city="Oslo"), "billing")
+    assert len(billing_provider.requests) == 3
+
+    billing, billing_provider = _agent("billing", [[("lookup_order", {})]], tools=[lookup_order])
+    triage, _ = _agent("triage", [[("transfer_to_billing", {})]], handoffs=[billing])
+    result = await triage.run("where?", allow_tool_only_completion=True, max_rounds=2)
+    assert (result.stop_reason, result.agent) == ("tool_only", "billing")
+    assert len(billing_provider.requests) == 1  # no summary call: the tool results are the answer
+
+
+def test_add_handoffs_refuses_a_handoff_to_the_agent_itself() -> None:
+    # A transfer to the agent already running the run would only spend the run's handoffs.
+    triage, _ = _agent("triage", [])
+    with pytest.raises(robota.ConfigurationError, match="cannot hand off to itself"):
+        triage.add_handoffs(Handoff(triage, tool_name="again"))
+    assert list(triage.tools) == []
+
+
+async def test_s40_a_continuation_filters_only_what_preceded_the_handoff() -> None:
+    # The filter applies to the conversation before the handoff; on a continuation the history
+    # holds the receiver's own calls too, and its model is sent them as the uncrashed run did.
+    def build(journal: robota.ExecutionJournal, billing_turns: list[Any]) -> tuple[Agent, Any]:
+        billing, billing_provider = _agent("billing", billing_turns, tools=[lookup_order])
+        triage, _ = _agent(
+            "triage",
+            [
+                [("lookup_order", {})],
+                ScriptedTurn("moving you", [("transfer_to_billing", {})]),
+            ],
+            tools=[lookup_order],
+            handoffs=[Handoff(billing, input_filter=Handoff.drop_tool_calls)],
+            journal=journal,
+        )
+        return triage, billing_provider
+
+    billing_turns: list[Any] = [[("lookup_order", {})], "done"]
+    triage, billing_provider = build(InMemoryJournal(), billing_turns)
+    await triage.run("hi", execution_id="e")
+    uncrashed = billing_provider.requests[1].messages
+    inner = InMemoryJournal()
+    # Killed once billing's own lookup settled (triage's lookup and the transfer settled first).
+    triage, _ = build(HookedJournal(inner, after=crash_at("effect_settled", nth=3)), billing_turns)
+    with pytest.raises(Crash):
+        await triage.run("hi", execution_id="e")
+    triage, billing_provider = build(inner, billing_turns[1:])
+    result = await triage.resume("e")
+    assert (result.output, result.agent) == ("done", "billing")
+    sent = billing_provider.requests[0].messages
+    assert [(type(m).__name__, m.content) for m in sent] == [
+        (type(m).__name__, m.content) for m in uncrashed
+    ]
+    assert [t.tool_name for t in _tool_results(sent)] == ["lookup_order"]  # billing's own
+
+
+async def test_s40_a_continuation_lists_each_sub_agent_under_the_agent_that_called_it() -> None:
+    # Triage called its helper, then handed off; the process died inside billing's part. The
+    # continuation charges the helper once, under triage (as the uncrashed run listed it).
+    def build(
+        journal: robota.ExecutionJournal, helper: list[Any], billing: list[Any], triage: list[Any]
+    ) -> Agent:
+        helper_agent, _ = _agent("helper", helper)
+        billing_agent, _ = _agent("billing", billing, tools=[lookup_order])
+        triage_agent, _ = _agent(
+            "triage", triage, tools=[helper_agent], handoffs=[billing_agent], journal=journal
+        )
+        return triage_agent
+
+    helper_turns = [ScriptedTurn("helped", usage=_usage(7, 1))]
+    billing_turns: list[Any] = [[("lookup_order", {})], "done"]
+    triage_turns: list[Any] = [[("helper", {"input": "x"})], [("transfer_to_billing", {})]]
+    uncrashed = await build(InMemoryJournal(), helper_turns, billing_turns, triage_turns).run(
+        "hi", execution_id="e"
+    )
+    inner = InMemoryJournal()
+    hooked = HookedJournal(inner, after=crash_at("effect_settled", nth=3))  # billing's lookup
+    with pytest.raises(Crash):
+        await build(hooked, helper_turns, billing_turns, triage_turns).run("hi", execution_id="e")
+    result = await build(inner, [], billing_turns[1:], []).resume("e")
+    assert result.agent == "billing"
+    assert dict(result.usage_by_agent) == dict(uncrashed.usage_by_agent)
+    assert result.usage_by_agent["triage/helper"].usage == _usage(7, 1)
+    assert result.usage == uncrashed.usage
+
+
+async def test_s31_a_receiver_whose_fallback_cannot_keep_the_cost_limit_is_not_transferred_to() -> (
+    None
+):
+    # S31/S30: every model of the receiver's chain may answer, so each needs a price under a
+    # cost limit — checked at the transfer, as for the entry agent's chain when its run starts.
+    robota.register_model_pricing(
+        "priced-model", input_per_million=1.0, output_per_million=1.0, replace=True
+    )
+    robota.register_model_pricing(
+        "frugal-model", input_per_million=1.0, output_per_million=1.0, replace=True
+    )
+    backup = ScriptedProvider(["never"], name="backup-vendor")
+    billing = Agent(
+        "priced-model",
+        provider=ScriptedProvider([robota.RateLimitError("429")], name="priced-vendor"),
+        fallback=[(backup, "unpriced-backup-model")],
+        name="billing",
+    )
+    triage, triage_provider = _agent(
+        "frugal", [[("transfer_to_billing", {})], "kept it"], handoffs=[billing]
+    )
+    result = await triage.run("hi", limits=UsageLimits(cost_usd=1.0))
+    assert (result.output, result.agent) == ("kept it", "frugal")
+    assert backup.requests == []
+    answer = triage_provider.requests[1].messages[-1]
+    assert answer.is_error
+    assert "unpriced-backup-model" in str(answer.content)
+
+
+@pytest.mark.parametrize("returned", [None, "some text", 3])
+async def test_an_input_filter_returning_no_message_list_fails_with_a_named_error(
+    returned: object,
+) -> None:
+    billing, billing_provider = _agent("billing", ["never"])
+    triage, _ = _agent(
+        "triage",
+        [[("transfer_to_billing", {})]],
+        system_prompt="Triage.",
+        handoffs=[Handoff(billing, input_filter=lambda messages: returned)],  # type: ignore[arg-type,return-value]
+    )
+    with pytest.raises(robota.ConfigurationError, match="must return a list of messages"):
+        await triage.run("hi")
+    assert billing_provider.requests == []
+    assert _is_system(triage.history[0], "Triage.")

@@ -1547,14 +1547,16 @@ class Agent(DurableAgentMixin):
         """Add handoffs after construction (issue 29): how two agents hand back to each other.
 
         Raises:
-            ConfigurationError: while a run is under way, or for a tool name the agent already
-                has.
+            ConfigurationError: while a run is under way, for a tool name the agent already
+                has, or for a handoff to the agent itself.
         """
         self._check_not_closed()
         if self._current is not None:
             raise ConfigurationError(f"agent {self._name!r} is running; add handoffs between runs")
         tools = transfers(handoffs, owner=self._name)
         for tool in tools:
+            if tool.handoff.agent is self:
+                raise ConfigurationError(f"agent {self._name!r} cannot hand off to itself")
             if tool.name in self._tools:
                 raise ConfigurationError(
                     f"agent {self._name!r} already has a tool named {tool.name!r}; give the "

@@ -17,6 +17,10 @@ for any execution: the parent's run fails with the child's
 :class:`~robota.ReconciliationRequired` (its ``execution_id`` is the child's), the host settles
 the items through the parent agent's :meth:`~robota.Agent.reconcile`, and resumes the parent.
 
+A run that handed off (:class:`~robota.Handoff`) calls its receivers' agent tools too: every
+look-up here searches the agent's tools, then those of each agent reachable through its handoffs
+(nearest first), so a receiver's sub-agent is continued and charged like the entry agent's.
+
 Leases: each execution has its own, so the child's never waits for the parent's (S10).
 
 A child execution that cannot be continued as things are — this agent's live history conflicts
@@ -34,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from robota.core._abort import is_abort
 from robota.core._agent_tool import AgentTool, child_execution_id
 from robota.core._errors import ConfigurationError, ExecutionControlError
+from robota.core._handoff import TransferTool
 from robota.core._limits import UsageLimits
 from robota.core._messages import AssistantMessage
 from robota.core.execution._attempts import NO_USAGE, add_usage, charged_cost
@@ -156,8 +161,34 @@ def not_resumable(
     )
 
 
+def _chain(tools: ToolRegistry) -> list[ToolRegistry]:
+    """``tools``, then the tools of every agent its handoffs reach, nearest first (issue 29)."""
+    found: list[ToolRegistry] = []
+    queue, seen = [tools], {id(tools)}
+    while queue:
+        current = queue.pop(0)
+        found.append(current)
+        for tool in current:
+            if isinstance(tool, TransferTool):
+                receiver: ToolRegistry = tool.handoff.agent._tools
+                if id(receiver) not in seen:
+                    seen.add(id(receiver))
+                    queue.append(receiver)
+    return found
+
+
+def _tool(tools: ToolRegistry, name: str) -> object:
+    """The tool ``name`` among ``tools`` or, after a handoff, a receiver's (nearest first)."""
+    for registry in _chain(tools):
+        tool = registry.get(name)
+        if tool is not None:
+            return tool
+    return None
+
+
 def _agent_tool(tools: ToolRegistry, name: str | None) -> AgentTool | None:
-    tool = tools.get(name) if name is not None else None
+    """The agent tool ``name`` among ``tools`` or, after a handoff, a receiver's tools."""
+    tool = _tool(tools, name) if name is not None else None
     return tool if isinstance(tool, AgentTool) else None
 
 
@@ -193,19 +224,20 @@ async def _child_started(
 
 async def settled_children(
     journal: ExecutionJournal, recovery: Recovery, tools: ToolRegistry | None
-) -> list[Spend]:
+) -> list[tuple[str, Spend]]:
     """What each sub-agent call ``recovery`` settled used, from the child's own journal.
 
     A call of a tool ``tools`` no longer has (the host accepted a changed catalog; ``None``: the
     calling agent itself is unknown) may have been a sub-agent's: its child execution is looked
-    for too, so what it used is not lost to the limits (S40).
+    for too, so what it used is not lost to the limits (S40). Each comes with its call's key, so
+    a continuation lists it under the agent that made the call (a handoff's, issue 29).
     """
-    spends: list[Spend] = []
+    spends: list[tuple[str, Spend]] = []
     for effect in recovery.effects.values():
         started = effect.started
         if effect.state != "settled" or started is None:
             continue
-        known = tools.get(started.tool_name) if tools is not None else None
+        known = _tool(tools, started.tool_name) if tools is not None else None
         if known is not None and not isinstance(known, AgentTool):
             continue
         child_id = child_execution_id(recovery.execution_id, started.call_id)
@@ -215,7 +247,8 @@ async def settled_children(
         below: ToolRegistry | None = None
         if isinstance(known, AgentTool):
             below = known.agent._tools  # type: ignore[attr-defined]
-        spends.append(await _spend_of(journal, recover(child_id, records), below))
+        spend = await _spend_of(journal, recover(child_id, records), below)
+        spends.append((effect.call_key, spend))
     return spends
 
 
@@ -250,7 +283,7 @@ async def _spend_of(
     cost = charged_cost(charges, state.model, recovery.unattested)
     ledger = SubagentLedger()
     requests, tool_calls = budget.requests, budget.tool_calls
-    for spend in await settled_children(journal, recovery, tools):
+    for _, spend in await settled_children(journal, recovery, tools):
         ledger.add(spend.usage, spend.cost, spend.by_agent)
         requests += spend.requests
         tool_calls += spend.tool_calls
@@ -283,9 +316,13 @@ async def state_owner(agent: Any, journal: ExecutionJournal, execution_id: str) 
         if current is not agent and current.name == name:
             return current
         for tool in current._tools:
-            if isinstance(tool, AgentTool) and id(tool.agent) not in seen:
-                seen.add(id(tool.agent))
-                queue.append(tool.agent)
+            # A handoff's receiver runs in the caller's execution; its sub-agents are below it.
+            below = tool.agent if isinstance(tool, AgentTool) else None
+            if isinstance(tool, TransferTool):
+                below = tool.handoff.agent
+            if below is not None and id(below) not in seen:
+                seen.add(id(below))
+                queue.append(below)
     return agent
 
 

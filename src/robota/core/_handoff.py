@@ -67,7 +67,8 @@ class Handoff:
     effort, model settings and texts. The run keeps, across agents: its conversation (the entry
     agent's history holds the whole run, and the entry agent's own prompt is its head again when
     the run ends), abort signal (S23), usage limits and round budget, the structured output it
-    asked for (the receiver's final reply is validated against the run's ``output=``, S18), its
+    asked for (the receiver's final reply is validated against the run's ``output=``, S18) and
+    whether a turn may complete on tool results alone (S39), its
     lifecycle hooks, guardrails and plugins, its trace (S27), its event services, and the gate of
     the agent the run started on, as a ceiling every receiver's call passes too (S21). Run
     options that tune the model (``effort=``, ``settings=``, ``retry=``, ``native_tools=``)
@@ -75,8 +76,9 @@ class Handoff:
     to continue the next turn with it, give it the conversation
     (``await receiver.replace_history(entry.history)``). Nor are its lifecycle hooks, input and
     output guardrails, plugins or ``journal=`` used: those are the run's, the entry agent's (its
-    tool guardrails do apply: they wrap its tool gate). A ``tool_search`` it makes loads its
-    deferred tools (S19) as in its own runs.
+    tool guardrails do apply: they wrap its tool gate). It is readied as for its own first run
+    (modules and plugins initialised, tool sources started) before its first round. A
+    ``tool_search`` it makes loads its deferred tools (S19) as in its own runs.
 
     Args:
         agent: The agent that takes the run over.
@@ -216,8 +218,10 @@ def _accept(run: Execution, handoff: Handoff) -> None:
         state = run.handoffs = RunHandoffs(run)
     own = receiver._settings(None, {})
     limits = run.settings.limits
-    check_priced(limits, own.model, own.provider.name)  # S31: the run's limits hold for it too
-    check_capped(limits, own.provider, own.model)
+    # S31/S30: the run's limits hold for it too — for every model of its chain, which may answer.
+    for provider, model in ((own.provider, own.model), *own.fallback_pairs()):
+        check_priced(limits, model, provider.name)
+        check_capped(limits, provider, model)
     executor = receiver._executor
     above = state.entry_gate
     ceiling = None
@@ -234,7 +238,8 @@ def _accept(run: Execution, handoff: Handoff) -> None:
         system_prompt=receiver.system_prompt,
         service=receiver._event_service,
         input_filter=handoff.input_filter,
-        prepare=receiver._start_sources if receiver._sources else None,
+        # S03/S41: its modules initialised and tool sources started, as before its own runs.
+        prepare=receiver._ensure_initialized,
     )
 
 

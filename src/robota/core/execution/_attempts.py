@@ -215,15 +215,19 @@ class AttemptsMixin:
         self._window = None
         await self._resolve_window()
 
-    def _resume_model(self, recovery: Recovery) -> None:
-        """S40: continue on the chain entry the latest settled call used; never guess another."""
+    def _resume_model(self, recovery: Recovery, *, handed_on: bool = False) -> None:
+        """S40: continue on the chain entry the latest settled call used; never guess another.
+
+        ``handed_on``: that call was made by an agent the run handed off from (issue 29); the
+        active agent's own chain starts at its first entry, as after a live handoff.
+        """
         if recovery.answered:
             self._answered = {**self._answered, **recovery.answered}
         for message, by in recovery.discarded:
             self._usage = add_usage(self._usage, message.usage)
             self._charges = (*self._charges, (message, by or self.settings.provider.name))
         provider, index = recovery.answered_by
-        if not index:
+        if not index or handed_on:
             return
         calls = self._calls
         if calls is None:

@@ -11,7 +11,8 @@ configuration:
   texts, response cache; the owner path of events (S33: ``…/execution/<id>/agent/<receiver>``);
 * kept, for the whole run across agents — the conversation (append-only, S34: an
   ``input_filter`` changes only what the receiver's model is sent), the abort signal (S23), the
-  usage limits and round budget, the structured output requested (S18), the lifecycle hooks and
+  usage limits and round budget, the structured output requested (S18) and whether a turn may
+  complete on tool results alone (S39), the lifecycle hooks and
   guardrails, the plugins, the trace (S27), the identical-input guard (S39) and the entry agent's
   gate, which stays the ceiling of every receiver's calls (S21).
 
@@ -27,7 +28,7 @@ handoffs its history proves before the loop picks the execution up.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
 
@@ -55,6 +56,7 @@ from robota.core.providers._settings import NO_SETTINGS
 
 if TYPE_CHECKING:
     from robota.core._history import ConversationStore
+    from robota.core.execution._journal import ModelCallSettled
     from robota.core.execution._loop import Execution
     from robota.core.tools._executor import ToolExecutionService, ToolGate
 
@@ -78,7 +80,7 @@ class Transfer:
         system_prompt: The receiver's prompt, the conversation's head from now on (S35).
         service: The receiver's own event service, told of the run from now on.
         input_filter: Rewrites what the receiver's model is sent of the history so far.
-        prepare: Starts the receiver's tool sources before its first round.
+        prepare: Readies the receiver before its first round (modules, tool sources: S03, S41).
     """
 
     name: str
@@ -130,8 +132,9 @@ class RunHandoffs:
         self._added_at: list[int] = []  # where each later segment starts in the run's messages
         self._charges_at: list[int] = []  # … and in its discarded attempts' charges
         # The filtered history a receiver's model is sent instead of what precedes the handoff:
-        # (the messages it replaces, by identity; what is sent in their place).
-        self._view: tuple[frozenset[int], tuple[Message, ...]] | None = None
+        # (the messages it replaces, by identity; what is sent in their place; the replaced
+        # messages themselves, held so no identity is reused while a trimmed history drops them).
+        self._view: tuple[frozenset[int], tuple[Message, ...], tuple[Message, ...]] | None = None
 
     @property
     def entry_gate(self) -> ToolGate | None:
@@ -167,6 +170,7 @@ class RunHandoffs:
             max_rounds=old.max_rounds,
             tool_choice=old.tool_choice,
             max_same_tool_inputs=old.max_same_tool_inputs,
+            allow_tool_only_completion=old.allow_tool_only_completion,  # S39, checked with S18
             context_floor=old.context_floor,
             structured=old.structured,
             trace=old.trace,
@@ -200,13 +204,42 @@ class RunHandoffs:
         run._unavailable_streak = 0
         store = run._store
         if transfer.input_filter is not None:
-            self._filter(store, transfer.input_filter)
+            # A continuation's history holds what followed the handoff too: left unfiltered.
+            self._filter(store, transfer.input_filter, len(run._added) - end)
         store.set_system_prompt(transfer.system_prompt)  # S35: the receiver's prompt is the head
         if transfer.prepare is not None:
             await transfer.prepare()
         run._window = None
         await run._resolve_window()
         return True
+
+    def before(self, run: Execution, settled: ModelCallSettled) -> bool:
+        """Whether a journaled model call was made by an agent the run has handed off from."""
+        if not self._added_at:
+            return False
+        reply = settled.message
+        return not any(m is reply for m in run._added[self._added_at[-1] :])
+
+    def ledger_of(self, run: Execution, reply: AssistantMessage | None) -> SubagentLedger | None:
+        """The sub-agent roll-up of the agent whose part of the run holds ``reply`` (S40).
+
+        ``None``: the active agent's (``run.subagents``). A continuation lists each sub-agent
+        call it charges again under the agent that made it.
+        """
+        if reply is None:
+            return None
+        bounds = [*self._added_at, len(run._added)]
+        for index, message in enumerate(run._added):
+            if message is reply:
+                segment = next(i for i, end in enumerate(bounds) if index < end)
+                if segment == len(self.segments):
+                    return None
+                name, ledger = self.segments[segment]
+                if ledger is None:
+                    ledger = SubagentLedger()
+                    self.segments[segment] = (name, ledger)
+                return ledger
+        return None
 
     def note(self, run: Execution, message: Message) -> None:
         """Let a receiver's tool catalog see what the run adds (S19: ``tool_search`` loads).
@@ -229,19 +262,30 @@ class RunHandoffs:
             services.append(transfer.service)
         return EventEmitter(services, (*base.owner_path, OwnerRef("agent", transfer.agent_id)))
 
-    def _filter(self, store: ConversationStore, input_filter: InputFilter) -> None:
-        """Apply ``input_filter`` to what precedes this handoff, for the model only (S34)."""
-        before = tuple(m for m in store.snapshot() if not isinstance(m, SystemMessage))
+    def _filter(self, store: ConversationStore, input_filter: InputFilter, after: int) -> None:
+        """Apply ``input_filter`` to what precedes this handoff, for the model only (S34).
+
+        ``after``: how many of the history's last messages follow the handoff (a continuation's).
+        """
+        # What the model is sent (an interrupted reply is sent as an annotated copy), so the
+        # filter reads that and :meth:`view` recognises, by identity, every message it replaced.
+        sent = [m for m in store.provider_snapshot() if not isinstance(m, SystemMessage)]
+        before = tuple(sent[: max(len(sent) - after, 0)])
         shown = self.view(before)  # an earlier handoff's filter stays applied under this one
-        kept = tuple(input_filter(tuple(shown)))
+        returned: object = input_filter(tuple(shown))  # a user's function: checked
+        if isinstance(returned, str | bytes) or not isinstance(returned, Iterable):
+            raise ConfigurationError(
+                f"a handoff's input_filter must return a list of messages, got {returned!r}"
+            )
+        kept = tuple(returned)
         _check_filtered(kept)
-        self._view = (frozenset(id(m) for m in before), kept)
+        self._view = (frozenset(id(m) for m in before), kept, before)
 
     def view(self, messages: Sequence[Message]) -> Sequence[Message]:
         """What the active agent's model is sent: the filtered history, then what followed."""
         if self._view is None:
             return messages
-        replaced, kept = self._view
+        replaced, kept, _ = self._view
         head = [m for m in messages[:1] if isinstance(m, SystemMessage)]
         rest = [m for m in messages if id(m) not in replaced and not isinstance(m, SystemMessage)]
         return (*head, *kept, *rest)

@@ -132,7 +132,9 @@ class Recovery:
             in history, but charged.
         answered: Reply id -> the provider that answered it, where recorded (S30).
         children: What the sub-agent runs whose calls the execution settled before it stopped
-            used (issue 29), read from their own journaled executions: charged once on resume.
+            used (issue 29), read from their own journaled executions: charged once on resume;
+            each with its call's key (``<model call id>#<index>``).
+        replies: Model call id -> its settled reply (the one in history).
     """
 
     started: ExecutionStarted
@@ -156,7 +158,8 @@ class Recovery:
     output: str | None = None
     discarded: list[tuple[AssistantMessage, str | None]] = field(default_factory=list)
     answered: dict[str, str] = field(default_factory=dict)
-    children: list[Spend] = field(default_factory=list)
+    children: list[tuple[str, Spend]] = field(default_factory=list)
+    replies: dict[str, AssistantMessage] = field(default_factory=dict)
 
     @property
     def answered_by(self) -> tuple[str | None, int]:
@@ -259,6 +262,7 @@ def recover(execution_id: str, records: Sequence[JournalRecord]) -> Recovery:
                     continue
                 history.append(record.message)
                 settled_calls.append((begun, record))
+                recovery.replies[record.call_id] = record.message
                 if record.provider is not None:
                     recovery.answered[record.message.id] = record.provider
             case EffectStarted():

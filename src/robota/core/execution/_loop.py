@@ -371,7 +371,12 @@ class Execution(AttemptsMixin):
         own = recovery.history[recovery.own_from :]
         self._added.extend(own)
         await replay(self, recovery)  # issue 29: the agent the execution had handed to (S40)
-        self._resume_model(recovery)
+        last = recovery.last_call
+        handoffs = self.handoffs
+        self._resume_model(
+            recovery,
+            handed_on=handoffs is not None and last is not None and handoffs.before(self, last[1]),
+        )
         settings = self.settings
         self._attempt = new_id("resume")
         if self._trace is not None:
@@ -397,8 +402,10 @@ class Execution(AttemptsMixin):
                     discarded=recovery.discarded,
                     answered=recovery.answered,
                 )
-            for spend in recovery.children:  # issue 29: sub-agent runs settled before a crash
-                charge(self, spend)
+            for key, spend in recovery.children:  # issue 29: sub-agent runs settled before
+                reply = recovery.replies.get(key.rpartition("#")[0])  # a crash, listed under
+                handoffs = self.handoffs  # the agent that called them (handoffs)
+                charge(self, spend, handoffs.ledger_of(self, reply) if handoffs else None)
             check_native_tools(settings.provider, settings.native_tools)
             self._attempts = recovery.attempts
             pending = recovery.pending_requests()

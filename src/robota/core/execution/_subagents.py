@@ -147,9 +147,13 @@ def roll_up(
     return usage + ledger.usage, _add_cost(cost, ledger.cost), own
 
 
-def charge(run: Execution, spend: Spend) -> None:
-    """Count one child run's spending as ``run``'s: its result's roll-up and its limits."""
-    ledger = run.subagents
+def charge(run: Execution, spend: Spend, ledger: SubagentLedger | None = None) -> None:
+    """Count one child run's spending as ``run``'s: its result's roll-up and its limits.
+
+    ``ledger``: the roll-up it is listed in, when not the active agent's (a handoff's, issue 29).
+    """
+    if ledger is None:
+        ledger = run.subagents
     if ledger is None:
         ledger = run.subagents = SubagentLedger()
     ledger.add(spend.usage, spend.cost, spend.by_agent)
