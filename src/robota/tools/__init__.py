@@ -42,11 +42,14 @@ the directory searched, not each file the walk meets, so ``Grep(secrets/**)`` de
 ``Grep`` and ``Glob`` outright (or list them only with ``ask``), or keep the subtree out of the
 workspace.
 
-Not yet bounded (issue 30, open): ``Grep``'s regular expression runs on Python's ``re`` in the
-agent's process, which cannot be interrupted — a pattern that backtracks badly (``(a+)+$``, or
-``a.*b`` over a multi-megabyte line) can hold the process, its event loop and Ctrl-C for a long
-time. Until the search runs in a child process with a time limit, offer ``Grep`` only to models
-and workspaces you trust with that, or leave it out of the tool list.
+Time-limited (issue 30): Python's ``re`` cannot be interrupted, so ``Grep`` runs its regular
+expression in a small child process (the standard library only, never ``robota``) that leads
+its own process group (S09). The agent's process walks the workspace and opens every file under
+the containment rules below, then streams the contents to the child over a pipe; the child never
+opens a path. A pattern that backtracks badly (``(a+)+$``, or ``a.*b`` over a multi-megabyte
+line) costs at most the search's time limit (30 s by default, ``grep(time_limit=...)``) — the
+group is killed and the model is told to simplify the pattern — and the run's abort kills the
+group at once (S23). The event loop and Ctrl-C stay responsive throughout.
 
 Containment (S05): every path is judged by :func:`robota.host.is_path_inside` — links followed
 to where they lead, ``..`` and absolute paths included — and a path outside the root is refused;
@@ -62,7 +65,7 @@ from __future__ import annotations
 import os
 
 import robota.core
-from robota.tools._grep import GrepTool
+from robota.tools._grep import DEFAULT_TIME_LIMIT, GrepTool
 from robota.tools._listing import GlobTool, ListDirTool
 from robota.tools._read import ReadFileTool
 from robota.tools._workspace import Workspace
@@ -117,21 +120,30 @@ def glob(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.To
     return GlobTool(Workspace(workspace), name=name)
 
 
-def grep(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+def grep(
+    *,
+    workspace: WorkspaceRoot,
+    name: str | None = None,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+) -> robota.core.Tool:
     """A ``Grep`` tool bound to ``workspace``: lines matching a regular expression.
 
     Answers like ``grep -rn`` (with optional context lines), honours ``.gitignore``, skips
     binary files and files over 20 MB, and stops at a result cap (100 lines by default) or at
-    100,000 characters.
+    100,000 characters. The regular expression runs in a child process that is killed when the
+    whole search passes ``time_limit`` (the model is told the pattern took too long) or when
+    the run is aborted (S23).
 
     Args:
         workspace: The root directory; nothing outside it is searched.
         name: The tool's name, if not ``"Grep"``.
+        time_limit: Seconds the whole search may take (default 30).
 
     Raises:
-        ValueError: ``workspace`` is not an existing directory.
+        ValueError: ``workspace`` is not an existing directory, or ``time_limit`` is not
+            positive.
     """
-    return GrepTool(Workspace(workspace), name=name)
+    return GrepTool(Workspace(workspace), name=name, time_limit=time_limit)
 
 
 def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:

@@ -2,25 +2,43 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import os
 import re
+import signal as signals
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
+import robota.core
+import robota.host
 from robota.tools._base import WorkspaceTool
+from robota.tools._grep_child import HEADER, MAX_OUTPUT_CHARS, RECORD
 from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk_batches
-from robota.tools._workspace import Refused, display, open_regular_at
+from robota.tools._workspace import Refused, Workspace, display, open_regular_at
 
-__all__ = ["DEFAULT_RESULTS", "MAX_FILE_BYTES", "MAX_OUTPUT_CHARS", "MAX_RESULTS", "GrepTool"]
+__all__ = [
+    "DEFAULT_RESULTS",
+    "DEFAULT_TIME_LIMIT",
+    "MAX_FILE_BYTES",
+    "MAX_OUTPUT_CHARS",
+    "MAX_RESULTS",
+    "GrepTool",
+]
 
 DEFAULT_RESULTS: Final = 100
 MAX_RESULTS: Final = 1000
 MAX_CONTEXT: Final = 10
 MAX_FILE_BYTES: Final = 20 * 1024 * 1024
-MAX_OUTPUT_CHARS: Final = 100_000
-_MAX_LINE_CHARS: Final = 500
-_SNIFF: Final = 8192
+#: Seconds a whole search may take before its child is killed (issue 30: ``re`` cannot be
+#: interrupted, so a pattern that backtracks badly is stopped from outside).
+DEFAULT_TIME_LIMIT: Final = 30.0
+_CHUNK: Final = 256 * 1024  # bytes buffered before a write to the child
+# Run by path, without importing robota (see its docstring).
+_CHILD: Final = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_grep_child.py")
 
 
 class GrepTool(WorkspaceTool):
@@ -72,11 +90,44 @@ class GrepTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        name: str | None = None,
+        time_limit: float = DEFAULT_TIME_LIMIT,
+    ) -> None:
+        if not time_limit > 0:
+            raise ValueError(f"time_limit must be a positive number of seconds, got {time_limit!r}")
+        super().__init__(workspace, name=name)
+        self.time_limit = time_limit
+
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
-        pattern: str = args["pattern"]
-        flags = re.MULTILINE | (re.IGNORECASE if args.get("case_insensitive") else 0)
+        """The search outside an event loop (``execute`` is the tool's way in)."""
+        controller = robota.core.AbortController()
+
+        async def search() -> str:
+            return await self._search(args, controller.signal)
+
+        return asyncio.run(search())
+
+    async def execute(
+        self, args: Mapping[str, Any], ctx: robota.core.ToolContext
+    ) -> robota.core.ToolResult:
         try:
-            regex = re.compile(pattern.encode("utf-8", "surrogateescape"), flags)
+            text = await self._search(args, ctx.signal)
+        except Refused as exc:
+            ctx.signal.throw_if_aborted()  # S23: an abort is raised, not reported as a refusal
+            return robota.core.ToolResult(str(exc), is_error=True)
+        ctx.signal.throw_if_aborted()  # S23: an aborted search's partial answer is not a result
+        return robota.core.ToolResult(text)
+
+    async def _search(self, args: Mapping[str, Any], signal: robota.core.AbortSignal) -> str:
+        pattern: str = args["pattern"]
+        raw = pattern.encode("utf-8", "surrogateescape")
+        ignore_case = bool(args.get("case_insensitive"))
+        try:
+            re.compile(raw, re.MULTILINE | (re.IGNORECASE if ignore_case else 0))
         except re.error as exc:
             raise Refused(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
         only: Glob | None = None
@@ -85,73 +136,107 @@ class GrepTool(WorkspaceTool):
                 only = Glob(args["glob"].removeprefix("./"))
             except re.error as exc:
                 raise Refused(f"glob {args['glob']!r} cannot be read: {exc}") from None
-        context: int = args.get("context", 0)
-        cap: int = args.get("max_results", DEFAULT_RESULTS)
         workspace = self.workspace
-        top = workspace.resolve(args["path"])
+        top = await asyncio.to_thread(workspace.resolve, args["path"])
         base = workspace.relative(top)
-        search = _Search(regex, context, cap)
-        if os.path.isdir(top):
-            lead = "" if base == "." else base + "/"
-            rules = ignore_rules_above(workspace.root, top)
-            opened = workspace.open_dir(top, display(base))
+        header = json.dumps(
+            {
+                "pattern": raw.hex(),
+                "ignore_case": ignore_case,
+                "context": args.get("context", 0),
+                "cap": args.get("max_results", DEFAULT_RESULTS),
+            }
+        ).encode()
+        feed = _Feed(HEADER.pack(len(header)) + header)
+        report = await self._in_child(
+            feed, signal, lambda stop: _walk(workspace, top, base, only, feed, stop)
+        )
+        return _answer(report, feed.large, pattern, display(base))
+
+    async def _in_child(
+        self,
+        feed: _Feed,
+        signal: robota.core.AbortSignal,
+        body: Callable[[Callable[[], bool]], None],
+    ) -> dict[str, Any]:
+        """Run ``body`` (the walk feeding ``feed``) in a thread, the regex in a child (S09)."""
+        read_fd, write_fd = os.pipe()  # both close-on-exec; the child gets read_fd as stdin
+        try:
+            # S09: the child leads its own process group (its own session once children are
+            # isolated), so the deadline and the abort kill it with anything it started.
+            process = await robota.host.spawn(
+                sys.executable,
+                "-I",
+                _CHILD,
+                stdin=read_fd,  # stdout and stderr: pipes (spawn's default)
+                process_group=0,
+            )
+        except BaseException:
+            os.close(write_fd)
+            raise
+        finally:
+            os.close(read_fd)
+        feed.fd = write_fd
+        halted = False
+
+        def feeding() -> None:
             try:
-                for fd, prefix, names in walk_batches(opened, gitignore=rules, stop=stop):
-                    if not search.directory(fd, prefix, names, lead, only):
-                        break
+                body(lambda: halted or signal.aborted)
             finally:
-                os.close(opened)
-        else:
-            parent, name = os.path.split(top)
-            fd = workspace.open_dir(parent, display(base))
-            try:
-                search.file(fd, name, base, explicit=True)
-            finally:
-                os.close(fd)
-        return search.answer(pattern, display(base))
+                feed.close()
+
+        fed = asyncio.ensure_future(asyncio.to_thread(feeding))
+        answer = asyncio.ensure_future(process.communicate())
+        aborted = asyncio.ensure_future(signal.wait())
+        ending = "stopped"  # until the wait below says otherwise (a cancellation, say)
+        try:
+            done, _ = await asyncio.wait(
+                {answer, aborted}, timeout=self.time_limit, return_when=asyncio.FIRST_COMPLETED
+            )
+            if answer in done:
+                ending = "done"
+            elif aborted in done:
+                ending = "aborted"
+            else:
+                ending = "timeout"
+        finally:
+            aborted.cancel()
+            halted = True  # the walk stops at its next directory, whatever the ending
+            if ending != "done" and process.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signals.SIGKILL)  # S23: the whole group, at once
+            # The child's pipes close once it is dead, and the feeding thread's next write fails.
+            await asyncio.wait({answer, fed})
+        if ending == "aborted":
+            raise Refused("the search was stopped because the run was aborted")
+        if ending == "timeout":
+            raise Refused(
+                f"the pattern took too long: the search was stopped after {self.time_limit:g} "
+                "seconds. Simplify it (nested repetition such as `(a+)+`, or `.*` between two "
+                "literals on long lines, backtracks badly), or narrow the path or the glob"
+            )
+        fed.result()  # a refusal of an explicitly named file, or a failure of the walk
+        stdout, stderr = answer.result()
+        if process.returncode != 0:
+            detail = stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
+            raise Refused(f"the search failed (exit status {process.returncode}): {detail[0]}")
+        report: dict[str, Any] = json.loads(stdout)
+        return report
 
 
-class _Search:
-    __slots__ = (
-        "binary",
-        "cap",
-        "capped",
-        "chars",
-        "context",
-        "files",
-        "large",
-        "out",
-        "regex",
-        "shown",
-        "total",
-    )
+class _Feed:
+    """The parent's end of the pipe to the search child: one record per file opened (S05)."""
 
-    def __init__(self, regex: re.Pattern[bytes], context: int, cap: int) -> None:
-        self.regex = regex
-        self.context = context
-        self.cap = cap
-        self.out: list[str] = []
-        self.shown = 0
-        self.total = 0  # matching lines seen (the search stops once past the cap)
-        self.files = 0
-        self.binary = 0
+    __slots__ = ("broken", "buffer", "fd", "large")
+
+    def __init__(self, header: bytes) -> None:
+        self.fd = -1
+        self.buffer = bytearray(header)
         self.large = 0
-        self.chars = 0  # characters in `out`, newlines included
-        self.capped = False  # stopped at MAX_OUTPUT_CHARS
-
-    def directory(
-        self, fd: int, prefix: str, names: list[str], lead: str, only: Glob | None
-    ) -> bool:
-        """Search the files ``names`` of one walked directory; ``False`` to stop walking."""
-        for name in names:
-            if only is not None and not only.match(prefix + name):
-                continue
-            if not self.file(fd, name, lead + prefix + name):
-                return False
-        return True
+        self.broken = False  # the child has stopped reading (its cap passed, or it was killed)
 
     def file(self, dir_fd: int, name: str, path: str, *, explicit: bool = False) -> bool:
-        """Search one file; ``False`` once the cap is passed (stop walking)."""
+        """Open one file as the workspace allows and send it; ``False`` once the child is gone."""
         try:
             # A regular file's reads ignore O_NONBLOCK, and only regular files are read.
             fd, info = open_regular_at(name, path, dir_fd=dir_fd, blocking=False)
@@ -166,81 +251,96 @@ class _Search:
             data = _read_all(fd, info.st_size)
         finally:
             os.close(fd)
-        self.files += 1
-        if self.regex.search(data) is None:
-            return True
-        if b"\x00" in data[:_SNIFF]:
-            self.binary += 1
-            return True
-        return self._lines(path, data)
+        shown = display(path).encode("utf-8", "surrogateescape")
+        buffer = self.buffer
+        buffer += RECORD.pack(len(shown), len(data))
+        buffer += shown
+        if len(data) >= _CHUNK:
+            self._send(buffer)
+            buffer.clear()
+            self._send(data)
+        else:
+            buffer += data
+            if len(buffer) >= _CHUNK:
+                self._send(buffer)
+                buffer.clear()
+        return not self.broken
 
-    def _lines(self, path: str, data: bytes) -> bool:
-        lines = data.split(b"\n")
-        if lines and not lines[-1]:
-            lines.pop()
-        search = self.regex.search
-        hits = [i for i, line in enumerate(lines) if search(line) is not None]
-        if not hits:
-            return True  # the whole-file search matched across lines only
-        shown_path = display(path)
-        context = self.context
-        hit_set = frozenset(hits)
-        last_printed: int | None = None
-        out = self.out
-        group: list[str] = []
-        for i in hits:
-            self.total += 1
-            if self.shown >= self.cap:
-                return False
-            start = i - context if last_printed is None else max(i - context, last_printed + 1)
-            start = max(start, 0)
-            if context and out and (last_printed is None or start > last_printed + 1):
-                group.append("--")
-            group.extend(f"{shown_path}-{j + 1}-{_text(lines[j])}" for j in range(start, i))
-            group.append(f"{shown_path}:{i + 1}:{_text(lines[i])}")
-            last_printed = i
-            for j in range(i + 1, min(i + 1 + context, len(lines))):
-                if j in hit_set:
-                    break
-                group.append(f"{shown_path}-{j + 1}-{_text(lines[j])}")
-                last_printed = j
-            size = sum(len(text) for text in group) + len(group)
-            if self.chars + size > MAX_OUTPUT_CHARS and out:
-                self.capped = True  # one answer stays readable, whatever max_results allows
-                return False
-            out.extend(group)
-            group.clear()
-            self.chars += size
-            self.shown += 1
-        return True
+    def close(self) -> None:
+        """Send what is buffered and close the pipe: the child then answers."""
+        if self.buffer:
+            self._send(self.buffer)
+            self.buffer.clear()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
-    def answer(self, pattern: str, where: str) -> str:
-        skipped: list[str] = []
-        if self.binary:
-            skipped.append(f"{self.binary} binary files that match were skipped")
-        if self.large:
-            skipped.append(f"{self.large} files over {MAX_FILE_BYTES} bytes were skipped")
-        notes = [f"[{'; '.join(skipped)}]"] if skipped else []
-        if not self.out:
-            return "\n".join([f"No matches for {pattern!r} under {where!r}.", *notes])
-        if self.capped:
-            notes.append(
-                f"[output capped at {MAX_OUTPUT_CHARS} characters: {self.shown} matching lines "
-                "shown, more exist. Narrow the pattern, the path or the glob, or use less context]"
-            )
-        elif self.total > self.shown:
-            notes.append(
-                f"[result cap reached: {self.shown} matching lines shown, more exist. Narrow "
-                "the pattern, the path or the glob, or raise max_results]"
-            )
-        return "\n".join([*self.out, *notes])
+    def _send(self, data: bytes | bytearray) -> None:
+        if self.broken:
+            return
+        view = memoryview(data)
+        try:
+            while view:
+                view = view[os.write(self.fd, view) :]
+        except BrokenPipeError:
+            self.broken = True
+        finally:
+            view.release()
 
 
-def _text(line: bytes) -> str:
-    text = line.removesuffix(b"\r").decode("utf-8", "replace")
-    if len(text) > _MAX_LINE_CHARS:
-        return text[:_MAX_LINE_CHARS] + " …"
-    return text
+def _walk(
+    workspace: Workspace,
+    top: str,
+    base: str,
+    only: Glob | None,
+    feed: _Feed,
+    stop: Callable[[], bool],
+) -> None:
+    """Feed the files under ``top`` (or the file ``top``) to the child, in ``grep -r`` order."""
+    if os.path.isdir(top):
+        lead = "" if base == "." else base + "/"
+        rules = ignore_rules_above(workspace.root, top)
+        opened = workspace.open_dir(top, display(base))
+        try:
+            for fd, prefix, names in walk_batches(opened, gitignore=rules, stop=stop):
+                for name in names:
+                    if only is not None and not only.match(prefix + name):
+                        continue
+                    if not feed.file(fd, name, lead + prefix + name):
+                        return
+        finally:
+            os.close(opened)
+    else:
+        parent, name = os.path.split(top)
+        fd = workspace.open_dir(parent, display(base))
+        try:
+            feed.file(fd, name, base, explicit=True)
+        finally:
+            os.close(fd)
+
+
+def _answer(report: Mapping[str, Any], large: int, pattern: str, where: str) -> str:
+    out: list[str] = report["out"]
+    shown: int = report["shown"]
+    skipped: list[str] = []
+    if report["binary"]:
+        skipped.append(f"{report['binary']} binary files that match were skipped")
+    if large:
+        skipped.append(f"{large} files over {MAX_FILE_BYTES} bytes were skipped")
+    notes = [f"[{'; '.join(skipped)}]"] if skipped else []
+    if not out:
+        return "\n".join([f"No matches for {pattern!r} under {where!r}.", *notes])
+    if report["capped"]:
+        notes.append(
+            f"[output capped at {MAX_OUTPUT_CHARS} characters: {shown} matching lines "
+            "shown, more exist. Narrow the pattern, the path or the glob, or use less context]"
+        )
+    elif report["total"] > shown:
+        notes.append(
+            f"[result cap reached: {shown} matching lines shown, more exist. Narrow "
+            "the pattern, the path or the glob, or raise max_results]"
+        )
+    return "\n".join([*out, *notes])
 
 
 def _read_all(fd: int, size: int) -> bytes:
