@@ -54,7 +54,8 @@ class GrepTool(WorkspaceTool):
         "ignored by .gitignore, the .git directory, binary files and files over "
         f"{MAX_FILE_BYTES // (1024 * 1024)} MB are skipped; symbolic links are not followed. "
         "Narrow with `glob` (e.g. `**/*.py`). At most `max_results` matching lines are shown "
-        f"(default {DEFAULT_RESULTS}, at most {MAX_RESULTS})."
+        f"(default {DEFAULT_RESULTS}, at most {MAX_RESULTS}). The search is stopped at a "
+        "time limit, so avoid patterns that backtrack badly (nested repetition like `(a+)+`)."
     )
     tool_parameters: ClassVar[Mapping[str, Any]] = {
         "type": "object",
@@ -251,7 +252,10 @@ class _Feed:
             data = _read_all(fd, info.st_size)
         finally:
             os.close(fd)
-        shown = display(path).encode("utf-8", "surrogateescape")
+        try:
+            shown = path.encode("utf-8")
+        except UnicodeEncodeError:  # a name that is not UTF-8: shown as `\\xNN` (display)
+            shown = display(path).encode("utf-8")
         buffer = self.buffer
         buffer += RECORD.pack(len(shown), len(data))
         buffer += shown
