@@ -16,6 +16,8 @@ import textwrap
 
 import pytest
 
+import robota.tools
+
 _OUTER_TIMEOUT = 30.0
 _SRC = str(pathlib.Path(__file__).resolve().parents[2] / "src")
 
@@ -142,3 +144,9 @@ def test_an_ordinary_search_in_a_child_answers_as_before(workspace: pathlib.Path
     result = _run("PATTERN = 'needle'\n" + textwrap.dedent(script), workspace)
     assert result["error"] is False
     assert result["content"] == "a.txt:2:needle two\nb.txt:1:needle"
+
+
+@pytest.mark.parametrize("limit", [0.0, -1.0, float("nan")])
+def test_the_time_limit_must_be_positive(workspace: pathlib.Path, limit: float) -> None:
+    with pytest.raises(ValueError, match="time_limit"):
+        robota.tools.grep(workspace=workspace, time_limit=limit)
