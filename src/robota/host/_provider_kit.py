@@ -302,6 +302,7 @@ async def drive_stream(
                     reading=True,
                 )
             except StopAsyncIteration:
+                iterator = None  # read to its end: nothing is left suspended to finish
                 break
             _check_signal(signal)  # S23: nothing after an abort reaches the caller
             capture(NativePayload("stream_event", api, item, order=order))
