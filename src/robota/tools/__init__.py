@@ -15,7 +15,7 @@ take them all at once with :func:`builtin`::
 
     reader = robota.tools.read_file(workspace="/path/to/project")  # one tool
 
-What is here today — the read-only tools:
+What is here today — the read-only tools, and the shell:
 
 ================  ========  ===============================================================
 factory           tool      what it does
@@ -24,16 +24,22 @@ factory           tool      what it does
 :func:`list_dir`  ``LS``    the entries of one directory
 :func:`glob`      ``Glob``  files whose path matches a glob (``**/*.py``)
 :func:`grep`      ``Grep``  lines matching a regular expression, with context
+:func:`shell`     ``Bash``  a command line run by ``bash`` in the workspace root
 ================  ========  ===============================================================
 
-``edit_file``, ``write_file``, ``shell``, ``web_fetch`` and ``ask_user`` come next (issue 30);
+``edit_file``, ``write_file``, ``web_fetch`` and ``ask_user`` come next (issue 30);
 :func:`builtin` will return them too once they exist.
 
 The tool names (what the model calls and what permission rules name) are Claude Code's, so
 rules written for that settings format apply as written (``Read(src/**)``).
-Each tool declares risk ``inspect`` (S21) and scopes its rules to its ``path`` argument, read as
-a path (S12); judge rules from the same root the tools are bound to
-(:func:`robota.host.permission_context` with that workspace).
+Each read-only tool declares risk ``inspect`` (S21) and scopes its rules to its ``path``
+argument, read as a path (S12); judge rules from the same root the tools are bound to
+(:func:`robota.host.permission_context` with that workspace). ``Bash`` declares risk
+``execute`` and scopes its rules to its ``command`` argument, read as a command
+(``Bash(git status)``, ``Bash(npm run test:*)``, ``Bash(rm:*)``): the default mode asks before
+any command, except one the context's read-only classifier (S21,
+:func:`robota.host.is_read_only_command`) finds only reads inside the workspace, which runs
+without asking.
 
 What a path rule does not do today: a rule names one tool, so unlike Claude Code a
 ``Read(...)`` deny does not reach ``Grep`` or ``Glob``; and ``Grep``/``Glob``/``LS`` rules judge
@@ -58,19 +64,31 @@ so a link swapped in after the check is refused; a path starting with ``~`` is r
 read it as the home directory); walks never follow a link; FIFOs, sockets and devices are
 refused without being opened for reading. This decides what the tools read; it is not a
 sandbox (see ``robota.host``'s S05 note).
+
+The shell (``Bash``) is not contained by any of this: a command runs with the user's
+privileges and may ``cd /`` or read any file the user can. What keeps it in bounds is the
+permission gate (rules, the mode, the read-only classifier, the always-ask protections) and,
+where that is not enough, an OS sandbox around the whole agent (a container or a user
+namespace). What the tool itself guarantees: the command runs in its own process group (S09)
+that is killed at the time limit (SIGTERM, then SIGKILL) and at once on the run's abort (S23),
+background jobs included; stdin is empty; the environment carries only a short allow-list
+(``PATH``, ``HOME``, locale, ``TERM``, ``USER``, ``SHELL``, ``TMPDIR``, ``TZ``) plus what
+``shell(env=...)`` names, so the agent's API keys never reach it.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 import robota.core
 from robota.tools._grep import DEFAULT_TIME_LIMIT, GrepTool
 from robota.tools._listing import GlobTool, ListDirTool
 from robota.tools._read import ReadFileTool
+from robota.tools._shell import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, MAX_TIMEOUT, ShellTool
 from robota.tools._workspace import Workspace
 
-__all__ = ["builtin", "glob", "grep", "list_dir", "read_file"]
+__all__ = ["builtin", "glob", "grep", "list_dir", "read_file", "shell"]
 
 WorkspaceRoot = str | os.PathLike[str]
 
@@ -146,14 +164,74 @@ def grep(
     return GrepTool(Workspace(workspace), name=name, time_limit=time_limit)
 
 
-def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:
-    """Every built-in tool, bound to ``workspace``: today ``Read``, ``LS``, ``Glob``, ``Grep``.
+def shell(
+    *,
+    workspace: WorkspaceRoot,
+    name: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_timeout: float = MAX_TIMEOUT,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    env: Mapping[str, str] | None = None,
+) -> robota.core.Tool:
+    """A ``Bash`` tool bound to ``workspace``: runs ``bash -c COMMAND`` in the workspace root.
 
-    The write, shell, web and ask-the-user tools join this list as they are built (issue 30);
-    pass the list to ``Agent(tools=...)``.
+    The model passes ``command``, optionally ``timeout`` (seconds, lowered to ``max_timeout``)
+    and ``description``. The answer is stdout and stderr interleaved as written, ``(no
+    output)`` when there is none, then ``exit code N`` when the status is not 0 (an error
+    result, output included). Output past ``output_limit`` characters is cut in the middle
+    (head and tail kept, the cut said); bytes that are not UTF-8 show as U+FFFD.
+
+    Each call starts fresh in the workspace root: a ``cd`` or a variable does not carry over
+    to the next call. stdin is ``/dev/null``. The command leads its own process group (S09):
+    at the time limit the group gets SIGTERM, then SIGKILL two seconds later, and the result
+    says it timed out (an error, with the output so far); the run's abort kills the group at
+    once (S23); background jobs the command started (``&``) are killed when it ends. A
+    process that leaves the group (``setsid``, a daemon) is beyond reach.
+
+    Permissions (S12, S21): risk ``execute``, scoped to ``command`` read as a command, so
+    ``Bash(git status)`` / ``Bash(npm run test:*)`` rules apply; in the default mode every
+    command asks, except one the gate's read-only classifier clears
+    (:func:`robota.host.permission_context` wires :func:`robota.host.is_read_only_command`).
+    This is not containment: a command runs with the user's privileges and may ``cd /``; an
+    in-process check is not a sandbox — use an OS sandbox (a container, a user namespace)
+    where the gate is not enough.
+
+    Args:
+        workspace: The directory each command starts in.
+        name: The tool's name, if not ``"Bash"`` (permission rules name it).
+        timeout: Seconds a command may run when the model names no ``timeout`` (default 120).
+        max_timeout: The most seconds the model may ask for (default 600).
+        output_limit: Characters of output shown at most (default 30,000).
+        env: Variables to set for every command, on top of the inherited allow-list (``PATH``,
+            ``HOME``, ``LANG``/``LANGUAGE``/``LC_*``, ``TERM``, ``USER``, ``LOGNAME``,
+            ``SHELL``, ``TMPDIR``, ``TZ``). Nothing else of this process's environment passes —
+            never its API keys — but what ``env`` names passes as given, whatever its name:
+            naming a secret here is an explicit choice.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory; ``timeout`` is not positive
+            or exceeds ``max_timeout``; ``output_limit`` is below 100; ``env`` holds a name
+            that is not a variable name or a value that is not a string.
+    """
+    return ShellTool(
+        Workspace(workspace),
+        name=name,
+        timeout=timeout,
+        max_timeout=max_timeout,
+        output_limit=output_limit,
+        env=env,
+    )
+
+
+def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:
+    """Every built-in tool, bound to ``workspace``: ``Read``, ``LS``, ``Glob``, ``Grep``, ``Bash``.
+
+    The write, web and ask-the-user tools join this list as they are built (issue 30); pass
+    the list to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` (``Bash`` asks
+    before any command that is not read-only).
 
     Raises:
         ValueError: ``workspace`` is not an existing directory.
     """
     root = Workspace(workspace)
-    return [ReadFileTool(root), ListDirTool(root), GlobTool(root), GrepTool(root)]
+    return [ReadFileTool(root), ListDirTool(root), GlobTool(root), GrepTool(root), ShellTool(root)]

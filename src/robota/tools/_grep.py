@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
-import signal as signals
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
@@ -16,6 +14,7 @@ import robota.core
 import robota.host
 from robota.tools._base import WorkspaceTool
 from robota.tools._grep_child import HEADER, MAX_OUTPUT_CHARS, RECORD
+from robota.tools._group import kill_group
 from robota.tools._patterns import Glob
 from robota.tools._walk import ignore_rules_above, walk_batches
 from robota.tools._workspace import Refused, Workspace, display, open_regular_at
@@ -203,9 +202,8 @@ class GrepTool(WorkspaceTool):
         finally:
             aborted.cancel()
             halted = True  # the walk stops at its next directory, whatever the ending
-            if ending != "done" and process.returncode is None:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(process.pid, signals.SIGKILL)  # S23: the whole group, at once
+            if ending != "done":
+                kill_group(process)  # S23: the whole group, at once
             # The child's pipes close once it is dead, and the feeding thread's next write fails.
             await asyncio.wait({answer, fed})
         if ending == "aborted":
