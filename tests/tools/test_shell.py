@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import os
 import pathlib
+import signal
 import subprocess
+import sys
 import time
 from typing import Any
 
@@ -330,3 +332,48 @@ async def test_s12_an_allow_rule_lets_a_named_command_run(repo: pathlib.Path) ->
     assert results == ["(no output)"]
     assert asked == []
     assert (repo / "y").exists()
+
+
+async def test_a_process_that_leaves_the_group_is_reported_and_the_call_still_ends(
+    workspace: pathlib.Path,
+) -> None:
+    # S09's residual: `setsid` escapes the group and keeps the output open; the call ends
+    # anyway (a bounded wait) and says so rather than hanging.
+    tool = robota.tools.shell(workspace=workspace)
+    command = "setsid sh -c 'echo $$ > escaped.txt; exec sleep 30' & sleep 0.2; echo started"
+    result = await tool.execute(tool.validate_arguments({"command": command}), _context())
+    os.kill(int((workspace / "escaped.txt").read_text()), signal.SIGKILL)
+    assert isinstance(result, robota.ToolResult)
+    assert result.content.startswith("started\n")
+    assert "left the command's process group" in result.content
+
+
+_ISOLATED = """
+import asyncio, os, sys
+import robota, robota.host, robota.tools
+
+robota.host.isolate_children()
+tool = robota.tools.shell(workspace=sys.argv[1])
+args = tool.validate_arguments(
+    {"command": 'read -r s < /proc/$$/stat; set -- ${s##*) }; echo "$3 $4"'}
+)
+ctx = robota.ToolContext(signal=robota.AbortController().signal, call_id="c", tool_name="Bash")
+result = asyncio.run(tool.execute(args, ctx))
+print(result.content.strip(), os.getsid(0))
+"""
+
+
+def test_s09_with_children_isolated_the_command_leads_its_own_session(
+    workspace: pathlib.Path,
+) -> None:
+    # isolate_children() is process-wide and never turns off: run it in a process of its own.
+    done = subprocess.run(
+        [sys.executable, "-c", _ISOLATED, str(workspace)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    pgid, sid, ours = done.stdout.split()
+    assert pgid == sid  # the leader heads a session of its own, its group with it
+    assert sid != ours

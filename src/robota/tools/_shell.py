@@ -154,7 +154,14 @@ class ShellTool(robota.core.Tool):
         capture = _Capture(self.output_limit)
         ending, status = await self._run(command, limit, capture, ctx.signal)
         ctx.signal.throw_if_aborted()  # S23: an aborted command's output is not a result
-        return _result(capture.text(), ending, status, limit)
+        result = _result(capture.text(), ending, status, limit)
+        if not capture.held:
+            return result
+        return robota.core.ToolResult(
+            f"{result.content}\n[a process that left the command's process group (setsid, a "
+            "daemon) still holds its output open; it was not stopped]",
+            is_error=result.is_error,
+        )
 
     async def _run(
         self,
@@ -163,12 +170,15 @@ class ShellTool(robota.core.Tool):
         capture: _Capture,
         signal: robota.core.AbortSignal,
     ) -> tuple[Ending, int | None]:
-        # The leader's stdin: held open here until the group is dead (see _LEADER).
+        # The leader's stdin, held open here until the group is dead (see _LEADER), and the
+        # command's output, read here from a descriptor this call owns: a process that left
+        # the group (`setsid`) may keep the pipe open, and the call must still be able to end
+        # and close it. All four descriptors are close-on-exec; spawn hands the child its ends.
         hold_read, hold_write = os.pipe()
+        out_read, out_write = os.pipe()
         try:
             # S09: the leader heads its own group; the whole group is killed below, always.
-            # stdout (a pipe, spawn's default) carries the command's output, stderr merged;
-            # stderr (a pipe too) carries the leader's report of the exit status.
+            # Its stderr (a pipe, spawn's default) carries its report of the exit status.
             process = await robota.host.spawn(
                 "/bin/sh",
                 "-c",
@@ -176,30 +186,34 @@ class ShellTool(robota.core.Tool):
                 self.program,
                 command,
                 stdin=hold_read,
+                stdout=out_write,
                 cwd=self.workspace.root,
                 env=shell_env(self.env),
                 process_group=0,
             )
         except BaseException:
             os.close(hold_write)
+            os.close(out_read)
             raise
         finally:
             os.close(hold_read)
+            os.close(out_write)
         try:
-            return await self._watch(process, limit, capture, signal)
+            return await self._watch(process, out_read, limit, capture, signal)
         finally:
             os.close(hold_write)
+            os.close(out_read)
 
     async def _watch(
         self,
         process: _Child,
+        output: int,
         limit: float,
         capture: _Capture,
         signal: robota.core.AbortSignal,
     ) -> tuple[Ending, int | None]:
-        output, report = process.stdout, process.stderr
-        assert output is not None  # spawn's default for stdout and stderr: pipes
-        assert report is not None
+        report = process.stderr
+        assert report is not None  # spawn's default for stderr: a pipe
         reading = asyncio.ensure_future(_drain(output, capture))
         reported = asyncio.ensure_future(report.read())
         aborted = asyncio.ensure_future(signal.wait())
@@ -226,8 +240,11 @@ class ShellTool(robota.core.Tool):
             # Every writer in the group is dead, so the pipe ends; one that left the group
             # (`setsid`) may hold it open, so the wait is bounded.
             await asyncio.wait({reading, reported}, timeout=_DRAIN)
+            capture.held = not reading.done()
             reading.cancel()
             reported.cancel()
+            # The reader must have let go of the descriptor before the caller closes it.
+            await asyncio.wait({reading, reported})
             await process.wait()
         status: int | None = None
         if ending != "aborted" and reported.done() and not reported.cancelled():
@@ -244,11 +261,6 @@ class _Child(GroupLeader, Protocol):
     """
 
     @property
-    def stdout(self) -> asyncio.StreamReader | None:
-        """The command's output."""
-        ...
-
-    @property
     def stderr(self) -> asyncio.StreamReader | None:
         """The leader's report of the exit status."""
         ...
@@ -258,21 +270,42 @@ class _Child(GroupLeader, Protocol):
         ...
 
 
-async def _drain(stream: asyncio.StreamReader, capture: _Capture) -> None:
-    while chunk := await stream.read(_CHUNK):
+async def _drain(fd: int, capture: _Capture) -> None:
+    """Read ``fd`` to its end into ``capture``, never blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            ready = loop.create_future()
+            loop.add_reader(fd, _wake, ready)
+            try:
+                await ready
+            finally:
+                loop.remove_reader(fd)
+            continue
+        if not chunk:
+            return
         capture.add(chunk)
+
+
+def _wake(ready: asyncio.Future[None]) -> None:
+    if not ready.done():
+        ready.set_result(None)
 
 
 class _Capture:
     """The head and the tail of a command's output, within a bounded memory."""
 
-    __slots__ = ("head", "limit", "tail", "total")
+    __slots__ = ("head", "held", "limit", "tail", "total")
 
     def __init__(self, limit: int) -> None:
         self.limit = limit  # characters shown at most, head and tail together
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
+        self.held = False  # a process outside the group still held the output open at the end
 
     def add(self, chunk: bytes) -> None:
         self.total += len(chunk)
