@@ -239,10 +239,12 @@ class ShellTool(robota.core.Tool):
             kill_group(process)
             # Every writer in the group is dead, so the pipe ends; one that left the group
             # (`setsid`) may hold it open, so the wait is bounded.
-            await asyncio.wait({reading, reported}, timeout=_DRAIN)
-            capture.held = not reading.done()
-            reading.cancel()
-            reported.cancel()
+            try:
+                await asyncio.wait({reading, reported}, timeout=_DRAIN)
+            finally:  # a second cancellation here still stops the reader
+                capture.held = not reading.done()
+                reading.cancel()
+                reported.cancel()
             # The reader must have let go of the descriptor before the caller closes it.
             await asyncio.wait({reading, reported})
             await process.wait()
