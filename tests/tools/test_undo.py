@@ -3,6 +3,7 @@ and the two tools through a real agent, decided by permission rules (S12, S21)."
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import pathlib
 import stat
@@ -215,3 +216,38 @@ async def test_a_bad_model_argument_reaches_the_model_as_an_error(
     (bad,) = await _run(project, policy, [_edit("src/app.py")])
     assert "replace_all" in bad.content  # a string for a boolean: the schema refuses it
     assert (project / "src" / "app.py").read_text() == "print('app')\n"
+
+
+async def test_s21_a_write_into_a_trusted_location_asks_even_in_accept_edits(
+    project: pathlib.Path,
+) -> None:
+    policy = robota.PermissionPolicy(mode="accept_edits")
+    calls = [
+        ("Write", {"path": ".robota/settings.json", "content": "{}"}),
+        ("Write", {"path": "src/ok.py", "content": "ok = 1\n"}),
+    ]
+    trusted, ordinary = await _run(project, policy, calls)
+    assert "no one is attached" in trusted.content
+    assert not (project / ".robota").exists()
+    assert ordinary.content.startswith("Created src/ok.py")
+
+
+def test_changes_from_many_threads_are_all_undone(
+    workspace: pathlib.Path, tools: tuple[robota.Tool, robota.Tool], call: Call
+) -> None:
+    edit, _ = tools
+    for n in range(8):
+        (workspace / f"f{n}.txt").write_text(f"before {n}\n")
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(
+            pool.map(
+                lambda n: call(edit, path=f"f{n}.txt", old_string="before", new_string="after"),
+                range(8),
+            )
+        )
+    assert not any(result.is_error for result in results)
+    undone = [robota.tools.undo(workspace=workspace) for _ in range(8)]
+    assert sorted(u.path for u in undone if u is not None) == [f"f{n}.txt" for n in range(8)]
+    assert robota.tools.undo(workspace=workspace) is None
+    for n in range(8):
+        assert (workspace / f"f{n}.txt").read_text() == f"before {n}\n"

@@ -76,10 +76,10 @@ class _ChangeTool(robota.core.Tool):
             target = open_target(self.workspace, args["path"], create_parents=self.creates_parents)
             try:
                 existing = read_existing(target)
-                after, summary = self.new_bytes(target, existing, args)
+                after, summary, same = self.new_bytes(target, existing, args)
                 before = existing.data if existing is not None else None
                 mode = existing.mode if existing is not None else None
-                kept = keep(root, target, self.name, before, mode)  # S08: before the change
+                kept = keep(target, self.name, before, mode)  # S08: before the change
                 try:
                     replace_file(target, after, mode)
                 except OSError as exc:
@@ -93,7 +93,7 @@ class _ChangeTool(robota.core.Tool):
         old = before if before is not None else b""
         view = FileChange(
             target.shown,
-            unified_diff(target.shown, old, after, created=before is None),
+            unified_diff(target.shown, old, after, created=before is None, same=same),
             before is None,
         )
         return robota.core.ToolResult(summary, view=view)
@@ -103,8 +103,12 @@ class _ChangeTool(robota.core.Tool):
 
     def new_bytes(
         self, target: Target, existing: Existing | None, args: Mapping[str, Any]
-    ) -> tuple[bytes, str]:
-        """The file's new bytes and the confirmation for the model; raise Refused to refuse."""
+    ) -> tuple[bytes, str, tuple[int, int] | None]:
+        """The new bytes, the model's confirmation, and the bytes certainly kept at each end.
+
+        The last is ``(leading, trailing)`` byte counts, or ``None`` when not known. Raise
+        :class:`Refused` to refuse.
+        """
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -168,7 +172,7 @@ class EditTool(_ChangeTool):
 
     def new_bytes(
         self, target: Target, existing: Existing | None, args: Mapping[str, Any]
-    ) -> tuple[bytes, str]:
+    ) -> tuple[bytes, str, tuple[int, int] | None]:
         shown = target.shown
         if existing is None:
             raise Refused(f"{shown!r} does not exist; use Write to create a file")
@@ -181,7 +185,7 @@ class EditTool(_ChangeTool):
                 raise Refused("the patch changes nothing")
             start, end = changed_span(data, after)
             head = f"Edited {shown}: {hunks} hunk{'s' if hunks != 1 else ''} applied"
-            return after, head + "\n" + _snippet(after, start, end)
+            return after, head + "\n" + _snippet(after, start, end), (start, len(after) - end)
         old = args["old_string"].encode("utf-8", "surrogateescape")
         new = args["new_string"].encode("utf-8", "surrogateescape")
         count = data.count(old)
@@ -201,9 +205,10 @@ class EditTool(_ChangeTool):
                 "lines to make it unique, or pass `replace_all: true` to replace every one"
             )
         first = data.find(old)
+        tail = len(data) - data.rfind(old) - len(old)  # bytes after the last replacement
         after = data.replace(old, new)
         head = f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}"
-        return after, head + "\n" + _snippet(after, first, first + len(new))
+        return after, head + "\n" + _snippet(after, first, first + len(new)), (first, tail)
 
 
 class WriteTool(_ChangeTool):
@@ -226,17 +231,19 @@ class WriteTool(_ChangeTool):
         "additionalProperties": False,
     }
 
+    def check(self, args: Mapping[str, Any]) -> None:
+        # Before any parent directory is made.
+        size = len(args["content"].encode("utf-8", "surrogateescape"))
+        if size > MAX_FILE_BYTES:
+            raise Refused(f"the content is {size} bytes; at most {MAX_FILE_BYTES} are written")
+
     def new_bytes(
         self, target: Target, existing: Existing | None, args: Mapping[str, Any]
-    ) -> tuple[bytes, str]:
+    ) -> tuple[bytes, str, tuple[int, int] | None]:
         after = args["content"].encode("utf-8", "surrogateescape")
-        if len(after) > MAX_FILE_BYTES:
-            raise Refused(
-                f"the content is {len(after)} bytes; at most {MAX_FILE_BYTES} are written"
-            )
         lines = after.count(b"\n") + (1 if after and not after.endswith(b"\n") else 0)
         verb = "Created" if existing is None else "Wrote"
-        return after, f"{verb} {target.shown} ({lines} lines, {len(after)} bytes)"
+        return after, f"{verb} {target.shown} ({lines} lines, {len(after)} bytes)", None
 
 
 def _snippet(data: bytes, start: int, end: int) -> str:

@@ -168,14 +168,26 @@ def _mismatch(number: int, hunk: _Hunk, texts: list[bytes], position: int) -> st
     )
 
 
-def unified_diff(shown: str, before: bytes, after: bytes, *, created: bool) -> str:
+def unified_diff(
+    shown: str,
+    before: bytes,
+    after: bytes,
+    *,
+    created: bool,
+    same: tuple[int, int] | None = None,
+) -> str:
     """A unified diff from ``before`` to ``after`` for a user interface.
 
     Only the changed region (with 3 lines of context) is diffed, so a one-line edit of a 10 MB
-    file costs a scan for the first and last difference, not a diff of every line.
+    file costs a scan for the first and last difference, not a diff of every line. ``same``,
+    when the caller knows it: how many leading and trailing bytes the two certainly share (at
+    most the true lengths; the scan is skipped).
     """
-    start = _common_prefix(before, after)
-    end = _common_suffix(before, after, start)
+    if same is None:
+        start = _common_prefix(before, after)
+        end = _common_suffix(before, after, start)
+    else:
+        start, end = same
     start = before.rfind(b"\n", 0, start) + 1  # back to a line start
     head_line = before.count(b"\n", 0, start)
     for _ in range(_CONTEXT):

@@ -87,18 +87,18 @@ class _Registry:
         self.roots: dict[str, threading.Lock] = {}
         self.history: dict[str, list[_Change]] = {}
         self.scratch: robota.host.ProcessScopedDirectory | None = None
-        self.pid = os.getpid()
         self.numbers = itertools.count(1)
 
-    def forked(self) -> None:
-        # A forked child does not share its parent's scratch (it is removed when the parent
-        # exits) or its history: it starts its own.
-        if self.pid != os.getpid():
-            self.__init__()  # type: ignore[misc]
+    def reset(self) -> None:
+        """Start afresh, as a forked child must.
+
+        A child does not share its parent's scratch (removed when the parent exits), history
+        or locks (one may have been held by a thread the child does not have).
+        """
+        self.__init__()  # type: ignore[misc]
 
     def scratch_path(self) -> str:
         with self.lock:
-            self.forked()
             if self.scratch is None or self.scratch.removed:
                 state = _state_root()
                 with contextlib.suppress(Exception):  # a sweep is housekeeping only (S08)
@@ -108,6 +108,8 @@ class _Registry:
 
 
 _REGISTRY = _Registry()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REGISTRY.reset)
 
 
 def _state_root() -> str:
@@ -122,13 +124,12 @@ def _state_root() -> str:
 def root_lock(root: str) -> Iterator[None]:
     """Hold the lock of one workspace root: its changes and undos happen one at a time."""
     with _REGISTRY.lock:
-        _REGISTRY.forked()
         lock = _REGISTRY.roots.setdefault(root, threading.Lock())
     with lock:
         yield
 
 
-def keep(root: str, target: Target, tool: str, before: bytes | None, mode: int | None) -> _Change:
+def keep(target: Target, tool: str, before: bytes | None, mode: int | None) -> _Change:
     """Keep the pre-image of a change about to be made (S08); call :func:`commit` after it.
 
     Raises:
