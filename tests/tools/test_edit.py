@@ -279,3 +279,42 @@ def test_s21_edit_declares_modify_and_its_path_argument(edit: robota.Tool) -> No
     assert edit.name == "Edit"
     assert edit.risk == "modify"
     assert edit.permission_argument == robota.PermissionArgument("path", "path")
+
+
+def test_a_patch_as_models_write_it_applies(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    # An empty context line written as an empty line, a blank line between hunks, CRLF rows,
+    # a pure insertion, a deletion, and a form feed inside a line.
+    (workspace / "a.py").write_text("import os\n\ndef f():\n    pass\n\x0c\nx = 1\ny = 2\n")
+    patch = (
+        "--- a/a.py\r\n+++ b/a.py\r\n"
+        "@@ -1,3 +1,4 @@\r\n import os\r\n+import sys\r\n\r\n def f():\r\n"
+        "\n"
+        "@@ -5,3 +6,2 @@\n \x0c\n-x = 1\n y = 2\n"
+    )
+    result = call(edit, path="a.py", patch=patch)
+    assert not result.is_error, result.content
+    expected = "import os\nimport sys\n\ndef f():\n    pass\n\x0c\ny = 2\n"
+    assert (workspace / "a.py").read_text() == expected
+
+
+def test_a_patch_for_two_files_is_refused(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    patch = "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-a\n+b\n--- a/b.txt\n+++ b/b.txt\n"
+    result = call(edit, path="a.txt", patch=patch)
+    assert result.is_error
+    assert "more than one file" in result.content
+    assert (workspace / "a.txt").read_text() == "a\n"
+
+
+def test_a_file_with_a_name_at_the_length_limit_is_edited(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    name = "n" * 250 + ".txt"
+    (workspace / name).write_text("a\n")
+    result = call(edit, path=name, old_string="a", new_string="b")
+    assert not result.is_error, result.content
+    assert (workspace / name).read_text() == "b\n"

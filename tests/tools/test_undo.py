@@ -251,3 +251,32 @@ def test_changes_from_many_threads_are_all_undone(
     assert robota.tools.undo(workspace=workspace) is None
     for n in range(8):
         assert (workspace / f"f{n}.txt").read_text() == f"before {n}\n"
+
+
+def test_undo_without_its_pre_image_is_refused_not_a_crash(
+    workspace: pathlib.Path,
+    tools: tuple[robota.Tool, robota.Tool],
+    call: Call,
+    undo_state: pathlib.Path,
+) -> None:
+    edit, _ = tools
+    (workspace / "a.txt").write_text("unique pre-image 7f3a\n")
+    call(edit, path="a.txt", old_string="7f3a", new_string="7f3b")
+    (scratch,) = (undo_state / "robota").glob(f"undo-{os.getpid()}-*")
+    (kept,) = [p for p in scratch.iterdir() if p.read_bytes() == b"unique pre-image 7f3a\n"]
+    kept.unlink()
+    with pytest.raises(robota.tools.UndoError, match=r"cannot undo the Edit of a\.txt"):
+        robota.tools.undo(workspace=workspace)
+    assert (workspace / "a.txt").read_text() == "unique pre-image 7f3b\n"
+
+
+def test_a_hard_link_to_a_file_outside_is_not_written_through(
+    workspace: pathlib.Path, tools: tuple[robota.Tool, robota.Tool], call: Call
+) -> None:
+    edit, _ = tools
+    secret = workspace.parent / "outside" / "secret.txt"
+    os.link(secret, workspace / "hard.txt")
+    result = call(edit, path="hard.txt", old_string="TOP", new_string="NOT")
+    assert not result.is_error, result.content
+    assert secret.read_text() == "TOP SECRET\n"
+    assert (workspace / "hard.txt").read_text() == "NOT SECRET\n"

@@ -37,10 +37,12 @@ before each one and ``accept_edits`` lets them run; their rules are scoped to ``
 as its last component or a directory on the way, is refused, and the kernel refuses one
 swapped in later (``O_NOFOLLOW`` from the root's descriptor). A file is replaced atomically
 (a temporary file in the same directory, flushed, keeping the file's mode, renamed over it)
-and read once. Before each change its pre-image is kept in process-scoped scratch (S08), and
-:func:`undo` takes the newest change in a workspace back — refusing when the file changed since.
-The result's ``view`` is a :class:`FileChange` with a unified diff for a user interface (S39:
-it never reaches the model).
+and read once. The replacement is a new inode: the mode is kept, but not extended attributes,
+an owner other than this account, or other hard links to the file (they keep the old bytes,
+so a hard link to a file outside the root is not written through). Before each change its
+pre-image is kept in process-scoped scratch (S08), and :func:`undo` takes the newest change in
+a workspace back — refusing when the file changed since. The result's ``view`` is a
+:class:`FileChange` with a unified diff for a user interface (S39: it never reaches the model).
 
 The tool names (what the model calls and what permission rules name) are Claude Code's, so
 rules written for that settings format apply as written (``Read(src/**)``).

@@ -181,7 +181,7 @@ def replace_file(target: Target, data: bytes, mode: int | None) -> None:
 
     ``mode=None`` (a new file) leaves the temp file's mode as the umask makes it.
     """
-    temp = f".{target.name}.robota-{secrets.token_hex(6)}.tmp"
+    temp = f".{target.name[:64]}.robota-{secrets.token_hex(6)}.tmp"  # within NAME_MAX
     fd = os.open(temp, _TEMP_FLAGS, 0o666 if mode is None else 0o600, dir_fd=target.dir_fd)
     try:
         try:

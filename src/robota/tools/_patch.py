@@ -51,7 +51,13 @@ def _parse(patch: str) -> list[_Hunk]:
     hunks: list[_Hunk] = []
     files = 0
     last_new: tuple[_Hunk, int] | None = None  # where "\ No newline" may apply
-    for line in patch.splitlines():
+    rows = patch.split("\n")  # not splitlines: a form feed inside a line is no line break
+    if rows and rows[-1] == "":
+        rows.pop()
+    for row in rows:
+        line = row.removesuffix("\r")
+        if line == "" and hunks and _complete(hunks[-1]):
+            continue  # a blank line after a full hunk separates, it is not an empty context line
         if line.startswith("--- ") and (not hunks or _complete(hunks[-1])):
             files += 1
             if files > 1:
@@ -101,7 +107,8 @@ def _complete(hunk: _Hunk) -> bool:
     found = _HUNK.match(hunk.header)
     assert found is not None
     old_count = int(found[2]) if found[2] is not None else 1
-    return len(hunk.old) >= old_count
+    new_count = int(found[4]) if found[4] is not None else 1
+    return len(hunk.old) >= old_count and len(hunk.new) >= new_count
 
 
 def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:

@@ -203,12 +203,15 @@ def _restore(workspace: Workspace, change: _Change) -> Undone:
                 f"cannot undo the {change.tool} of {shown}: it changed since the "
                 f"{change.tool}; not restored, so the later change is kept"
             )
-        if change.pre_image is None:
-            os.unlink(target.name, dir_fd=target.dir_fd)
-            return Undone(shown, f"removed {shown} (created by {change.tool})")
-        with open(change.pre_image, "rb") as stream:
-            before = stream.read()
-        replace_file(target, before, change.mode)
+        try:
+            if change.pre_image is None:
+                os.unlink(target.name, dir_fd=target.dir_fd)
+                return Undone(shown, f"removed {shown} (created by {change.tool})")
+            with open(change.pre_image, "rb") as stream:
+                before = stream.read()
+            replace_file(target, before, change.mode)
+        except OSError as exc:
+            raise UndoError(f"cannot undo the {change.tool} of {shown}: {exc.strerror}") from None
         return Undone(shown, f"restored {shown} (before {change.tool})")
     finally:
         os.close(target.dir_fd)
