@@ -11,6 +11,7 @@ import pytest
 
 import robota
 import robota.tools
+from robota.tools._patch import apply_patch
 
 Call = Callable[..., robota.ToolResult]
 
@@ -50,10 +51,16 @@ def test_an_ambiguous_string_is_refused_and_nothing_changes(
 def test_replace_all_replaces_every_occurrence(
     workspace: pathlib.Path, edit: robota.Tool, call: Call
 ) -> None:
-    (workspace / "a.txt").write_text("x = 1\ny\nx = 1\n")
+    before = "x = 1\n" + "".join(f"line {n}\n" for n in range(20)) + "x = 1\nend\n"
+    (workspace / "a.txt").write_text(before)
     result = call(edit, path="a.txt", old_string="x = 1", new_string="x = 2", replace_all=True)
     assert result.content.startswith("Edited a.txt: 2 replacements")
-    assert (workspace / "a.txt").read_text() == "x = 2\ny\nx = 2\n"
+    after = before.replace("x = 1", "x = 2")
+    assert (workspace / "a.txt").read_text() == after
+    # The view's diff (two hunks, far apart) is the change: applied back, it gives the file.
+    assert isinstance(result.view, robota.tools.FileChange)
+    assert result.view.diff.count("@@ -") == 2
+    assert apply_patch(before.encode(), result.view.diff)[0] == after.encode()
 
 
 def test_a_missing_string_is_refused_with_the_reason(
