@@ -11,6 +11,8 @@ import pytest
 
 import robota
 import robota.tools
+from robota.tools._files import check_path, open_parent, read_existing, replace_file
+from robota.tools._workspace import Refused, Workspace
 
 Call = Callable[..., robota.ToolResult]
 
@@ -131,3 +133,37 @@ def test_content_over_the_size_cap_is_refused_before_any_directory_is_made(
     assert result.is_error
     assert "at most 20971520" in result.content
     assert list(workspace.iterdir()) == []
+
+
+def test_s05_a_directory_swapped_for_a_link_after_the_check_is_not_followed(
+    workspace: pathlib.Path,
+) -> None:
+    # The check and the open are apart here, as a race would have them: the kernel refuses.
+    (workspace / "sub").mkdir()
+    ws = Workspace(workspace)
+    relative, shown = check_path(ws, "sub/new.txt")
+    (workspace / "sub").rmdir()
+    (workspace / "sub").symlink_to(workspace.parent / "outside")
+    with pytest.raises(Refused, match="symbolic link; not followed"):
+        open_parent(ws, relative, shown, create_parents=True)
+    assert sorted(p.name for p in (workspace.parent / "outside").iterdir()) == ["secret.txt"]
+
+
+def test_s05_a_file_swapped_for_a_link_after_the_check_is_replaced_not_written_through(
+    workspace: pathlib.Path,
+) -> None:
+    (workspace / "a.txt").write_text("a\n")
+    ws = Workspace(workspace)
+    relative, shown = check_path(ws, "a.txt")
+    target = open_parent(ws, relative, shown, create_parents=False)
+    try:
+        (workspace / "a.txt").unlink()
+        (workspace / "a.txt").symlink_to(workspace.parent / "outside" / "secret.txt")
+        with pytest.raises(Refused, match="symbolic link"):
+            read_existing(target)
+        replace_file(target, b"mine\n", None)  # the rename replaces the link itself
+    finally:
+        os.close(target.dir_fd)
+    assert (workspace.parent / "outside" / "secret.txt").read_text() == "TOP SECRET\n"
+    assert not (workspace / "a.txt").is_symlink()
+    assert (workspace / "a.txt").read_text() == "mine\n"

@@ -31,8 +31,10 @@ __all__ = [
     "MAX_FILE_BYTES",
     "Existing",
     "Target",
+    "check_path",
     "digest",
     "looks_binary",
+    "open_parent",
     "open_target",
     "read_existing",
     "replace_file",
@@ -98,6 +100,16 @@ def open_target(workspace: Workspace, path: str, *, create_parents: bool) -> Tar
         Refused: outside the root, ``~``, through a link (any component), the root itself,
             or a directory on the way that is missing or not a directory.
     """
+    relative, shown = check_path(workspace, path)
+    return open_parent(workspace, relative, shown, create_parents=create_parents)
+
+
+def check_path(workspace: Workspace, path: str) -> tuple[str, str]:
+    """The canonical path relative to the root, and as shown, of a file the tools may write.
+
+    Raises:
+        Refused: outside the root, ``~``, through a link, or the root itself.
+    """
     canonical = workspace.resolve(path)
     relative = workspace.relative(canonical)
     shown = display(relative)
@@ -112,13 +124,31 @@ def open_target(workspace: Workspace, path: str, *, create_parents: bool) -> Tar
             f"{path!r} goes through a symbolic link (it leads to {shown!r}); files are not "
             "written through links: pass the path the link leads to, if that is what you mean"
         )
+    return relative, shown
+
+
+def open_parent(workspace: Workspace, relative: str, shown: str, *, create_parents: bool) -> Target:
+    """Open the parent of ``relative`` (from :func:`check_path`) a component at a time.
+
+    Each directory is opened relative to its parent's descriptor with ``O_NOFOLLOW``, so one
+    swapped for a link since the check is refused by the kernel, not followed (S05).
+
+    Raises:
+        Refused: a directory on the way is missing (and not to be made), not a directory, or
+            a link.
+    """
     parent, name = os.path.split(relative)
     fd = os.open(workspace.root, _DIR_FLAGS)
     for part in parent.split("/") if parent else ():
         try:
             child = _open_dir_at(part, fd, create=create_parents)
         except OSError as exc:
+            link = exc.errno in (errno.ENOTDIR, errno.ELOOP) and _is_link(part, fd)
             os.close(fd)
+            if link:  # O_DIRECTORY | O_NOFOLLOW on a link: ENOTDIR on Linux, ELOOP elsewhere
+                raise Refused(
+                    f"a directory on the way to {shown!r} is a symbolic link; not followed"
+                ) from None
             raise Refused(_dir_refusal(shown, exc)) from None
         os.close(fd)
         fd = child
@@ -135,6 +165,13 @@ def _open_dir_at(name: str, dir_fd: int, *, create: bool) -> int:
     with contextlib.suppress(FileExistsError):
         os.mkdir(name, 0o777, dir_fd=dir_fd)
     return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
 
 
 def _dir_refusal(shown: str, exc: OSError) -> str:
