@@ -280,3 +280,16 @@ def test_a_hard_link_to_a_file_outside_is_not_written_through(
     assert not result.is_error, result.content
     assert secret.read_text() == "TOP SECRET\n"
     assert (workspace / "hard.txt").read_text() == "NOT SECRET\n"
+
+
+def test_only_the_last_hundred_changes_are_kept(
+    workspace: pathlib.Path, tools: tuple[robota.Tool, robota.Tool], call: Call
+) -> None:
+    _, write = tools
+    for n in range(102):
+        call(write, path="a.txt", content=f"{n}\n")
+    undone = 0
+    while robota.tools.undo(workspace=workspace) is not None:
+        undone += 1
+    assert undone == 100
+    assert (workspace / "a.txt").read_text() == "1\n"  # back to the oldest change kept

@@ -217,9 +217,10 @@ def undo(*, workspace: WorkspaceRoot) -> Undone | None:
     """Take back the newest change an ``Edit`` or ``Write`` tool made in ``workspace``.
 
     The history is this process's, per canonical workspace root, shared by every such tool
-    bound to it; calling again walks further back. The old bytes and mode are restored (or the
-    file the tool created is removed) under the same containment and no-link rules the tools
-    follow. Blocking file I/O: from async code, call it with :func:`asyncio.to_thread`.
+    bound to it; calling again walks further back, up to the last 100 changes. The old bytes
+    and mode are restored (or the file the tool created is removed) under the same containment
+    and no-link rules the tools follow. Blocking file I/O: from async code, call it with
+    :func:`asyncio.to_thread`.
 
     Args:
         workspace: The root directory the tools were bound to (any spelling of it).

@@ -23,8 +23,11 @@ import robota.host
 from robota.tools._files import Target, digest, open_target, read_existing, replace_file
 from robota.tools._workspace import Refused, Workspace
 
-__all__ = ["FileChange", "UndoError", "Undone", "keep", "root_lock", "undo_change"]
+__all__ = ["MAX_CHANGES", "FileChange", "UndoError", "Undone", "keep", "root_lock", "undo_change"]
 
+#: How many changes per workspace root can be undone; older ones are forgotten (their
+#: pre-images removed), so a long session's scratch does not grow without end.
+MAX_CHANGES: Final = 100
 _PREFIX: Final = "undo"
 _TEMP_FLAGS: Final = (
     os.O_WRONLY
@@ -157,7 +160,12 @@ def commit(root: str, change: _Change, after: bytes) -> None:
         change.relative, change.shown, change.tool, change.pre_image, change.mode, digest(after)
     )
     with _REGISTRY.lock:
-        _REGISTRY.history.setdefault(root, []).append(done)
+        changes = _REGISTRY.history.setdefault(root, [])
+        changes.append(done)
+        dropped = changes[:-MAX_CHANGES]
+        del changes[:-MAX_CHANGES]
+    for old in dropped:  # the oldest beyond the cap: no longer undoable, its pre-image goes
+        discard(old)
 
 
 def discard(change: _Change) -> None:
