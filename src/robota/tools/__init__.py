@@ -218,9 +218,9 @@ def undo(*, workspace: WorkspaceRoot) -> Undone | None:
 
     The history is this process's, per canonical workspace root, shared by every such tool
     bound to it; calling again walks further back, up to the last 100 changes. The old bytes
-    and mode are restored (or the file the tool created is removed) under the same containment
-    and no-link rules the tools follow. Blocking file I/O: from async code, call it with
-    :func:`asyncio.to_thread`.
+    and mode are restored (or the file the tool created is removed; directories it made stay)
+    under the same containment and no-link rules the tools follow. Blocking file I/O: from
+    async code, call it with :func:`asyncio.to_thread`.
 
     Args:
         workspace: The root directory the tools were bound to (any spelling of it).
