@@ -26,6 +26,8 @@ many samples after a warm-up; the best sample is shown beside it.
   way to each vendor SDK, ours against the SDK's, PASS/FAIL against one copy of the wire form.
 * Built-in ``Grep`` (issue 30; see ``tools_grep.py``): a search over a generated 100,000-file tree
   (cached under ``~/.cache/robota-bench``) as a ratio to ``grep -rnE``, goal at most 2x.
+* Built-in ``Edit`` and ``Read`` on a 10 MB file (issue 30; see ``tools_edit.py``): the edit's
+  time as a ratio to a plain read + write, and the bytes each tool reads (goal: the file once).
 * Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
   interpreters, as ratios to ``python -c pass``.
 """
@@ -46,6 +48,7 @@ import journal_overhead
 import loop_suite
 import media_memory
 import startup
+import tools_edit
 import tools_grep
 import validation
 from bench_models import ZeroLatency, echo
@@ -197,6 +200,8 @@ def main() -> int:
         status = 1
     startup.main()
     if not tools_grep.main():
+        status = 1
+    if not tools_edit.main():
         status = 1
     return status
 

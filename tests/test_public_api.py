@@ -463,9 +463,22 @@ def test_agents_public_names_are_exported() -> None:
 
 
 def test_tools_public_names_are_pinned() -> None:
-    # Issue 30: names acceptance tests outside this repository use; the write, web and
+    # Issue 30: names acceptance tests outside this repository use; the web and
     # ask-the-user factories join them when they are built.
-    assert robota.tools.__all__ == ["builtin", "glob", "grep", "list_dir", "read_file", "shell"]
+    assert robota.tools.__all__ == [
+        "FileChange",
+        "UndoError",
+        "Undone",
+        "builtin",
+        "edit_file",
+        "glob",
+        "grep",
+        "list_dir",
+        "read_file",
+        "shell",
+        "undo",
+        "write_file",
+    ]
 
 
 def test_version_is_a_string() -> None:

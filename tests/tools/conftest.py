@@ -40,3 +40,18 @@ def _call(tool: robota.Tool, /, **args: Any) -> robota.ToolResult:
 def call() -> Call:
     """Run a tool with arguments as the executor would: validated, then executed."""
     return _call
+
+
+@pytest.fixture(autouse=True)
+def undo_state(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> pathlib.Path:
+    """S08: the undo scratch of this test process lives under a session directory, not ``~``.
+
+    The scratch directory is made once per process on first use, so every test in a worker
+    points ``XDG_STATE_HOME`` at the same directory.
+    """
+    state = tmp_path_factory.getbasetemp() / "state"
+    state.mkdir(exist_ok=True)
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state

@@ -15,20 +15,51 @@ take them all at once with :func:`builtin`::
 
     reader = robota.tools.read_file(workspace="/path/to/project")  # one tool
 
-What is here today — the read-only tools, and the shell:
+What is here today — the read-only tools, the two that change files, and the shell:
 
-================  ========  ===============================================================
-factory           tool      what it does
-================  ========  ===============================================================
-:func:`read_file` ``Read``  numbered lines of a text file, a range at a time
-:func:`list_dir`  ``LS``    the entries of one directory
-:func:`glob`      ``Glob``  files whose path matches a glob (``**/*.py``)
-:func:`grep`      ``Grep``  lines matching a regular expression, with context
-:func:`shell`     ``Bash``  a command line run by ``bash`` in the workspace root
-================  ========  ===============================================================
+==================  =========  =============================================================
+factory             tool       what it does
+==================  =========  =============================================================
+:func:`read_file`   ``Read``   numbered lines of a text file, a range at a time
+:func:`list_dir`    ``LS``     the entries of one directory
+:func:`glob`        ``Glob``   files whose path matches a glob (``**/*.py``)
+:func:`grep`        ``Grep``   lines matching a regular expression, with context
+:func:`edit_file`   ``Edit``   an exact-string replacement, or a unified patch, in one file
+:func:`write_file`  ``Write``  creates or overwrites one file
+:func:`shell`       ``Bash``   a command line run by ``bash`` in the workspace root
+==================  =========  =============================================================
 
-``edit_file``, ``write_file``, ``web_fetch`` and ``ask_user`` come next (issue 30);
-:func:`builtin` will return them too once they exist.
+``web_fetch`` and ``ask_user`` come next (issue 30); :func:`builtin` will return them too once
+they exist.
+=======
+What is here today — the read-only tools and the two that change files:
+
+==================  =========  =============================================================
+factory             tool       what it does
+==================  =========  =============================================================
+:func:`read_file`   ``Read``   numbered lines of a text file, a range at a time
+:func:`list_dir`    ``LS``     the entries of one directory
+:func:`glob`        ``Glob``   files whose path matches a glob (``**/*.py``)
+:func:`grep`        ``Grep``   lines matching a regular expression, with context
+:func:`edit_file`   ``Edit``   an exact-string replacement, or a unified patch, in one file
+:func:`write_file`  ``Write``  creates or overwrites one file
+==================  =========  =============================================================
+
+``shell``, ``web_fetch`` and ``ask_user`` come next (issue 30); :func:`builtin` will return
+them too once they exist.
+
+Changing files: ``Edit`` and ``Write`` declare risk ``modify`` (S21), so the default mode asks
+before each one and ``accept_edits`` lets them run; their rules are scoped to ``path`` too
+(``Edit(src/**)``). They never write through a symbolic link — a path that goes through one,
+as its last component or a directory on the way, is refused, and the kernel refuses one
+swapped in later (``O_NOFOLLOW`` from the root's descriptor). A file is replaced atomically
+(a temporary file in the same directory, flushed, keeping the file's mode, renamed over it)
+and read once. The replacement is a new inode: the mode is kept, but not extended attributes,
+an owner other than this account, or other hard links to the file (they keep the old bytes,
+so a hard link to a file outside the root is not written through). Before each change its
+pre-image is kept in process-scoped scratch (S08), and :func:`undo` takes the newest change in
+a workspace back — refusing when the file changed since. The result's ``view`` is a
+:class:`FileChange` with a unified diff for a user interface (S39: it never reaches the model).
 
 The tool names (what the model calls and what permission rules name) are Claude Code's, so
 rules written for that settings format apply as written (``Read(src/**)``).
@@ -82,13 +113,28 @@ import os
 from collections.abc import Mapping
 
 import robota.core
+from robota.tools._edit import EditTool, WriteTool
 from robota.tools._grep import DEFAULT_TIME_LIMIT, GrepTool
 from robota.tools._listing import GlobTool, ListDirTool
 from robota.tools._read import ReadFileTool
 from robota.tools._shell import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, MAX_TIMEOUT, ShellTool
+from robota.tools._undo import FileChange, UndoError, Undone, undo_change
 from robota.tools._workspace import Workspace
 
-__all__ = ["builtin", "glob", "grep", "list_dir", "read_file", "shell"]
+__all__ = [
+    "FileChange",
+    "UndoError",
+    "Undone",
+    "builtin",
+    "edit_file",
+    "glob",
+    "grep",
+    "list_dir",
+    "read_file",
+    "shell",
+    "undo",
+    "write_file",
+]
 
 WorkspaceRoot = str | os.PathLike[str]
 
@@ -164,6 +210,67 @@ def grep(
     return GrepTool(Workspace(workspace), name=name, time_limit=time_limit)
 
 
+def edit_file(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """An ``Edit`` tool bound to ``workspace``: an exact-string replacement or a unified patch.
+
+    With ``old_string``/``new_string`` it replaces a string that occurs exactly once (every
+    occurrence with ``replace_all``); with ``patch`` it applies a unified diff of that one file
+    whose every hunk must match exactly. Either way only the replaced bytes change (line endings
+    and bytes that are not UTF-8 elsewhere are kept), and the file is replaced atomically with
+    its mode kept. Declares risk ``modify`` (S21) and the ``path`` argument (S12). The result's
+    content is a short confirmation with the changed lines numbered as ``Read`` shows them;
+    its ``view`` is a :class:`FileChange`. Undo with :func:`undo`.
+
+    Args:
+        workspace: The root directory; nothing outside it is changed.
+        name: The tool's name, if not ``"Edit"`` (permission rules name it).
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return EditTool(Workspace(workspace), name=name)
+
+
+def write_file(*, workspace: WorkspaceRoot, name: str | None = None) -> robota.core.Tool:
+    """A ``Write`` tool bound to ``workspace``: creates or overwrites one file with ``content``.
+
+    Missing parent directories inside the workspace are created, each opened without following
+    a link. Declares risk ``modify`` (S21) and the ``path`` argument (S12); the result's
+    ``view`` is a :class:`FileChange`. Undo with :func:`undo` (a created file is removed).
+
+    Args:
+        workspace: The root directory; nothing outside it is written.
+        name: The tool's name, if not ``"Write"``.
+
+    Raises:
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return WriteTool(Workspace(workspace), name=name)
+
+
+def undo(*, workspace: WorkspaceRoot) -> Undone | None:
+    """Take back the newest change an ``Edit`` or ``Write`` tool made in ``workspace``.
+
+    The history is this process's, per canonical workspace root, shared by every such tool
+    bound to it; calling again walks further back, up to the last 100 changes. The old bytes
+    and mode are restored (or the file the tool created is removed; directories it made stay)
+    under the same containment and no-link rules the tools follow. Blocking file I/O: from
+    async code, call it with :func:`asyncio.to_thread`.
+
+    Args:
+        workspace: The root directory the tools were bound to (any spelling of it).
+
+    Returns:
+        What was undone, or ``None`` when there is nothing left to undo.
+
+    Raises:
+        UndoError: the file changed since the tool wrote it (the later change is kept, and the
+            change stays in the history), was removed, or can no longer be reached.
+        ValueError: ``workspace`` is not an existing directory.
+    """
+    return undo_change(Workspace(workspace))
+
+
 def shell(
     *,
     workspace: WorkspaceRoot,
@@ -224,14 +331,22 @@ def shell(
 
 
 def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:
-    """Every built-in tool, bound to ``workspace``: ``Read``, ``LS``, ``Glob``, ``Grep``, ``Bash``.
+    """Every built-in tool bound to ``workspace``: Read, LS, Glob, Grep, Edit, Write and Bash.
 
-    The write, web and ask-the-user tools join this list as they are built (issue 30); pass
-    the list to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` (``Bash`` asks
-    before any command that is not read-only).
+    The web and ask-the-user tools join this list as they are built (issue 30); pass the list
+    to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` (``Edit`` and ``Write`` ask
+    in the default mode, ``Bash`` asks before any command that is not read-only).
 
     Raises:
         ValueError: ``workspace`` is not an existing directory.
     """
     root = Workspace(workspace)
-    return [ReadFileTool(root), ListDirTool(root), GlobTool(root), GrepTool(root), ShellTool(root)]
+    return [
+        ReadFileTool(root),
+        ListDirTool(root),
+        GlobTool(root),
+        GrepTool(root),
+        EditTool(root),
+        WriteTool(root),
+        ShellTool(root),
+    ]

@@ -163,6 +163,10 @@ class Workspace:
         finally:
             os.close(dir_fd)
 
+    def spelling(self, path: str) -> str:
+        r"""``path`` with a ``\xNN`` name read back as bytes, as :meth:`resolve` reads it."""
+        return self._existing_spelling(path)
+
     def _inside(self, canonical: str) -> bool:
         return canonical == self.root or canonical.startswith(self.root.rstrip("/") + "/")
 
