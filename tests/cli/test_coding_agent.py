@@ -7,15 +7,23 @@ tests type into a real terminal (a tmux server of their own per test) and read t
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import pathlib
 import re
 import time
+from dataclasses import dataclass
 
 import pytest
+from rich.console import Console
 
+import robota.tools as builtin_tools
 from cli._support import Tmux, chat_sse, robota, tool_call_sse
 from providers.replay import Exchange, ReplayServer
+from robota import ConfigurationError
+from robota.cli._output import Printer
+from robota.cli._slash import ChatCommands
 
 # A write tool (risk "modify", its rules scoped to `path`, S12) whose result view carries a
 # unified diff like the built-in edit tools' FileChange; and a long tool that stops when the
@@ -399,3 +407,53 @@ def test_tmux_ctrl_c_during_a_long_tool_cancels_the_turn_and_the_prompt_returns(
             pane.close()
         second = server.requests[1].json()["messages"]
     assert [m["role"] for m in second] == ["user", "assistant", "tool", "user"]
+
+
+# --- /undo against the robota.tools.undo contract --------------------------------------------
+# The undo helper (robota.tools.undo(*, workspace) -> Undone | None) is built on another branch
+# of issue 30; until it lands, these stand-ins hold /undo to its contract in-process.
+
+
+@dataclass(frozen=True)
+class _Undone:
+    path: str
+    description: str
+
+
+def _undo_output(monkeypatch: pytest.MonkeyPatch, undo: object, workspace: str) -> str:
+    monkeypatch.setattr(builtin_tools, "undo", undo, raising=False)
+    stream = io.StringIO()
+    commands = ChatCommands(Printer(Console(file=stream, width=200)), workspace)
+    asyncio.run(commands.run("/undo"))
+    return stream.getvalue()
+
+
+def test_undo_prints_what_was_undone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    seen: list[str] = []
+
+    def undo(*, workspace: str) -> _Undone:
+        seen.append(workspace)
+        return _Undone("a.txt", "restored a.txt as it was before the edit")
+
+    output = _undo_output(monkeypatch, undo, str(tmp_path))
+    assert seen == [str(tmp_path)]
+    assert output == "undone: restored a.txt as it was before the edit\n"
+
+
+def test_undo_with_nothing_to_undo(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
+    async def undo(*, workspace: str) -> None:  # an async undo is awaited too
+        return None
+
+    assert _undo_output(monkeypatch, undo, str(tmp_path)) == "nothing to undo\n"
+
+
+def test_undo_that_fails_prints_its_message(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+) -> None:
+    def undo(*, workspace: str) -> None:
+        raise ConfigurationError("a.txt changed since the edit; not undone")
+
+    output = _undo_output(monkeypatch, undo, str(tmp_path))
+    assert output == "error: /undo: a.txt changed since the edit; not undone\n"
