@@ -166,7 +166,9 @@ class Child:
         self.finish()
 
 
-def tool_call_sse(name: str, arguments: str = "{}", *, model: str = "gpt-4o-mini") -> str:
+def tool_call_sse(
+    name: str, arguments: str = "{}", *, model: str = "gpt-4o-mini", call_id: str = "call_1"
+) -> str:
     """A Chat Completions stream in which the model calls tool `name` with `arguments`."""
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
@@ -181,7 +183,7 @@ def tool_call_sse(name: str, arguments: str = "{}", *, model: str = "gpt-4o-mini
 
     call = {
         "index": 0,
-        "id": "call_1",
+        "id": call_id,
         "type": "function",
         "function": {"name": name, "arguments": arguments},
     }
@@ -340,14 +342,21 @@ class Tmux:
         """Whether the pane's command is still running (its session ends with it)."""
         return self._tmux("has-session", "-t", "robota").returncode == 0
 
-    def screen(self) -> str:
-        """The pane's text, its scroll-back included."""
-        return self._tmux("capture-pane", "-p", "-J", "-t", "robota", "-S", "-5000").stdout
+    def screen(self, *, escapes: bool = False) -> str:
+        """The pane's text, its scroll-back included (with ``escapes``, its colours too)."""
+        colours = ("-e",) if escapes else ()
+        return self._tmux(
+            "capture-pane", "-p", "-J", *colours, "-t", "robota", "-S", "-5000"
+        ).stdout
 
     def type_line(self, text: str) -> None:
         """Type `text` literally, then Enter."""
         self._tmux("send-keys", "-t", "robota", "-l", text)
         self._tmux("send-keys", "-t", "robota", "Enter")
+
+    def keys(self, *keys: str) -> None:
+        """Press keys by tmux's names (``C-c`` is Ctrl-C: the pane's terminal sends SIGINT)."""
+        self._tmux("send-keys", "-t", "robota", *keys)
 
     def wait_for(self, text: str, *, count: int = 1, timeout: float = 30) -> str:
         """Wait until the pane showed `text` `count` times; the screen then."""

@@ -19,9 +19,19 @@ key ``robota auth set PREFIX`` stored (:func:`robota.host.find_api_key`); the
 
 ``--tools module:attribute`` imports ``module`` (the current directory first on ``sys.path``)
 and registers the attribute: a :class:`~robota.Tool`, a function, or a list or tuple of them.
+``--tools builtin`` (a reserved value) registers :func:`robota.tools.builtin` bound to
+``--workspace DIR`` (default: the current directory; ``--workspace`` alone is an error), gates
+every call in ``default`` mode unless a mode is given — read-only tools and read-only commands
+run, writes and other commands ask — and judges path rules from that root
+(:func:`robota.host.permission_context`).
+
+Settings files (``.robota/settings.json``, ``.robota/settings.local.json`` in the workspace,
+``~/.robota/settings.json``; see :mod:`robota.cli._settings`) add allow/deny/ask rules, a
+``defaultMode`` and hooks; any rule or mode in them gates tool calls.
 
 ``--hooks FILE`` reads a JSON settings file in the Claude Code settings format and runs the
-command hooks of its ``"hooks"`` object (S22; other keys are not read). ``UserPromptSubmit`` and
+command hooks of its ``"hooks"`` object (S22; other keys are not read), after the settings
+files' hooks. ``UserPromptSubmit`` and
 ``Stop`` hooks are the agent's own; ``PreToolUse``, ``PostToolUse`` and ``Notification`` hooks
 need the permission gate, so naming one of them without ``--permission-mode``/``--ask`` gates
 tool calls in ``bypass`` mode — hooks only: every call is allowed except the few that always
@@ -35,7 +45,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, final
@@ -52,8 +62,10 @@ from robota import (
 )
 from robota.cli._errors import CliError, one_line
 from robota.cli._keys import explicit_key, missing_key
+from robota.cli._settings import Settings, check_hooks, load_settings, merge_hooks
 
 __all__ = [
+    "BUILTIN_TOOLS",
     "AgentFlags",
     "Built",
     "build_agent",
@@ -62,6 +74,9 @@ __all__ = [
     "load_hooks",
     "load_tools",
 ]
+
+BUILTIN_TOOLS: Final = "builtin"
+"""The reserved ``--tools`` value: :func:`robota.tools.builtin` bound to the workspace."""
 
 _COMPATIBLE: Final = "openai-compatible"
 COMPATIBLE_BASE_URL: Final = "OPENAI_COMPATIBLE_BASE_URL"
@@ -92,6 +107,7 @@ class AgentFlags:
     permission_mode: PermissionMode | None = None
     ask: bool = False
     hooks: str | None = None
+    workspace: str | None = None
 
 
 @final
@@ -101,6 +117,8 @@ class Built:
 
     agent: robota.Agent
     endpoint: str | None
+    workspace: str | None = None
+    """The root of ``--tools builtin`` (what ``/undo`` undoes in), else ``None``."""
 
 
 def _load_one(spec: str) -> list[ToolLike]:
@@ -316,17 +334,8 @@ _GATE_EVENTS: Final = ("PreToolUse", "PostToolUse", "Notification")
 """The hook events only a permission gate fires (S22)."""
 
 
-def load_hooks(path: str) -> robota.HookRunner | None:
-    """The command hooks of the ``"hooks"`` object in the JSON settings file at ``path``.
-
-    ``None`` when the file sets ``"disableAllHooks": true``, as Claude Code's settings format
-    turns every hook off.
-
-    Raises:
-        CliError: exit code 2 — the file cannot be read, is not a JSON object, has no
-            ``"hooks"`` object, names an unknown event or a malformed entry, or a hook type
-            other than ``command``.
-    """
+def _hooks_file(path: str) -> dict[str, list[Any]] | None:
+    """The checked ``"hooks"`` object of the ``--hooks`` file; ``None`` when it disables hooks."""
     where = f"--hooks {path}"
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -347,37 +356,101 @@ def load_hooks(path: str) -> robota.HookRunner | None:
             '{"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": '
             '"./check.sh"}]}]}}'
         )
-    try:
-        config = robota.HookConfig.from_dict(settings["hooks"])
-    except ConfigurationError as error:
-        raise CliError(f"{where}: {one_line(error.message)}") from None
-    for event in robota.HOOK_EVENTS:
-        for hook in config.hooks_for(event):
-            if hook.type != "command":
-                raise CliError(
-                    f"{where}: {event} has a {hook.type!r} hook; the command line runs only "
-                    '"type": "command" hooks (use the Python API for other types)'
-                )
+    return check_hooks(settings["hooks"], where)
+
+
+def _runner(hooks: Mapping[str, list[Any]]) -> robota.HookRunner:
     from robota.host import CommandHookExecutor  # noqa: PLC0415 - only with hooks
 
-    return robota.HookRunner(config, {"command": CommandHookExecutor()})
+    return robota.HookRunner(
+        robota.HookConfig.from_dict(dict(hooks)), {"command": CommandHookExecutor()}
+    )
+
+
+def load_hooks(path: str) -> robota.HookRunner | None:
+    """The command hooks of the ``"hooks"`` object in the JSON settings file at ``path``.
+
+    ``None`` when the file sets ``"disableAllHooks": true``, as Claude Code's settings format
+    turns every hook off.
+
+    Raises:
+        CliError: exit code 2 — the file cannot be read, is not a JSON object, has no
+            ``"hooks"`` object, names an unknown event or a malformed entry, or a hook type
+            other than ``command``.
+    """
+    hooks = _hooks_file(path)
+    return None if hooks is None else _runner(hooks)
+
+
+def _all_hooks(flags: AgentFlags, settings: Settings) -> robota.HookRunner | None:
+    """The settings files' hooks merged with ``--hooks FILE``'s (the flag's run last)."""
+    extra = _hooks_file(flags.hooks) if flags.hooks is not None else None
+    if extra is None and not settings.hooks:
+        return None
+    return _runner(merge_hooks(settings.hooks, extra or {}))
 
 
 def _gate(
-    flags: AgentFlags, approver: robota.Approver, hooks: robota.HookRunner | None
+    flags: AgentFlags,
+    approver: robota.Approver,
+    hooks: robota.HookRunner | None,
+    *,
+    settings: Settings,
+    root: str,
+    builtin: bool,
 ) -> robota.PermissionGate | None:
-    gated = flags.permission_mode is not None or flags.ask
+    # A flag wins over the files' defaultMode (local project > project > user).
+    mode = flags.permission_mode or settings.default_mode
+    gated = mode is not None or flags.ask or builtin or settings.has_permissions
     if not gated and not (hooks is not None and any(map(hooks.configured, _GATE_EVENTS))):
         return None
     from robota.host import permission_context  # noqa: PLC0415 - only with a gate
 
-    # Hooks alone gate in bypass mode: the hooks run, the rules add nothing (S21 still asks
-    # about the few calls that always reach a person).
-    mode: PermissionMode = flags.permission_mode or ("default" if gated else "bypass")
-    policy = robota.PermissionPolicy(mode=mode, ask_everything=flags.ask)
-    return robota.PermissionGate(
-        policy, permission_context(os.getcwd()), approver=approver, hooks=hooks
-    )
+    # Builtin tools and rules from settings files gate in default mode: read-only calls run,
+    # writes and non-read-only commands ask (S21). Hooks alone gate in bypass mode: the hooks
+    # run, the rules add nothing (S21 still asks about the few calls that always reach a
+    # person).
+    chosen: PermissionMode = mode or ("default" if gated else "bypass")
+    try:
+        policy = robota.PermissionPolicy(
+            mode=chosen,
+            allow=settings.allow,
+            deny=settings.deny,  # S21: a deny from any file wins, whatever the mode
+            ask=settings.ask,
+            ask_everything=flags.ask,
+        )
+    except ConfigurationError as error:
+        raise CliError(one_line(error.message)) from None
+    return robota.PermissionGate(policy, permission_context(root), approver=approver, hooks=hooks)
+
+
+def _workspace(flags: AgentFlags) -> tuple[str, bool]:
+    """The root rules, settings files and builtin tools use, and whether builtin tools are on."""
+    builtin = BUILTIN_TOOLS in flags.tools
+    if flags.workspace is None:
+        return os.getcwd(), builtin
+    if not builtin:
+        raise CliError(
+            "--workspace sets the root of the built-in tools; add --tools builtin (or drop "
+            "--workspace)"
+        )
+    check_text_flag(flags.workspace, "--workspace")
+    root = os.path.abspath(os.path.expanduser(flags.workspace))
+    if not os.path.isdir(root):
+        raise CliError(f"--workspace {flags.workspace!r} is not an existing directory")
+    return root, builtin
+
+
+def _tools(flags: AgentFlags, root: str) -> list[ToolLike]:
+    tools: list[ToolLike] = []
+    for spec in flags.tools:
+        if spec == BUILTIN_TOOLS:
+            import robota.tools  # noqa: PLC0415 - only with --tools builtin
+
+            tools.extend(robota.tools.builtin(workspace=root))
+        else:
+            tools.extend(_load_one(spec))
+    return tools
 
 
 def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
@@ -385,20 +458,23 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
 
     Args:
         flags: The parsed flags.
-        approver: Answers the permission gate's asks (with ``--permission-mode``/``--ask``, or
-            hooks that need the gate).
+        approver: Answers the permission gate's asks (with ``--permission-mode``/``--ask``,
+            ``--tools builtin``, rules in settings files, or hooks that need the gate).
 
     Raises:
         CliError: with exit code 2 for every way the flags cannot work — a missing key, an
-            unknown prefix (the message lists the registered ones), a bad ``--tools`` spec, any
+            unknown prefix (the message lists the registered ones), a bad ``--tools`` spec,
+            ``--workspace`` without ``--tools builtin``, a bad settings file, any
             :class:`~robota.ConfigurationError` the agent or provider raised.
     """
-    tools = load_tools(flags.tools)
+    root, builtin = _workspace(flags)
+    settings = load_settings(root)
+    tools = _tools(flags, root)
     try:
         # Checked before the provider exists, so a bad tool never leaves an open client behind.
         robota.ToolRegistry(tools)
-        hooks = load_hooks(flags.hooks) if flags.hooks is not None else None
-        gate = _gate(flags, approver, hooks)
+        hooks = _all_hooks(flags, settings)
+        gate = _gate(flags, approver, hooks, settings=settings, root=root, builtin=builtin)
         provider, model, endpoint = _provider(flags)
         agent = robota.Agent(
             model=model,
@@ -419,4 +495,4 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
         )
     except ConfigurationError as error:
         raise _setup_error(error, flags) from None
-    return Built(agent, endpoint)
+    return Built(agent, endpoint, root if builtin else None)

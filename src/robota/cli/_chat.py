@@ -1,6 +1,8 @@
 """``robota chat``: an interactive session with one agent, history kept across turns.
 
-Each line typed is a turn; ``/exit``, ``/quit`` or end of input (Ctrl-D) leaves. Ctrl-C during
+Each line typed is a turn; ``/exit``, ``/quit`` or end of input (Ctrl-D) leaves. Other lines
+starting with ``/`` are commands (``/help``, ``/cost``, ``/undo``; see
+:mod:`robota.cli._slash`), never sent to the model. Ctrl-C during
 a turn cancels *that turn* — its run's :class:`~robota.AbortController` aborts, the partial reply
 stays in history marked interrupted (the next turn's request carries it) — and the prompt comes
 back. A tool already running is waited for (stderr names it); a second Ctrl-C in the same turn
@@ -19,6 +21,7 @@ from robota import RobotaError
 from robota.cli._build import AgentFlags, build_agent
 from robota.cli._errors import describe
 from robota.cli._output import Printer, RunRenderer, no_answer_reason, unknown_window_note
+from robota.cli._slash import LEAVE, ChatCommands
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover, first_line_or_signal
 
 if TYPE_CHECKING:
@@ -27,7 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["chat_command"]
 
 PROMPT = "you> "
-_LEAVE = frozenset({"/exit", "/quit"})
 
 
 async def _turn(
@@ -39,6 +41,7 @@ async def _turn(
     printer: Printer,
     endpoint: str | None,
     session: Session | None,
+    commands: ChatCommands,
 ) -> None:
     controller = interrupts.begin_turn()
     renderer = RunRenderer(out, printer)
@@ -61,6 +64,7 @@ async def _turn(
     finally:
         interrupts.end_turn()
     renderer.finish()
+    commands.record(result)
     if session is not None:
         from robota.cli._sessions import title_after_first_turn  # noqa: PLC0415
 
@@ -101,12 +105,18 @@ async def _chat(
                 selected = agent.get_model()
                 printer.note(
                     f"robota chat with {selected.model} ({selected.provider}). /exit or Ctrl-D "
-                    "leaves; Ctrl-C cancels a turn (twice: stop waiting for a running tool)."
+                    "leaves; Ctrl-C cancels a turn (twice: stop waiting for a running tool); "
+                    "/help lists commands."
                 )
+                if built.workspace is not None:
+                    printer.note(f"workspace: {built.workspace}")
+                commands = ChatCommands(printer, built.workspace)
                 if store is not None and session_name is not None:
                     session = await _resume(agent, store, session_name, where, out, printer)
                 try:
-                    await _loop(agent, session, reader, interrupts, out, printer, built.endpoint)
+                    await _loop(
+                        agent, session, reader, interrupts, out, printer, built.endpoint, commands
+                    )
                 finally:
                     if session is not None:
                         await session.aclose()
@@ -145,6 +155,7 @@ async def _loop(
     out: TextIO,
     printer: Printer,
     endpoint: str | None,
+    commands: ChatCommands,
 ) -> None:
     while True:
         out.write(PROMPT)
@@ -154,9 +165,11 @@ async def _loop(
             out.write("\n")
             break
         text = line.strip()
-        if text in _LEAVE:
+        if text.lower() in LEAVE:
             break
-        if text:
+        if text.startswith("/"):
+            await commands.run(text)
+        elif text:
             await _turn(
                 agent,
                 text,
@@ -165,6 +178,7 @@ async def _loop(
                 printer=printer,
                 endpoint=endpoint,
                 session=session,
+                commands=commands,
             )
 
 

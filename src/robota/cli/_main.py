@@ -61,6 +61,11 @@ sessions:
   $ROBOTA_SESSIONS_DB, else $XDG_STATE_HOME/robota/sessions.db (~/.local/state/robota/, created
   owner-only). `robota sessions list|show|fork|rm` manage them.
 
+settings files (Claude Code's format: permissions allow/deny/ask/defaultMode, hooks):
+  WORKSPACE/.robota/settings.local.json > WORKSPACE/.robota/settings.json >
+  ~/.robota/settings.json for defaultMode; rules and hooks from all of them merge and a deny
+  anywhere wins; flags win over files. WORKSPACE is --workspace, else the current directory.
+
 context window:
   --context-window N, else what the server reports (an OpenAI-compatible /v1/models, llama.cpp's
   /props), else the registered table; otherwise it is unknown and no size check is made
@@ -70,6 +75,7 @@ examples:
   robota run "Weather in Paris?" --model openai:gpt-5-mini --tools mytools:get_weather --json
   robota chat --model openai-compatible:llama3 --base-url http://127.0.0.1:8080/v1
   robota chat --model openai:gpt-5-mini --session trip-plans
+  robota chat --model openai:gpt-5-mini --tools builtin --workspace ~/src/project
   robota auth set openai
 """
 
@@ -180,7 +186,14 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="register a tool, function or list of them (repeatable; the current directory "
-        "is importable)",
+        "is importable); 'builtin' registers robota.tools.builtin (Read, LS, Glob, Grep …) "
+        "bound to --workspace and asks before writes and non-read-only commands",
+    )
+    parser.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help="the root of --tools builtin and of its path rules (default: the current "
+        "directory); its .robota/settings.json and settings.local.json are read",
     )
     parser.add_argument(
         "--base-url", metavar="URL", help="the server's API root, e.g. http://127.0.0.1:8080/v1"
@@ -269,7 +282,8 @@ def _parser() -> argparse.ArgumentParser:
         "chat",
         help="an interactive session with history",
         description="Chat with one agent; history is kept across turns.\n"
-        "/exit or Ctrl-D leaves; Ctrl-C at the prompt leaves too.\n\n"
+        "/exit or Ctrl-D leaves; Ctrl-C at the prompt leaves too. /help lists the other\n"
+        "commands: /cost (tokens and cost so far), /undo (the last edit of --tools builtin).\n\n"
         "Ctrl-C during a turn cancels that turn and the prompt comes back. If a tool is running,\n"
         "the first Ctrl-C says it is waiting for that tool (naming it) to finish; a second\n"
         "Ctrl-C stops waiting: the tool's result is recorded as interrupted and the prompt\n"
@@ -438,6 +452,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         permission_mode=args.permission_mode,
         ask=args.ask,
         hooks=args.hooks,
+        workspace=args.workspace,
     )
     if args.sessions_db is not None and args.session is None:
         from robota.cli._errors import CliError  # noqa: PLC0415

@@ -34,6 +34,17 @@ __all__ = [
 _ARGUMENTS_LIMIT: Final = 200
 _RESULT_LIMIT: Final = 300
 _RESULT_LINES: Final = 3
+_DIFF_LINES: Final = 200
+
+
+def _diff_style(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return "cyan" if line.startswith("@@") else ""
 
 
 def shorten(text: str, *, limit: int = _RESULT_LIMIT, lines: int = _RESULT_LINES) -> str:
@@ -106,9 +117,26 @@ class Printer:
         self._line(f"-> {name}({format_arguments(arguments)})", "cyan")
 
     def tool_result(self, event: robota.ToolCallFinished) -> None:
-        """A tool call's result, shortened."""
+        """A tool call's result, shortened; then its diff, when its view carries one."""
         mark = "" if event.status == "completed" else f"[{event.status}] "
         self._line(f"<- {mark}{shorten(event.content)}", "red" if event.is_error else "green")
+        # Duck-typed: an edit tool's view (a FileChange) has a unified diff in `.diff` (S39:
+        # the view is display data, never shown to the model).
+        diff = getattr(event.view, "diff", None)
+        if isinstance(diff, str) and diff:
+            self.diff(diff)
+
+    def diff(self, text: str) -> None:
+        """A unified diff, ``+``/``-`` lines coloured on a terminal (plain text otherwise)."""
+        lines = text.splitlines()
+        for line in lines[:_DIFF_LINES]:
+            self._line(line, _diff_style(line))
+        if len(lines) > _DIFF_LINES:
+            self._line(f"... (+{len(lines) - _DIFF_LINES} diff lines)", "dim")
+
+    def info(self, text: str) -> None:
+        """Plain text a command asked for (``/cost``, ``/help``)."""
+        self._line(text)
 
     def footer(self, result: robota.RunResult[Any]) -> None:
         """The usage and cost line."""

@@ -194,6 +194,19 @@ async def first_line_or_signal(
     return True, None
 
 
+def _key_argument_first(request: robota.ApprovalRequest) -> dict[str, object]:
+    """The call's arguments with the one its rules judge first (the path, the command, S12).
+
+    So the prompt shows the path of a write or the command of a shell call before any long
+    argument (a file's new content) is cut off.
+    """
+    arguments = dict(request.arguments)
+    declared = request.tool.permission_argument
+    if declared is not None and declared.key in arguments:
+        return {declared.key: arguments.pop(declared.key), **arguments}
+    return arguments
+
+
 @final
 class TerminalApprover:
     """Asks on the terminal whether a tool call may run (an :class:`~robota.Approver`).
@@ -215,7 +228,7 @@ class TerminalApprover:
 
     async def __call__(self, request: robota.ApprovalRequest) -> robota.Approval:
         """Ask about ``request``; ``y`` approves, ``a`` approves for the session, else no."""
-        call = f"{request.tool.name}({format_arguments(request.arguments)})"
+        call = f"{request.tool.name}({format_arguments(_key_argument_first(request))})"
         choices = "[y/N]" if request.always_ask else "[y/N/a=always]"
         self._printer.ask(f"allow {call}? ({request.reason}) {choices} ")
         stop = None if self._interrupts is None else self._interrupts.signal
