@@ -229,6 +229,14 @@ class PostgresSessionStore(SessionStore):
             header, tuple(decode_session_entry(str(row[4])) for row in rows if row[4] is not None)
         )
 
+    async def _load_texts(self, session_id: str) -> tuple[SessionHeader, list[str]]:
+        """See :meth:`SessionStore._load_texts`: :meth:`load`'s one read, not decoded."""
+        check_session_id(session_id)
+        rows = await self._read(self._sql.load, (0, session_id), f"read session {session_id!r}")
+        if not rows:
+            raise self._not_found(session_id)
+        return header_of(rows[0]), [str(row[4]) for row in rows if row[4] is not None]
+
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
         """See :meth:`SessionStore.list_sessions`."""
         rows = await self._read(self._sql.list, (), "list the sessions")

@@ -37,6 +37,7 @@ from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._lazy import SessionLog, read_log
 from robota.sessions._limits import check_session_limits, turn_options
 from robota.sessions._records import (
     Compacted,
@@ -113,13 +114,13 @@ class Session:
     not close it.
     """
 
-    __slots__ = ("_agent", "_limits", "_lock", "_policy", "_state", "_status", "_store")
+    __slots__ = ("_agent", "_limits", "_lock", "_log", "_policy", "_status", "_store")
 
     def __init__(
         self,
         agent: Agent,
         store: SessionStore,
-        state: SessionState,
+        log: SessionLog,
         *,
         _token: object,
         _policy: CompactionPolicy | None = _DEFAULT_POLICY,
@@ -131,7 +132,7 @@ class Session:
         self._limits = _limits
         self._agent = agent
         self._store = store
-        self._state = state
+        self._log = log  # issue 27: decoded on first use (robota.sessions._lazy)
         self._lock = _agent_lock(agent)
         self._status: Literal["open", "closed"] = "open"
 
@@ -177,7 +178,9 @@ class Session:
                 :meth:`resume`).
             ReconciliationRequired: the pending turn's execution cannot be resumed without the
                 host settling it (:meth:`~robota.Agent.reconcile`, then open again).
-            StorageError: the store failed.
+            StorageError: the store failed. The log's entries are decoded on first use (see
+                :attr:`history`): a damaged one is reported then, unless its text is not one
+                robota writes (reported here).
         """
         if not isinstance(agent, Agent):
             raise ConfigurationError(f"Session.open() needs a robota.Agent, got {agent!r}")
@@ -199,7 +202,7 @@ class Session:
             session_id = _ID_PREFIX + uuid.uuid4().hex
         session_id = check_session_id(session_id)
         try:
-            stored = await store.load(session_id)
+            log = await read_log(store, session_id)
         except SessionNotFoundError:
             now = time.time()
             entries: tuple[SessionEntry, ...] = (
@@ -214,16 +217,14 @@ class Session:
                 if exc.code != "session_exists":
                     raise
                 # Another opener created it since the load: this open resumes theirs.
-            stored = await store.load(session_id)
-        session = cls(
-            agent, store, SessionState(stored), _token=_OPEN, _policy=compaction, _limits=limits
-        )
+            log = await read_log(store, session_id)
+        session = cls(agent, store, log, _token=_OPEN, _policy=compaction, _limits=limits)
         try:
             if given:
                 await session.set_metadata(
                     title=metadata.title, user_id=metadata.user_id, tags=metadata.tags
                 )
-            if session._state.pending is not None:
+            if log.may_have_pending_turn() and session._state.pending is not None:
                 await session._recover_if_free()
             await session._fire("SessionStart", {"source": source})
         except BaseException:
@@ -236,7 +237,7 @@ class Session:
     @property
     def id(self) -> str:
         """The session id."""
-        return self._state.header.id
+        return self._log.header.id
 
     @property
     def agent(self) -> Agent:
@@ -249,13 +250,17 @@ class Session:
         return self._store
 
     @property
-    def history(self) -> tuple[Message, ...]:
+    def history(self) -> Sequence[Message]:
         """The active conversation as the model will see it next, without the system prompt.
 
         As of this handle's last read of the store (every open, turn, fork and rewind reads
-        it); another process's later turns appear at this session's next turn.
+        it); another process's later turns appear at this session's next turn. A tuple — except
+        right after :meth:`open`, whose log is decoded on first use (issue 27): then a
+        read-only sequence that decodes it on its first read and reads as the tuple of its
+        messages from then on (equal to it, slicing to tuples; ``tuple(history)`` for the tuple
+        itself), raising :class:`~robota.StorageError` there if the log holds a damaged entry.
         """
-        return self._state.history
+        return self._log.history()
 
     @property
     def turns(self) -> tuple[Turn, ...]:
@@ -681,7 +686,8 @@ class Session:
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"<Session {self.id!r} {len(self._state.active)} turns {self._status}>"
+        turns = len(self._log.state().active) if self._log.decoded else "(not decoded)"
+        return f"<Session {self.id!r} {turns} turns {self._status}>"
 
     # ------------------------------------------------------------------ helpers
 
@@ -693,6 +699,11 @@ class Session:
                 code="session_closed",
             )
 
+    @property
+    def _state(self) -> SessionState:
+        # Decodes and folds the log on first use (issue 27); raises StorageError if damaged.
+        return self._log.state()
+
     async def _acquire(self) -> SessionLease:
         return await self._store.acquire(self.id)
 
@@ -703,10 +714,10 @@ class Session:
         state = self._state
         newer = await self._store.load_after(self.id, state.folded)
         if newer.header == state.header:
-            self._state = state.advanced(newer.entries)
+            self._log = SessionLog.folded(state.advanced(newer.entries))
         else:
-            self._state = SessionState(await self._store.load(self.id))
-        return self._state
+            self._log = SessionLog.folded(SessionState(await self._store.load(self.id)))
+        return self._log.state()
 
     async def _append(self, lease: SessionLease, entry: SessionEntry) -> None:
         await lease.append(entry)

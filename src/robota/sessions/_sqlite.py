@@ -126,6 +126,11 @@ class SQLiteSessionStore(SessionStore):
         header, texts = await self._run(functools.partial(self._load, session_id))
         return StoredSession(header, tuple(decode_session_entry(text) for text in texts))
 
+    async def _load_texts(self, session_id: str) -> tuple[SessionHeader, list[str]]:
+        """See :meth:`SessionStore._load_texts`: :meth:`load`'s one read, not decoded."""
+        check_session_id(session_id)
+        return await self._run(functools.partial(self._load, session_id))
+
     async def load_after(self, session_id: str, after: int) -> StoredSession:
         """See :meth:`SessionStore.load_after`: reads only the entries after ``after``."""
         check_session_id(session_id)

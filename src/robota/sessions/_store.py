@@ -179,6 +179,19 @@ class SessionStore(ABC):
         stored = await self.load(session_id)
         return StoredSession(stored.header, stored.entries[after:])
 
+    async def _load_texts(self, session_id: str) -> tuple[SessionHeader, list[str]] | None:
+        """The header and every entry's stored text, undecoded; ``None``: not kept as text.
+
+        What :meth:`load` reads, before decoding: ``Session.open`` decodes a long log on first
+        use instead (issue 27). A store that keeps :func:`encode_session_entry`'s text may
+        override this; the default, ``None``, makes ``Session.open`` use :meth:`load`.
+
+        Raises:
+            SessionNotFoundError: no such session.
+            StorageError: the store failed or is closed.
+        """
+        return None
+
     @abstractmethod
     async def list_sessions(self) -> tuple[SessionHeader, ...]:
         """Every session's header, oldest first (by ``created_at``, then id).
