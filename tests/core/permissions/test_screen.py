@@ -12,6 +12,8 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import robota
 import robota.host
@@ -169,3 +171,34 @@ def test_joined_screens_answer_the_most_severe() -> None:
     assert both.verdict("/w/secrets/a.txt") == "ask"
     assert both.verdict("/w/a.txt") == "allow"
     assert not robota.PathScreen.joined([robota.PathScreen()]).active
+
+
+_SEGMENTS = st.sampled_from(
+    ["a", "b", ".env", "ab", "*", "?", "a*", "*b", "[ab]", "[!a]", "**", "["]
+)
+_NAMES = st.sampled_from(["a", "b", ".env", "ab", "ba", "[", "a.b"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pattern=st.lists(_SEGMENTS, min_size=1, max_size=5),
+    path=st.lists(_NAMES, min_size=1, max_size=6),
+    absolute=st.booleans(),
+)
+def test_s12_the_compiled_screen_agrees_with_the_gate_on_any_glob(
+    pattern: list[str], path: list[str], absolute: bool
+) -> None:
+    # Lexical paths (no resolver): the screen's one compiled expression against the wildcard
+    # scan the gate runs, on patterns with every glob form a segment can hold.
+    text = ("/w/" if absolute else "") + "/".join(pattern)
+    policy = robota.PermissionPolicy(deny=[f"Read({text})"])
+    context = robota.PermissionContext(workspace="/w")
+    screen = robota.PermissionGate(policy, context).path_screen(_grep(), {"path": "zzz"})
+    expected = robota.evaluate_permission(_grep(), {"path": "/".join(path)}, policy, context)
+    verdict = screen.verdict("/w/" + "/".join(path))
+    if expected.behavior == "deny":
+        assert verdict == "deny"
+    elif expected.always_ask:
+        assert verdict == "ask"
+    else:
+        assert verdict == "allow"

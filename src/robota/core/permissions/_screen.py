@@ -16,21 +16,24 @@ do not enter: they answer whether a call may run, and the call already runs.
 Cost: each rule's pattern is placed (``~`` expanded, its literal part resolved) once per call,
 not once per path. A path the walk meets has no link on the way — the walk does not follow one
 — so its canonical form is itself, and the four readings a deny rule is matched against (the
-path and the pattern, each as written and canonical) reduce to the two pattern forms against the
-path: a prefix test and a test of the last segment reject nearly every path before the full
-segment match runs.
+path and the pattern, each as written and canonical) reduce to the pattern's two forms against
+the path. Every form of one verdict is compiled into one regular expression, so a path costs
+one match per verdict. A form with more than one ``**`` is left to the wildcard scan of
+:mod:`._globs` instead: a regular expression with several unbounded repetitions can backtrack
+for long, and a walk's paths come from whoever wrote the tree.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import functools
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 from robota.core.permissions._evaluate import PermissionContext, PermissionPolicy
-from robota.core.permissions._globs import GLOB_CHARS, segments_match
+from robota.core.permissions._globs import GLOB_CHARS, segments_cover
 from robota.core.permissions._path_patterns import _absolute, _resolved_pattern
 from robota.core.permissions._rules import _PARAMETER, PermissionRule
 from robota.core.tools._screen import PathScreen, PathVerdict
@@ -41,50 +44,97 @@ __all__ = ["path_screen"]
 
 @dataclass(frozen=True, slots=True)
 class _Form:
-    """One placed form of a path pattern (absolute, ``/``-separated)."""
+    """One placed form of a path pattern (absolute, ``/``-separated), as a matcher."""
 
     parts: tuple[str, ...]
-    literal: str  # the leading segments without a glob, as an absolute path ("" for none)
-    glob: bool
-    last: str | None  # the last segment when it must match the path's last one
+    regex: str | None  # the same test as one regular expression, when it stays linear
 
     @staticmethod
     def of(pattern: str) -> _Form:
         parts = tuple(part for part in pattern.split("/") if part)
-        glob = GLOB_CHARS.search(pattern) is not None
-        lead = next((i for i, part in enumerate(parts) if GLOB_CHARS.search(part)), len(parts))
-        literal = "/" + "/".join(parts[:lead]) if lead else ""
-        last = parts[-1] if glob and parts and parts[-1] != "**" else None
-        return _Form(parts, literal, glob, last)
+        if GLOB_CHARS.search(pattern) is None:
+            # A pattern without a glob covers the path and everything beneath (segments_cover).
+            regex = "".join("/" + re.escape(part) for part in parts) + r"(?:/|\Z)"
+            return _Form(parts, regex if parts else "")
+        if parts.count("**") > 1:
+            return _Form(parts, None)  # S12: several `**` backtrack; the wildcard scan does not
+        pieces = [_STARS if part == "**" else "/" + _segment(part) for part in parts]
+        return _Form(parts, "".join(pieces) + r"\Z")
 
     def covers(self, path: str) -> bool:
-        literal = self.literal
-        if literal and path != literal and not path.startswith(literal + "/"):
-            return False  # the literal segments must lead the path (segments_cover)
-        if not self.glob:
-            return True  # a pattern without a glob covers the path and everything beneath
-        last = self.last
-        if last is not None:
-            name = path.rpartition("/")[2]
-            if not (
-                name == last if GLOB_CHARS.search(last) is None else fnmatch.fnmatchcase(name, last)
-            ):
-                return False
-        return segments_match(self.parts, [part for part in path.split("/") if part])
+        """The wildcard scan itself (for a form with no linear regular expression)."""
+        return segments_cover("/" + "/".join(self.parts), path) == "match"
+
+
+# `**` as a segment: zero or more whole segments (segments_match's star item).
+_STARS: Final = "(?:/[^/]+)*"
+
+
+def _segment(pattern: str) -> str:
+    """One path segment's ``fnmatch`` glob as a regular expression that never crosses ``/``.
+
+    ``*`` and ``?`` stay within the segment; a bracket set is read by ``fnmatch.translate``
+    itself, scanned exactly as ``fnmatch`` scans it, so the two cannot disagree about a set.
+    """
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        char = pattern[i]
+        i += 1
+        if char == "*":
+            if not out or out[-1] != "[^/]*":
+                out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[":
+            j = i
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 1
+            if j >= n:
+                out.append("\\[")
+                continue
+            translated = fnmatch.translate(pattern[i - 1 : j + 1])  # "(?s:<set>)\Z"
+            out.append("(?=[^/])(?s:" + translated[len("(?s:") : -len(")\\Z")] + ")")
+            i = j + 1
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
 
 
 @dataclass(frozen=True, slots=True)
-class _Check:
-    verdict: PathVerdict
-    forms: tuple[_Form, ...]  # empty: the rule cannot be placed, so every path is "ask"
-    everything: bool = False
+class _Level:
+    """The rules of one verdict (deny, or ask), compiled together."""
 
-    def hits(self, path: str) -> PathVerdict | None:
+    everything: bool
+    regex: re.Pattern[str] | None
+    slow: tuple[_Form, ...]
+
+    @staticmethod
+    def of(forms: list[_Form], everything: bool) -> _Level:
+        fast = [form.regex for form in forms if form.regex is not None]
+        slow = tuple(form for form in forms if form.regex is None)
+        regex = re.compile("|".join(f"(?:{r})" for r in fast)) if fast else None
+        return _Level(everything, regex, slow)
+
+    @property
+    def empty(self) -> bool:
+        return not self.everything and self.regex is None and not self.slow
+
+    @property
+    def simple(self) -> bool:
+        return not self.everything and not self.slow
+
+    def hits(self, path: str) -> bool:
         if self.everything:
-            return self.verdict
-        if not self.forms:
-            return "ask"  # S12: unevaluable is its own answer, read in the stop direction
-        return self.verdict if any(form.covers(path) for form in self.forms) else None
+            return True
+        regex = self.regex
+        if regex is not None and regex.match(path) is not None:
+            return True
+        return any(form.covers(path) for form in self.slow)
 
 
 def path_screen(
@@ -98,9 +148,9 @@ def path_screen(
     if argument is None or argument.kind != "path":
         return PathScreen()
     properties = tool.parameters.get("properties", {})
-    checks: list[_Check] = []
+    forms: dict[str, list[_Form]] = {"deny": [], "ask": []}
+    everything = {"deny": False, "ask": False}
     for direction in ("deny", "ask"):
-        verdict: PathVerdict = "deny" if direction == "deny" else "ask"
         for rule in policy.rules(direction):
             if not rule.names(tool):
                 continue
@@ -113,29 +163,43 @@ def path_screen(
             )
             if on_call == "unevaluable" or (direction == "ask" and on_call == "match"):
                 continue  # S21: put to a person when the call was admitted
-            check = _compile(rule, verdict, properties, context)
-            if check is not None:
-                checks.append(check)
-    if not checks:
+            placed = _place(rule, properties, context)
+            if placed is None:
+                continue
+            if placed == "everything":
+                everything[direction] = True
+            elif placed == "unevaluable":
+                everything["ask"] = True  # S12: unevaluable is read in the stop direction
+            else:
+                forms[direction].extend(placed)
+    deny = _Level.of(forms["deny"], everything["deny"])
+    ask = _Level.of(forms["ask"], everything["ask"])
+    if deny.empty and ask.empty:
         return PathScreen()
-    return PathScreen(functools.partial(_judge, tuple(checks)))
+    if deny.simple and ask.simple:
+        return PathScreen(
+            functools.partial(
+                _judge_fast,
+                deny.regex.match if deny.regex is not None else _never,
+                ask.regex.match if ask.regex is not None else _never,
+            )
+        )
+    return PathScreen(functools.partial(_judge, deny, ask))
 
 
-def _compile(
-    rule: PermissionRule,
-    verdict: PathVerdict,
-    properties: Mapping[str, Any],
-    context: PermissionContext,
-) -> _Check | None:
+def _place(
+    rule: PermissionRule, properties: Mapping[str, Any], context: PermissionContext
+) -> list[_Form] | Literal["everything", "unevaluable"] | None:
+    """The rule's pattern placed as the gate places it, once; ``None``: not a path rule."""
     pattern = rule.pattern
     if rule.everything or pattern is None or pattern.strip() in ("*", "**"):
-        return _Check(verdict, (), everything=True)
+        return "everything"
     parameter = _PARAMETER.match(pattern)
     if parameter is not None and parameter.group(1) in properties:
         return None  # a parameter rule judges the call's other arguments, judged at admission
     expanded = _absolute(pattern, context.workspace, context.home)
     if expanded is None:
-        return _Check(verdict, ())
+        return "unevaluable"
     forms = [_Form.of(expanded)]
     resolve = context.resolve_path
     if resolve is not None:
@@ -143,18 +207,28 @@ def _compile(
         try:
             canonical = _resolved_pattern(raw if raw is not None else expanded, resolve)
         except (OSError, ValueError):
-            return _Check(verdict, ())
+            return "unevaluable"
         if canonical != expanded:
             forms.append(_Form.of(canonical))
-    return _Check(verdict, tuple(forms))
+    return forms
 
 
-def _judge(checks: tuple[_Check, ...], path: str) -> PathVerdict:
-    answer: PathVerdict = "allow"
-    for check in checks:
-        hit = check.hits(path)
-        if hit == "deny":
-            return "deny"
-        if hit == "ask":
-            answer = "ask"
-    return answer
+def _judge(deny: _Level, ask: _Level, path: str) -> PathVerdict:
+    if deny.hits(path):
+        return "deny"
+    return "ask" if ask.hits(path) else "allow"
+
+
+def _judge_fast(
+    deny: Callable[[str], re.Match[str] | None],
+    ask: Callable[[str], re.Match[str] | None],
+    path: str,
+) -> PathVerdict:
+    # The usual case, one regular expression a verdict (no rule for everything, no slow form).
+    if deny(path) is not None:
+        return "deny"
+    return "ask" if ask(path) is not None else "allow"
+
+
+def _never(path: str) -> None:
+    return None
