@@ -133,8 +133,10 @@ def main(samples: int = 5) -> bool:
     ratio = mine / reference
     print(f"  files searched:   {DIRECTORIES * FILES_PER_DIRECTORY:,}, matches {len(grep_hits)}")
     print(f"  robota Grep:      {mine * 1000:8.0f} ms (best {min(ours) * 1000:.0f} ms)")
-    print(f"  robota Grep, gate:{screened * 1000:8.0f} ms (best {min(gated) * 1000:.0f} ms; ")
-    print(f"                    {len(DENY)} deny rules judged on each path)")
+    print(
+        f"  robota Grep, gate:{screened * 1000:8.0f} ms (best {min(gated) * 1000:.0f} ms; "
+        f"{len(DENY)} deny rules on each path)"
+    )
     print(f"  grep -rnE:        {reference * 1000:8.0f} ms (best {min(theirs) * 1000:.0f} ms)")
     verdict = "PASS" if ratio <= GOAL else "OVER GOAL"
     print(f"  ratio:            {ratio:8.2f}x (goal <= {GOAL:.0f}x) {verdict}")

@@ -163,3 +163,31 @@ async def test_s12_a_denied_directory_is_not_entered(project: pathlib.Path) -> N
     (grep,) = await _results(project, policy, _GREP)
     assert "sk-" not in grep
     assert "notes.txt:1:" in grep
+
+
+async def test_s21_a_sub_agents_walk_answers_to_its_parents_rules_and_its_own(
+    project: pathlib.Path,
+) -> None:
+    context = robota.host.permission_context(project)
+    child_provider = ScriptedProvider([[_GREP], "found"])
+    child = robota.Agent(
+        provider=child_provider,
+        model="m",
+        name="researcher",
+        tools=robota.tools.builtin(workspace=project),
+        tool_gate=robota.PermissionGate(robota.PermissionPolicy(deny=["Grep(**/.env)"]), context),
+    )
+    parent = robota.Agent(
+        provider=ScriptedProvider([[("researcher", {"input": "look"})], "ok"]),
+        model="m",
+        name="lead",
+        tools=[child.as_tool()],
+        tool_gate=robota.PermissionGate(
+            robota.PermissionPolicy(deny=["Read(secrets/**)"]), context
+        ),
+    )
+    await parent.run("start")
+    grep = child_provider.requests[1].messages[-1].content
+    assert "src/app.py:1:" in grep
+    assert "sk-" not in grep  # the parent's rule: the ceiling reaches the child's walk
+    assert "env-secret" not in grep  # the child's own rule
