@@ -43,6 +43,7 @@ class ListDirTool(WorkspaceTool):
     }
 
     tool_argument = WALK_ARGUMENT
+    walks = True
 
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
         return self.run_screened(args, stop, robota.core.PathScreen())
@@ -130,6 +131,7 @@ class GlobTool(WorkspaceTool):
     }
 
     tool_argument = WALK_ARGUMENT
+    walks = True
 
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
         return self.run_screened(args, stop, robota.core.PathScreen())

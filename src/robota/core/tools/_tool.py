@@ -167,6 +167,10 @@ class ToolContext:
             where the host allows: use :meth:`trace_headers` and :meth:`child_env`.
         hook_traceparent: What command hooks of this call receive as ``TRACEPARENT`` (the run's
             span), when the host granted hooks; ``None`` otherwise.
+
+    The executor builds it; a caller running a body by hand (a test, a benchmark) may pass
+    ``screen=``, ``(arguments) -> PathScreen``, to stand in for a gate's
+    :meth:`~robota.PermissionGate.path_screen` (see :meth:`path_screen`).
     """
 
     __slots__ = (
