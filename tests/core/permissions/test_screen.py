@@ -176,7 +176,7 @@ def test_joined_screens_answer_the_most_severe() -> None:
 _SEGMENTS = st.sampled_from(
     ["a", "b", ".env", "ab", "*", "?", "a*", "*b", "[ab]", "[!a]", "**", "["]
 )
-_NAMES = st.sampled_from(["a", "b", ".env", "ab", "ba", "[", "a.b"])
+_NAMES = st.sampled_from(["a", "b", ".env", "ab", "ba", "[", "a.b", "a\nb", "\n.env"])
 
 
 @settings(max_examples=300, deadline=None)

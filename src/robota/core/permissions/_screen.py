@@ -66,8 +66,11 @@ class _Form:
         return segments_cover("/" + "/".join(self.parts), path) == "match"
 
 
-# `**` as a segment: zero or more whole segments (segments_match's star item).
-_STARS: Final = "(?:/[^/]+)*"
+# `**` as a segment: zero or more whole segments (segments_match's star item). A path the screen
+# is given has no empty segment and no trailing `/`, so "nothing, or `/` and anything" takes
+# exactly whole segments before the next `/` or the end — and backtracks a character at a time
+# in C rather than a group a segment (newlines in names included: `(?s:...)`).
+_STARS: Final = "(?:/(?s:.*))?"
 
 
 def _segment(pattern: str) -> str:
