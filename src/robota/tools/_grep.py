@@ -92,6 +92,7 @@ class GrepTool(WorkspaceTool):
     }
 
     tool_argument = WALK_ARGUMENT
+    walks = True
 
     def __init__(
         self,
