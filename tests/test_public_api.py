@@ -245,6 +245,8 @@ def test_all_is_pinned() -> None:
         "OwnerRef",
         "PROVIDER_ENTRY_POINT_GROUP",
         "ParameterSchema",
+        "PathScreen",
+        "PathVerdict",
         "PendingAssistant",
         "PermissionArgument",
         "PermissionBehavior",

@@ -59,6 +59,7 @@ from robota.core.execution._subagents import Delegation, Spend, charge, surfaced
 from robota.core.permissions._gate import Approval, ApprovalRequest, Approver, PermissionGate
 from robota.core.schema._convert import schema_from_type
 from robota.core.tools._executor import ToolGate, ToolInvocation
+from robota.core.tools._screen import PathScreen
 from robota.core.tools._tool import RiskClass, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -144,6 +145,15 @@ class CeilingGate:
             if decide is not None and not decide(tool):
                 return False
         return True
+
+    def path_screen(self, tool: Tool, arguments: Mapping[str, Any]) -> PathScreen:
+        """Both gates' screens: a path either withholds is withheld (S12, S21)."""
+        screens: list[PathScreen] = []
+        for gate in (self._parent, self._own):
+            screen = getattr(gate, "path_screen", None)
+            if screen is not None:
+                screens.append(screen(tool, arguments))
+        return PathScreen.joined(screens)
 
     async def admit(self, invocation: ToolInvocation) -> Admission:
         """The parent's gate, then the child's own, on the arguments the first one left."""

@@ -1,4 +1,4 @@
-"""``robota.tools``: built-in workspace tools, each a normal :class:`robota.Tool` (issue 30).
+r"""``robota.tools``: built-in workspace tools, each a normal :class:`robota.Tool` (issue 30).
 
 Every name here is a factory: call it with the workspace root and get a tool bound to it, or
 take them all at once with :func:`builtin`::
@@ -72,12 +72,22 @@ any command, except one the context's read-only classifier (S21,
 :func:`robota.host.is_read_only_command`) finds only reads inside the workspace, which runs
 without asking.
 
-What a path rule does not do today: a rule names one tool, so unlike Claude Code a
-``Read(...)`` deny does not reach ``Grep`` or ``Glob``; and ``Grep``/``Glob``/``LS`` rules judge
-the directory searched, not each file the walk meets, so ``Grep(secrets/**)`` denied still lets
-``Grep`` with ``path="."`` read ``secrets/``. To keep a subtree away from the model, deny
-``Grep`` and ``Glob`` outright (or list them only with ``ask``), or keep the subtree out of the
-workspace.
+What a path rule reaches: as in Claude Code, ``Read`` deny and ask rules judge ``Grep``,
+``Glob`` and ``LS`` too (their argument declares ``also_judged_as=("Read",)``, S12), and a walk
+judges each file and directory it meets, not only the directory named: with a gate, the tools ask
+the call's :class:`robota.PathScreen` (:meth:`robota.ToolContext.path_screen`), which judges each
+path as the gate would judge a call naming it — the same rules, workspace root and resolver. A
+path a deny rule covers (``Read(secrets/**)``, ``Grep(**/.env)``) is left out silently: not
+listed, not searched, a directory not entered. A walk cannot ask a person about each file, so a
+path an ask rule covers is left out too, and the answer says how many were (the model can name
+one directly and be asked). An ask rule that covers the call's own path was answered when the
+call was admitted and does not empty the walk. Allow rules for ``Read`` grant nothing to the
+other tools. Without a gate nothing is withheld; a custom gate takes part by offering a
+``path_screen(tool, arguments)`` method like :class:`robota.PermissionGate`'s.
+
+Names are shown so that they cannot forge a line of an answer: a byte that is not UTF-8, a newline
+or any other control character in a file name is shown as ``\xNN`` (``a\x0ab``), and every tool
+accepts that spelling back as a path.
 
 Time-limited (issue 30): Python's ``re`` cannot be interrupted, so ``Grep`` runs its regular
 expression in a small child process (the standard library only, never ``robota``) that leads
@@ -330,22 +340,29 @@ def shell(
     )
 
 
-def builtin(*, workspace: WorkspaceRoot) -> list[robota.core.Tool]:
+def builtin(
+    *, workspace: WorkspaceRoot, grep_time_limit: float = DEFAULT_TIME_LIMIT
+) -> list[robota.core.Tool]:
     """Every built-in tool bound to ``workspace``: Read, LS, Glob, Grep, Edit, Write and Bash.
 
     The web and ask-the-user tools join this list as they are built (issue 30); pass the list
     to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` (``Edit`` and ``Write`` ask
     in the default mode, ``Bash`` asks before any command that is not read-only).
 
+    Args:
+        workspace: The root directory; no tool reads or writes a file outside it.
+        grep_time_limit: Seconds one ``Grep`` search may take (default 30; see :func:`grep`).
+
     Raises:
-        ValueError: ``workspace`` is not an existing directory.
+        ValueError: ``workspace`` is not an existing directory, or ``grep_time_limit`` is not
+            positive.
     """
     root = Workspace(workspace)
     return [
         ReadFileTool(root),
         ListDirTool(root),
         GlobTool(root),
-        GrepTool(root),
+        GrepTool(root, time_limit=grep_time_limit),
         EditTool(root),
         WriteTool(root),
         ShellTool(root),

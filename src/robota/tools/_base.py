@@ -13,11 +13,14 @@ from typing import Any, ClassVar
 import robota.core
 from robota.tools._workspace import Refused, Workspace
 
-__all__ = ["PATH_ARGUMENT", "WorkspaceTool"]
+__all__ = ["PATH_ARGUMENT", "WALK_ARGUMENT", "WorkspaceTool"]
 
 #: S12: every read-only tool's permission patterns are scoped to its ``path`` argument, read as a
 #: path (``Read(src/**)``, ``Grep(**/.env)``), judged from the same workspace root.
 PATH_ARGUMENT = robota.core.PermissionArgument("path", "path")
+#: The tools that read or list files they walk to (``Grep``, ``Glob``, ``LS``) answer to ``Read``
+#: deny and ask rules too, as in Claude Code: ``Read(secrets/**)`` denied keeps them out.
+WALK_ARGUMENT = robota.core.PermissionArgument("path", "path", also_judged_as=("Read",))
 
 
 class WorkspaceTool(robota.core.Tool):
@@ -31,6 +34,9 @@ class WorkspaceTool(robota.core.Tool):
     tool_name: ClassVar[str]
     tool_description: ClassVar[str]
     tool_parameters: ClassVar[Mapping[str, Any]]
+    tool_argument: ClassVar[robota.core.PermissionArgument] = PATH_ARGUMENT
+    #: The tool reads or lists paths its call did not name, so it asks for the call's screen.
+    walks: ClassVar[bool] = False
 
     def __init__(self, workspace: Workspace, *, name: str | None = None) -> None:
         super().__init__(
@@ -38,7 +44,7 @@ class WorkspaceTool(robota.core.Tool):
             self.tool_description,
             self.tool_parameters,
             risk="inspect",
-            permission_argument=PATH_ARGUMENT,
+            permission_argument=self.tool_argument,
             source="robota.tools",
             idempotent=True,
         )
@@ -48,8 +54,10 @@ class WorkspaceTool(robota.core.Tool):
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
         signal = ctx.signal
+        # S12: what the rules withhold from a walk (compiled only for a tool that walks).
+        screen = ctx.path_screen(args) if self.walks else robota.core.PathScreen()
         try:
-            text = await asyncio.to_thread(self.run, args, lambda: signal.aborted)
+            text = await asyncio.to_thread(self.run_screened, args, lambda: signal.aborted, screen)
         except Refused as exc:
             return robota.core.ToolResult(str(exc), is_error=True)
         signal.throw_if_aborted()  # S23: an aborted walk's partial answer is not a result
@@ -58,6 +66,19 @@ class WorkspaceTool(robota.core.Tool):
     @abstractmethod
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
         """The tool's answer for validated ``args``; raise :class:`Refused` to refuse."""
+
+    def run_screened(
+        self,
+        args: Mapping[str, Any],
+        stop: Callable[[], bool],
+        screen: robota.core.PathScreen,
+    ) -> str:
+        """:meth:`run` under the call's :class:`robota.PathScreen` (S12).
+
+        A tool that reads or lists paths its call did not name overrides this and withholds
+        what ``screen`` withholds; the default ignores it (the gate judged the one path).
+        """
+        return self.run(args, stop)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name!r} in {self.workspace.root!r}>"

@@ -12,12 +12,12 @@ from typing import Any, ClassVar, Final
 
 import robota.core
 import robota.host
-from robota.tools._base import WorkspaceTool
+from robota.tools._base import WALK_ARGUMENT, WorkspaceTool
 from robota.tools._grep_child import HEADER, MAX_OUTPUT_CHARS, RECORD
 from robota.tools._group import kill_group
 from robota.tools._patterns import Glob
-from robota.tools._walk import ignore_rules_above, walk_batches
-from robota.tools._workspace import Refused, Workspace, display, open_regular_at
+from robota.tools._walk import Screened, ignore_rules_above, screened, walk_batches, withheld_note
+from robota.tools._workspace import Refused, Workspace, display, open_regular_at, plain
 
 __all__ = [
     "DEFAULT_RESULTS",
@@ -90,6 +90,9 @@ class GrepTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
+    tool_argument = WALK_ARGUMENT
+    walks = True
+
     def __init__(
         self,
         workspace: Workspace,
@@ -107,7 +110,7 @@ class GrepTool(WorkspaceTool):
         controller = robota.core.AbortController()
 
         async def search() -> str:
-            return await self._search(args, controller.signal)
+            return await self._search(args, controller.signal, robota.core.PathScreen())
 
         return asyncio.run(search())
 
@@ -115,14 +118,19 @@ class GrepTool(WorkspaceTool):
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
         try:
-            text = await self._search(args, ctx.signal)
+            text = await self._search(args, ctx.signal, ctx.path_screen(args))
         except Refused as exc:
             ctx.signal.throw_if_aborted()  # S23: an abort is raised, not reported as a refusal
             return robota.core.ToolResult(str(exc), is_error=True)
         ctx.signal.throw_if_aborted()  # S23: an aborted search's partial answer is not a result
         return robota.core.ToolResult(text)
 
-    async def _search(self, args: Mapping[str, Any], signal: robota.core.AbortSignal) -> str:
+    async def _search(
+        self,
+        args: Mapping[str, Any],
+        signal: robota.core.AbortSignal,
+        screen: robota.core.PathScreen,
+    ) -> str:
         pattern: str = args["pattern"]
         raw = pattern.encode("utf-8", "surrogateescape")
         ignore_case = bool(args.get("case_insensitive"))
@@ -148,10 +156,12 @@ class GrepTool(WorkspaceTool):
             }
         ).encode()
         feed = _Feed(HEADER.pack(len(header)) + header)
+        withhold = screened(screen, top)  # S12: each file and directory the walk meets
         report = await self._in_child(
-            feed, signal, lambda stop: _walk(workspace, top, base, only, feed, stop)
+            feed, signal, lambda stop: _walk(workspace, top, base, only, feed, stop, withhold)
         )
-        return _answer(report, feed.large, pattern, display(base))
+        asked = withhold.asked if withhold is not None else 0
+        return _answer(report, feed.large, pattern, display(base), asked)
 
     async def _in_child(
         self,
@@ -250,10 +260,9 @@ class _Feed:
             data = _read_all(fd, info.st_size)
         finally:
             os.close(fd)
-        try:
-            shown = path.encode("utf-8")
-        except UnicodeEncodeError:  # a name that is not UTF-8: shown as `\\xNN` (display)
-            shown = display(path).encode("utf-8")
+        # A name that is not UTF-8, or holds a line break or another control character: shown
+        # as `\\xNN` (display), so a name can never forge an output line.
+        shown = path.encode("utf-8") if plain(path) else display(path).encode("utf-8")
         buffer = self.buffer
         buffer += RECORD.pack(len(shown), len(data))
         buffer += shown
@@ -297,6 +306,7 @@ def _walk(
     only: Glob | None,
     feed: _Feed,
     stop: Callable[[], bool],
+    withhold: Screened | None = None,
 ) -> None:
     """Feed the files under ``top`` (or the file ``top``) to the child, in ``grep -r`` order."""
     if os.path.isdir(top):
@@ -304,7 +314,8 @@ def _walk(
         rules = ignore_rules_above(workspace.root, top)
         opened = workspace.open_dir(top, display(base))
         try:
-            for fd, prefix, names in walk_batches(opened, gitignore=rules, stop=stop):
+            batches = walk_batches(opened, gitignore=rules, stop=stop, withhold=withhold)
+            for fd, prefix, names in batches:
                 for name in names:
                     if only is not None and not only.match(prefix + name):
                         continue
@@ -321,7 +332,7 @@ def _walk(
             os.close(fd)
 
 
-def _answer(report: Mapping[str, Any], large: int, pattern: str, where: str) -> str:
+def _answer(report: Mapping[str, Any], large: int, pattern: str, where: str, asked: int = 0) -> str:
     out: list[str] = report["out"]
     shown: int = report["shown"]
     skipped: list[str] = []
@@ -330,6 +341,9 @@ def _answer(report: Mapping[str, Any], large: int, pattern: str, where: str) -> 
     if large:
         skipped.append(f"{large} files over {MAX_FILE_BYTES} bytes were skipped")
     notes = [f"[{'; '.join(skipped)}]"] if skipped else []
+    withheld = withheld_note(asked)
+    if withheld:
+        notes.append(withheld)
     if not out:
         return "\n".join([f"No matches for {pattern!r} under {where!r}.", *notes])
     if report["capped"]:

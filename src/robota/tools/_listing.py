@@ -8,9 +8,10 @@ import stat
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
-from robota.tools._base import WorkspaceTool
+import robota.core
+from robota.tools._base import WALK_ARGUMENT, WorkspaceTool
 from robota.tools._patterns import Glob
-from robota.tools._walk import ignore_rules_above, walk
+from robota.tools._walk import ignore_rules_above, screened, walk, withheld_note
 from robota.tools._workspace import Refused, display
 
 __all__ = ["MAX_ENTRIES", "GlobTool", "ListDirTool"]
@@ -41,21 +42,35 @@ class ListDirTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
+    tool_argument = WALK_ARGUMENT
+    walks = True
+
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
+        return self.run_screened(args, stop, robota.core.PathScreen())
+
+    def run_screened(
+        self, args: Mapping[str, Any], stop: Callable[[], bool], screen: robota.core.PathScreen
+    ) -> str:
         workspace = self.workspace
         canonical = workspace.resolve(args["path"])
         shown = display(workspace.relative(canonical))
         if not os.path.isdir(canonical):
             raise Refused(f"{shown!r} is not a directory; use read_file for a file")
+        withhold = screened(screen, canonical)
         fd = workspace.open_dir(canonical, shown)
         rows: list[tuple[str, str]] = []
         try:
             with os.scandir(fd) as entries:
-                rows.extend((entry.name, _describe(entry)) for entry in entries)
+                rows.extend(
+                    (entry.name, _describe(entry))
+                    for entry in entries
+                    if withhold is None or not withhold(entry.name)  # S12: each entry judged
+                )
         finally:
             os.close(fd)
+        note = withheld_note(withhold.asked if withhold is not None else 0)
         if not rows:
-            return f"{shown!r} is empty."
+            return "\n".join([f"{shown!r} is empty.", *([note] if note else [])])
         rows.sort()
         lines = [text for _, text in rows[:MAX_ENTRIES]]
         if len(rows) > MAX_ENTRIES:
@@ -63,6 +78,8 @@ class ListDirTool(WorkspaceTool):
                 f"[{len(rows) - MAX_ENTRIES} more entries not shown; {len(rows)} in all. "
                 "Use glob with a narrower pattern]"
             )
+        if note:
+            lines.append(note)
         return "\n".join(lines)
 
 
@@ -113,7 +130,15 @@ class GlobTool(WorkspaceTool):
         "additionalProperties": False,
     }
 
+    tool_argument = WALK_ARGUMENT
+    walks = True
+
     def run(self, args: Mapping[str, Any], stop: Callable[[], bool]) -> str:
+        return self.run_screened(args, stop, robota.core.PathScreen())
+
+    def run_screened(
+        self, args: Mapping[str, Any], stop: Callable[[], bool], screen: robota.core.PathScreen
+    ) -> str:
         pattern: str = args["pattern"]
         workspace = self.workspace
         if pattern.startswith("/") or ".." in pattern.split("/"):
@@ -133,20 +158,24 @@ class GlobTool(WorkspaceTool):
         found: list[str] = []
         total = 0
         rules = ignore_rules_above(workspace.root, top)
+        withhold = screened(screen, top)
         fd = workspace.open_dir(top, display(base))
         try:
-            for entry in walk(fd, gitignore=rules, stop=stop):
+            for entry in walk(fd, gitignore=rules, stop=stop, withhold=withhold):
                 if regex.match(entry.path):
                     total += 1
                     if len(found) < MAX_ENTRIES:
                         found.append(display(lead + entry.path))
         finally:
             os.close(fd)
+        note = withheld_note(withhold.asked if withhold is not None else 0)
         if not found:
-            return f"No files match {pattern!r} under {display(base)!r}."
-        if total > MAX_ENTRIES:
+            found.append(f"No files match {pattern!r} under {display(base)!r}.")
+        elif total > MAX_ENTRIES:
             found.append(
                 f"[{total - MAX_ENTRIES} more matches not shown; {total} in all. "
                 "Narrow the pattern or the path]"
             )
+        if note:
+            found.append(note)
         return "\n".join(found)

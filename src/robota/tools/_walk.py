@@ -4,6 +4,10 @@ Each directory is opened relative to its parent's descriptor with ``O_NOFOLLOW |
 so a directory swapped for a link during the walk is refused by the kernel rather than
 followed out of the root; links are reported as links and never entered. ``.git`` is skipped,
 and the ``.gitignore`` files met on the way are honoured when asked (:mod:`._patterns`).
+
+S12: a walk is also told what the permission rules withhold (:class:`Screened`, built from the
+call's :class:`robota.PathScreen`): a file withheld is not yielded, a directory withheld is not
+entered.
 """
 
 from __future__ import annotations
@@ -14,10 +18,19 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
+import robota.core
 from robota.tools._patterns import IgnoreRules, parse_gitignore
 from robota.tools._workspace import Refused, open_regular_at
 
-__all__ = ["Entry", "ignore_rules_above", "walk", "walk_batches"]
+__all__ = [
+    "Entry",
+    "Screened",
+    "ignore_rules_above",
+    "screened",
+    "walk",
+    "walk_batches",
+    "withheld_note",
+]
 
 _DIR_FLAGS: Final = (
     os.O_RDONLY
@@ -27,6 +40,47 @@ _DIR_FLAGS: Final = (
 )
 _GITIGNORE_LIMIT: Final = 1 << 20
 _MAX_DEPTH: Final = 200
+
+
+class Screened:
+    """The rules' answer for paths below one directory, counting what waits for a person.
+
+    Called with a path relative to ``top`` (canonical), it says whether to withhold it: a path
+    a deny rule covers is withheld silently; one an ask rule covers (or one a rule cannot be
+    judged for) is withheld and counted in :attr:`asked`, since a walk cannot ask about each.
+    """
+
+    __slots__ = ("_lead", "_verdict", "asked")
+
+    def __init__(self, screen: robota.core.PathScreen, top: str) -> None:
+        self._verdict = screen.verdict
+        self._lead = top.rstrip("/") + "/"
+        self.asked = 0
+
+    def __call__(self, relative: str) -> bool:
+        """Whether to withhold ``relative`` (a file or a directory below ``top``)."""
+        verdict = self._verdict(self._lead + relative)
+        if verdict == "allow":
+            return False
+        if verdict == "ask":
+            self.asked += 1
+        return True
+
+
+def screened(screen: robota.core.PathScreen, top: str) -> Screened | None:
+    """A :class:`Screened` for ``top``, or ``None`` when no rule can withhold anything."""
+    return Screened(screen, top) if screen.active else None
+
+
+def withheld_note(asked: int) -> str | None:
+    """The line telling the model how many paths an ask rule kept out, if any."""
+    if not asked:
+        return None
+    return (
+        f"[{asked} {'path was' if asked == 1 else 'paths were'} left out: a permission rule "
+        "asks before they are read, and a walk cannot ask about each; name one directly "
+        "(read_file, or this tool with that path) to be asked]"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +97,16 @@ def walk(
     *,
     gitignore: IgnoreRules | None,
     stop: Callable[[], bool] = lambda: False,
+    withhold: Callable[[str], bool] | None = None,
 ) -> Iterator[Entry]:
     """The regular files under the directory open at ``top`` (the caller closes it), depth first.
 
     ``gitignore`` is the rules in force at ``top`` (``None``: ignore nothing). An entry's
     ``dir_fd`` is open only until the iterator moves on. ``stop`` is asked between directories.
+    ``withhold`` (a :class:`Screened`) is asked about each file and directory, by its path
+    relative to ``top``: a file it withholds is not yielded, a directory not entered.
     """
-    for fd, prefix, names in walk_batches(top, gitignore=gitignore, stop=stop):
+    for fd, prefix, names in walk_batches(top, gitignore=gitignore, stop=stop, withhold=withhold):
         for name in names:
             yield Entry(prefix + name, name, fd)
 
@@ -59,17 +116,23 @@ def walk_batches(
     *,
     gitignore: IgnoreRules | None,
     stop: Callable[[], bool] = lambda: False,
+    withhold: Callable[[str], bool] | None = None,
 ) -> Iterator[tuple[int, str, list[str]]]:
     """:func:`walk` a directory at a time: ``(dir_fd, prefix, names)``, for a hot loop.
 
     ``prefix`` is the directory's path relative to ``top`` with a trailing ``/`` (``""`` for
     ``top``); ``dir_fd`` is open only until the iterator moves on.
     """
-    yield from _walk_dir(top, "", gitignore, stop, 0)
+    yield from _walk_dir(top, "", gitignore, stop, 0, withhold)
 
 
 def _walk_dir(
-    fd: int, prefix: str, rules: IgnoreRules | None, stop: Callable[[], bool], depth: int
+    fd: int,
+    prefix: str,
+    rules: IgnoreRules | None,
+    stop: Callable[[], bool],
+    depth: int,
+    withhold: Callable[[str], bool] | None,
 ) -> Iterator[tuple[int, str, list[str]]]:
     if stop() or depth > _MAX_DEPTH:
         return
@@ -91,6 +154,8 @@ def _walk_dir(
     files.sort()
     if rules is not None and rules.active:
         files = [name for name in files if not rules.ignored(prefix + name, is_dir=False)]
+    if withhold is not None:
+        files = [name for name in files if not withhold(prefix + name)]  # S12
     if files:
         yield fd, prefix, files
     dirs.sort()
@@ -98,12 +163,14 @@ def _walk_dir(
         path = prefix + name
         if rules is not None and rules.ignored(path, is_dir=True):
             continue
+        if withhold is not None and withhold(path):
+            continue  # S12: a directory the rules withhold is not entered
         try:
             child = os.open(name, _DIR_FLAGS, dir_fd=fd)
         except OSError:
             continue  # swapped for a link (ELOOP), removed, or not searchable
         try:
-            yield from _walk_dir(child, path + "/", rules, stop, depth + 1)
+            yield from _walk_dir(child, path + "/", rules, stop, depth + 1, withhold)
         finally:
             os.close(child)
 

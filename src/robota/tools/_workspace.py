@@ -14,7 +14,8 @@ read without end. Walks open each directory relative to its parent's descriptor 
 S12: the path a permission rule judges is the argument as written, canonicalised by the same
 resolver; the tool opens that same canonical path. ``~`` is a home directory to the rules, so a
 path starting with ``~`` is refused here rather than read as a directory named ``~``; the one
-re-spelling the tool reads (a ``\xNN`` name, see :func:`display`) is accepted only where it
+re-spelling the tool reads (a ``\xNN`` name: a byte that is not UTF-8 or a control character,
+see :func:`display`) is accepted only where it
 changes bytes inside names and nothing else — no link, no ``..`` — so rule and tool agree on
 the directories.
 
@@ -33,7 +34,7 @@ from typing import Final
 
 import robota.host
 
-__all__ = ["Refused", "Workspace", "display"]
+__all__ = ["Refused", "Workspace", "display", "plain"]
 
 _OPEN_FLAGS: Final = (
     os.O_RDONLY
@@ -47,25 +48,42 @@ _DIR_FLAGS: Final = (
     | getattr(os, "O_NOFOLLOW", 0)
     | getattr(os, "O_CLOEXEC", 0)
 )
-# What `display` writes for a byte that is not UTF-8: always 0x80 or above, never `/` or `.`.
-_ESCAPE: Final = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F])")
+# What `display` writes for a byte that is not UTF-8 (0x80 and above) or for a control character
+# (0x01-0x1f, 0x7f): never `/` or `.`, so a name read back stays in the directories it was shown in.
+_ESCAPE: Final = re.compile(rb"\\x([89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F]|1[0-9a-fA-F]|7[fF])")
+# Characters a name cannot be shown with: control characters and what line splitters read as a
+# line break (NEL, U+2028, U+2029) — a name must never start a line of its own in an answer
+# (`a\nsrc/x.py:1:fake` would forge a match) — and the surrogates of bytes that are not UTF-8.
+_UNSHOWN: Final = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029\ud800-\udfff]")
+_CONTROL: Final = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 
 
 class Refused(Exception):
     """A tool call the workspace will not serve; the message says why, in the model's terms."""
 
 
+def plain(path: str) -> bool:
+    """Whether ``path`` is shown as it is (:func:`display` would change nothing)."""
+    return _UNSHOWN.search(path) is None
+
+
 def display(path: str) -> str:
-    r"""``path`` as the model is shown it: undecodable bytes of a file name as ``\xNN``.
+    r"""``path`` as the model is shown it: undecodable bytes and control characters as ``\xNN``.
 
     File names are bytes; one that is not UTF-8 arrives from the OS with surrogate escapes, which
-    no provider can carry. :meth:`Workspace.resolve` accepts the same ``\xNN`` spelling back.
+    no provider can carry. A name may also hold a newline or another control character, which
+    would let it forge a line of an answer (``path:line:text``, one path a line); each such
+    character is shown as the ``\xNN`` of its UTF-8 bytes (``\x0a``, ``\xe2\x80\xa8``).
+    :meth:`Workspace.resolve` accepts the same ``\xNN`` spelling back.
     """
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", "backslashreplace")
-    return path
+    if _UNSHOWN.search(path) is None:
+        return path
+    text = os.fsencode(path).decode("utf-8", "backslashreplace")
+    return _CONTROL.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return "".join(f"\\x{byte:02x}" for byte in found[0].encode("utf-8"))
 
 
 class Workspace:
@@ -183,7 +201,8 @@ class Workspace:
         # A name shown as `\xNN` (see display) is read back as those bytes when the path as
         # written does not exist; a name with a literal backslash keeps its meaning first.
         # S12: the rules judge the path as written, so the bytes decoded must land in the same
-        # directories: only bytes display escapes (0x80 and above, never `/` or `.`), and only
+        # directories: only bytes display escapes (0x80 and above, control characters; never
+        # `/` or `.`), and only
         # when the decoded path has no `..` and no link on the way.
         try:
             raw = path.encode("utf-8", "surrogateescape")

@@ -30,7 +30,9 @@ from robota.core.permissions._evaluate import (
 from robota.core.permissions._notify import NOTIFICATION_EVENT, PERMISSION_PROMPT, Notifications
 from robota.core.permissions._patterns import escape_glob
 from robota.core.permissions._rules import parse_rule
+from robota.core.permissions._screen import path_screen
 from robota.core.tools._executor import Admission, ToolInvocation
+from robota.core.tools._screen import PathScreen
 from robota.core.tools._tool import Tool, ToolResult
 
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
@@ -171,6 +173,20 @@ class PermissionGate:
         """The permission decision for a call, with this session's remembered consent."""
         context = replace(self._context, remembered=tuple(self.remembered))
         return evaluate_permission(tool, arguments, self._policy, context)
+
+    def path_screen(self, tool: Tool, arguments: Mapping[str, Any]) -> PathScreen:
+        """What each path a walk of this call meets is, by this gate's rules (S12, S21).
+
+        A tool body reaches it through :meth:`robota.ToolContext.path_screen`. Each path is
+        judged as a call of ``tool`` naming it would be — ``tool``'s deny and ask rules and
+        those of the names its argument answers to (``also_judged_as``), from this gate's
+        workspace root with its resolver: a deny rule withholds the path, an ask rule (or a
+        rule that cannot be judged for it) withholds it for the tool to report, since a walk
+        cannot ask about each file. What the call itself raised — an ask rule covering its own
+        argument, a rule unevaluable for it — was answered at admission and is not applied
+        again. The rules are compiled once per call.
+        """
+        return path_screen(tool, arguments, self._policy, self._context)
 
     def offered(self, tool: Tool) -> bool:
         """Whether ``tool`` is offered to the model at all (S12: one denied outright is not)."""

@@ -5,7 +5,9 @@ argument matches ``pattern`` in the argument's kind. ``Tool(param: pattern)`` â€
 (deny and ask only), where ``param`` must be one of the tool's declared parameters; otherwise the
 colon is part of the pattern, so a URL or command containing one keeps its meaning. A bare ``*``
 or ``**`` matches any invocation of any tool, in every direction. Tool names may be globs in deny
-and ask rules (``*``, ``mcp__*``).
+and ask rules (``*``, ``mcp__*``). A deny or ask rule also judges a tool whose permission argument
+answers to the rule's tool name (``PermissionArgument(..., also_judged_as=("Read",))``): Claude
+Code applies ``Read`` rules to the tools that read files.
 
 Allow rules are held to a narrower grammar, because an allow grants what the operator may never
 have seen: no parameter rules (one never matches in the allow direction), and no tool-name glob
@@ -60,6 +62,20 @@ class PermissionRule:
     pattern: str | None
     everything: bool = False
 
+    def names(self, tool: Tool) -> bool:
+        """Whether this rule names ``tool``: its own name, or one its argument answers to.
+
+        A deny or ask rule also names a tool whose permission argument lists the rule's tool
+        in ``also_judged_as`` (``Read(secrets/**)`` names ``Grep``); an allow rule names the
+        tool itself only, so it never grants a tool nobody named.
+        """
+        if self.everything or fnmatch.fnmatchcase(tool.name, self.tool):
+            return True
+        argument = tool.permission_argument
+        if self.direction == "allow" or argument is None:
+            return False
+        return any(fnmatch.fnmatchcase(name, self.tool) for name in argument.also_judged_as)
+
     def applies(
         self,
         tool: Tool,
@@ -72,7 +88,7 @@ class PermissionRule:
         """Whether this rule covers the call (``"unevaluable"`` when that cannot be judged)."""
         if self.everything:
             return "match"
-        if not fnmatch.fnmatchcase(tool.name, self.tool):
+        if not self.names(tool):
             return "no_match"
         pattern = self.pattern
         if pattern is None or pattern.strip() in ("*", "**"):

@@ -18,6 +18,7 @@ from robota.core.tools._executor import (
 )
 from robota.core.tools._function import FunctionTool, tool
 from robota.core.tools._registry import ToolLike, ToolRegistry, as_tool
+from robota.core.tools._screen import PathScreen, PathVerdict
 from robota.core.tools._source import RejectedTool, ToolSource
 from robota.core.tools._tool import (
     ArgumentKind,
@@ -40,6 +41,8 @@ __all__ = [
     "ArgumentKind",
     "FunctionTool",
     "OutsideResponder",
+    "PathScreen",
+    "PathVerdict",
     "PermissionArgument",
     "RejectedTool",
     "RiskClass",

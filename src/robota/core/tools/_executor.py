@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -534,6 +535,9 @@ class ToolExecutionService:
             call_id = new_id("tool")
         span = scope.emitter.child("tool", call_id)
         span_key = body_span_key(scope.attempt, call_id)
+        gate = scope.ceiling if scope.ceiling is not None else self.gate
+        # S12: a walking body judges each path it meets by this gate's rules (ctx.path_screen).
+        screen_of = getattr(gate, "path_screen", None)
         ctx = ToolContext(
             signal=scope.signal,
             call_id=call_id,
@@ -546,6 +550,7 @@ class ToolExecutionService:
             span_key=span_key,
             run=scope.run,
             span=span,
+            screen=functools.partial(screen_of, tool) if screen_of is not None else None,
         )
 
         def refuse(text: str) -> ToolCallOutcome:
@@ -557,7 +562,6 @@ class ToolExecutionService:
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
-        gate = scope.ceiling if scope.ceiling is not None else self.gate
         if gate is not None:
             admission = await gate.admit(invocation)
             if not admission.allowed:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeAlias, final
 
@@ -26,6 +26,7 @@ from robota.core._parts import MediaPart, tool_parts
 from robota.core._tracing import RunTrace, child_environment
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
+from robota.core.tools._screen import PathScreen
 
 __all__ = [
     "ArgumentKind",
@@ -60,12 +61,32 @@ class PermissionArgument:
 
     Declared by the tool's own package, as one object, e.g.
     ``PermissionArgument("path", "path")`` for a file reader.
+
+    Attributes:
+        key: The argument's name in the tool's parameters.
+        kind: How patterns are matched against it (:data:`ArgumentKind`).
+        also_judged_as: Names of other tools whose deny and ask rules judge this tool's calls
+            too, read against this argument in its kind — e.g. ``("Read",)`` for a search or a
+            listing, so ``Read(secrets/**)`` denied keeps ``Grep`` and ``Glob`` out of
+            ``secrets/`` as Claude Code does. Only the stop direction (deny, ask) answers to
+            these names: an allow rule or a ceiling for ``Read`` never grants this tool.
     """
 
     key: str
     kind: ArgumentKind
+    also_judged_as: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        names: object = self.also_judged_as  # untyped callers can pass anything
+        if isinstance(names, str) or not all(
+            isinstance(name, str) and name
+            for name in names  # type: ignore[attr-defined]
+        ):
+            raise ConfigurationError(
+                "also_judged_as must be a tuple of tool names, e.g. ('Read',); got "
+                + repr(self.also_judged_as)
+            )
+        object.__setattr__(self, "also_judged_as", tuple(self.also_judged_as))
         if self.kind not in ("path", "url", "command", "text"):
             raise ConfigurationError(
                 f"permission argument kind must be path, url, command or text; got {self.kind!r}"
@@ -146,11 +167,16 @@ class ToolContext:
             where the host allows: use :meth:`trace_headers` and :meth:`child_env`.
         hook_traceparent: What command hooks of this call receive as ``TRACEPARENT`` (the run's
             span), when the host granted hooks; ``None`` otherwise.
+
+    The executor builds it; a caller running a body by hand (a test, a benchmark) may pass
+    ``screen=``, ``(arguments) -> PathScreen``, to stand in for a gate's
+    :meth:`~robota.PermissionGate.path_screen` (see :meth:`path_screen`).
     """
 
     __slots__ = (
         "_outside",
         "_run",
+        "_screen",
         "_span",
         "_span_key",
         "_trace",
@@ -178,8 +204,10 @@ class ToolContext:
         span_key: str | None = None,
         run: object = None,
         span: EventEmitter | None = None,
+        screen: Callable[[Mapping[str, Any]], PathScreen] | None = None,
     ) -> None:
         self.signal = signal
+        self._screen = screen
         # Issue 29: the calling execution and this call's event span, for a sub-agent's body
         # (robota.core._agent_tool); internal, never read by ordinary tools.
         self._run = run
@@ -226,6 +254,20 @@ class ToolContext:
         return child_environment(
             base, self.traceparent, trace.context.tracestate, configured=configured
         )
+
+    def path_screen(self, arguments: Mapping[str, Any]) -> PathScreen:
+        """The permission rules' answer for each path a walk of this call meets (S12, S21).
+
+        The gate judged the call's own argument; a body that reads or lists paths the call did
+        not name (a recursive search, a listing) asks the returned :class:`PathScreen` about
+        each one, judged by the run's rules from the same workspace root and resolver as the
+        gate. Pass the arguments the body received. Without a gate — or with a gate that keeps
+        no such rules — the screen allows everything (check :attr:`PathScreen.active` to skip
+        the per-path call in a hot loop).
+        """
+        if self._screen is None:
+            return PathScreen()
+        return self._screen(arguments)
 
     async def request_outside_response(self, kind: str, payload: object = None) -> Any:
         """Ask for a response from outside the run, before this tool's effect starts (S40).
