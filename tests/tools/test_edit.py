@@ -285,7 +285,9 @@ def test_a_directory_is_refused(workspace: pathlib.Path, edit: robota.Tool, call
 def test_s21_edit_declares_modify_and_its_path_argument(edit: robota.Tool) -> None:
     assert edit.name == "Edit"
     assert edit.risk == "modify"
-    assert edit.permission_argument == robota.PermissionArgument("path", "path")
+    assert edit.permission_argument == robota.PermissionArgument(
+        "path", "path", also_judged_as=("Read",)
+    )
 
 
 def test_a_patch_as_models_write_it_applies(

@@ -293,3 +293,49 @@ def test_only_the_last_hundred_changes_are_kept(
         undone += 1
     assert undone == 100
     assert (workspace / "a.txt").read_text() == "1\n"  # back to the oldest change kept
+
+
+async def _agent_results(
+    workspace: pathlib.Path, policy: robota.PermissionPolicy, calls: list[Any]
+) -> list[str]:
+    agent = robota.Agent(
+        provider=ScriptedProvider([calls, "done"]),
+        model="m",
+        tools=robota.tools.builtin(workspace=workspace),
+        tool_gate=robota.PermissionGate(policy, robota.host.permission_context(workspace)),
+    )
+    await agent.run("go")
+    return [m.content for m in agent.history if isinstance(m, robota.ToolMessage)]
+
+
+async def test_s12_an_edit_deny_rule_reaches_write_as_claude_code_reads_it(
+    workspace: pathlib.Path,
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    policy = robota.PermissionPolicy(deny=["Edit(**/*.py)"], mode="accept_edits")
+    (written, other) = await _agent_results(
+        workspace,
+        policy,
+        [
+            ("Write", {"path": "a.py", "content": "x = 2\n"}),
+            ("Write", {"path": "b.txt", "content": "ok\n"}),
+        ],
+    )
+    assert written.startswith("Permission denied: denied by rule 'Edit(**/*.py)'")
+    assert (workspace / "a.py").read_text() == "x = 1\n"
+    assert (workspace / "b.txt").read_text() == "ok\n", other
+
+
+async def test_s12_a_read_deny_rule_reaches_edit_which_shows_what_it_changed(
+    workspace: pathlib.Path,
+) -> None:
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "k.txt").write_text("key = abc\n")
+    policy = robota.PermissionPolicy(deny=["Read(secrets/**)"], mode="accept_edits")
+    (edited,) = await _agent_results(
+        workspace,
+        policy,
+        [("Edit", {"path": "secrets/k.txt", "old_string": "abc", "new_string": "def"})],
+    )
+    assert edited.startswith("Permission denied: denied by rule 'Read(secrets/**)'")
+    assert (workspace / "secrets" / "k.txt").read_text() == "key = abc\n"

@@ -118,7 +118,9 @@ def test_a_file_in_the_way_of_a_parent_directory_is_refused(
 def test_s21_write_declares_modify_and_its_path_argument(write: robota.Tool) -> None:
     assert write.name == "Write"
     assert write.risk == "modify"
-    assert write.permission_argument == robota.PermissionArgument("path", "path")
+    assert write.permission_argument == robota.PermissionArgument(
+        "path", "path", also_judged_as=("Edit",)
+    )
 
 
 def test_builtin_lists_the_tools_in_order(workspace: pathlib.Path) -> None:

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 import robota.core
-from robota.tools._base import PATH_ARGUMENT
 from robota.tools._files import (
     MAX_FILE_BYTES,
     Existing,
@@ -47,6 +46,10 @@ class _ChangeTool(robota.core.Tool):
     tool_description: ClassVar[str]
     tool_parameters: ClassVar[Mapping[str, Any]]
     creates_parents: ClassVar[bool]
+    #: S12: the other tools whose deny and ask rules judge this one's calls, as Claude Code's
+    #: settings read them (an ``Edit(...)`` rule covers ``Write``; a ``Read(...)`` deny covers
+    #: an ``Edit``, which shows the lines it changed).
+    judged_as: ClassVar[tuple[str, ...]]
 
     def __init__(self, workspace: Workspace, *, name: str | None = None) -> None:
         super().__init__(
@@ -54,7 +57,9 @@ class _ChangeTool(robota.core.Tool):
             self.tool_description,
             self.tool_parameters,
             risk="modify",
-            permission_argument=PATH_ARGUMENT,
+            permission_argument=robota.core.PermissionArgument(
+                "path", "path", also_judged_as=self.judged_as
+            ),
             source="robota.tools",
             idempotent=False,
         )
@@ -120,6 +125,7 @@ class EditTool(_ChangeTool):
 
     tool_name = "Edit"
     creates_parents = False
+    judged_as = ("Read",)
     tool_description = (
         "Edit an existing text file inside the workspace. Either replace an exact string: "
         "pass `old_string` (copied exactly from the file, whitespace and indentation included, "
@@ -216,6 +222,7 @@ class WriteTool(_ChangeTool):
 
     tool_name = "Write"
     creates_parents = True
+    judged_as = ("Edit",)
     tool_description = (
         "Write a file inside the workspace: creates it (and any missing parent directories) or "
         "replaces all of its content with `content`. Prefer Edit to change part of an existing "
