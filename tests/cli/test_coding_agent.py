@@ -7,23 +7,15 @@ tests type into a real terminal (a tmux server of their own per test) and read t
 
 from __future__ import annotations
 
-import asyncio
-import io
 import json
 import pathlib
 import re
 import time
-from dataclasses import dataclass
 
 import pytest
-from rich.console import Console
 
-import robota.tools as builtin_tools
-from cli._support import Tmux, chat_sse, robota, tool_call_sse
+from cli._support import Child, Tmux, chat_sse, robota, tool_call_sse
 from providers.replay import Exchange, ReplayServer
-from robota import ConfigurationError
-from robota.cli._output import Printer
-from robota.cli._slash import ChatCommands
 
 # A write tool (risk "modify", its rules scoped to `path`, S12) whose result view carries a
 # unified diff like the built-in edit tools' FileChange; and a long tool that stops when the
@@ -409,51 +401,69 @@ def test_tmux_ctrl_c_during_a_long_tool_cancels_the_turn_and_the_prompt_returns(
     assert [m["role"] for m in second] == ["user", "assistant", "tool", "user"]
 
 
-# --- /undo against the robota.tools.undo contract --------------------------------------------
-# The undo helper (robota.tools.undo(*, workspace) -> Undone | None) is built on another branch
-# of issue 30; until it lands, these stand-ins hold /undo to its contract in-process.
+# --- /undo: the real robota.tools.undo after a real Edit ---------------------------------------
+
+EDIT_NOTE = json.dumps({"path": "notes.txt", "old_string": "says hi", "new_string": "says bye"})
 
 
-@dataclass(frozen=True)
-class _Undone:
-    path: str
-    description: str
+def _edit_through_the_chat(child: Child, workspace: pathlib.Path) -> None:
+    """Type a turn in which the scripted model calls Edit; answer its prompt y."""
+    child.wait_for("you> ")
+    child.send("change the note")
+    child.wait_for("allow Edit(path='notes.txt'", stream="stderr")
+    child.send("y")
+    child.wait_for("Changed it.")
+    child.wait_for("you> ", count=2)
+    assert (workspace / "notes.txt").read_bytes() == b"the note says bye\n"
 
 
-def _undo_output(monkeypatch: pytest.MonkeyPatch, undo: object, workspace: str) -> str:
-    monkeypatch.setattr(builtin_tools, "undo", undo, raising=False)
-    stream = io.StringIO()
-    commands = ChatCommands(Printer(Console(file=stream, width=200)), workspace)
-    asyncio.run(commands.run("/undo"))
-    return stream.getvalue()
-
-
-def test_undo_prints_what_was_undone(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+def test_undo_restores_the_file_a_real_edit_changed_then_has_nothing_to_undo(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
 ) -> None:
-    seen: list[str] = []
+    script = [
+        Exchange.sse(tool_call_sse("Edit", EDIT_NOTE)),
+        Exchange.sse(chat_sse("Changed it.")),
+    ]
+    with ReplayServer(script) as server:
+        child = Child(_args(server, workspace), env=env, cwd=workdir)
+        try:
+            _edit_through_the_chat(child, workspace)
+            child.send("/undo")
+            child.wait_for("undone: ", stream="stderr")
+            assert (workspace / "notes.txt").read_bytes() == b"the note says hi\n"
+            child.send("/undo")
+            child.wait_for("nothing to undo", stream="stderr")
+            child.send("/exit")
+            assert child.finish() == 0
+        finally:
+            child.kill()
+        server.assert_all_served()
+    undone = [line for line in child.stderr.splitlines() if line.startswith("undone: ")]
+    assert undone == ["undone: restored notes.txt (before Edit)"]
+    assert (workspace / "notes.txt").read_bytes() == b"the note says hi\n"
+    assert "Traceback" not in child.stderr
 
-    def undo(*, workspace: str) -> _Undone:
-        seen.append(workspace)
-        return _Undone("a.txt", "restored a.txt as it was before the edit")
 
-    output = _undo_output(monkeypatch, undo, str(tmp_path))
-    assert seen == [str(tmp_path)]
-    assert output == "undone: restored a.txt as it was before the edit\n"
-
-
-def test_undo_with_nothing_to_undo(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    async def undo(*, workspace: str) -> None:  # an async undo is awaited too
-        return None
-
-    assert _undo_output(monkeypatch, undo, str(tmp_path)) == "nothing to undo\n"
-
-
-def test_undo_that_fails_prints_its_message(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+def test_undo_after_a_hand_edit_prints_why_and_keeps_the_hand_edit(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
 ) -> None:
-    def undo(*, workspace: str) -> None:
-        raise ConfigurationError("a.txt changed since the edit; not undone")
-
-    output = _undo_output(monkeypatch, undo, str(tmp_path))
-    assert output == "error: /undo: a.txt changed since the edit; not undone\n"
+    script = [
+        Exchange.sse(tool_call_sse("Edit", EDIT_NOTE)),
+        Exchange.sse(chat_sse("Changed it.")),
+    ]
+    with ReplayServer(script) as server:
+        child = Child(_args(server, workspace), env=env, cwd=workdir)
+        try:
+            _edit_through_the_chat(child, workspace)
+            (workspace / "notes.txt").write_bytes(b"typed by hand\n")
+            child.send("/undo")
+            child.wait_for("error: /undo: ", stream="stderr")
+            child.send("/exit")
+            assert child.finish() == 0
+        finally:
+            child.kill()
+    errors = [line for line in child.stderr.splitlines() if line.startswith("error: /undo: ")]
+    assert len(errors) == 1
+    assert "cannot undo the Edit of notes.txt" in errors[0]
+    assert (workspace / "notes.txt").read_bytes() == b"typed by hand\n"
+    assert "Traceback" not in child.stderr
