@@ -292,6 +292,7 @@ class Terminal:
 
 
 TMUX = "/usr/bin/tmux"
+_KEEP_STATUS = 'trap : INT; status_file=$1; shift; "$@"; echo "$?" >"$status_file"'
 
 
 class Tmux:
@@ -309,8 +310,15 @@ class Tmux:
         env: dict[str, str],
         cwd: pathlib.Path,
         directory: pathlib.Path,
+        status_file: pathlib.Path | None = None,
     ) -> None:
         self.socket = str(directory / "tmux.sock")
+        self.status_file = status_file
+        command = [*COMMAND, *args]
+        if status_file is not None:
+            # A shell writes the exit status to status_file (tmux keeps no reliable record of
+            # it); its trap only lets it outlive a Ctrl-C, the command gets SIGINT as usual.
+            command = ["/bin/sh", "-c", _KEEP_STATUS, "sh", str(status_file), *command]
         self.env = {**env, "PYTHONUNBUFFERED": "1"}
         self._tmux(
             "new-session",
@@ -323,8 +331,7 @@ class Tmux:
             "50",
             "-c",
             str(cwd),
-            *COMMAND,
-            *args,
+            *command,
         )
         self._tmux("set-option", "-t", "robota", "history-limit", "5000")
 
@@ -378,6 +385,12 @@ class Tmux:
             if time.monotonic() > deadline:
                 raise AssertionError(f"still running after {timeout} s: {self.screen()!r}")
             time.sleep(0.05)
+
+    def exit_status(self, timeout: float = 30) -> int:
+        """Wait until the pane's command has exited; its exit status (needs ``status_file``)."""
+        assert self.status_file is not None, "started without a status_file"
+        self.wait_exit(timeout)
+        return int(self.status_file.read_text())
 
     def close(self) -> None:
         """Stop this test's tmux server (and the pane's command with it)."""

@@ -7,23 +7,18 @@ tests type into a real terminal (a tmux server of their own per test) and read t
 
 from __future__ import annotations
 
-import asyncio
-import io
 import json
 import pathlib
 import re
+import secrets
+import subprocess
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import pytest
-from rich.console import Console
 
-import robota.tools as builtin_tools
-from cli._support import Tmux, chat_sse, robota, tool_call_sse
+from cli._support import Child, Tmux, chat_sse, robota, tool_call_sse
 from providers.replay import Exchange, ReplayServer
-from robota import ConfigurationError
-from robota.cli._output import Printer
-from robota.cli._slash import ChatCommands
 
 # A write tool (risk "modify", its rules scoped to `path`, S12) whose result view carries a
 # unified diff like the built-in edit tools' FileChange; and a long tool that stops when the
@@ -227,6 +222,35 @@ def test_always_is_remembered_for_the_rest_of_the_session(
     assert result.stderr.count("<- wrote a.txt") == 2
 
 
+def test_always_holds_for_a_command_no_rule_can_name(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
+) -> None:
+    # S21: the gate keeps "always" as an allow rule only when a rule can name the call exactly;
+    # one with a redirection cannot be (the gate remembers nothing). The prompt offered `a`, so
+    # the chat itself keeps the consent for this exact call for the rest of the session.
+    append = json.dumps({"command": "echo run >> runs.txt"})
+    script = [
+        Exchange.sse(tool_call_sse("Bash", append, call_id="c1")),
+        Exchange.sse(chat_sse("Once.")),
+        Exchange.sse(tool_call_sse("Bash", append, call_id="c2")),
+        Exchange.sse(chat_sse("Twice.")),
+        Exchange.sse(tool_call_sse("Bash", json.dumps({"command": "echo other >> runs.txt"}))),
+        Exchange.sse(chat_sse("Not the same.")),
+    ]
+    with ReplayServer(script) as server:
+        result = robota(
+            _args(server, workspace),
+            env=env,
+            cwd=workdir,
+            input="append\na\nappend again\nanother\nn\n/exit\n",
+        )
+        server.assert_all_served()
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("allow Bash(command='echo run >> runs.txt')?") == 1
+    assert result.stderr.count("allow Bash(command='echo other >> runs.txt')?") == 1
+    assert (workspace / "runs.txt").read_text() == "run\nrun\n"
+
+
 def test_slash_commands_are_never_sent_to_the_model(
     workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
 ) -> None:
@@ -409,51 +433,215 @@ def test_tmux_ctrl_c_during_a_long_tool_cancels_the_turn_and_the_prompt_returns(
     assert [m["role"] for m in second] == ["user", "assistant", "tool", "user"]
 
 
-# --- /undo against the robota.tools.undo contract --------------------------------------------
-# The undo helper (robota.tools.undo(*, workspace) -> Undone | None) is built on another branch
-# of issue 30; until it lands, these stand-ins hold /undo to its contract in-process.
+# --- tmux: the real built-in tools (Edit, Bash) ------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Undone:
-    path: str
-    description: str
+def _builtin_pane(
+    server: ReplayServer,
+    workspace: pathlib.Path,
+    workdir: pathlib.Path,
+    env: dict[str, str],
+    tmp_path: pathlib.Path,
+) -> Tmux:
+    return Tmux(
+        _args(server, workspace),
+        env={**env, "TERM": "xterm-256color"},
+        cwd=workdir,
+        directory=tmp_path,
+        status_file=tmp_path / "exit-status",
+    )
 
 
-def _undo_output(monkeypatch: pytest.MonkeyPatch, undo: object, workspace: str) -> str:
-    monkeypatch.setattr(builtin_tools, "undo", undo, raising=False)
-    stream = io.StringIO()
-    commands = ChatCommands(Printer(Console(file=stream, width=200)), workspace)
-    asyncio.run(commands.run("/undo"))
-    return stream.getvalue()
+def _processes(pattern: str) -> list[str]:
+    """The command lines of the processes whose command line matches ``pattern``."""
+    found = subprocess.run(
+        ["pgrep", "-a", "-f", "--", pattern], capture_output=True, text=True, check=False
+    )
+    return found.stdout.splitlines()
 
 
-def test_undo_prints_what_was_undone(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+def _wait_until(condition: Callable[[], bool], what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_tmux_a_real_edit_is_shown_as_a_diff_undone_and_exit_ends_with_status_0(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
-    seen: list[str] = []
+    script = [
+        Exchange.sse(tool_call_sse("Edit", EDIT_NOTE)),
+        Exchange.sse(chat_sse("Changed it.")),
+    ]
+    with ReplayServer(script) as server:
+        pane = _builtin_pane(server, workspace, workdir, env, tmp_path)
+        try:
+            pane.wait_for("you> ")
+            pane.type_line("change the note")
+            # S12: the prompt names the path, the argument Edit's rules judge, first.
+            screen = pane.wait_for("allow Edit(")
+            assert (
+                "allow Edit(path='notes.txt', old_string='says hi', new_string='says bye')? "
+                in screen
+            )
+            pane.type_line("y")
+            screen = pane.wait_for("Changed it.")
+            assert "\n-the note says hi\n+the note says bye\n" in screen
+            assert (workspace / "notes.txt").read_bytes() == b"the note says bye\n"
+            pane.wait_for("you> ", count=2)
+            pane.type_line("/undo")
+            pane.wait_for("undone: restored notes.txt (before Edit)")
+            assert (workspace / "notes.txt").read_bytes() == b"the note says hi\n"
+            pane.type_line("/exit")
+            assert pane.exit_status(timeout=10) == 0
+        finally:
+            pane.close()
+        server.assert_all_served()
 
-    def undo(*, workspace: str) -> _Undone:
-        seen.append(workspace)
-        return _Undone("a.txt", "restored a.txt as it was before the edit")
 
-    output = _undo_output(monkeypatch, undo, str(tmp_path))
-    assert seen == [str(tmp_path)]
-    assert output == "undone: restored a.txt as it was before the edit\n"
-
-
-def test_undo_with_nothing_to_undo(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
-    async def undo(*, workspace: str) -> None:  # an async undo is awaited too
-        return None
-
-    assert _undo_output(monkeypatch, undo, str(tmp_path)) == "nothing to undo\n"
-
-
-def test_undo_that_fails_prints_its_message(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path
+def test_tmux_bash_always_is_remembered_and_no_means_the_command_did_not_run(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path, tmp_path: pathlib.Path
 ) -> None:
-    def undo(*, workspace: str) -> None:
-        raise ConfigurationError("a.txt changed since the edit; not undone")
+    append = json.dumps({"command": "echo run >> runs.txt"})
+    script = [
+        Exchange.sse(tool_call_sse("Bash", append, call_id="c1")),
+        Exchange.sse(chat_sse("Ran once.")),
+        Exchange.sse(tool_call_sse("Bash", append, call_id="c2")),
+        Exchange.sse(chat_sse("Ran twice.")),
+        Exchange.sse(tool_call_sse("Bash", json.dumps({"command": "touch marker"}), call_id="c3")),
+        Exchange.sse(chat_sse("Did not touch.")),
+    ]
+    with ReplayServer(script) as server:
+        pane = _builtin_pane(server, workspace, workdir, env, tmp_path)
+        try:
+            pane.wait_for("you> ")
+            pane.type_line("append")
+            screen = pane.wait_for("allow Bash(")
+            assert "allow Bash(command='echo run >> runs.txt')? " in screen
+            assert "a=always]" in screen
+            pane.type_line("a")
+            pane.wait_for("Ran once.")
+            pane.wait_for("you> ", count=2)
+            pane.type_line("append again")
+            screen = pane.wait_for("Ran twice.")
+            assert screen.count("allow Bash(") == 1  # the second call was not asked
+            assert screen.count("-> Bash(command='echo run >> runs.txt')") == 2
+            assert (workspace / "runs.txt").read_text() == "run\nrun\n"
+            pane.wait_for("you> ", count=3)
+            pane.type_line("touch it")
+            pane.wait_for("allow Bash(command='touch marker')?")
+            pane.type_line("n")
+            screen = pane.wait_for("Did not touch.")
+            assert "<- [refused] The user declined this call" in screen
+            pane.type_line("/exit")
+            pane.wait_exit(timeout=10)
+        finally:
+            pane.close()
+        server.assert_all_served()
+    assert not (workspace / "marker").exists()
 
-    output = _undo_output(monkeypatch, undo, str(tmp_path))
-    assert output == "error: /undo: a.txt changed since the edit; not undone\n"
+
+def test_tmux_ctrl_c_during_a_long_bash_command_kills_it_and_the_prompt_returns(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    # S23: cancelling the turn aborts the run; the shell tool kills its command's process
+    # group, so no process of the command is left. The fraction makes its command line unique.
+    command = f"sleep 301.{secrets.randbelow(10**9):09d}"
+    pattern = re.escape(command)
+    script = [
+        Exchange.sse(tool_call_sse("Bash", json.dumps({"command": command}))),
+        Exchange.sse(chat_sse("back again")),
+    ]
+    with ReplayServer(script) as server:
+        pane = _builtin_pane(server, workspace, workdir, env, tmp_path)
+        try:
+            pane.wait_for("you> ")
+            pane.type_line("sleep a while")
+            pane.wait_for(f"allow Bash(command={command!r})?")
+            pane.type_line("y")
+            pane.wait_for(f"-> Bash(command={command!r})")
+            _wait_until(lambda: bool(_processes(pattern)), "the command never started")
+            pane.keys("C-c")
+            screen = pane.wait_for("you> ", count=2, timeout=10)
+            assert "[interrupted] the turn was cancelled" in screen
+            _wait_until(
+                lambda: not _processes(pattern),
+                f"processes of the command are left: {_processes(pattern)}",
+                timeout=5,
+            )
+            pane.type_line("still there?")
+            pane.wait_for("back again")
+            pane.type_line("/exit")
+            pane.wait_exit(timeout=10)
+        finally:
+            pane.close()
+        server.assert_all_served()
+
+
+# --- /undo: the real robota.tools.undo after a real Edit ---------------------------------------
+
+EDIT_NOTE = json.dumps({"path": "notes.txt", "old_string": "says hi", "new_string": "says bye"})
+
+
+def _edit_through_the_chat(child: Child, workspace: pathlib.Path) -> None:
+    """Type a turn in which the scripted model calls Edit; answer its prompt y."""
+    child.wait_for("you> ")
+    child.send("change the note")
+    child.wait_for("allow Edit(path='notes.txt'", stream="stderr")
+    child.send("y")
+    child.wait_for("Changed it.")
+    child.wait_for("you> ", count=2)
+    assert (workspace / "notes.txt").read_bytes() == b"the note says bye\n"
+
+
+def test_undo_restores_the_file_a_real_edit_changed_then_has_nothing_to_undo(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
+) -> None:
+    script = [
+        Exchange.sse(tool_call_sse("Edit", EDIT_NOTE)),
+        Exchange.sse(chat_sse("Changed it.")),
+    ]
+    with ReplayServer(script) as server:
+        child = Child(_args(server, workspace), env=env, cwd=workdir)
+        try:
+            _edit_through_the_chat(child, workspace)
+            child.send("/undo")
+            child.wait_for("undone: ", stream="stderr")
+            assert (workspace / "notes.txt").read_bytes() == b"the note says hi\n"
+            child.send("/undo")
+            child.wait_for("nothing to undo", stream="stderr")
+            child.send("/exit")
+            assert child.finish() == 0
+        finally:
+            child.kill()
+        server.assert_all_served()
+    undone = [line for line in child.stderr.splitlines() if line.startswith("undone: ")]
+    assert undone == ["undone: restored notes.txt (before Edit)"]
+    assert (workspace / "notes.txt").read_bytes() == b"the note says hi\n"
+    assert "Traceback" not in child.stderr
+
+
+def test_undo_after_a_hand_edit_prints_why_and_keeps_the_hand_edit(
+    workdir: pathlib.Path, env: dict[str, str], workspace: pathlib.Path
+) -> None:
+    script = [
+        Exchange.sse(tool_call_sse("Edit", EDIT_NOTE)),
+        Exchange.sse(chat_sse("Changed it.")),
+    ]
+    with ReplayServer(script) as server:
+        child = Child(_args(server, workspace), env=env, cwd=workdir)
+        try:
+            _edit_through_the_chat(child, workspace)
+            (workspace / "notes.txt").write_bytes(b"typed by hand\n")
+            child.send("/undo")
+            child.wait_for("error: /undo: ", stream="stderr")
+            child.send("/exit")
+            assert child.finish() == 0
+        finally:
+            child.kill()
+    errors = [line for line in child.stderr.splitlines() if line.startswith("error: /undo: ")]
+    assert len(errors) == 1
+    assert "cannot undo the Edit of notes.txt" in errors[0]
+    assert (workspace / "notes.txt").read_bytes() == b"typed by hand\n"
+    assert "Traceback" not in child.stderr

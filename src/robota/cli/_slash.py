@@ -4,14 +4,15 @@ A line starting with ``/`` is a command, never sent to the model; an unknown one
 one-line error and the session goes on. What the commands print goes to stderr (the
 :class:`~robota.cli._output.Printer`), like every other remark about the session.
 
-``/undo`` calls ``robota.tools.undo(workspace=DIR)`` for ``--tools builtin``'s workspace: it
-restores the last edit the built-in edit tools made. It is looked up when typed, so a build
-without it says "nothing to undo" instead of failing.
+``/undo`` calls :func:`robota.tools.undo` for ``--tools builtin``'s workspace, in a worker
+thread (it does blocking file I/O): it takes back the newest change the built-in ``Edit`` and
+``Write`` tools made, or says "nothing to undo". A change it refuses to take back (the file was
+changed since) is a one-line error, and the file is left as it is.
 """
 
 from __future__ import annotations
 
-import inspect
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Final, final
 
@@ -96,21 +97,12 @@ class ChatCommands:
             return
         import robota.tools  # noqa: PLC0415 - only with builtin tools
 
-        # Looked up by name: the undo helper is optional in a given build (issue 30).
-        undo = getattr(robota.tools, "undo", None)
-        if undo is None:
-            self.printer.note("nothing to undo")
-            return
         try:
-            undone = undo(workspace=self.workspace)
-            if inspect.isawaitable(undone):
-                undone = await undone
-        except (robota.RobotaError, OSError, ValueError) as error:
-            message = getattr(error, "message", None) or str(error)
-            self.printer.error(f"/undo: {one_line(str(message))}")
+            undone = await asyncio.to_thread(robota.tools.undo, workspace=self.workspace)
+        except (robota.tools.UndoError, ValueError) as error:
+            self.printer.error(f"/undo: {one_line(str(error))}")
             return
         if undone is None:
             self.printer.note("nothing to undo")
             return
-        description = getattr(undone, "description", None) or f"restored {undone.path}"
-        self.printer.note(f"undone: {description}")
+        self.printer.note(f"undone: {undone.description}")

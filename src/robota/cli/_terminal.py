@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import threading
 from collections.abc import Callable
@@ -207,9 +208,21 @@ def _key_argument_first(request: robota.ApprovalRequest) -> dict[str, object]:
     return arguments
 
 
+def _same_call(request: robota.ApprovalRequest) -> str:
+    """A key naming exactly this call: the agent, the tool and every argument."""
+    arguments = json.dumps(request.arguments, sort_keys=True, default=repr)
+    return json.dumps([request.agent, request.tool.name, arguments])
+
+
 @final
 class TerminalApprover:
     """Asks on the terminal whether a tool call may run (an :class:`~robota.Approver`).
+
+    ``a`` (always) returns ``remember=True``, so the gate keeps an allow rule for calls like
+    this one. The gate keeps one only when a rule can name the call exactly (S21: not, for
+    example, a command with a redirection), so the approver also keeps the consent itself, for
+    this exact call (same agent, tool and arguments): asked about it again, it allows without
+    asking. Calls that always reach a person are never remembered.
 
     Args:
         reader: Where answers are read.
@@ -217,7 +230,7 @@ class TerminalApprover:
         interrupts: When given, a cancelled turn stops waiting for an answer (a refusal).
     """
 
-    __slots__ = ("_interrupts", "_printer", "_reader")
+    __slots__ = ("_always", "_interrupts", "_printer", "_reader")
 
     def __init__(
         self, reader: LineReader, printer: Printer, interrupts: Interrupts | None = None
@@ -225,10 +238,14 @@ class TerminalApprover:
         self._reader = reader
         self._printer = printer
         self._interrupts = interrupts
+        self._always: set[str] = set()
 
     async def __call__(self, request: robota.ApprovalRequest) -> robota.Approval:
         """Ask about ``request``; ``y`` approves, ``a`` approves for the session, else no."""
         call = f"{request.tool.name}({format_arguments(_key_argument_first(request))})"
+        key = None if request.always_ask else _same_call(request)
+        if key is not None and key in self._always:
+            return robota.Approval(True, remember=True)
         choices = "[y/N]" if request.always_ask else "[y/N/a=always]"
         self._printer.ask(f"allow {call}? ({request.reason}) {choices} ")
         stop = None if self._interrupts is None else self._interrupts.signal
@@ -239,6 +256,7 @@ class TerminalApprover:
             return robota.Approval(False, reason="no one answered")
         if answer in ("y", "yes"):
             return robota.Approval(True)
-        if answer in ("a", "always") and not request.always_ask:
+        if answer in ("a", "always") and key is not None:
+            self._always.add(key)
             return robota.Approval(True, remember=True)
         return robota.Approval(False, reason="declined at the terminal")
