@@ -534,6 +534,9 @@ class ToolExecutionService:
             call_id = new_id("tool")
         span = scope.emitter.child("tool", call_id)
         span_key = body_span_key(scope.attempt, call_id)
+        gate = scope.ceiling if scope.ceiling is not None else self.gate
+        # The approver this call's asks reach (S21; S43: a direct call only its caller's).
+        approver = scope.approver if call is None else getattr(gate, "approver", None)
         ctx = ToolContext(
             signal=scope.signal,
             call_id=call_id,
@@ -546,6 +549,7 @@ class ToolExecutionService:
             span_key=span_key,
             run=scope.run,
             span=span,
+            approver=approver,
         )
 
         def refuse(text: str) -> ToolCallOutcome:
@@ -557,7 +561,6 @@ class ToolExecutionService:
         invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
-        gate = scope.ceiling if scope.ceiling is not None else self.gate
         if gate is not None:
             admission = await gate.admit(invocation)
             if not admission.allowed:

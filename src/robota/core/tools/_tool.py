@@ -16,7 +16,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
 from robota.core._emit import EventEmitter
@@ -26,6 +26,9 @@ from robota.core._parts import MediaPart, tool_parts
 from robota.core._tracing import RunTrace, child_environment
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
+
+if TYPE_CHECKING:
+    from robota.core.permissions._gate import Approver
 
 __all__ = [
     "ArgumentKind",
@@ -146,6 +149,11 @@ class ToolContext:
             where the host allows: use :meth:`trace_headers` and :meth:`child_env`.
         hook_traceparent: What command hooks of this call receive as ``TRACEPARENT`` (the run's
             span), when the host granted hooks; ``None`` otherwise.
+        approver: The approver that answers this call's permission asks — the admission
+            gate's for a model-driven call, the one its caller passed for a direct invocation
+            (S43) — so a tool that must ask the person something (``robota.tools.ask_user``)
+            asks through the same channel; ``None`` when no one is there to ask. A tool must
+            not use it to approve its own calls: admission has already decided.
     """
 
     __slots__ = (
@@ -154,6 +162,7 @@ class ToolContext:
         "_span",
         "_span_key",
         "_trace",
+        "approver",
         "call_id",
         "execution_id",
         "hook_traceparent",
@@ -178,8 +187,10 @@ class ToolContext:
         span_key: str | None = None,
         run: object = None,
         span: EventEmitter | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.signal = signal
+        self.approver = approver
         # Issue 29: the calling execution and this call's event span, for a sub-agent's body
         # (robota.core._agent_tool); internal, never read by ordinary tools.
         self._run = run
