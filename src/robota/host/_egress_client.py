@@ -15,7 +15,8 @@ fails, the request fails: there is no fallback to another carrier.
 
 Redirects are followed by hand: the ``Location`` is joined to the checked URL of the hop and the
 result goes through the same strict check (a malformed ``Location`` is a :class:`Rejected`); on a
-cross-origin hop every caller-supplied header except ``User-Agent`` is dropped. Policy outcomes
+cross-origin hop every caller-supplied header except ``User-Agent`` is dropped. No cookie is
+kept or sent. Policy outcomes
 are returned, never raised (:class:`Fetched` or :class:`Rejected`); transport failures raise
 ``httpx2`` exceptions, as a fetch would. A bounded exchange — :meth:`EgressClient.request` —
 reads at most ``max_bytes`` and releases its connection on completion, rejection, abort and
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.cookiejar
 import re
 import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -345,6 +347,11 @@ class EgressClient:
             follow_redirects=False,
             trust_env=False,  # no ambient proxy, no .netrc
             timeout=timeout,
+            # Stateless: a cookie one server set is never sent back, to it or to another (a
+            # client shared between callers must not carry one caller's session to the next).
+            cookies=http.cookiejar.CookieJar(
+                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+            ),
         )
 
     async def check(self, url: str) -> EgressDecision:
