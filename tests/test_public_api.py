@@ -465,7 +465,18 @@ def test_agents_public_names_are_exported() -> None:
 def test_tools_public_names_are_pinned() -> None:
     # Issue 30: names acceptance tests outside this repository use; the write, shell, web and
     # ask-the-user factories join them when they are built.
-    assert robota.tools.__all__ == ["builtin", "glob", "grep", "list_dir", "read_file"]
+    assert robota.tools.__all__ == [
+        "Question",
+        "QuestionApprover",
+        "QuestionAsker",
+        "ask_user",
+        "builtin",
+        "glob",
+        "grep",
+        "list_dir",
+        "read_file",
+        "web_fetch",
+    ]
 
 
 def test_version_is_a_string() -> None:
