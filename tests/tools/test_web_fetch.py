@@ -309,3 +309,15 @@ async def test_a_fetch_through_an_agent_runs_only_where_a_rule_allows(site: Site
     assert allowed.endswith("## Welcome")
     assert "no one is attached" in asked  # not allowed by the rule: asks; nobody answers
     assert [path for path, _ in site.requests] == ["/page"]
+
+
+async def test_a_long_html_page_is_converted_only_as_far_as_the_text_cap(site: Site) -> None:
+    body = b"<p>paragraph of words</p>" * 100_000 + b"<p>THE END</p>"  # 2.5 MB of HTML
+    site.routes["/long.html"] = reply(200, body, "text/html")
+    tool = robota.tools.web_fetch(client=client())
+    result = await fetch(tool, site.url("/long.html"), max_chars=1_000)
+    assert not result.is_error
+    assert result.content.endswith(
+        "paragraph of words\n\n[Cut at character 1000: the rest of the page is not shown.]"
+    )
+    assert "THE END" not in result.content

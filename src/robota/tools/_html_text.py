@@ -61,6 +61,7 @@ class _Reader(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.base = base
         self.title = ""
+        self.size = 0  # characters of text made so far (about)
         self._in_title = False
         self._blocks: list[tuple[str, bool]] = []  # (text, tight: no blank line before it)
         self._line: list[str] = []
@@ -80,6 +81,7 @@ class _Reader(HTMLParser):
         if not text:
             return  # an empty block keeps its prefix for the text inside it (<li><p>…)
         self._blocks.append((self._prefix + text, self._tight))
+        self.size += len(self._prefix) + len(text) + 2
         self._prefix = ""
         self._tight = False
 
@@ -151,6 +153,7 @@ class _Reader(HTMLParser):
                 text = "".join(self._pre_text).strip("\n")
                 if text.strip():
                     self._blocks.append((f"```\n{text}\n```", False))
+                    self.size += len(text) + 8
             return
         if tag in _HEADINGS or tag == "li" or (tag in _BLOCKS and tag not in ("ul", "ol")):
             self._flush()
@@ -200,9 +203,22 @@ class _Reader(HTMLParser):
         return "".join(pieces)
 
 
-def html_to_text(html: str, base_url: str) -> tuple[str, str]:
-    """The readable text of ``html`` and its ``<title>``, links resolved against ``base_url``."""
+_CHUNK: Final = 64 * 1024
+
+
+def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tuple[str, str, bool]:
+    """The readable text of ``html``, its ``<title>``, and whether the whole page was read.
+
+    Links are resolved against ``base_url``. ``enough``: stop parsing once that many characters
+    of text were made (``html.parser`` is slow; text past the caller's cap is never shown), in
+    which case the third value is ``False``.
+    """
     reader = _Reader(base_url)
-    reader.feed(html)
+    complete = True
+    for start in range(0, len(html), _CHUNK):
+        reader.feed(html[start : start + _CHUNK])
+        if enough is not None and reader.size > enough:
+            complete = start + _CHUNK >= len(html)
+            break
     reader.close()
-    return reader.text(), _SPACE.sub(" ", reader.title).strip()
+    return reader.text(), _SPACE.sub(" ", reader.title).strip(), complete

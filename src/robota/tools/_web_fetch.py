@@ -164,7 +164,10 @@ class WebFetchTool(robota.core.Tool):
         if isinstance(result, robota.host.Rejected):
             # S06: the policy's reason, naming the hop it refused.
             return _error(f"The fetch of {url} was refused: {result.reason}")
-        return _answer(result, max_chars, self.max_bytes)
+        # Parsing megabytes of HTML takes a while: off the event loop, so it stays responsive.
+        answer = await asyncio.to_thread(_answer, result, max_chars, self.max_bytes)
+        ctx.signal.throw_if_aborted()  # S23: an answer finished after the abort is not a result
+        return answer
 
     def __repr__(self) -> str:
         return f"<WebFetchTool {self.name!r}>"
@@ -236,8 +239,9 @@ def _answer(fetched: robota.host.Fetched, max_chars: int, max_bytes: int) -> rob
     html = media in _HTML
     text = _decode(fetched.content, charset, html=html)
     title = ""
+    complete = True
     if html:
-        text, title = html_to_text(text, fetched.url)
+        text, title, complete = html_to_text(text, fetched.url, enough=max_chars)
     lines = [f"URL: {fetched.url} ({status}, {media})"]
     if fetched.redirects:
         lines.append("Redirected from: " + " -> ".join(fetched.redirects))
@@ -254,10 +258,10 @@ def _answer(fetched: robota.host.Fetched, max_chars: int, max_bytes: int) -> rob
         return _error(
             f"The server answered {status} for {fetched.url}.\n" + "\n".join(lines) + body
         )
-    if len(text) > max_chars:
-        total = len(text)
+    if len(text) > max_chars or not complete:
+        of = f" of {len(text)}" if complete else ""
         text = (
-            text[:max_chars]
-            + f"\n\n[Cut at character {max_chars} of {total}: the rest of the page is not shown.]"
+            text[:max_chars].rstrip()
+            + f"\n\n[Cut at character {max_chars}{of}: the rest of the page is not shown.]"
         )
     return robota.core.ToolResult("\n".join(lines) + "\n\n" + text)
