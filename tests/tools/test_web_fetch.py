@@ -148,7 +148,9 @@ async def test_s06_a_redirect_to_a_refused_address_is_refused_with_the_reason(
     site.routes["/page"] = reply(200, b"<p>must not be read</p>", "text/html")
     result = await fetch(robota.tools.web_fetch(client=client()), site.url("/jump"))
     assert result.is_error
-    assert result.content.startswith(f"The fetch of {site.url('/jump')} was refused: ")
+    assert result.content.startswith(
+        f"The fetch of {site.url('/jump')} was refused at a redirect to {target}: "
+    )
     assert f"(redirect 1 from {site.url('/jump')})" in result.content
     assert "Traceback" not in result.content
     assert [path for path, _ in site.requests] == ["/jump"]  # nothing after the refusal

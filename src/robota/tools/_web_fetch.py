@@ -163,7 +163,8 @@ class WebFetchTool(robota.core.Tool):
             return _error(f"Could not fetch {url}: {type(exc).__name__}: {str(exc) or 'no answer'}")
         if isinstance(result, robota.host.Rejected):
             # S06: the policy's reason, naming the hop it refused.
-            return _error(f"The fetch of {url} was refused: {result.reason}")
+            where = f" at a redirect to {result.url}" if result.url != url else ""
+            return _error(f"The fetch of {url} was refused{where}: {result.reason}")
         # Parsing megabytes of HTML takes a while: off the event loop, so it stays responsive.
         answer = await asyncio.to_thread(_answer, result, max_chars, self.max_bytes)
         ctx.signal.throw_if_aborted()  # S23: an answer finished after the abort is not a result
