@@ -465,12 +465,15 @@ def test_agents_public_names_are_exported() -> None:
 
 
 def test_tools_public_names_are_pinned() -> None:
-    # Issue 30: names acceptance tests outside this repository use; the web and
-    # ask-the-user factories join them when they are built.
+    # Issue 30: names acceptance tests outside this repository use.
     assert robota.tools.__all__ == [
         "FileChange",
+        "Question",
+        "QuestionApprover",
+        "QuestionAsker",
         "UndoError",
         "Undone",
+        "ask_user",
         "builtin",
         "edit_file",
         "glob",
@@ -479,6 +482,7 @@ def test_tools_public_names_are_pinned() -> None:
         "read_file",
         "shell",
         "undo",
+        "web_fetch",
         "write_file",
     ]
 

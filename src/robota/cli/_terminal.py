@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import TextIO, final
 
 import robota
+import robota.tools
 from robota.cli._output import Printer, format_arguments
 
 __all__ = ["Interrupts", "LineReader", "TerminalApprover"]
@@ -260,3 +261,23 @@ class TerminalApprover:
             self._always.add(key)
             return robota.Approval(True, remember=True)
         return robota.Approval(False, reason="declined at the terminal")
+
+    async def answer(self, question: robota.tools.Question) -> str | None:
+        """Ask the model's ``question`` (``robota.tools.ask_user``); ``None`` when declined.
+
+        Suggested choices are numbered; a number picks that choice, anything else is the
+        answer as typed. An empty line, end of input or a cancelled turn declines.
+        """
+        self._printer.note(f"the model asks: {question.text}")
+        for number, choice in enumerate(question.choices, 1):
+            self._printer.note(f"  {number}. {choice}")
+        self._printer.ask("your answer (empty to decline): ")
+        stop = None if self._interrupts is None else self._interrupts.signal
+        stopped, line = await first_line_or_signal(self._reader, stop)
+        text = "" if stopped or line is None else line.strip()
+        if not text:
+            self._printer.note("no answer: the model is told you declined")
+            return None
+        if text.isdigit() and 1 <= int(text) <= len(question.choices):
+            return question.choices[int(text) - 1]
+        return text

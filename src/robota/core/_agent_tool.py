@@ -128,15 +128,19 @@ class CeilingGate:
     parent's gate decides the replacement again (its hooks run a second time).
     """
 
-    __slots__ = ("_own", "_parent")
+    __slots__ = ("_own", "_parent", "approver")
 
     def __init__(self, own: ToolGate | None, parent: ToolGate, path: str) -> None:
         parent_approver = parent.approver if isinstance(parent, PermissionGate) else None
         self._parent = _with(parent, parent_approver, path)
         self._own: ToolGate | None = None
+        #: Who a child's tool asks directly (ToolContext.approver): the child's own approver,
+        #: else the parent's — the same person its permission asks reach.
+        self.approver: Approver | None = parent_approver
         if own is not None:
             own_approver = own.approver if isinstance(own, PermissionGate) else None
             self._own = _with(own, own_approver or parent_approver, path)
+            self.approver = own_approver or parent_approver
 
     def offered(self, tool: Tool) -> bool:
         """Offered only when neither gate withholds the tool."""

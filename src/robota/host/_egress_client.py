@@ -15,7 +15,8 @@ fails, the request fails: there is no fallback to another carrier.
 
 Redirects are followed by hand: the ``Location`` is joined to the checked URL of the hop and the
 result goes through the same strict check (a malformed ``Location`` is a :class:`Rejected`); on a
-cross-origin hop every caller-supplied header except ``User-Agent`` is dropped. Policy outcomes
+cross-origin hop every caller-supplied header except ``User-Agent`` is dropped. No cookie is
+kept or sent. Policy outcomes
 are returned, never raised (:class:`Fetched` or :class:`Rejected`); transport failures raise
 ``httpx2`` exceptions, as a fetch would. A bounded exchange — :meth:`EgressClient.request` —
 reads at most ``max_bytes`` and releases its connection on completion, rejection, abort and
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.cookiejar
 import re
 import ssl
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -77,6 +79,8 @@ class Fetched:
         headers: The response headers.
         content: The response body (at most ``max_bytes``).
         redirects: The URLs redirected from, in order.
+        truncated: The body was cut at ``max_bytes`` (only when the request asked for
+            ``truncate=True``; otherwise a longer body raises).
     """
 
     url: str
@@ -84,6 +88,7 @@ class Fetched:
     headers: httpx2.Headers
     content: bytes
     redirects: tuple[str, ...] = ()
+    truncated: bool = False
 
     @property
     def ok(self) -> Literal[True]:
@@ -342,6 +347,11 @@ class EgressClient:
             follow_redirects=False,
             trust_env=False,  # no ambient proxy, no .netrc
             timeout=timeout,
+            # Stateless: a cookie one server set is never sent back, to it or to another (a
+            # client shared between callers must not carry one caller's session to the next).
+            cookies=http.cookiejar.CookieJar(
+                http.cookiejar.DefaultCookiePolicy(allowed_domains=[])
+            ),
         )
 
     async def check(self, url: str) -> EgressDecision:
@@ -356,6 +366,8 @@ class EgressClient:
         headers: Mapping[str, str] | None = None,
         content: bytes | None = None,
         signal: AbortSignal | None = None,
+        max_bytes: int | None = None,
+        truncate: bool = False,
     ) -> EgressResult:
         """A bounded exchange: follow redirects by hand, check every hop, read the body.
 
@@ -363,7 +375,21 @@ class EgressClient:
         raises ``httpx2`` transport errors, :class:`ResponseTooLargeError` past ``max_bytes``,
         and :class:`~robota.AbortError` when ``signal`` aborts. The connection is released in
         every case.
+
+        Args:
+            method: The HTTP method.
+            url: The URL; checked, like every redirect hop, before anything is sent.
+            headers: Request headers (never ``Host`` or the body's framing headers).
+            content: The request body.
+            signal: Aborts the exchange.
+            max_bytes: This exchange's body limit, at most the client's (default: the
+                client's).
+            truncate: Past the limit, stop reading and return the body read so far with
+                :attr:`Fetched.truncated` set, instead of raising.
         """
+        limit = self._max_bytes if max_bytes is None else min(max_bytes, self._max_bytes)
+        if limit < 0:
+            raise ValueError(f"max_bytes must not be negative, got {max_bytes!r}")
         given = dict(headers or {})
         reserved = sorted(k for k in given if k.lower() in _RESERVED_HEADERS)
         if reserved:
@@ -392,8 +418,8 @@ class EgressClient:
                 }
             previous = decision
             self._backend.pins[decision.host] = decision.addresses
-            status, response_headers, data = await self._exchange(
-                current_method, decision, current_headers, body, signal
+            status, response_headers, data, cut = await self._exchange(
+                current_method, decision, current_headers, body, signal, limit, truncate
             )
             location = response_headers.get("location")
             if status in _REDIRECTS and location:
@@ -415,7 +441,7 @@ class EgressClient:
                 hops.append(decision.request_url)
                 current_url = next_url
                 continue
-            return Fetched(decision.request_url, status, response_headers, data, tuple(hops))
+            return Fetched(decision.request_url, status, response_headers, data, tuple(hops), cut)
         return Rejected(current_url, f"more than {self._max_redirects} redirects")
 
     async def get(self, url: str, **options: Any) -> EgressResult:
@@ -429,11 +455,13 @@ class EgressClient:
         headers: Mapping[str, str],
         body: bytes | None,
         signal: AbortSignal | None,
-    ) -> tuple[int, httpx2.Headers, bytes]:
+        limit: int,
+        truncate: bool,
+    ) -> tuple[int, httpx2.Headers, bytes, bool]:
         if signal is None:
-            return await self._read(method, decision, headers, body)
+            return await self._read(method, decision, headers, body, limit, truncate)
         signal.throw_if_aborted()
-        work = asyncio.ensure_future(self._read(method, decision, headers, body))
+        work = asyncio.ensure_future(self._read(method, decision, headers, body, limit, truncate))
         # Cancelling the read releases the connection: the stream's context exits.
         ending = await settle(work, signal=signal, within=None, stop=lambda: cancel_and_wait(work))
         if ending != "done":
@@ -441,8 +469,14 @@ class EgressClient:
         return work.result()
 
     async def _read(
-        self, method: str, decision: Allowed, headers: Mapping[str, str], body: bytes | None
-    ) -> tuple[int, httpx2.Headers, bytes]:
+        self,
+        method: str,
+        decision: Allowed,
+        headers: Mapping[str, str],
+        body: bytes | None,
+        limit: int,
+        truncate: bool,
+    ) -> tuple[int, httpx2.Headers, bytes, bool]:
         async with self._client.stream(
             method,
             _request_url(decision),
@@ -453,13 +487,17 @@ class EgressClient:
             chunks: list[bytes] = []
             size = 0
             async for chunk in response.aiter_bytes():
+                if size + len(chunk) > limit:
+                    if not truncate:
+                        raise ResponseTooLargeError(
+                            f"the response from {decision.request_url} exceeded {limit} bytes"
+                        )
+                    # Nothing past the limit is read; leaving the stream closes the connection.
+                    chunks.append(chunk[: limit - size])
+                    return response.status_code, response.headers, b"".join(chunks), True
                 size += len(chunk)
-                if size > self._max_bytes:
-                    raise ResponseTooLargeError(
-                        f"the response from {decision.request_url} exceeded {self._max_bytes} bytes"
-                    )
                 chunks.append(chunk)
-            return response.status_code, response.headers, b"".join(chunks)
+            return response.status_code, response.headers, b"".join(chunks), False
 
     async def aclose(self) -> None:
         """Close the client and its connections."""

@@ -15,62 +15,58 @@ take them all at once with :func:`builtin`::
 
     reader = robota.tools.read_file(workspace="/path/to/project")  # one tool
 
-What is here today — the read-only tools, the two that change files, and the shell:
+What is here today:
 
-==================  =========  =============================================================
-factory             tool       what it does
-==================  =========  =============================================================
-:func:`read_file`   ``Read``   numbered lines of a text file, a range at a time
-:func:`list_dir`    ``LS``     the entries of one directory
-:func:`glob`        ``Glob``   files whose path matches a glob (``**/*.py``)
-:func:`grep`        ``Grep``   lines matching a regular expression, with context
-:func:`edit_file`   ``Edit``   an exact-string replacement, or a unified patch, in one file
-:func:`write_file`  ``Write``  creates or overwrites one file
-:func:`shell`       ``Bash``   a command line run by ``bash`` in the workspace root
-==================  =========  =============================================================
+==================  ===================  ======================================================
+factory             tool                 what it does
+==================  ===================  ======================================================
+:func:`read_file`   ``Read``             numbered lines of a text file, a range at a time
+:func:`list_dir`    ``LS``               the entries of one directory
+:func:`glob`        ``Glob``             files whose path matches a glob (``**/*.py``)
+:func:`grep`        ``Grep``             lines matching a regular expression, with context
+:func:`edit_file`   ``Edit``             an exact-string replacement, or a unified patch
+:func:`write_file`  ``Write``            creates or overwrites one file
+:func:`shell`       ``Bash``             a command line run by ``bash`` in the workspace root
+:func:`web_fetch`   ``WebFetch``         one web page as text, through the egress client (S06)
+:func:`ask_user`    ``AskUserQuestion``  a question to the person, through the run's approver
+==================  ===================  ======================================================
 
-``web_fetch`` and ``ask_user`` come next (issue 30); :func:`builtin` will return them too once
-they exist.
-=======
-What is here today — the read-only tools and the two that change files:
+:func:`undo` takes the newest ``Edit`` or ``Write`` in a workspace back.
 
-==================  =========  =============================================================
-factory             tool       what it does
-==================  =========  =============================================================
-:func:`read_file`   ``Read``   numbered lines of a text file, a range at a time
-:func:`list_dir`    ``LS``     the entries of one directory
-:func:`glob`        ``Glob``   files whose path matches a glob (``**/*.py``)
-:func:`grep`        ``Grep``   lines matching a regular expression, with context
-:func:`edit_file`   ``Edit``   an exact-string replacement, or a unified patch, in one file
-:func:`write_file`  ``Write``  creates or overwrites one file
-==================  =========  =============================================================
+The tool names (what the model calls and what permission rules name) are Claude Code's, so
+rules written for that settings format apply as written (``Read(src/**)``, ``Edit(**/*.py)``,
+``Bash(git status)``, ``WebFetch(domain:docs.python.org)``); judge path rules from the same
+root the tools are bound to (:func:`robota.host.permission_context` with that workspace).
 
-``shell``, ``web_fetch`` and ``ask_user`` come next (issue 30); :func:`builtin` will return
-them too once they exist.
+Reading: ``Read``, ``LS``, ``Glob`` and ``Grep`` declare risk ``inspect`` (S21) and scope
+their rules to their ``path`` argument, read as a path (S12).
 
 Changing files: ``Edit`` and ``Write`` declare risk ``modify`` (S21), so the default mode asks
 before each one and ``accept_edits`` lets them run; their rules are scoped to ``path`` too
-(``Edit(src/**)``). They never write through a symbolic link — a path that goes through one,
-as its last component or a directory on the way, is refused, and the kernel refuses one
-swapped in later (``O_NOFOLLOW`` from the root's descriptor). A file is replaced atomically
-(a temporary file in the same directory, flushed, keeping the file's mode, renamed over it)
-and read once. The replacement is a new inode: the mode is kept, but not extended attributes,
-an owner other than this account, or other hard links to the file (they keep the old bytes,
-so a hard link to a file outside the root is not written through). Before each change its
-pre-image is kept in process-scoped scratch (S08), and :func:`undo` takes the newest change in
-a workspace back — refusing when the file changed since. The result's ``view`` is a
-:class:`FileChange` with a unified diff for a user interface (S39: it never reaches the model).
+(``Edit(src/**)``), and as in Claude Code an ``Edit`` deny or ask rule judges ``Write`` and a
+``Read`` deny or ask rule judges ``Edit``. They never write through a symbolic link — a path
+that goes through one, as its last component or a directory on the way, is refused, and the
+kernel refuses one swapped in later (``O_NOFOLLOW`` from the root's descriptor). A file is
+replaced atomically (a temporary file in the same directory, flushed, keeping the file's mode,
+renamed over it) and read once. The replacement is a new inode: the mode is kept, but not
+extended attributes, an owner other than this account, or other hard links to the file (they
+keep the old bytes, so a hard link to a file outside the root is not written through). Before
+each change its pre-image is kept in process-scoped scratch (S08), and :func:`undo` takes the
+newest change in a workspace back — refusing when the file changed since. The result's
+``view`` is a :class:`FileChange` with a unified diff for a user interface (S39: it never
+reaches the model).
 
-The tool names (what the model calls and what permission rules name) are Claude Code's, so
-rules written for that settings format apply as written (``Read(src/**)``).
-Each read-only tool declares risk ``inspect`` (S21) and scopes its rules to its ``path``
-argument, read as a path (S12); judge rules from the same root the tools are bound to
-(:func:`robota.host.permission_context` with that workspace). ``Bash`` declares risk
-``execute`` and scopes its rules to its ``command`` argument, read as a command
-(``Bash(git status)``, ``Bash(npm run test:*)``, ``Bash(rm:*)``): the default mode asks before
-any command, except one the context's read-only classifier (S21,
+Commands: ``Bash`` declares risk ``execute`` and scopes its rules to its ``command`` argument,
+read as a command (``Bash(git status)``, ``Bash(npm run test:*)``, ``Bash(rm:*)``): the default
+mode asks before any command, except one the context's read-only classifier (S21,
 :func:`robota.host.is_read_only_command`) finds only reads inside the workspace, which runs
-without asking.
+without asking. A command runs with the user's privileges: this is not a sandbox.
+
+The web and the person: ``WebFetch`` declares risk ``execute`` (S21: the URL leaves the
+machine, so the default mode asks about a domain no rule allows) and scopes its rules to its
+``url`` argument read as a URL (S12). ``AskUserQuestion`` declares ``inspect``; the person's
+answer is its result. An approver answers questions when it has an ``answer`` method
+(:class:`QuestionApprover`); with none, the model is told there is no one to ask.
 
 What a path rule reaches: as in Claude Code, ``Read`` deny and ask rules judge ``Grep``,
 ``Glob`` and ``LS`` too (their argument declares ``also_judged_as=("Read",)``, S12), and a walk
@@ -123,18 +119,27 @@ import os
 from collections.abc import Mapping
 
 import robota.core
+import robota.host
+from robota.tools._ask_user import AskUserTool, Question, QuestionApprover, QuestionAsker
 from robota.tools._edit import EditTool, WriteTool
 from robota.tools._grep import DEFAULT_TIME_LIMIT, GrepTool
 from robota.tools._listing import GlobTool, ListDirTool
 from robota.tools._read import ReadFileTool
-from robota.tools._shell import DEFAULT_OUTPUT_LIMIT, DEFAULT_TIMEOUT, MAX_TIMEOUT, ShellTool
+from robota.tools._shell import DEFAULT_OUTPUT_LIMIT, MAX_TIMEOUT, ShellTool
+from robota.tools._shell import DEFAULT_TIMEOUT as SHELL_TIMEOUT
 from robota.tools._undo import FileChange, UndoError, Undone, undo_change
+from robota.tools._web_fetch import DEFAULT_MAX_BYTES, WebFetchTool
+from robota.tools._web_fetch import DEFAULT_TIMEOUT as FETCH_TIMEOUT
 from robota.tools._workspace import Workspace
 
 __all__ = [
     "FileChange",
+    "Question",
+    "QuestionApprover",
+    "QuestionAsker",
     "UndoError",
     "Undone",
+    "ask_user",
     "builtin",
     "edit_file",
     "glob",
@@ -143,6 +148,7 @@ __all__ = [
     "read_file",
     "shell",
     "undo",
+    "web_fetch",
     "write_file",
 ]
 
@@ -285,7 +291,7 @@ def shell(
     *,
     workspace: WorkspaceRoot,
     name: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
+    timeout: float = SHELL_TIMEOUT,
     max_timeout: float = MAX_TIMEOUT,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     env: Mapping[str, str] | None = None,
@@ -340,14 +346,76 @@ def shell(
     )
 
 
+def web_fetch(
+    *,
+    name: str | None = None,
+    client: robota.host.EgressClient | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    timeout: float = FETCH_TIMEOUT,
+    workspace: WorkspaceRoot | None = None,
+) -> robota.core.Tool:
+    """A ``WebFetch`` tool: one http(s) page as readable text, through the egress client (S06).
+
+    The URL and every redirect hop are checked by the egress policy before anything is sent
+    (loopback, private and metadata addresses are refused, redirects included) and the
+    connection goes only to the checked address. HTML becomes text (headings, lists, links as
+    ``text (url)``, code blocks verbatim; scripts and styles dropped), in the charset the
+    response or its ``<meta>`` names (UTF-8 by default); text, Markdown and JSON are returned
+    as they are; other types are refused naming the type. At most ``max_bytes`` are read (the
+    answer says when the page was cut) and 100,000 characters returned; the whole fetch is
+    stopped after ``timeout`` seconds and at once when the run is aborted (S23). An HTTP error
+    status or a refusal is an error result naming it. Requests carry a fixed ``User-Agent``
+    and no cookies, credentials or keys of the agent.
+
+    Risk ``execute`` (S21): default mode asks before fetching a URL no rule allows. Rules
+    scope to the ``url`` argument (S12): ``WebFetch(domain:docs.python.org)``.
+
+    Args:
+        name: The tool's name, if not ``"WebFetch"``.
+        client: The :class:`robota.host.EgressClient` to fetch with (its policy, resolver and
+            redirect cap; left open). Default: a client with the default policy per fetch,
+            following at most 5 redirects.
+        max_bytes: The most body bytes read (default 5 MiB; a caller's client may cap lower).
+        timeout: Seconds the whole fetch may take, redirects included (default 30).
+        workspace: Accepted so every factory takes the same keyword; a fetch reads no file.
+
+    Raises:
+        ValueError: ``max_bytes`` or ``timeout`` is not positive.
+        TypeError: ``client`` is not an ``EgressClient``.
+    """
+    del workspace  # a fetch touches no file
+    return WebFetchTool(name=name, client=client, max_bytes=max_bytes, timeout=timeout)
+
+
+def ask_user(*, name: str | None = None, ask: QuestionAsker | None = None) -> robota.core.Tool:
+    """An ``AskUserQuestion`` tool: the model asks the person a question; the answer is its result.
+
+    The question goes to ``ask`` when given, else to the approver the run's permission asks go
+    to (:attr:`robota.ToolContext.approver`) when it has an ``answer`` method
+    (:class:`QuestionApprover`; the ``robota chat`` terminal approver has one). A person who
+    declines is reported as such; with no one to ask, the model gets an error result saying so.
+    The arguments are ``question`` and optional ``choices`` (a simpler shape than Claude
+    Code's tool of this name; rules naming the tool apply as written).
+
+    Args:
+        name: The tool's name, if not ``"AskUserQuestion"``.
+        ask: ``async (Question) -> str | None`` answering every question instead of the
+            approver (``None`` for a decline).
+    """
+    return AskUserTool(name=name, ask=ask)
+
+
 def builtin(
     *, workspace: WorkspaceRoot, grep_time_limit: float = DEFAULT_TIME_LIMIT
 ) -> list[robota.core.Tool]:
-    """Every built-in tool bound to ``workspace``: Read, LS, Glob, Grep, Edit, Write and Bash.
+    """Every built-in tool bound to ``workspace``, in this order: ``Read``, ``LS``, ``Glob``,
+    ``Grep``, ``Edit``, ``Write``, ``Bash``, ``WebFetch`` (the default egress policy) and
+    ``AskUserQuestion`` (asks the run's approver).
 
-    The web and ask-the-user tools join this list as they are built (issue 30); pass the list
-    to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` (``Edit`` and ``Write`` ask
-    in the default mode, ``Bash`` asks before any command that is not read-only).
+    Pass the list to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` and
+    :func:`robota.host.permission_context` for the same workspace: in the default mode reads
+    run, ``Edit`` and ``Write`` ask, ``Bash`` asks before any command that is not read-only and
+    ``WebFetch`` before a domain no rule allows.
 
     Args:
         workspace: The root directory; no tool reads or writes a file outside it.
@@ -366,4 +434,6 @@ def builtin(
         EditTool(root),
         WriteTool(root),
         ShellTool(root),
+        WebFetchTool(),
+        AskUserTool(),
     ]

@@ -538,6 +538,8 @@ class ToolExecutionService:
         gate = scope.ceiling if scope.ceiling is not None else self.gate
         # S12: a walking body judges each path it meets by this gate's rules (ctx.path_screen).
         screen_of = getattr(gate, "path_screen", None)
+        # The approver this call's asks reach (S21; S43: a direct call only its caller's).
+        approver = scope.approver if call is None else getattr(gate, "approver", None)
         ctx = ToolContext(
             signal=scope.signal,
             call_id=call_id,
@@ -551,6 +553,7 @@ class ToolExecutionService:
             run=scope.run,
             span=span,
             screen=functools.partial(screen_of, tool) if screen_of is not None else None,
+            approver=approver,
         )
 
         def refuse(text: str) -> ToolCallOutcome:

@@ -16,7 +16,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
 from robota.core._emit import EventEmitter
@@ -27,6 +27,9 @@ from robota.core._tracing import RunTrace, child_environment
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
 from robota.core.tools._screen import PathScreen
+
+if TYPE_CHECKING:
+    from robota.core.permissions._gate import Approver
 
 __all__ = [
     "ArgumentKind",
@@ -167,6 +170,11 @@ class ToolContext:
             where the host allows: use :meth:`trace_headers` and :meth:`child_env`.
         hook_traceparent: What command hooks of this call receive as ``TRACEPARENT`` (the run's
             span), when the host granted hooks; ``None`` otherwise.
+        approver: The approver that answers this call's permission asks — the admission
+            gate's for a model-driven call, the one its caller passed for a direct invocation
+            (S43) — so a tool that must ask the person something (``robota.tools.ask_user``)
+            asks through the same channel; ``None`` when no one is there to ask. A tool must
+            not use it to approve its own calls: admission has already decided.
 
     The executor builds it; a caller running a body by hand (a test, a benchmark) may pass
     ``screen=``, ``(arguments) -> PathScreen``, to stand in for a gate's
@@ -180,6 +188,7 @@ class ToolContext:
         "_span",
         "_span_key",
         "_trace",
+        "approver",
         "call_id",
         "execution_id",
         "hook_traceparent",
@@ -205,9 +214,11 @@ class ToolContext:
         run: object = None,
         span: EventEmitter | None = None,
         screen: Callable[[Mapping[str, Any]], PathScreen] | None = None,
+        approver: Approver | None = None,
     ) -> None:
         self.signal = signal
         self._screen = screen
+        self.approver = approver
         # Issue 29: the calling execution and this call's event span, for a sub-agent's body
         # (robota.core._agent_tool); internal, never read by ordinary tools.
         self._run = run
