@@ -125,7 +125,17 @@ def test_s21_write_declares_modify_and_its_path_argument(write: robota.Tool) -> 
 
 def test_builtin_lists_the_tools_in_order(workspace: pathlib.Path) -> None:
     names = [tool.name for tool in robota.tools.builtin(workspace=workspace)]
-    assert names == ["Read", "LS", "Glob", "Grep", "Edit", "Write", "Bash"]
+    assert names == [
+        "Read",
+        "LS",
+        "Glob",
+        "Grep",
+        "Edit",
+        "Write",
+        "Bash",
+        "WebFetch",
+        "AskUserQuestion",
+    ]
 
 
 def test_content_over_the_size_cap_is_refused_before_any_directory_is_made(
