@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from robota.tools._files import encode_text
 from robota.tools._workspace import Refused
 
 __all__ = ["apply_patch", "changed_span", "split_lines", "unified_diff"]
@@ -54,7 +55,7 @@ def _parse(patch: str) -> list[_Hunk]:
     rows = patch.split("\n")  # not splitlines: a form feed inside a line is no line break
     if rows and rows[-1] == "":
         rows.pop()
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         line = row.removesuffix("\r")
         if line == "" and hunks and _complete(hunks[-1]):
             continue  # a blank line after a full hunk separates, it is not an empty context line
@@ -77,7 +78,7 @@ def _parse(patch: str) -> list[_Hunk]:
                 continue
             raise Refused(f"the patch has no hunk header (`@@ -a,b +c,d @@`) before {line!r}")
         hunk = hunks[-1]
-        body = line[1:].encode("utf-8", "surrogateescape")
+        body = encode_text(line[1:], f"line {number} of the patch")
         if line.startswith("\\"):
             if last_new is not None:
                 owner, index = last_new

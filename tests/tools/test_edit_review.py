@@ -1,0 +1,134 @@
+"""Regressions from an adversarial review of ``Edit``, ``Write`` and undo (issue 30)."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Callable
+
+import pytest
+
+import robota
+import robota.tools
+from robota.tools._files import MAX_FILE_BYTES
+
+Call = Callable[..., robota.ToolResult]
+
+
+@pytest.fixture
+def edit(workspace: pathlib.Path) -> robota.Tool:
+    return robota.tools.edit_file(workspace=workspace)
+
+
+@pytest.fixture
+def write(workspace: pathlib.Path) -> robota.Tool:
+    return robota.tools.write_file(workspace=workspace)
+
+
+def test_replace_all_that_would_grow_the_file_past_the_cap_is_refused_before_it_is_built(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    # Each of a million occurrences grows by 99 bytes: about 100 MB, past the 20 MB cap. The
+    # result is refused before it is built (a model's arguments must not make the agent hold
+    # gigabytes), and the file is left as it was.
+    before = "a" * 1_000_000
+    (workspace / "a.txt").write_text(before)
+    result = call(edit, path="a.txt", old_string="a", new_string="b" * 100, replace_all=True)
+    assert result.is_error
+    assert str(MAX_FILE_BYTES) in result.content
+    assert (workspace / "a.txt").read_text() == before
+
+
+def test_a_patch_whose_result_is_over_the_cap_is_refused(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    before = "x" * (MAX_FILE_BYTES - 10) + "\n"
+    (workspace / "big.txt").write_text(before)
+    patch = "@@ -1 +1,2 @@\n " + "x" * (MAX_FILE_BYTES - 10) + "\n+" + "y" * 20 + "\n"
+    result = call(edit, path="big.txt", patch=patch)
+    assert result.is_error
+    assert str(MAX_FILE_BYTES) in result.content
+    assert (workspace / "big.txt").stat().st_size == len(before)
+
+
+def test_an_old_string_that_matches_at_two_overlapping_places_is_ambiguous(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    # "\n\n" occurs at offsets 0 and 1 of "\n\n\n": which blank line is meant is not known.
+    (workspace / "a.txt").write_text("\n\n\n")
+    result = call(edit, path="a.txt", old_string="\n\n", new_string="X")
+    assert result.is_error
+    assert "occurs 2 times" in result.content
+    assert (workspace / "a.txt").read_text() == "\n\n\n"
+
+
+def test_replace_all_with_overlapping_places_replaces_them_left_to_right(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    (workspace / "a.txt").write_text("aaa\n")
+    result = call(edit, path="a.txt", old_string="aa", new_string="b", replace_all=True)
+    assert not result.is_error
+    assert (workspace / "a.txt").read_text() == "ba\n"
+
+
+@pytest.mark.parametrize("text", ["\ud800", "ok \udfff then"])
+def test_a_lone_surrogate_in_content_is_an_error_the_model_reads(
+    workspace: pathlib.Path, write: robota.Tool, edit: robota.Tool, call: Call, text: str
+) -> None:
+    # JSON can carry "\ud800"; it is no character. The model reads why, nothing is written.
+    result = call(write, path="new.txt", content=text)
+    assert result.is_error
+    assert "surrogate" in result.content
+    assert not (workspace / "new.txt").exists()
+    (workspace / "a.txt").write_text("hello\n")
+    for args in (
+        {"old_string": "hello", "new_string": text},
+        {"old_string": text, "new_string": "x"},
+        {"patch": f"@@ -1 +1 @@\n-hello\n+{text}\n"},
+    ):
+        result = call(edit, path="a.txt", **args)
+        assert result.is_error, args
+        assert "surrogate" in result.content
+    assert (workspace / "a.txt").read_text() == "hello\n"
+
+
+def test_an_escaped_byte_surrogate_still_writes_that_byte(
+    workspace: pathlib.Path, write: robota.Tool, call: Call
+) -> None:
+    # The one surrogate form that is meaningful: a byte that is not UTF-8, as Read shows it.
+    result = call(write, path="b.txt", content="\udcff\n")
+    assert not result.is_error
+    assert (workspace / "b.txt").read_bytes() == b"\xff\n"
+
+
+def test_undo_of_a_change_to_a_name_starting_with_a_tilde(
+    workspace: pathlib.Path, write: robota.Tool, edit: robota.Tool, call: Call
+) -> None:
+    assert not call(write, path="./~notes.txt", content="one\n").is_error
+    assert not call(edit, path="./~notes.txt", old_string="one", new_string="two").is_error
+    undone = robota.tools.undo(workspace=workspace)
+    assert undone is not None
+    assert (workspace / "~notes.txt").read_text() == "one\n"
+    assert robota.tools.undo(workspace=workspace) is not None
+    assert not (workspace / "~notes.txt").exists()
+
+
+def test_a_path_with_a_trailing_slash_names_a_directory_and_is_not_written_as_a_file(
+    workspace: pathlib.Path, write: robota.Tool, edit: robota.Tool, call: Call
+) -> None:
+    result = call(write, path="notes.txt/", content="x\n")
+    assert result.is_error
+    assert "directory" in result.content
+    assert not (workspace / "notes.txt").exists()
+    (workspace / "a.txt").write_text("one\n")
+    result = call(edit, path="a.txt/", old_string="one", new_string="two")
+    assert result.is_error
+    assert (workspace / "a.txt").read_text() == "one\n"
+
+
+def test_a_crlf_file_edited_with_a_new_string_already_in_crlf_gets_no_doubled_cr(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call
+) -> None:
+    (workspace / "w.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    result = call(edit, path="w.txt", old_string="one\ntwo", new_string="uno\r\ndos")
+    assert not result.is_error
+    assert (workspace / "w.txt").read_bytes() == b"uno\r\ndos\r\nthree\r\n"
