@@ -132,3 +132,25 @@ def test_a_crlf_file_edited_with_a_new_string_already_in_crlf_gets_no_doubled_cr
     result = call(edit, path="w.txt", old_string="one\ntwo", new_string="uno\r\ndos")
     assert not result.is_error
     assert (workspace / "w.txt").read_bytes() == b"uno\r\ndos\r\nthree\r\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "patch", "after"),
+    [
+        # The last line has no newline and a line is added after it, as models write it.
+        (b"a\nb", "@@ -1,2 +1,3 @@\n a\n b\n+c\n", b"a\nb\nc\n"),
+        (b"a\nb", "@@ -2,0 +3 @@\n+c\n", b"a\nb\nc\n"),
+        (b"a\r\nb", "@@ -1,2 +1,3 @@\n a\n b\n+c\n", b"a\r\nb\r\nc\r\n"),
+        # An added line marked as having no newline, followed by another line.
+        (b"a\n", "@@ -1 +1,3 @@\n a\n+b\n\\ No newline at end of file\n+c\n", b"a\nb\nc\n"),
+        # Still kept without a newline when it stays last.
+        (b"a\nb", "@@ -1,2 +1,2 @@\n-a\n+A\n b\n", b"A\nb"),
+    ],
+)
+def test_a_patch_never_joins_a_line_without_a_newline_to_the_next(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call, before: bytes, patch: str, after: bytes
+) -> None:
+    (workspace / "f.txt").write_bytes(before)
+    result = call(edit, path="f.txt", patch=patch)
+    assert not result.is_error, result.content
+    assert (workspace / "f.txt").read_bytes() == after

@@ -122,6 +122,7 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
     lines = split_lines(data)
     texts = [_text(line) for line in lines]
     crlf = bool(lines) and lines[0].endswith(b"\r\n")
+    ending = b"\r\n" if crlf else b"\n"
     out: list[bytes] = []
     position = 0  # the first file line not yet copied
     for number, hunk in enumerate(hunks, 1):
@@ -129,7 +130,6 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
         if at is None:
             raise Refused(_mismatch(number, hunk, texts, position))
         out.extend(lines[position:at])
-        ending = b"\r\n" if crlf else b"\n"
         for text, extra in hunk.new:
             if text is None:
                 out.append(lines[at + int(extra)])  # a kept line, byte for byte
@@ -137,6 +137,11 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
                 out.append(text + (ending if extra else b""))
         position = at + len(hunk.old)
     out.extend(lines[position:])
+    # A line without a newline (the file's last, or one marked "\ No newline") that is no
+    # longer last gets one: `c` added after a last line `b` is a line of its own, not `bc`.
+    for index in range(len(out) - 1):
+        if not out[index].endswith(b"\n"):
+            out[index] += ending
     return b"".join(out), len(hunks)
 
 
