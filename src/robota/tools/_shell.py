@@ -11,6 +11,11 @@ so background jobs the command left behind are ended with it, and nothing else i
 A time limit sends SIGTERM to the group, then SIGKILL after a short grace; the run's abort
 sends SIGKILL at once (S23). The output pipe is read continuously while the command runs, so a
 command that writes megabytes never blocks; only the head and the tail are kept.
+
+What this does not stop (S09's documented residual; a process sandbox is needed for it): a
+process that leaves the group (``setsid``, a daemon) keeps running, and so does everything in
+the group when the command kills the leader itself (``kill -9 $PPID``): once the leader is
+reaped its pid may belong to an unrelated process, so the group is not signalled.
 """
 
 from __future__ import annotations
