@@ -198,6 +198,12 @@ class Workspace:
         except ValueError:
             return path
         decoded = os.fsdecode(_ESCAPE.sub(lambda found: bytes([int(found[1], 16)]), raw))
+        # Only the display form is read back: `display` escapes exactly the bytes that are not
+        # UTF-8, so `caf\xc3\xa9.txt` (`café.txt` in escaped bytes, a name the gate judges
+        # literally and a rule naming `café.txt` does not match) stays as written.
+        shown = _ESCAPE.sub(lambda found: b"\\x" + found[1].lower(), raw)
+        if display(decoded).encode("utf-8", "surrogateescape") != shown:
+            return path
         if ".." in decoded.split("/"):
             return path
         target = decoded if os.path.isabs(decoded) else os.path.join(self.root, decoded)
