@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 import pytest
@@ -76,3 +77,24 @@ def test_only_real_locale_categories_pass_not_any_lc_name(
     assert "planted" not in result.content
     assert "hijacked" not in result.content
     assert not {n for n in names if n.startswith("LC_")} - {"LC_ALL", "LC_MESSAGES"}
+
+
+@pytest.mark.parametrize("extra", ["", ".", "bin", "./bin"])
+def test_s21_a_relative_path_entry_never_runs_a_program_planted_in_the_workspace(
+    workspace: pathlib.Path, call: Call, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
+    # An empty or relative PATH entry is the working directory, the workspace: `ls` (read-only,
+    # so run without asking) would run the repository's own `ls`. Only absolute entries pass.
+    for directory in (workspace, workspace / "bin"):
+        directory.mkdir(exist_ok=True)
+        planted = directory / "ls"
+        planted.write_text("#!/bin/sh\necho planted\n")
+        planted.chmod(0o755)
+
+    monkeypatch.setenv("PATH", f"{extra}:{os.environ['PATH']}:{extra}")
+    tool = robota.tools.shell(workspace=workspace)
+    result = call(tool, command='ls -d bin; echo "$PATH"')
+    assert "planted" not in result.content
+    assert result.content.startswith("bin\n")
+    path = result.content.splitlines()[1]
+    assert all(entry.startswith("/") for entry in path.split(":"))

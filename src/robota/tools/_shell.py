@@ -99,11 +99,16 @@ Ending = Literal["done", "timeout", "aborted", "stopped"]
 def shell_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a command gets.
 
-    :data:`INHERITED_ENV` from this process, then ``extra``, which wins, secrets included:
-    naming a variable there is the caller's explicit choice.
+    :data:`INHERITED_ENV` from this process (``PATH`` without its relative entries), then
+    ``extra``, which wins, secrets included: naming a variable there is the caller's explicit
+    choice.
     """
     env = {key: value for key, value in os.environ.items() if key in INHERITED_ENV}
-    env.setdefault("PATH", os.defpath)
+    # An empty or relative PATH entry (`::`, `.`, `bin`) is looked up from the working
+    # directory, the workspace: `ls`, judged read-only and run without asking (S21), would run
+    # a program the repository planted. Only absolute entries are inherited.
+    entries = [entry for entry in env.get("PATH", "").split(":") if entry.startswith("/")]
+    env["PATH"] = ":".join(entries) if entries else os.defpath
     if extra:
         env.update(extra)
     return env
