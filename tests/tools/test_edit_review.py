@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 import robota
 import robota.tools
+from robota.tools import _patch
 from robota.tools._files import MAX_FILE_BYTES
 
 Call = Callable[..., robota.ToolResult]
@@ -154,3 +156,31 @@ def test_a_patch_never_joins_a_line_without_a_newline_to_the_next(
     result = call(edit, path="f.txt", patch=patch)
     assert not result.is_error, result.content
     assert (workspace / "f.txt").read_bytes() == after
+
+
+class _Counting(list[bytes]):
+    """A file's lines that count how many lines a search looks at."""
+
+    looked = 0
+
+    def __getitem__(self, index: Any) -> Any:
+        found = super().__getitem__(index)
+        self.looked += len(found) if isinstance(index, slice) else 1
+        return found
+
+
+def test_locating_a_hunk_looks_at_each_line_a_bounded_number_of_times() -> None:
+    # 100,000 blank lines and a hunk of 1,000 blank lines then one that is nowhere: a search
+    # that compares the whole hunk at every line looks at 10^8 lines (hours for a 20 MB file,
+    # holding the workspace's lock, with no way to abort the thread). Linear in file + hunk.
+    texts = _Counting([b""] * 100_000)
+    hunk = _patch._Hunk("@@ -5,1001 +5,1 @@", 5, [b""] * 1000 + [b"missing"])
+    assert _patch._locate(texts, hunk, 0) is None
+    assert texts.looked <= 4 * (100_000 + 1001)
+    # Unique and ambiguous places are still told apart.
+    lines = [b"a", b"b", b"c", b"a", b"b", b"d"]
+    assert (
+        _patch._locate(_Counting(lines), _patch._Hunk("@@ -9 +9 @@", 9, [b"a", b"b", b"d"]), 0) == 3
+    )
+    assert _patch._locate(_Counting(lines), _patch._Hunk("@@ -9 +9 @@", 9, [b"a", b"b"]), 0) is None
+    assert _patch._locate(_Counting(lines), _patch._Hunk("@@ -9 +9 @@", 9, [b"a", b"b"]), 1) == 3

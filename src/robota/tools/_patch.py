@@ -152,12 +152,39 @@ def _locate(texts: list[bytes], hunk: _Hunk, position: int) -> int | None:
         return stated
     if not size:
         return None
-    places = [
-        at
-        for at in range(position, len(texts) - size + 1)
-        if texts[at] == hunk.old[0] and texts[at : at + size] == hunk.old
-    ]
-    return places[0] if len(places) == 1 else None
+    return _only_place(texts, hunk.old, position)
+
+
+def _only_place(texts: list[bytes], pattern: list[bytes], start: int) -> int | None:
+    """Where ``pattern`` occurs in ``texts`` from ``start``, when it occurs exactly once.
+
+    Knuth-Morris-Pratt over lines: each file line is looked at a bounded number of times, so a
+    hunk of a thousand blank lines against a file of millions costs one pass, not a comparison
+    of the whole hunk at every line (hours, with the workspace's lock held). Overlapping places
+    count, as they are places the hunk could mean.
+    """
+    fallback = [0] * len(pattern)  # the longest proper prefix that is also a suffix
+    matched = 0
+    for index in range(1, len(pattern)):
+        while matched and pattern[index] != pattern[matched]:
+            matched = fallback[matched - 1]
+        if pattern[index] == pattern[matched]:
+            matched += 1
+        fallback[index] = matched
+    found: int | None = None
+    matched = 0
+    for index in range(start, len(texts)):
+        line = texts[index]
+        while matched and line != pattern[matched]:
+            matched = fallback[matched - 1]
+        if line == pattern[matched]:
+            matched += 1
+        if matched == len(pattern):
+            if found is not None:
+                return None  # a second place: ambiguous
+            found = index - matched + 1
+            matched = fallback[matched - 1]
+    return found
 
 
 def _mismatch(number: int, hunk: _Hunk, texts: list[bytes], position: int) -> str:
