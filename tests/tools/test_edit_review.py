@@ -184,3 +184,32 @@ def test_locating_a_hunk_looks_at_each_line_a_bounded_number_of_times() -> None:
     )
     assert _patch._locate(_Counting(lines), _patch._Hunk("@@ -9 +9 @@", 9, [b"a", b"b"]), 0) is None
     assert _patch._locate(_Counting(lines), _patch._Hunk("@@ -9 +9 @@", 9, [b"a", b"b"]), 1) == 3
+
+
+def test_the_view_of_a_large_dense_change_is_a_plain_hunk_that_applies_back(
+    workspace: pathlib.Path, edit: robota.Tool, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # replace_all of a token on every other line of a 200,000-line file: difflib's matcher is
+    # quadratic on such input (minutes, after the file was written, in a thread the run cannot
+    # abort). Past a bound the view is one hunk of removed then added lines, still exact.
+    real = _patch.difflib.unified_diff
+
+    def bounded(a: list[str], b: list[str], *args: Any, **kwargs: Any) -> Any:
+        assert max(len(a), len(b)) <= _patch.DIFF_MAX_LINES
+        return real(a, b, *args, **kwargs)
+
+    monkeypatch.setattr(_patch.difflib, "unified_diff", bounded)
+    head = "".join(f"head {n}\n" for n in range(10))
+    before = head + "".join("x\n" if n % 2 else f"{n}\n" for n in range(200_000)) + "end"
+    (workspace / "f.txt").write_text(before)
+    result = call(edit, path="f.txt", old_string="x", new_string="yy", replace_all=True)
+    assert not result.is_error
+    after = before.replace("x", "yy")
+    assert (workspace / "f.txt").read_text() == after
+    diff = result.view.diff
+    assert diff.startswith("--- a/f.txt\n+++ b/f.txt\n@@ -9,")
+    assert _patch.apply_patch(before.encode(), diff)[0] == after.encode()
+    # A small change still gets difflib's minimal hunks.
+    (workspace / "g.txt").write_text("a\nb\nc\n")
+    result = call(edit, path="g.txt", old_string="b", new_string="B")
+    assert result.view.diff == "--- a/g.txt\n+++ b/g.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"

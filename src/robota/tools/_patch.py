@@ -18,11 +18,15 @@ from typing import Final
 from robota.tools._files import encode_text
 from robota.tools._workspace import Refused
 
-__all__ = ["apply_patch", "changed_span", "split_lines", "unified_diff"]
+__all__ = ["DIFF_MAX_LINES", "apply_patch", "changed_span", "split_lines", "unified_diff"]
 
 _HUNK: Final = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _RANGE: Final = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@", re.MULTILINE)
 _CONTEXT: Final = 3
+#: The most lines on either side of a changed region that difflib is asked to match: its matcher
+#: is quadratic on dense changes (every other line of a 200,000-line file: minutes). Past it the
+#: region is shown as one hunk, its old lines removed and its new lines added.
+DIFF_MAX_LINES: Final = 2000
 
 
 @dataclass(slots=True)
@@ -242,7 +246,14 @@ def unified_diff(
     old = _display_lines(before[start:old_end])
     new = _display_lines(after[start:new_end])
     source = "/dev/null" if created else f"a/{shown}"
-    lines = list(difflib.unified_diff(old, new, source, f"b/{shown}", n=_CONTEXT))
+    if max(len(old), len(new)) <= DIFF_MAX_LINES:
+        lines = list(difflib.unified_diff(old, new, source, f"b/{shown}", n=_CONTEXT))
+    elif old == new:
+        lines = []
+    else:
+        header = f"@@ -{_span(len(old))} +{_span(len(new))} @@\n"
+        lines = [f"--- {source}\n", f"+++ b/{shown}\n", header]
+        lines += [f"-{line}" for line in old] + [f"+{line}" for line in new]
     for index, line in enumerate(lines):
         if not line.endswith("\n"):
             lines[index] = line + "\n\\ No newline at end of file\n"
@@ -253,6 +264,11 @@ def unified_diff(
             text,
         )
     return text
+
+
+def _span(count: int) -> str:
+    # A hunk range from line 1, as difflib writes it (an empty one names the line before it).
+    return "0,0" if count == 0 else "1" if count == 1 else f"1,{count}"
 
 
 def _display_lines(data: bytes) -> list[str]:
