@@ -7,6 +7,7 @@ import pathlib
 
 import pytest
 
+import robota
 import robota.tools
 from robota.tools._shell import _Report
 
@@ -98,3 +99,15 @@ def test_s21_a_relative_path_entry_never_runs_a_program_planted_in_the_workspace
     assert result.content.startswith("bin\n")
     path = result.content.splitlines()[1]
     assert all(entry.startswith("/") for entry in path.split(":"))
+
+
+async def test_s23_a_call_whose_run_is_already_aborted_starts_nothing(
+    workspace: pathlib.Path,
+) -> None:
+    controller = robota.AbortController()
+    controller.abort()
+    ctx = robota.ToolContext(signal=controller.signal, call_id="c", tool_name="Bash")
+    tool = robota.tools.shell(workspace=workspace)
+    with pytest.raises(robota.AbortError):
+        await tool.execute({"command": "echo ran > marker"}, ctx)
+    assert not (workspace / "marker").exists()

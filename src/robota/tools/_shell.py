@@ -176,6 +176,7 @@ class ShellTool(robota.core.Tool):
     async def execute(
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
+        ctx.signal.throw_if_aborted()  # S23: a run already aborted starts no command
         command: str = args["command"]
         if not command.strip():
             return robota.core.ToolResult("the command is empty", is_error=True)
