@@ -213,3 +213,22 @@ def test_the_view_of_a_large_dense_change_is_a_plain_hunk_that_applies_back(
     (workspace / "g.txt").write_text("a\nb\nc\n")
     result = call(edit, path="g.txt", old_string="b", new_string="B")
     assert result.view.diff == "--- a/g.txt\n+++ b/g.txt\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+
+
+def test_a_workspace_removed_under_the_tools_is_an_error_the_model_reads(
+    tmp_path: pathlib.Path, call: Call
+) -> None:
+    # `rm -rf` of the workspace by an earlier command: the tools answer, they do not raise.
+    root = tmp_path / "gone"
+    root.mkdir()
+    tools = {tool.name: tool for tool in robota.tools.builtin(workspace=root)}
+    root.rmdir()
+    for name, args in (
+        ("Write", {"path": "a.txt", "content": "x"}),
+        ("Edit", {"path": "a.txt", "old_string": "x", "new_string": "y"}),
+        ("Read", {"path": "a.txt"}),
+    ):
+        result = call(tools[name], **args)
+        assert result.is_error, name
+        assert "workspace" in result.content, result.content
+    assert not root.exists()

@@ -175,7 +175,10 @@ def open_parent(workspace: Workspace, relative: str, shown: str, *, create_paren
             a link.
     """
     parent, name = os.path.split(relative)
-    fd = os.open(workspace.root, _DIR_FLAGS)
+    try:
+        fd = os.open(workspace.root, _DIR_FLAGS)
+    except OSError as exc:
+        raise Refused(f"the workspace root cannot be opened: {exc.strerror}") from None
     for part in parent.split("/") if parent else ():
         try:
             child = _open_dir_at(part, fd, create=create_parents)

@@ -112,7 +112,16 @@ class Workspace:
         except (OSError, ValueError) as exc:
             raise Refused(self._unresolvable(path, full, exc)) from None
         # S05: the host's canonical containment, the one check (the kernel asked too).
-        if not self._inside(canonical) or not robota.host.is_path_inside(self.root, full):
+        if not self._inside(canonical):
+            raise Refused(_outside(path))
+        try:
+            inside = robota.host.is_path_inside(self.root, full)
+        except ValueError:  # the root itself is gone (an earlier `rm -rf`) or not a directory
+            raise Refused(
+                "the workspace root no longer exists as a directory (removed or replaced since "
+                "the tools were bound to it); nothing can be read or changed"
+            ) from None
+        if not inside:
             raise Refused(_outside(path))
         return canonical
 
