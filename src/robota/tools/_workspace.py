@@ -14,9 +14,10 @@ read without end. Walks open each directory relative to its parent's descriptor 
 S12: the path a permission rule judges is the argument as written, canonicalised by the same
 resolver; the tool opens that same canonical path. ``~`` is a home directory to the rules, so a
 path starting with ``~`` is refused here rather than read as a directory named ``~``; the one
-re-spelling the tool reads (a ``\xNN`` name, see :func:`display`) is accepted only where it
-changes bytes inside names and nothing else — no link, no ``..`` — so rule and tool agree on
-the directories.
+re-spelling the tool reads (a ``\xNN`` name, see :func:`display`) is accepted only in that
+display form — bytes that are not UTF-8, never a UTF-8 name spelled in escapes, which a rule
+naming it would not match — and only where it changes bytes inside names and nothing else — no
+link, no ``..`` — so rule and tool agree on the directories.
 
 What this does not guarantee (S05): the root itself is opened by its path, so whoever can
 replace the root (in its parent, outside the workspace) is not stopped. It decides what a tool
