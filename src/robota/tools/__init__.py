@@ -326,7 +326,7 @@ def shell(
         max_timeout: The most seconds the model may ask for (default 600).
         output_limit: Characters of output shown at most (default 30,000).
         env: Variables to set for every command, on top of the inherited allow-list (``PATH``,
-            ``HOME``, ``LANG``/``LANGUAGE``/``LC_*``, ``TERM``, ``USER``, ``LOGNAME``,
+            ``HOME``, ``LANG``/``LANGUAGE``/``LC_<category>``, ``TERM``, ``USER``, ``LOGNAME``,
             ``SHELL``, ``TMPDIR``, ``TZ``). Nothing else of this process's environment passes —
             never its API keys — but what ``env`` names passes as given, whatever its name:
             naming a secret here is an explicit choice.

@@ -12,6 +12,8 @@ from robota.tools._files import (
     MAX_FILE_BYTES,
     Existing,
     Target,
+    check_size,
+    encode_text,
     looks_binary,
     open_target,
     read_existing,
@@ -82,6 +84,7 @@ class _ChangeTool(robota.core.Tool):
             try:
                 existing = read_existing(target)
                 after, summary, same = self.new_bytes(target, existing, args)
+                check_size(len(after), target.shown)  # a patch's result, too
                 before = existing.data if existing is not None else None
                 mode = existing.mode if existing is not None else None
                 kept = keep(target, self.name, before, mode)  # S08: before the change
@@ -192,12 +195,14 @@ class EditTool(_ChangeTool):
             start, end = changed_span(data, after)
             head = f"Edited {shown}: {hunks} hunk{'s' if hunks != 1 else ''} applied"
             return after, head + "\n" + _snippet(after, start, end), (start, len(after) - end)
-        old = args["old_string"].encode("utf-8", "surrogateescape")
-        new = args["new_string"].encode("utf-8", "surrogateescape")
+        old = encode_text(args["old_string"], "`old_string`")
+        new = encode_text(args["new_string"], "`new_string`")
         count = data.count(old)
         if count == 0 and b"\r\n" in data and b"\r" not in old and b"\n" in old:
-            # A CRLF file and a string written with `\n`: match and replace in the file's style.
-            old, new = old.replace(b"\n", b"\r\n"), new.replace(b"\n", b"\r\n")
+            # A CRLF file and a string written with `\n`: match and replace in the file's style
+            # (a line break already written `\r\n` in new_string stays one break).
+            old = old.replace(b"\n", b"\r\n")
+            new = new.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
             count = data.count(old)
         if count == 0:
             raise Refused(
@@ -205,12 +210,19 @@ class EditTool(_ChangeTool):
                 "(whitespace, indentation and line breaks included, without Read's line-number "
                 "prefix). Read the file again and copy the text"
             )
+        first = data.find(old)
+        if count == 1 and not args.get("replace_all"):
+            # `count` does not count overlapping places ("\n\n" in "\n\n\n"); a second one
+            # starts inside the first, so at most len(old) - 1 more are looked for.
+            count += sum(1 for at in range(first + 1, first + len(old)) if data.startswith(old, at))
         if count > 1 and not args.get("replace_all"):
             raise Refused(
                 f"`old_string` occurs {count} times in {shown!r}; include more surrounding "
                 "lines to make it unique, or pass `replace_all: true` to replace every one"
             )
-        first = data.find(old)
+        # Built only within the cap (S08 keeps its pre-image too): a model's replace_all must
+        # not make the agent hold gigabytes.
+        check_size(len(data) + count * (len(new) - len(old)), shown)
         tail = len(data) - data.rfind(old) - len(old)  # bytes after the last replacement
         after = data.replace(old, new)
         head = f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}"
@@ -240,14 +252,14 @@ class WriteTool(_ChangeTool):
 
     def check(self, args: Mapping[str, Any]) -> None:
         # Before any parent directory is made.
-        size = len(args["content"].encode("utf-8", "surrogateescape"))
+        size = len(encode_text(args["content"], "`content`"))
         if size > MAX_FILE_BYTES:
             raise Refused(f"the content is {size} bytes; at most {MAX_FILE_BYTES} are written")
 
     def new_bytes(
         self, target: Target, existing: Existing | None, args: Mapping[str, Any]
     ) -> tuple[bytes, str, tuple[int, int] | None]:
-        after = args["content"].encode("utf-8", "surrogateescape")
+        after = encode_text(args["content"], "`content`")
         lines = after.count(b"\n") + (1 if after and not after.endswith(b"\n") else 0)
         verb = "Created" if existing is None else "Wrote"
         return after, f"{verb} {target.shown} ({lines} lines, {len(after)} bytes)", None

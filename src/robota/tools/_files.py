@@ -32,7 +32,9 @@ __all__ = [
     "Existing",
     "Target",
     "check_path",
+    "check_size",
     "digest",
+    "encode_text",
     "looks_binary",
     "open_parent",
     "open_target",
@@ -82,6 +84,35 @@ def digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
+def encode_text(text: str, what: str) -> bytes:
+    r"""``text`` (a model's argument) as the bytes written: UTF-8, a ``\udcNN`` escape as byte NN.
+
+    The escape is how a byte that is not UTF-8 reaches the model (as ``read_file`` and file
+    names show it) and comes back; any other lone surrogate, which JSON can carry, is no
+    character and has no bytes.
+
+    Raises:
+        Refused: ``text`` holds a lone surrogate that is not such an escape.
+    """
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise Refused(
+            f"{what} holds the lone surrogate U+{ord(bad):04X} (at character {exc.start}), "
+            "which is not a character; send text only"
+        ) from None
+
+
+def check_size(size: int, shown: str) -> None:
+    """Refuse a change whose result would be over :data:`MAX_FILE_BYTES`."""
+    if size > MAX_FILE_BYTES:
+        raise Refused(
+            f"the change would make {shown!r} {size} bytes; files over {MAX_FILE_BYTES} bytes "
+            "are not written by these tools; nothing changed"
+        )
+
+
 def looks_binary(data: bytes) -> bool:
     """Whether ``data`` is binary by ``read_file``'s rule: a NUL byte in its first 8 KB."""
     return b"\x00" in data[:_SNIFF]
@@ -111,6 +142,12 @@ def check_path(workspace: Workspace, path: str) -> tuple[str, str]:
         Refused: outside the root, ``~``, through a link, or the root itself.
     """
     canonical = workspace.resolve(path)
+    if path.endswith("/") or path.rsplit("/", 1)[-1] in (".", ".."):
+        # `notes.txt/` names a directory: the kernel would refuse to create a file there,
+        # and writing `notes.txt` instead would change a path the rules did not judge.
+        raise Refused(
+            f"{path!r} names a directory (it ends with `/`, `.` or `..`); pass a file path"
+        )
     relative = workspace.relative(canonical)
     shown = display(relative)
     if canonical == workspace.root:
@@ -138,7 +175,10 @@ def open_parent(workspace: Workspace, relative: str, shown: str, *, create_paren
             a link.
     """
     parent, name = os.path.split(relative)
-    fd = os.open(workspace.root, _DIR_FLAGS)
+    try:
+        fd = os.open(workspace.root, _DIR_FLAGS)
+    except OSError as exc:
+        raise Refused(f"the workspace root cannot be opened: {exc.strerror}") from None
     for part in parent.split("/") if parent else ():
         try:
             child = _open_dir_at(part, fd, create=create_parents)

@@ -15,13 +15,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from robota.tools._files import encode_text
 from robota.tools._workspace import Refused
 
-__all__ = ["apply_patch", "changed_span", "split_lines", "unified_diff"]
+__all__ = ["DIFF_MAX_LINES", "apply_patch", "changed_span", "split_lines", "unified_diff"]
 
 _HUNK: Final = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _RANGE: Final = re.compile(r"^@@ -(\d+)((?:,\d+)?) \+(\d+)((?:,\d+)?) @@", re.MULTILINE)
 _CONTEXT: Final = 3
+#: The most lines on either side of a changed region that difflib is asked to match: its matcher
+#: is quadratic on dense changes (every other line of a 200,000-line file: minutes). Past it the
+#: region is shown as one hunk, its old lines removed and its new lines added.
+DIFF_MAX_LINES: Final = 2000
 
 
 @dataclass(slots=True)
@@ -54,7 +59,7 @@ def _parse(patch: str) -> list[_Hunk]:
     rows = patch.split("\n")  # not splitlines: a form feed inside a line is no line break
     if rows and rows[-1] == "":
         rows.pop()
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         line = row.removesuffix("\r")
         if line == "" and hunks and _complete(hunks[-1]):
             continue  # a blank line after a full hunk separates, it is not an empty context line
@@ -77,7 +82,7 @@ def _parse(patch: str) -> list[_Hunk]:
                 continue
             raise Refused(f"the patch has no hunk header (`@@ -a,b +c,d @@`) before {line!r}")
         hunk = hunks[-1]
-        body = line[1:].encode("utf-8", "surrogateescape")
+        body = encode_text(line[1:], f"line {number} of the patch")
         if line.startswith("\\"):
             if last_new is not None:
                 owner, index = last_new
@@ -121,6 +126,7 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
     lines = split_lines(data)
     texts = [_text(line) for line in lines]
     crlf = bool(lines) and lines[0].endswith(b"\r\n")
+    ending = b"\r\n" if crlf else b"\n"
     out: list[bytes] = []
     position = 0  # the first file line not yet copied
     for number, hunk in enumerate(hunks, 1):
@@ -128,7 +134,6 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
         if at is None:
             raise Refused(_mismatch(number, hunk, texts, position))
         out.extend(lines[position:at])
-        ending = b"\r\n" if crlf else b"\n"
         for text, extra in hunk.new:
             if text is None:
                 out.append(lines[at + int(extra)])  # a kept line, byte for byte
@@ -136,6 +141,11 @@ def apply_patch(data: bytes, patch: str) -> tuple[bytes, int]:
                 out.append(text + (ending if extra else b""))
         position = at + len(hunk.old)
     out.extend(lines[position:])
+    # A line without a newline (the file's last, or one marked "\ No newline") that is no
+    # longer last gets one: `c` added after a last line `b` is a line of its own, not `bc`.
+    for index in range(len(out) - 1):
+        if not out[index].endswith(b"\n"):
+            out[index] += ending
     return b"".join(out), len(hunks)
 
 
@@ -146,12 +156,39 @@ def _locate(texts: list[bytes], hunk: _Hunk, position: int) -> int | None:
         return stated
     if not size:
         return None
-    places = [
-        at
-        for at in range(position, len(texts) - size + 1)
-        if texts[at] == hunk.old[0] and texts[at : at + size] == hunk.old
-    ]
-    return places[0] if len(places) == 1 else None
+    return _only_place(texts, hunk.old, position)
+
+
+def _only_place(texts: list[bytes], pattern: list[bytes], start: int) -> int | None:
+    """Where ``pattern`` occurs in ``texts`` from ``start``, when it occurs exactly once.
+
+    Knuth-Morris-Pratt over lines: each file line is looked at a bounded number of times, so a
+    hunk of a thousand blank lines against a file of millions costs one pass, not a comparison
+    of the whole hunk at every line (hours, with the workspace's lock held). Overlapping places
+    count, as they are places the hunk could mean.
+    """
+    fallback = [0] * len(pattern)  # the longest proper prefix that is also a suffix
+    matched = 0
+    for index in range(1, len(pattern)):
+        while matched and pattern[index] != pattern[matched]:
+            matched = fallback[matched - 1]
+        if pattern[index] == pattern[matched]:
+            matched += 1
+        fallback[index] = matched
+    found: int | None = None
+    matched = 0
+    for index in range(start, len(texts)):
+        line = texts[index]
+        while matched and line != pattern[matched]:
+            matched = fallback[matched - 1]
+        if line == pattern[matched]:
+            matched += 1
+        if matched == len(pattern):
+            if found is not None:
+                return None  # a second place: ambiguous
+            found = index - matched + 1
+            matched = fallback[matched - 1]
+    return found
 
 
 def _mismatch(number: int, hunk: _Hunk, texts: list[bytes], position: int) -> str:
@@ -209,7 +246,14 @@ def unified_diff(
     old = _display_lines(before[start:old_end])
     new = _display_lines(after[start:new_end])
     source = "/dev/null" if created else f"a/{shown}"
-    lines = list(difflib.unified_diff(old, new, source, f"b/{shown}", n=_CONTEXT))
+    if max(len(old), len(new)) <= DIFF_MAX_LINES:
+        lines = list(difflib.unified_diff(old, new, source, f"b/{shown}", n=_CONTEXT))
+    elif old == new:
+        lines = []
+    else:
+        header = f"@@ -{_span(len(old))} +{_span(len(new))} @@\n"
+        lines = [f"--- {source}\n", f"+++ b/{shown}\n", header]
+        lines += [f"-{line}" for line in old] + [f"+{line}" for line in new]
     for index, line in enumerate(lines):
         if not line.endswith("\n"):
             lines[index] = line + "\n\\ No newline at end of file\n"
@@ -220,6 +264,11 @@ def unified_diff(
             text,
         )
     return text
+
+
+def _span(count: int) -> str:
+    # A hunk range from line 1, as difflib writes it (an empty one names the line before it).
+    return "0,0" if count == 0 else "1" if count == 1 else f"1,{count}"
 
 
 def _display_lines(data: bytes) -> list[str]:

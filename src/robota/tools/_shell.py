@@ -11,6 +11,11 @@ so background jobs the command left behind are ended with it, and nothing else i
 A time limit sends SIGTERM to the group, then SIGKILL after a short grace; the run's abort
 sends SIGKILL at once (S23). The output pipe is read continuously while the command runs, so a
 command that writes megabytes never blocks; only the head and the tail are kept.
+
+What this does not stop (S09's documented residual; a process sandbox is needed for it): a
+process that leaves the group (``setsid``, a daemon) keeps running, and so does everything in
+the group when the command kills the leader itself (``kill -9 $PPID``): once the leader is
+reaped its pid may belong to an unrelated process, so the group is not signalled.
 """
 
 from __future__ import annotations
@@ -41,10 +46,30 @@ __all__ = [
 DEFAULT_TIMEOUT: Final = 120.0
 MAX_TIMEOUT: Final = 600.0
 DEFAULT_OUTPUT_LIMIT: Final = 30_000
-#: The variables a command inherits from this process (and ``LC_*``); nothing else passes, so
+#: The variables a command inherits from this process (the locale's by their names); nothing
+#: else passes (no ``BASH_ENV``, ``BASH_FUNC_*``, ``LD_PRELOAD``), so
 #: the agent's API keys and tokens never reach a command unless ``env=`` names them.
 INHERITED_ENV: Final = frozenset(
     {"PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ"}
+    # The locale categories by name, not any `LC_` prefix: `LC_SERVICE_TOKEN` is no locale.
+    | {
+        f"LC_{category}"
+        for category in (
+            "ALL",
+            "ADDRESS",
+            "COLLATE",
+            "CTYPE",
+            "IDENTIFICATION",
+            "MEASUREMENT",
+            "MESSAGES",
+            "MONETARY",
+            "NAME",
+            "NUMERIC",
+            "PAPER",
+            "TELEPHONE",
+            "TIME",
+        )
+    }
 )
 #: S12: permission patterns are scoped to the command line as written (``Bash(git status)``,
 #: ``Bash(npm run test:*)``), and the read-only classifier judges it (S21).
@@ -57,8 +82,13 @@ _DRAIN: Final = 2.0  # seconds to wait for the output pipe's end once the group 
 # limit's SIGTERM (a caught signal is reset to the default in the command, an ignored one would
 # not be); the loop waits until the tool kills the group, or until its stdin ends (the tool's
 # process is gone). `read` returns 1 at end of input, more than 128 when a signal interrupts it.
+# `--` ends bash's options: the command is run as written (S12: what runs is the judged
+# string), never read as bash's own options (`-il` was taken as options, not a command).
+# The status goes on a line of its own: anything in the group can write into the report pipe
+# through /proc/<leader>/fd, so only its last line is the leader's, and only the last bytes
+# are kept (_Report).
 _LEADER: Final = (
-    'trap : TERM; "$0" -c "$1" </dev/null 2>&1; echo "$?" >&2; exec 2>&-; '
+    'trap : TERM; "$0" -c -- "$1" </dev/null 2>&1; printf "\\n%s\\n" "$?" >&2; exec 2>&-; '
     'while :; do read -r _; [ "$?" -eq 1 ] && exit 0; done'
 )
 _NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -69,15 +99,16 @@ Ending = Literal["done", "timeout", "aborted", "stopped"]
 def shell_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment a command gets.
 
-    :data:`INHERITED_ENV` and ``LC_*`` from this process, then ``extra``, which wins, secrets
-    included: naming a variable there is the caller's explicit choice.
+    :data:`INHERITED_ENV` from this process (``PATH`` without its relative entries), then
+    ``extra``, which wins, secrets included: naming a variable there is the caller's explicit
+    choice.
     """
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key in INHERITED_ENV or key.startswith("LC_")
-    }
-    env.setdefault("PATH", os.defpath)
+    env = {key: value for key, value in os.environ.items() if key in INHERITED_ENV}
+    # An empty or relative PATH entry (`::`, `.`, `bin`) is looked up from the working
+    # directory, the workspace: `ls`, judged read-only and run without asking (S21), would run
+    # a program the repository planted. Only absolute entries are inherited.
+    entries = [entry for entry in env.get("PATH", "").split(":") if entry.startswith("/")]
+    env["PATH"] = ":".join(entries) if entries else os.defpath
     if extra:
         env.update(extra)
     return env
@@ -145,6 +176,7 @@ class ShellTool(robota.core.Tool):
     async def execute(
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
+        ctx.signal.throw_if_aborted()  # S23: a run already aborted starts no command
         command: str = args["command"]
         if not command.strip():
             return robota.core.ToolResult("the command is empty", is_error=True)
@@ -215,7 +247,8 @@ class ShellTool(robota.core.Tool):
         report = process.stderr
         assert report is not None  # spawn's default for stderr: a pipe
         reading = asyncio.ensure_future(_drain(output, capture))
-        reported = asyncio.ensure_future(report.read())
+        status_report = _Report()
+        reported = asyncio.ensure_future(status_report.read(report))
         aborted = asyncio.ensure_future(signal.wait())
         ending: Ending = "stopped"  # until the wait below says otherwise (a cancellation)
         try:
@@ -250,9 +283,7 @@ class ShellTool(robota.core.Tool):
             await process.wait()
         status: int | None = None
         if ending != "aborted" and reported.done() and not reported.cancelled():
-            text = reported.result().strip()
-            if text.isdigit():
-                status = int(text)
+            status = status_report.status()
         return ending, status
 
 
@@ -295,6 +326,34 @@ async def _drain(fd: int, capture: _Capture) -> None:
 def _wake(ready: asyncio.Future[None]) -> None:
     if not ready.done():
         ready.set_result(None)
+
+
+class _Report:
+    """The leader's exit-status report: read to its end, only its last bytes kept."""
+
+    __slots__ = ("tail",)
+    _KEEP: Final = 64
+
+    def __init__(self) -> None:
+        self.tail = b""
+
+    async def read(self, stream: asyncio.StreamReader) -> None:
+        """Read ``stream`` to its end, in bounded chunks."""
+        while chunk := await stream.read(_CHUNK):
+            self.add(chunk)
+
+    def add(self, chunk: bytes) -> None:
+        """Take the next bytes of the report."""
+        self.tail = (self.tail + chunk[-self._KEEP :])[-self._KEEP :]
+
+    def size(self) -> int:
+        """How many bytes are held."""
+        return len(self.tail)
+
+    def status(self) -> int | None:
+        """The status on the report's last line, or ``None`` when it is not one."""
+        text = self.tail.removesuffix(b"\n").rpartition(b"\n")[2]
+        return int(text) if text.isdigit() and len(text) <= 3 else None
 
 
 class _Capture:

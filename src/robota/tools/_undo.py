@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import robota.host
-from robota.tools._files import Target, digest, open_target, read_existing, replace_file
+from robota.tools._files import Target, digest, open_parent, read_existing, replace_file
 from robota.tools._workspace import Refused, Workspace
 
 __all__ = ["MAX_CHANGES", "FileChange", "UndoError", "Undone", "keep", "root_lock", "undo_change"]
@@ -194,7 +194,10 @@ def undo_change(workspace: Workspace) -> Undone | None:
 def _restore(workspace: Workspace, change: _Change) -> Undone:
     shown = change.shown
     try:
-        target = open_target(workspace, change.relative, create_parents=False)
+        # The canonical path the tool wrote, walked from the root with no link followed (it
+        # has no `..`), so it stays inside; not re-read as a model's path, where `~notes` or a
+        # literal `\x80` in a name would mean something else.
+        target = open_parent(workspace, change.relative, shown, create_parents=False)
     except Refused as exc:
         raise UndoError(f"cannot undo the {change.tool} of {shown}: {exc}") from None
     try:

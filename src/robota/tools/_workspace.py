@@ -15,9 +15,9 @@ S12: the path a permission rule judges is the argument as written, canonicalised
 resolver; the tool opens that same canonical path. ``~`` is a home directory to the rules, so a
 path starting with ``~`` is refused here rather than read as a directory named ``~``; the one
 re-spelling the tool reads (a ``\xNN`` name: a byte that is not UTF-8 or a control character,
-see :func:`display`) is accepted only where it
-changes bytes inside names and nothing else — no link, no ``..`` — so rule and tool agree on
-the directories.
+see :func:`display`) is accepted only in that display form — never a UTF-8 name spelled in
+escapes, which a rule naming it would not match — and only where it changes bytes inside names
+and nothing else — no link, no ``..`` — so rule and tool agree on the directories.
 
 What this does not guarantee (S05): the root itself is opened by its path, so whoever can
 replace the root (in its parent, outside the workspace) is not stopped. It decides what a tool
@@ -130,7 +130,16 @@ class Workspace:
         except (OSError, ValueError) as exc:
             raise Refused(self._unresolvable(path, full, exc)) from None
         # S05: the host's canonical containment, the one check (the kernel asked too).
-        if not self._inside(canonical) or not robota.host.is_path_inside(self.root, full):
+        if not self._inside(canonical):
+            raise Refused(_outside(path))
+        try:
+            inside = robota.host.is_path_inside(self.root, full)
+        except ValueError:  # the root itself is gone (an earlier `rm -rf`) or not a directory
+            raise Refused(
+                "the workspace root no longer exists as a directory (removed or replaced since "
+                "the tools were bound to it); nothing can be read or changed"
+            ) from None
+        if not inside:
             raise Refused(_outside(path))
         return canonical
 
@@ -217,6 +226,12 @@ class Workspace:
         except ValueError:
             return path
         decoded = os.fsdecode(_ESCAPE.sub(lambda found: bytes([int(found[1], 16)]), raw))
+        # Only the display form is read back: `display` escapes exactly the bytes that are not
+        # UTF-8, so `caf\xc3\xa9.txt` (`café.txt` in escaped bytes, a name the gate judges
+        # literally and a rule naming `café.txt` does not match) stays as written.
+        shown = _ESCAPE.sub(lambda found: b"\\x" + found[1].lower(), raw)
+        if display(decoded).encode("utf-8", "surrogateescape") != shown:
+            return path
         if ".." in decoded.split("/"):
             return path
         target = decoded if os.path.isabs(decoded) else os.path.join(self.root, decoded)
