@@ -408,9 +408,10 @@ def ask_user(*, name: str | None = None, ask: QuestionAsker | None = None) -> ro
 def builtin(
     *, workspace: WorkspaceRoot, grep_time_limit: float = DEFAULT_TIME_LIMIT
 ) -> list[robota.core.Tool]:
-    """Every built-in tool bound to ``workspace``, in this order: ``Read``, ``LS``, ``Glob``,
-    ``Grep``, ``Edit``, ``Write``, ``Bash``, ``WebFetch`` (the default egress policy) and
-    ``AskUserQuestion`` (asks the run's approver).
+    """Every built-in tool, bound to ``workspace``: the nine of this module, in table order.
+
+    ``Read``, ``LS``, ``Glob``, ``Grep``, ``Edit``, ``Write``, ``Bash``, ``WebFetch`` (the
+    default egress policy) and ``AskUserQuestion`` (asks the run's approver).
 
     Pass the list to ``Agent(tools=...)`` with a :class:`robota.PermissionGate` and
     :func:`robota.host.permission_context` for the same workspace: in the default mode reads
