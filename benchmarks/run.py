@@ -28,6 +28,8 @@ many samples after a warm-up; the best sample is shown beside it.
   (cached under ``~/.cache/robota-bench``) as a ratio to ``grep -rnE``, goal at most 2x.
 * Built-in ``Edit`` and ``Read`` on a 10 MB file (issue 30; see ``tools_edit.py``): the edit's
   time as a ratio to a plain read + write, and the bytes each tool reads (goal: the file once).
+* Built-in tools' safety (issue 30; see ``tools_safety.py``): a corpus of attacks a model could
+  try through them and of ordinary tasks, judged by harm; goal: none escapes, none refused.
 * Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
   interpreters, as ratios to ``python -c pass``.
 """
@@ -36,7 +38,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import pathlib
 import statistics
+import subprocess
 import sys
 import time
 import timeit
@@ -202,6 +206,11 @@ def main() -> int:
     if not tools_grep.main():
         status = 1
     if not tools_edit.main():
+        status = 1
+    # Its own interpreter: the canary keys must be in the environment from the process's start.
+    safety = pathlib.Path(__file__).with_name("tools_safety.py")
+    print("\nBuilt-in tools' safety: attacks stopped, ordinary tasks not refused (issue 30)")
+    if subprocess.run([sys.executable, str(safety)], check=False).returncode != 0:  # noqa: S603
         status = 1
     return status
 
