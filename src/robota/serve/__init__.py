@@ -1,0 +1,12 @@
+"""``robota.serve``: an agent behind HTTP, MCP and A2A (issue 31; begun).
+
+The layer DESIGN.md places between the built-in tools and the command line: it may use every
+public surface below it (core, host, sessions, agents, providers, tools) and nothing of
+``robota.cli``. Install from the checkout with ``pip install -e ".[serve]"`` (starlette,
+uvicorn, the ``ag-ui-protocol`` package); the MCP server needs the ``mcp`` extra, the A2A
+endpoints the ``a2a`` extra.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []
