@@ -229,3 +229,38 @@ async def test_s12_a_name_read_back_from_its_escaped_spelling_is_judged_by_its_r
         assert "a permission rule denies the file this name spells" in result
     assert (project / "key\x01.txt").read_text() == "token = 'sk-ctl'\n"
     assert os.listdir(project / "docs") == []
+
+
+async def test_s12_a_lexical_gate_on_a_workspace_spelled_through_a_link_holds_in_a_walk(
+    project: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    # A context without a resolver judges paths as written, from the workspace as its caller
+    # spelled it (`/tmp/...` on macOS is a link); the walk meets canonical paths. A direct Read
+    # is denied, so the walk must withhold the same file.
+    spelled = tmp_path / "spelled"
+    spelled.symlink_to(project, target_is_directory=True)
+    policy = robota.PermissionPolicy(deny=["Read(secrets/**)"])
+    gate = robota.PermissionGate(policy, robota.PermissionContext(workspace=str(spelled)))
+    calls = [
+        ("Read", {"path": "secrets/key.txt"}),
+        _GREP,
+        _GLOB,
+        ("LS", {"path": "."}),
+    ]
+    agent = robota.Agent(
+        provider=ScriptedProvider([calls, "done"]),
+        model="m",
+        tools=robota.tools.builtin(workspace=spelled),
+        tool_gate=gate,
+    )
+    await agent.run("look")
+    read, grep, glob, listing = [
+        m.content for m in agent.history if isinstance(m, robota.ToolMessage)
+    ]
+    assert read.startswith("Permission denied")
+    assert "sk-" not in grep
+    assert "src/app.py:1:" in grep
+    assert "secrets" not in glob
+    assert "src/app.py" in glob
+    assert "secrets" not in listing
+    assert "src/" in listing

@@ -42,7 +42,11 @@ def judge_spelled(
     screen = ctx.path_screen(args)
     if not screen.active:
         return
-    verdict = screen.verdict(workspace.resolve(path))
+    canonical = workspace.resolve(path)
+    verdict = screen.verdict(canonical)
+    given = workspace.given(canonical)
+    if verdict != "deny" and given is not None and screen.verdict(given) != "allow":
+        verdict = screen.verdict(given)
     if verdict == "deny":
         raise Refused(f"{path!r}: a permission rule denies the file this name spells")
     if verdict == "ask":

@@ -157,7 +157,9 @@ class GrepTool(WorkspaceTool):
             }
         ).encode()
         feed = _Feed(HEADER.pack(len(header)) + header)
-        withhold = screened(screen, top)  # S12: each file and directory the walk meets
+        withhold = screened(
+            screen, top, workspace.given(top)
+        )  # S12: each file and directory the walk meets
         report = await self._in_child(
             feed, signal, lambda stop: _walk(workspace, top, base, only, feed, stop, withhold)
         )
