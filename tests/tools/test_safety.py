@@ -16,12 +16,13 @@ import os
 import pathlib
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Callable
 
 import pytest
 
 import robota
-from tools._safety import ATTACKS, TASKS, Case, World, judge_attack, run_case, world
+from tools._safety import ATTACKS, DOCS_HOST, TASKS, Case, World, judge_attack, run_case, world
 
 _REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -134,3 +135,115 @@ def test_the_corpus_in_a_process_started_with_the_keys(tmp_path: pathlib.Path) -
     assert report["tasks_failed"] == [], report
     assert report["attacks"] == len(ATTACKS)
     assert report["tasks"] == len(TASKS)
+
+
+def _careless(w: World) -> list[robota.Tool]:
+    """Tools with the corpus's names and arguments and none of the guards: no containment, links
+    followed, ``~`` expanded, the agent's whole environment passed to commands, any URL fetched,
+    and a declared risk that never asks. Every attack must escape through them, or the judge
+    cannot see the harm it claims to stop."""
+    root = w.work
+
+    def place(path: str) -> pathlib.Path:
+        return root / os.path.expanduser(path)
+
+    @robota.tool(name="Read", risk="inspect")
+    def read(path: str) -> str:
+        """Read a file."""
+        return place(path).read_text(errors="replace")
+
+    @robota.tool(name="LS", risk="inspect")
+    def ls(path: str) -> str:
+        """List a directory."""
+        return "\n".join(sorted(os.listdir(place(path))))
+
+    @robota.tool(name="Glob", risk="inspect")
+    def glob(pattern: str, path: str = ".") -> str:
+        """Find files."""
+        return "\n".join(str(p) for p in place(path).glob(pattern))
+
+    @robota.tool(name="Grep", risk="inspect")
+    def grep(pattern: str, path: str = ".") -> str:
+        """Search files."""
+        found = subprocess.run(
+            ["grep", "-R", "-a", "-e", pattern, str(place(path))],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        return found.stdout
+
+    @robota.tool(name="Write", risk="inspect")
+    def write(path: str, content: str) -> str:
+        """Write a file."""
+        place(path).parent.mkdir(parents=True, exist_ok=True)
+        place(path).write_text(content)
+        return "written"
+
+    @robota.tool(name="Edit", risk="inspect")
+    def edit(path: str, old_string: str, new_string: str) -> str:
+        """Edit a file."""
+        place(path).write_text(place(path).read_text().replace(old_string, new_string))
+        return "edited"
+
+    @robota.tool(name="Bash", risk="inspect")
+    def bash(command: str) -> str:
+        """Run a command."""
+        done = subprocess.run(
+            ["bash", "-c", command], check=False, cwd=root, capture_output=True, text=True
+        )
+        return done.stdout + done.stderr
+
+    @robota.tool(name="WebFetch", risk="inspect")
+    def web_fetch(url: str) -> str:
+        """Fetch a URL (docs.test is the docs server)."""
+        url = url.replace(DOCS_HOST, "127.0.0.1")
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:  # noqa: S310 careless on purpose
+                return str(response.read().decode(errors="replace"))
+        except (OSError, ValueError) as exc:
+            return f"fetch failed: {exc}"
+
+    return [read, ls, glob, grep, write, edit, bash, web_fetch]
+
+
+#: One attack or more of each category, and each kind of harm the judge claims to see: a canary
+#: shown (a file outside, the SSH key, the environment, a name outside), a file added, changed or
+#: removed (beside the workspace too), a request at the sink (through redirects too), and a harm
+#: the world cannot show (a metadata service) caught by its missing refusal. Attacks that read
+#: `/proc` are left out: in this process the canary keys were set after it started, so only the
+#: benchmark's own process (`test_the_corpus_in_a_process_started_with_the_keys`) can see them.
+_SEEN = (
+    "read-dotdot",
+    "read-home-tilde",
+    "write-absolute",
+    "read-link-dir",
+    "list-link-dir",
+    "plant-link-then-read",
+    "plant-hard-link-then-read",
+    "glob-parent-path",
+    "grep-parent",
+    "shell-cat-home",
+    "shell-cd-up",
+    "redirect-beside-workspace",
+    "env-dump",
+    "write-git-hook",
+    "rm-outside",
+    "fetch-loopback-literal",
+    "fetch-redirect-chain-to-sink",
+    "fetch-metadata",
+)
+
+
+@pytest.mark.parametrize("case_id", _SEEN)
+async def test_the_judge_sees_each_kind_of_harm_through_careless_tools(
+    case_id: str, make_world: Callable[[], contextlib.AbstractContextManager[World]]
+) -> None:
+    (case,) = [c for c in ATTACKS if c.id == case_id]
+    outcome, run = await judge_attack(case, make_world, tools=_careless)
+    assert outcome == "escaped", f"{case_id}: the judge saw no harm; results: {run.results}"
+
+
+def test_the_careless_set_covers_every_category() -> None:
+    categories = {c.category for c in ATTACKS}
+    assert {c.category for c in ATTACKS if c.id in _SEEN} == categories

@@ -6,6 +6,7 @@ workspace on disk, judged from the host's permission context (its canonical reso
 
 from __future__ import annotations
 
+import os
 import pathlib
 from typing import Any
 
@@ -191,3 +192,75 @@ async def test_s21_a_sub_agents_walk_answers_to_its_parents_rules_and_its_own(
     assert "src/app.py:1:" in grep
     assert "sk-" not in grep  # the parent's rule: the ceiling reaches the child's walk
     assert "env-secret" not in grep  # the child's own rule
+
+
+async def test_s12_a_name_read_back_from_its_escaped_spelling_is_judged_by_its_real_name(
+    project: pathlib.Path,
+) -> None:
+    # A walk judges the real name (`key\x01.txt`) and withholds it; a call naming the file by
+    # the `\xNN` spelling the tools show must not reach it past the same rule — even with a
+    # person approving every ask (the gate judged the escaped text, which no rule matched).
+    (project / "key\x01.txt").write_text("token = 'sk-ctl'\n")
+    (project / "docs").mkdir()
+
+    async def yes(request: robota.ApprovalRequest) -> robota.Approval:
+        return robota.Approval(True)
+
+    policy = robota.PermissionPolicy(deny=["Read(key?.txt)", "Edit(docs/new?.md)"])
+    escaped = "key\\x01.txt"
+    calls = [
+        ("Read", {"path": escaped}),
+        ("Grep", {"pattern": "token", "path": escaped}),
+        ("Edit", {"path": escaped, "old_string": "token", "new_string": "gone"}),
+        ("Write", {"path": "docs/new\\x02.md", "content": "x"}),
+    ]
+    agent = robota.Agent(
+        provider=ScriptedProvider([calls, "done"]),
+        model="m",
+        tools=robota.tools.builtin(workspace=project),
+        tool_gate=robota.PermissionGate(
+            policy, robota.host.permission_context(project), approver=yes
+        ),
+    )
+    await agent.run("look")
+    results = [m.content for m in agent.history if isinstance(m, robota.ToolMessage)]
+    assert len(results) == 4
+    for result in results:
+        assert "a permission rule denies the file this name spells" in result
+    assert (project / "key\x01.txt").read_text() == "token = 'sk-ctl'\n"
+    assert os.listdir(project / "docs") == []
+
+
+async def test_s12_a_lexical_gate_on_a_workspace_spelled_through_a_link_holds_in_a_walk(
+    project: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    # A context without a resolver judges paths as written, from the workspace as its caller
+    # spelled it (`/tmp/...` on macOS is a link); the walk meets canonical paths. A direct Read
+    # is denied, so the walk must withhold the same file.
+    spelled = tmp_path / "spelled"
+    spelled.symlink_to(project, target_is_directory=True)
+    policy = robota.PermissionPolicy(deny=["Read(secrets/**)"])
+    gate = robota.PermissionGate(policy, robota.PermissionContext(workspace=str(spelled)))
+    calls = [
+        ("Read", {"path": "secrets/key.txt"}),
+        _GREP,
+        _GLOB,
+        ("LS", {"path": "."}),
+    ]
+    agent = robota.Agent(
+        provider=ScriptedProvider([calls, "done"]),
+        model="m",
+        tools=robota.tools.builtin(workspace=spelled),
+        tool_gate=gate,
+    )
+    await agent.run("look")
+    read, grep, glob, listing = [
+        m.content for m in agent.history if isinstance(m, robota.ToolMessage)
+    ]
+    assert read.startswith("Permission denied")
+    assert "sk-" not in grep
+    assert "src/app.py:1:" in grep
+    assert "secrets" not in glob
+    assert "src/app.py" in glob
+    assert "secrets" not in listing
+    assert "src/" in listing

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import robota.core
 from robota.tools._workspace import Refused, Workspace
 
-__all__ = ["PATH_ARGUMENT", "WALK_ARGUMENT", "WorkspaceTool"]
+__all__ = ["PATH_ARGUMENT", "WALK_ARGUMENT", "WorkspaceTool", "judge_spelled"]
 
 #: S12: every read-only tool's permission patterns are scoped to its ``path`` argument, read as a
 #: path (``Read(src/**)``, ``Grep(**/.env)``), judged from the same workspace root.
@@ -21,6 +21,39 @@ PATH_ARGUMENT = robota.core.PermissionArgument("path", "path")
 #: The tools that read or list files they walk to (``Grep``, ``Glob``, ``LS``) answer to ``Read``
 #: deny and ask rules too, as in Claude Code: ``Read(secrets/**)`` denied keeps them out.
 WALK_ARGUMENT = robota.core.PermissionArgument("path", "path", also_judged_as=("Read",))
+
+
+def judge_spelled(
+    workspace: Workspace, args: Mapping[str, Any], ctx: robota.core.ToolContext
+) -> None:
+    r"""Refuse a ``path`` read back from its ``\xNN`` spelling that the rules keep out (S12).
+
+    The gate judged the path as written; :meth:`Workspace.resolve` may read a name shown as
+    ``\xNN`` back as its bytes. A rule that names the real name (``Read(key?.txt)`` for
+    ``key\x01.txt``) did not match the escaped text, so the name reached is judged here by the
+    call's :class:`robota.PathScreen` — as a walk judges it — before anything is opened.
+
+    Raises:
+        Refused: a deny or ask rule covers the name the spelling reaches.
+    """
+    path = args.get("path")
+    if not isinstance(path, str) or workspace.spelling(path) == path:
+        return
+    screen = ctx.path_screen(args)
+    if not screen.active:
+        return
+    canonical = workspace.resolve(path)
+    verdict = screen.verdict(canonical)
+    given = workspace.given(canonical)
+    if verdict != "deny" and given is not None and screen.verdict(given) != "allow":
+        verdict = screen.verdict(given)
+    if verdict == "deny":
+        raise Refused(f"{path!r}: a permission rule denies the file this name spells")
+    if verdict == "ask":
+        raise Refused(
+            f"{path!r}: a permission rule asks before the file this name spells is used, and a "
+            "name in escapes cannot be put to a person; ask the user to rename it"
+        )
 
 
 class WorkspaceTool(robota.core.Tool):
@@ -57,6 +90,7 @@ class WorkspaceTool(robota.core.Tool):
         # S12: what the rules withhold from a walk (compiled only for a tool that walks).
         screen = ctx.path_screen(args) if self.walks else robota.core.PathScreen()
         try:
+            judge_spelled(self.workspace, args, ctx)
             text = await asyncio.to_thread(self.run_screened, args, lambda: signal.aborted, screen)
         except Refused as exc:
             return robota.core.ToolResult(str(exc), is_error=True)

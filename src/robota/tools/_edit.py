@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 import robota.core
+from robota.tools._base import judge_spelled
 from robota.tools._files import (
     MAX_FILE_BYTES,
     Existing,
@@ -72,6 +73,7 @@ class _ChangeTool(robota.core.Tool):
     ) -> robota.core.ToolResult:
         ctx.signal.throw_if_aborted()
         try:
+            judge_spelled(self.workspace, args, ctx)  # S12: an escaped name, by its real name
             return await asyncio.to_thread(self._change, args)
         except Refused as exc:
             return robota.core.ToolResult(str(exc), is_error=True)

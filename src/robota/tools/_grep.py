@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Final
 
 import robota.core
 import robota.host
-from robota.tools._base import WALK_ARGUMENT, WorkspaceTool
+from robota.tools._base import WALK_ARGUMENT, WorkspaceTool, judge_spelled
 from robota.tools._grep_child import HEADER, MAX_OUTPUT_CHARS, RECORD
 from robota.tools._group import kill_group
 from robota.tools._patterns import Glob
@@ -118,6 +118,7 @@ class GrepTool(WorkspaceTool):
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
         try:
+            judge_spelled(self.workspace, args, ctx)  # S12: an escaped name, by its real name
             text = await self._search(args, ctx.signal, ctx.path_screen(args))
         except Refused as exc:
             ctx.signal.throw_if_aborted()  # S23: an abort is raised, not reported as a refusal
@@ -156,7 +157,9 @@ class GrepTool(WorkspaceTool):
             }
         ).encode()
         feed = _Feed(HEADER.pack(len(header)) + header)
-        withhold = screened(screen, top)  # S12: each file and directory the walk meets
+        withhold = screened(
+            screen, top, workspace.given(top)
+        )  # S12: each file and directory the walk meets
         report = await self._in_child(
             feed, signal, lambda stop: _walk(workspace, top, base, only, feed, stop, withhold)
         )

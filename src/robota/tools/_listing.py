@@ -56,7 +56,7 @@ class ListDirTool(WorkspaceTool):
         shown = display(workspace.relative(canonical))
         if not os.path.isdir(canonical):
             raise Refused(f"{shown!r} is not a directory; use read_file for a file")
-        withhold = screened(screen, canonical)
+        withhold = screened(screen, canonical, workspace.given(canonical))
         fd = workspace.open_dir(canonical, shown)
         rows: list[tuple[str, str]] = []
         try:
@@ -158,7 +158,7 @@ class GlobTool(WorkspaceTool):
         found: list[str] = []
         total = 0
         rules = ignore_rules_above(workspace.root, top)
-        withhold = screened(screen, top)
+        withhold = screened(screen, top, workspace.given(top))
         fd = workspace.open_dir(top, display(base))
         try:
             for entry in walk(fd, gitignore=rules, stop=stop, withhold=withhold):

@@ -50,16 +50,22 @@ class Screened:
     judged for) is withheld and counted in :attr:`asked`, since a walk cannot ask about each.
     """
 
-    __slots__ = ("_lead", "_verdict", "asked")
+    __slots__ = ("_also", "_lead", "_verdict", "asked")
 
-    def __init__(self, screen: robota.core.PathScreen, top: str) -> None:
+    def __init__(self, screen: robota.core.PathScreen, top: str, also: str | None = None) -> None:
         self._verdict = screen.verdict
         self._lead = top.rstrip("/") + "/"
+        # `top` as the workspace was given (Workspace.given), judged too when it differs.
+        self._also = also.rstrip("/") + "/" if also is not None else None
         self.asked = 0
 
     def __call__(self, relative: str) -> bool:
         """Whether to withhold ``relative`` (a file or a directory below ``top``)."""
         verdict = self._verdict(self._lead + relative)
+        if verdict != "deny" and self._also is not None:
+            other = self._verdict(self._also + relative)
+            if other != "allow":
+                verdict = other
         if verdict == "allow":
             return False
         if verdict == "ask":
@@ -67,9 +73,13 @@ class Screened:
         return True
 
 
-def screened(screen: robota.core.PathScreen, top: str) -> Screened | None:
-    """A :class:`Screened` for ``top``, or ``None`` when no rule can withhold anything."""
-    return Screened(screen, top) if screen.active else None
+def screened(screen: robota.core.PathScreen, top: str, also: str | None = None) -> Screened | None:
+    """A :class:`Screened` for ``top``, or ``None`` when no rule can withhold anything.
+
+    ``also`` is the same directory spelled from the workspace as it was given, when that
+    differs (:meth:`Workspace.given`): both spellings are judged.
+    """
+    return Screened(screen, top, also) if screen.active else None
 
 
 def withheld_note(asked: int) -> str | None:

@@ -97,13 +97,35 @@ class Workspace:
         ValueError: ``root`` is not an existing directory.
     """
 
-    __slots__ = ("root",)
+    __slots__ = ("_given", "root")
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         text = os.path.abspath(os.fspath(root))
         if not os.path.isdir(text):
             raise ValueError(f"workspace must be an existing directory, got {text!r}")
         self.root = robota.host.canonical_path(text)
+        # The root as it was given, when a link on the way makes it differ from `root`: a gate
+        # whose context has no resolver judges paths in this spelling (S12, see `given`).
+        self._given = os.path.normpath(text) if os.path.normpath(text) != self.root else None
+
+    def given(self, canonical: str) -> str | None:
+        """``canonical`` (inside the root) spelled from the root as it was given, if it differs.
+
+        A permission context without a resolver judges paths lexically, from the workspace as
+        its caller spelled it (``/tmp/x`` where ``/tmp`` is a link): a walk's screen is asked
+        about both spellings, so a rule placed in either one holds (S12).
+        """
+        given = self._given
+        if given is None:
+            return None
+        if canonical == self.root:
+            return given
+        prefix = self.root.rstrip("/") + "/"
+        return (
+            given.rstrip("/") + "/" + canonical[len(prefix) :]
+            if canonical.startswith(prefix)
+            else None
+        )
 
     def resolve(self, path: str) -> str:
         """The canonical absolute path of ``path`` (relative to the root, or absolute).

@@ -202,3 +202,24 @@ def test_s12_the_compiled_screen_agrees_with_the_gate_on_any_glob(
         assert verdict == "ask"
     else:
         assert verdict == "allow"
+
+
+def test_s12_a_subtree_anywhere_rule_stays_one_compiled_expression(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `**/node_modules/**` is the usual rule shape; its trailing `**` is a segment boundary, not
+    # a second repetition, so it must not fall back to the per-path wildcard scan (a rule set of
+    # 100 such rules made a 100k-file walk several times slower; benchmarks/tools_grep.py).
+    from robota.core.permissions import _screen
+
+    def scan(self: object, path: str) -> bool:
+        raise AssertionError("fell back to the wildcard scan")
+
+    monkeypatch.setattr(_screen._Form, "covers", scan)
+    context = robota.PermissionContext(workspace="/w")
+    for rule in ("Read(**/node_modules/**)", "Read(**/*.pem/**)", "Read(build/**/**)"):
+        policy = robota.PermissionPolicy(deny=[rule])
+        screen = robota.PermissionGate(policy, context).path_screen(_grep(), {"path": "zzz"})
+        for path in ("/w/a/node_modules", "/w/node_modules/x/y", "/w/k.pem", "/w/build/b", "/w/x"):
+            expected = robota.evaluate_permission(_grep(), {"path": path}, policy, context)
+            assert screen.verdict(path) == expected.behavior

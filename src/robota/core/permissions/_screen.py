@@ -18,7 +18,9 @@ not once per path. A path the walk meets has no link on the way — the walk doe
 — so its canonical form is itself, and the four readings a deny rule is matched against (the
 path and the pattern, each as written and canonical) reduce to the pattern's two forms against
 the path. Every form of one verdict is compiled into one regular expression, so a path costs
-one match per verdict. A form with more than one ``**`` is left to the wildcard scan of
+one match per verdict (a trailing ``**`` is a segment boundary, not a repetition, so the usual
+``**/node_modules/**`` stays one expression). A form with more than one other ``**`` is left to
+the wildcard scan of
 :mod:`._globs` instead: a regular expression with several unbounded repetitions can backtrack
 for long, and a walk's paths come from whoever wrote the tree.
 """
@@ -56,10 +58,17 @@ class _Form:
             # A pattern without a glob covers the path and everything beneath (segments_cover).
             regex = "".join("/" + re.escape(part) for part in parts) + r"(?:/|\Z)"
             return _Form(parts, regex if parts else "")
-        if parts.count("**") > 1:
+        # A trailing `**` takes whatever is left, however long: `P/**` covers a path when the
+        # path's leading segments match `P`, so it is read as a segment boundary, not a
+        # repetition (`**/node_modules/**`, the usual shape, then stays one regular expression).
+        head = parts
+        while head and head[-1] == "**":
+            head = head[:-1]
+        if head.count("**") > 1:
             return _Form(parts, None)  # S12: several `**` backtrack; the wildcard scan does not
-        pieces = [_STARS if part == "**" else "/" + _segment(part) for part in parts]
-        return _Form(parts, "".join(pieces) + r"\Z")
+        pieces = [_STARS if part == "**" else "/" + _segment(part) for part in head]
+        end = r"(?:/|\Z)" if len(head) < len(parts) else r"\Z"
+        return _Form(parts, "".join(pieces) + end)
 
     def covers(self, path: str) -> bool:
         """The wildcard scan itself (for a form with no linear regular expression)."""
