@@ -284,6 +284,22 @@ async def test_http_token_is_required_when_given() -> None:
     assert _text(result) == "ok"
 
 
+async def test_http_refuses_a_foreign_host_header_and_keeps_serving() -> None:
+    server = mcp_server(_oracle(["ok"]))
+    with http_served(server) as url:
+        async with httpx2.AsyncClient() as client:
+            foreign = await client.post(
+                url,
+                headers={"Host": "evil.example", "Accept": "application/json, text/event-stream"},
+                content=b"{}",
+            )
+        async with http_session(url) as session:
+            result = await session.call_tool("oracle", {"prompt": "hi"})
+    assert 400 <= foreign.status_code < 500
+    assert "Traceback" not in foreign.text
+    assert _text(result) == "ok"
+
+
 # --------------------------------------------------------------------------- configuration
 
 

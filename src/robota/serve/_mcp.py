@@ -18,7 +18,7 @@ import asyncio
 import hmac
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, final
 
 from robota.core import (
@@ -49,6 +49,7 @@ _TOOL_NAME: Final = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 # The binds served without a token; any other (0.0.0.0, a LAN address …) needs one. A fixed list,
 # not an address classification (S06 decides addresses only from robota.host's table).
 _LOOPBACK_BINDS: Final = frozenset({"127.0.0.1", "::1", "[::1]", "localhost"})
+_LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
 ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
@@ -271,17 +272,39 @@ class AgentMCPServer:
         async with stdio_server() as (read, write):
             await self.server.run(read, write, self.server.create_initialization_options())
 
-    def http_app(self, *, path: str = "/mcp", token: str | None = None) -> ASGIApp:
+    def http_app(
+        self,
+        *,
+        path: str = "/mcp",
+        token: str | None = None,
+        allowed_hosts: Sequence[str] = (),
+    ) -> ASGIApp:
         """The streamable-HTTP MCP endpoint as an ASGI app (serve it with uvicorn).
 
-        Requests must name a loopback host (the SDK's DNS-rebinding protection), so serve it on
-        127.0.0.1. With ``token``, every request must carry ``Authorization: Bearer <token>``
-        (compared in constant time); a wrong or missing one is a 401.
+        DNS-rebinding protection (the SDK's) is always on: a request's ``Host`` header must be
+        a loopback one (``127.0.0.1``, ``localhost``, ``[::1]``, any port) or one of
+        ``allowed_hosts`` (``"agents.example.com"``, ``"10.0.0.5:8000"``, ``"host:*"``), else
+        it is refused with a 4xx. With ``token``, every request must carry
+        ``Authorization: Bearer <token>`` (compared in constant time); a wrong or missing one
+        is a 401.
 
         Misuse: the app runs its session manager in the ASGI lifespan — serve it with lifespan
         on (uvicorn's default), and build one app per server object.
         """
-        app: ASGIApp = self.server.streamable_http_app(streamable_http_path=path)
+        from mcp.server.transport_security import TransportSecuritySettings  # noqa: PLC0415
+
+        hosts: object = allowed_hosts
+        entries: list[object] = [] if isinstance(hosts, str) else list(allowed_hosts)
+        if isinstance(hosts, str) or not all(isinstance(h, str) and h for h in entries):
+            raise ConfigurationError(f"allowed_hosts must be a sequence of hosts, got {hosts!r}")
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=[*_LOOPBACK_HOSTS, *allowed_hosts],
+            allowed_origins=[f"http://{h}" for h in (*_LOOPBACK_HOSTS, *allowed_hosts)],
+        )
+        app: ASGIApp = self.server.streamable_http_app(
+            streamable_http_path=path, transport_security=security
+        )
         if token is None:
             return app
         given: object = token
@@ -290,12 +313,20 @@ class AgentMCPServer:
         return _bearer(app, token)
 
     def run_http(
-        self, host: str = "127.0.0.1", port: int = 8000, *, token: str | None = None
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        token: str | None = None,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
-        """Serve :meth:`http_app` with uvicorn until interrupted (blocking).
+        """Serve :meth:`http_app` with uvicorn on ``host:port`` until interrupted (blocking).
+
+        Binding anything but loopback (``127.0.0.1``, ``::1``, ``localhost``) needs ``token``;
+        list in ``allowed_hosts`` the ``Host`` values its clients will send.
 
         Raises:
-            ConfigurationError: ``host`` is not a loopback address and no ``token`` was given.
+            ConfigurationError: ``host`` is not loopback and no ``token`` was given.
         """
         if host.lower() not in _LOOPBACK_BINDS and token is None:
             raise ConfigurationError(
@@ -304,7 +335,8 @@ class AgentMCPServer:
             )
         import uvicorn  # noqa: PLC0415 - the `serve` extra
 
-        uvicorn.run(self.http_app(token=token), host=host, port=port, log_level="warning")
+        app = self.http_app(token=token, allowed_hosts=allowed_hosts)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
 
     def __repr__(self) -> str:
         return f"<AgentMCPServer {self.tool_name!r} expose_tools={self._expose}>"
