@@ -273,6 +273,53 @@ async def test_s21_an_approver_answers_asks_of_exposed_tools_and_deny_still_hold
     assert asked == ["ask_me"]  # the deny rule refused without asking
 
 
+async def test_http_a_bad_session_id_is_a_clear_tool_error() -> None:
+    provider = ScriptedProvider([])
+    server = mcp_server(_oracle([], provider), sessions=InMemorySessionStore())
+    with http_served(server) as url:
+        async with http_session(url) as session:
+            slash = await session.call_tool("oracle", {"prompt": "a", "session_id": "a/b"})
+            number = await session.call_tool("oracle", {"prompt": "a", "session_id": 5})
+    assert slash.is_error is True
+    assert "'/'" in _text(slash)
+    assert number.is_error is True
+    assert "string" in _text(number)
+    assert provider.requests == []  # refused before any run
+
+
+async def test_s23_http_cancellation_aborts_the_run() -> None:
+    events: list[str] = []  # appended from the server's thread
+
+    @robota.tool(risk="inspect")
+    async def wait(ctx: robota.ToolContext) -> str:
+        """Wait until aborted."""
+        events.append("start")
+        try:
+            await asyncio.wait_for(ctx.signal.wait(), 60)
+        finally:
+            events.append(f"end aborted={ctx.signal.aborted}")
+        return "waited"
+
+    provider = ScriptedProvider([[("wait", {})], "done"])
+    agent = robota.Agent(name="sleeper", provider=provider, model="m", tools=[wait])
+    server = mcp_server(agent)
+    with http_served(server) as url:
+        async with http_session(url) as session:
+            call = asyncio.create_task(session.call_tool("sleeper", {"prompt": "wait"}))
+            for _ in range(1000):
+                if events:
+                    break
+                await asyncio.sleep(0.01)
+            call.cancel()  # the SDK sends notifications/cancelled
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            for _ in range(1000):
+                if len(events) == 2:
+                    break
+                await asyncio.sleep(0.01)
+    assert events == ["start", "end aborted=True"]
+
+
 async def test_http_token_is_required_when_given() -> None:
     server = mcp_server(_oracle(["ok"]))
     with http_served(server, token="s3cret") as url:  # noqa: S106 - a test token

@@ -215,8 +215,13 @@ class AgentMCPServer:
         extra = sorted(set(arguments) - {"prompt", *(("session_id",) if self._sessions else ())})
         if extra:
             return _error(f"unexpected argument(s): {', '.join(extra)}")
-        if session_id is not None and not isinstance(session_id, str):
-            return _error("'session_id' must be a string")
+        if session_id is not None:
+            from robota.sessions import check_session_id  # noqa: PLC0415 - only with a store
+
+            try:
+                check_session_id(session_id)
+            except ConfigurationError as exc:  # our own message, naming the fix
+                return _error(f"'session_id': {exc.message}")
         progress = _Progress(ctx)
         try:
             if self._sessions is not None and session_id is not None:
