@@ -11,6 +11,7 @@ from typing import Final
 
 import robota
 from robota.cli._errors import CliError, one_line
+from robota.core import install_command
 
 __all__ = ["load_agent", "serve_mcp_command"]
 
@@ -73,7 +74,12 @@ def serve_mcp_command(agent_spec: str, *, http: str | None, expose_tools: bool) 
         raise CliError(
             f"serving on {host!r} (not loopback) needs a bearer token: set {TOKEN_VARIABLE}"
         )
-    import uvicorn  # noqa: PLC0415 - the `serve` extra
+    try:
+        import uvicorn  # noqa: PLC0415 - the `serve` extra
+    except ImportError:
+        raise CliError(
+            f"--http needs uvicorn (the serve extra): {install_command('serve')}"
+        ) from None
 
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     listener = socket.socket(family, socket.SOCK_STREAM)

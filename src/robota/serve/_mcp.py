@@ -31,6 +31,7 @@ from robota.core import (
     RunResult,
     TextDelta,
     ToolCallStarted,
+    install_command,
 )
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ ASGIApp = Callable[
 
 def _install_hint() -> ConfigurationError:
     return ConfigurationError(
-        "the MCP server needs the official `mcp` SDK: pip install 'robota[mcp]'"
+        f"mcp_server() needs the Model Context Protocol SDK: {install_command('mcp')}"
     )
 
 
@@ -338,7 +339,12 @@ class AgentMCPServer:
                 f"serving on {host!r} (not loopback) needs token=: anyone who reaches it "
                 "could run the agent"
             )
-        import uvicorn  # noqa: PLC0415 - the `serve` extra
+        try:
+            import uvicorn  # noqa: PLC0415 - the `serve` extra
+        except ImportError as exc:  # pragma: no cover - the extra is installed in tests
+            raise ConfigurationError(
+                f"run_http() needs uvicorn: {install_command('serve')}"
+            ) from exc
 
         app = self.http_app(token=token, allowed_hosts=allowed_hosts)
         uvicorn.run(app, host=host, port=port, log_level="warning")
