@@ -357,6 +357,25 @@ def _parser() -> argparse.ArgumentParser:
         "--no-delay", action="store_true", help="print streamed text without pacing it"
     )
 
+    serve = commands.add_parser(
+        "serve",
+        help="serve an agent to other programs (--mcp: as an MCP server)",
+        description="Serve the agent --agent MODULE:ATTR names (a robota.Agent or a callable\n"
+        "returning one) as an MCP server: one tool that runs it. Over stdio by default; with\n"
+        "--http HOST:PORT over streamable HTTP at /mcp (port 0 picks a free one; the URL goes\n"
+        "to stderr). A host other than loopback needs $ROBOTA_SERVE_TOKEN, sent by clients as\n"
+        "'Authorization: Bearer <token>'.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument("--mcp", action="store_true", required=True, help="speak MCP")
+    serve.add_argument("--agent", required=True, metavar="MODULE:ATTR")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP")
+    serve.add_argument(
+        "--expose-tools",
+        action="store_true",
+        help="also expose the agent's own tools, through its permission gate (asks refused)",
+    )
+
     temporal = commands.add_parser(
         "temporal",
         help="run agents as durable Temporal workflows (needs the temporal extra)",
@@ -431,6 +450,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         )
     if args.command == "sessions":
         return _sessions(args)
+    if args.command == "serve":
+        from robota.cli._serve import serve_mcp_command  # noqa: PLC0415
+
+        return serve_mcp_command(args.agent, http=args.http, expose_tools=args.expose_tools)
     from robota.cli._build import AgentFlags  # noqa: PLC0415
 
     flags = AgentFlags(

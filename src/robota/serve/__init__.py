@@ -5,8 +5,17 @@ public surface below it (core, host, sessions, agents, providers, tools) and not
 ``robota.cli``. Install from the checkout with ``pip install -e ".[serve]"`` (starlette,
 uvicorn, the ``ag-ui-protocol`` package); the MCP server needs the ``mcp`` extra, the A2A
 endpoints the ``a2a`` extra.
+
+An agent as an MCP server: :func:`mcp_server` (an :class:`AgentMCPServer`, served over stdio or
+streamable HTTP) and :func:`run_mcp_stdio`.
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from robota.serve._mcp import AgentMCPServer, mcp_server, run_mcp_stdio
+
+__all__: list[str] = [
+    "AgentMCPServer",
+    "mcp_server",
+    "run_mcp_stdio",
+]
