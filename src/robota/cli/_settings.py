@@ -32,15 +32,19 @@ Other keys (Claude Code has many) are ignored. Precedence follows that format:
 ``defaultMode`` takes Claude Code's spellings (``default``, ``plan``, ``acceptEdits``,
 ``bypassPermissions``) and robota's (``accept_edits``, ``bypass``).
 
-A file that cannot be read, is not JSON, or has the wrong shape (a rule that is not a string,
-an unknown mode, a malformed rule or hook) is a :class:`~robota.cli._errors.CliError` naming the
-file and what is wrong — exit code 2 before anything runs, never a traceback.
+A settings file must be a regular file (a symlink to one is followed) of at most
+:data:`MAX_SETTINGS_BYTES`: a checked-in link to ``/dev/zero``, a FIFO or a terminal is refused
+before it is read, never a hang. A file that cannot be read, is not JSON, or has the wrong
+shape (a rule that is not a string, an unknown mode, a malformed rule or hook) is a
+:class:`~robota.cli._errors.CliError` naming the file and what is wrong — exit code 2 before
+anything runs, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +55,16 @@ from robota import ConfigurationError, PermissionMode
 from robota.cli._errors import CliError, one_line
 
 __all__ = [
+    "MAX_SETTINGS_BYTES",
     "Settings",
     "check_hooks",
     "load_settings",
     "merge_hooks",
     "settings_files",
 ]
+
+#: The largest settings file read (Claude Code's are a few kilobytes).
+MAX_SETTINGS_BYTES: Final = 1024 * 1024
 
 _MODES: Final[Mapping[str, PermissionMode]] = {
     "default": "default",
@@ -118,13 +126,38 @@ def settings_files(workspace: str | os.PathLike[str], *, home: str | None = None
     return unique
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read_small_file(path: Path) -> str | None:
+    """``path``'s text, when it is a regular file of at most :data:`MAX_SETTINGS_BYTES`.
+
+    Opened without blocking (a FIFO opens at once) and checked on the open descriptor, so what
+    is read is what was checked; ``None`` when there is no file.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+    with os.fdopen(fd, "rb") as file:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise CliError(f"{path}: not a regular file (a settings file must be JSON text)")
+            data = file.read(MAX_SETTINGS_BYTES + 1)
+        except OSError as error:
+            raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise CliError(f"{path}: larger than {MAX_SETTINGS_BYTES} bytes; not read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    text = _read_small_file(path)
+    if text is None:
+        return None
     try:
         value = json.loads(text)
     except ValueError as error:
