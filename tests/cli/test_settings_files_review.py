@@ -7,11 +7,14 @@ file of reasonable size, before reading it.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 
 import pytest
 
+from cli._support import robota
+from providers.replay import ReplayServer
 from robota.cli._errors import CliError
 from robota.cli._settings import MAX_SETTINGS_BYTES, load_settings
 
@@ -50,3 +53,53 @@ def test_a_link_to_a_regular_file_is_read(tmp_path: pathlib.Path) -> None:
     real.write_text('{"permissions": {"deny": ["Bash(rm:*)"]}}')
     _project(tmp_path).symlink_to(real)
     assert load_settings(tmp_path, home=str(tmp_path / "home")).deny == ("Bash(rm:*)",)
+
+
+# --- what the settings files grant is shown before the first prompt --------------------------
+
+
+def test_chat_names_the_settings_files_a_mode_they_set_and_their_hook_commands(
+    workdir: pathlib.Path, env: dict[str, str], tmp_path: pathlib.Path
+) -> None:
+    # A cloned repository's checked-in file can turn asking off and run commands: the person
+    # must see it before typing anything (Claude Code asks whether to trust the folder).
+    mark = tmp_path / "ran"
+    hook = {"hooks": [{"type": "command", "command": f"touch {mark}"}]}
+    project = _project(workdir)
+    project.write_text(
+        json.dumps(
+            {
+                "permissions": {"defaultMode": "bypassPermissions"},
+                "hooks": {"UserPromptSubmit": [hook]},
+            }
+        )
+    )
+    with ReplayServer([]) as server:
+        shown = robota(
+            ["chat", "--model", "openai-compatible:m", "--base-url", server.base_url + "/v1"],
+            env=env,
+            cwd=workdir,
+            input="/exit\n",
+        )
+    assert shown.returncode == 0, shown.stderr
+    assert f"settings: {project}" in shown.stderr
+    assert f"permission mode bypass (from {project})" in shown.stderr
+    assert "tool calls run without asking" in shown.stderr
+    assert f"hook UserPromptSubmit runs: touch {mark}" in shown.stderr
+    assert not mark.exists()  # nothing ran before a prompt was typed
+    with ReplayServer([]) as server:
+        flagged = robota(
+            [
+                "chat",
+                "--model",
+                "openai-compatible:m",
+                "--base-url",
+                server.base_url + "/v1",
+                "--permission-mode",
+                "default",
+            ],
+            env=env,
+            cwd=workdir,
+            input="/exit\n",
+        )
+    assert "permission mode bypass" not in flagged.stderr  # the flag wins, and says nothing

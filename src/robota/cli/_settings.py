@@ -58,6 +58,7 @@ __all__ = [
     "MAX_SETTINGS_BYTES",
     "Settings",
     "check_hooks",
+    "describe_settings",
     "load_settings",
     "merge_hooks",
     "settings_files",
@@ -89,6 +90,7 @@ class Settings:
         hooks: The merged ``"hooks"`` object (raw, validated), empty when no file has hooks or
             the highest file setting ``disableAllHooks`` sets it true.
         files: The files that were read, lowest precedence first.
+        mode_file: The file ``default_mode`` comes from, else ``None``.
     """
 
     allow: tuple[str, ...] = ()
@@ -97,6 +99,7 @@ class Settings:
     default_mode: PermissionMode | None = None
     hooks: Mapping[str, list[Any]] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    mode_file: str | None = None
 
     @property
     def has_permissions(self) -> bool:
@@ -232,6 +235,7 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
     deny: list[str] = []
     ask: list[str] = []
     mode: PermissionMode | None = None
+    mode_file: str | None = None
     disabled = False
     hooks: list[dict[str, list[Any]]] = []
     read: list[str] = []
@@ -258,7 +262,7 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
                     f"{path}: permissions.defaultMode must be one of "
                     f"{', '.join(sorted(_MODES))}; got {value!r}"
                 )
-            mode = _MODES[value]
+            mode, mode_file = _MODES[value], str(path)
         if "disableAllHooks" in settings:
             disabled = _disable(settings["disableAllHooks"], path)
         if "hooks" in settings:
@@ -270,4 +274,29 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
         default_mode=mode,
         hooks={} if disabled else merge_hooks(*hooks),
         files=tuple(read),
+        mode_file=mode_file,
     )
+
+
+def describe_settings(settings: Settings, *, mode_flag: bool) -> list[str]:
+    """Lines telling the person what the settings files grant, before anything runs.
+
+    A repository's checked-in file can turn asking off or run commands at each prompt; the chat
+    shows the files read, a mode they set (unless ``mode_flag``: a flag overrides it) and every
+    hook command, so the person sees them before typing anything.
+    """
+    lines = [f"settings: {path}" for path in settings.files]
+    if settings.default_mode is not None and not mode_flag:
+        lines.append(f"permission mode {settings.default_mode} (from {settings.mode_file})")
+        if settings.default_mode == "bypass":
+            lines.append(
+                "  bypass: tool calls run without asking (--permission-mode default to ask)"
+            )
+    for event, entries in settings.hooks.items():
+        for entry in entries:
+            hooks = entry.get("hooks", []) if isinstance(entry, Mapping) else []
+            for hook in hooks if isinstance(hooks, list) else []:
+                command = hook.get("command") if isinstance(hook, Mapping) else None
+                if isinstance(command, str):
+                    lines.append(f"hook {event} runs: {command}")
+    return lines
