@@ -69,3 +69,18 @@ def test_streamed_text_to_a_terminal_prints_no_control_sequence() -> None:
     piped = io.StringIO()
     RunRenderer(piped, None).event(robota.TextDelta(_EVIL))
     assert piped.getvalue() == _EVIL  # a pipe gets the answer exactly
+
+
+def test_a_huge_diff_line_or_question_does_not_flood_the_terminal() -> None:
+    printer, shown = _printer()
+    printer.diff("--- a/x.min.js\n+++ b/x.min.js\n@@ -1 +1 @@\n-" + "a" * 1_000_000 + "\n+b\n")
+    assert len(shown.getvalue()) < 5_000
+    assert "(+" in shown.getvalue()  # says how much was left out
+
+
+async def test_a_huge_question_is_shown_cut_and_still_answered() -> None:
+    printer, shown = _printer()
+    approver = TerminalApprover(LineReader(io.StringIO("1\n")), printer)
+    question = robota.tools.Question("q" * 1_000_000, ("c" * 1_000_000, "b"))
+    assert await approver.answer(question) == "c" * 1_000_000
+    assert len(shown.getvalue()) < 20_000

@@ -41,6 +41,7 @@ _ARGUMENTS_LIMIT: Final = 200
 _RESULT_LIMIT: Final = 300
 _RESULT_LINES: Final = 3
 _DIFF_LINES: Final = 200
+_DIFF_LINE_LIMIT: Final = 500  # a minified file's one line must not flood the terminal
 
 
 # C0 controls but tab, newline and a CR ending a line, DEL, C1 controls, and the bidirectional
@@ -153,7 +154,8 @@ class Printer:
         """A unified diff, ``+``/``-`` lines coloured on a terminal (plain text otherwise)."""
         lines = text.splitlines()
         for line in lines[:_DIFF_LINES]:
-            self._line(line, _diff_style(line))
+            shown = shorten(line, limit=_DIFF_LINE_LIMIT, lines=1)
+            self._line(shown, _diff_style(line))
         if len(lines) > _DIFF_LINES:
             self._line(f"... (+{len(lines) - _DIFF_LINES} diff lines)", "dim")
 

@@ -24,13 +24,17 @@ import json
 import signal
 import threading
 from collections.abc import Callable
-from typing import TextIO, final
+from typing import Final, TextIO, final
 
 import robota
 import robota.tools
-from robota.cli._output import Printer, format_arguments
+from robota.cli._output import Printer, format_arguments, shorten
 
 __all__ = ["Interrupts", "LineReader", "TerminalApprover"]
+
+_QUESTION_LIMIT: Final = 4_000
+_QUESTION_LINES: Final = 60
+_CHOICE_LIMIT: Final = 300
 
 
 @final
@@ -268,9 +272,11 @@ class TerminalApprover:
         Suggested choices are numbered; a number picks that choice, anything else is the
         answer as typed. An empty line, end of input or a cancelled turn declines.
         """
-        self._printer.note(f"the model asks: {question.text}")
+        # Shown cut (a model's megabyte question must not flood the terminal); answered whole.
+        text = shorten(question.text, limit=_QUESTION_LIMIT, lines=_QUESTION_LINES)
+        self._printer.note(f"the model asks: {text}")
         for number, choice in enumerate(question.choices, 1):
-            self._printer.note(f"  {number}. {choice}")
+            self._printer.note(f"  {number}. {shorten(choice, limit=_CHOICE_LIMIT, lines=1)}")
         self._printer.ask("your answer (empty to decline): ")
         stop = None if self._interrupts is None else self._interrupts.signal
         stopped, line = await first_line_or_signal(self._reader, stop)
