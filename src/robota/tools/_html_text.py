@@ -48,12 +48,24 @@ def html_charset(head: bytes) -> str | None:
     return known_charset(found.group(1).decode("ascii", "replace"))
 
 
+# A byte of every kind: ASCII, a lone continuation byte, a UTF-16 lead surrogate's bytes.
+_PROBE = b"a<\xff-\xfe\xd8\x00"
+
+
 def known_charset(name: str) -> str | None:
-    """``name`` when Python has a codec by that name, else ``None``."""
+    """``name`` when it names a text encoding that decodes any bytes, else ``None``.
+
+    ``codecs.lookup`` also knows bytes-to-bytes codecs (``base64``, ``zlib``), text-to-text
+    ones (``rot13``) and encodings that refuse ``errors="replace"`` (``idna``, ``punycode``); a
+    page naming one is read as if it named none, never with an exception.
+    """
     try:
-        return codecs.lookup(name.strip().strip("\"'")).name
-    except LookupError:
+        info = codecs.lookup(name.strip().strip("\"'"))
+        # The probe decodes under every real text encoding, and raises under the others.
+        _PROBE.decode(info.name, errors="replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
         return None
+    return info.name
 
 
 class _Reader(HTMLParser):
