@@ -57,3 +57,21 @@ def test_known_charset_names_only_text_encodings() -> None:
     assert known_charset("latin1") == "iso8859-1"
     for name in ("rot13", "base64", "hex", "zlib", "idna", "punycode", "nonsense"):
         assert known_charset(name) is None, name
+
+
+async def test_a_huge_title_does_not_pass_the_text_cap(site: Site) -> None:
+    # The title line is part of the answer: it is held to a short cap, like the text is to
+    # max_chars, so a page cannot hand the model megabytes through its <title>.
+    site.routes["/title"] = reply(
+        200, b"<title>" + b"t" * 1_000_000 + b"</title><p>body</p>", "text/html"
+    )
+    tool = robota.tools.web_fetch(client=client())
+    checked = tool.validate_arguments({"url": site.url("/title"), "max_chars": 1000})
+    ctx = robota.ToolContext(
+        signal=robota.AbortController().signal, call_id="c1", tool_name=tool.name
+    )
+    result = await tool.execute(checked, ctx)
+    assert isinstance(result, robota.ToolResult)
+    assert not result.is_error
+    assert len(result.content) < 2_000
+    assert "body" in result.content

@@ -195,7 +195,8 @@ class _Reader(HTMLParser):
         if self._skip:
             return
         if self._in_title:
-            self.title += data
+            if len(self.title) <= TITLE_LIMIT:  # the rest is never shown: not kept either
+                self.title += data[: TITLE_LIMIT + 1]
             return
         if self._pre:
             self._pre_text.append(data)
@@ -216,10 +217,14 @@ class _Reader(HTMLParser):
 
 
 _CHUNK: Final = 64 * 1024
+#: The most characters of ``<title>`` returned (a page's title is a line, not a body).
+TITLE_LIMIT: Final = 300
 
 
 def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tuple[str, str, bool]:
     """The readable text of ``html``, its ``<title>``, and whether the whole page was read.
+
+    The title is cut at :data:`TITLE_LIMIT` characters (ending ``…`` when cut).
 
     Links are resolved against ``base_url``. ``enough``: stop parsing once that many characters
     of text were made (``html.parser`` is slow; text past the caller's cap is never shown), in
@@ -233,4 +238,7 @@ def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tupl
             complete = start + _CHUNK >= len(html)
             break
     reader.close()
-    return reader.text(), _SPACE.sub(" ", reader.title).strip(), complete
+    title = _SPACE.sub(" ", reader.title).strip()
+    if len(title) > TITLE_LIMIT:
+        title = title[:TITLE_LIMIT].rstrip() + "…"
+    return reader.text(), title, complete
