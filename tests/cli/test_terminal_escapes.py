@@ -8,6 +8,7 @@ window title. They are shown as visible escapes instead.
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 from rich.console import Console
@@ -84,3 +85,23 @@ async def test_a_huge_question_is_shown_cut_and_still_answered() -> None:
     question = robota.tools.Question("q" * 1_000_000, ("c" * 1_000_000, "b"))
     assert await approver.answer(question) == "c" * 1_000_000
     assert len(shown.getvalue()) < 20_000
+
+
+async def test_concurrent_asks_are_asked_one_at_a_time_each_with_its_own_answer() -> None:
+    # Two calls of one response run at once and may both ask: one typed line must answer one
+    # question, never both (a "y" meant for a harmless call must not approve the other).
+    printer, shown = _printer()
+    approver = TerminalApprover(LineReader(io.StringIO("y\nn\n")), printer)
+
+    def request(command: str) -> robota.ApprovalRequest:
+        return robota.ApprovalRequest(
+            robota.tools.shell(workspace="."), {"command": command}, "ask"
+        )
+
+    first, second = await asyncio.gather(
+        approver(request("echo harmless")), approver(request("rm -rf build"))
+    )
+    assert (first.approved, second.approved) == (True, False)
+    prompts = [line for line in shown.getvalue().split("allow ") if line]
+    assert len(prompts) == 2
+    assert "harmless" in prompts[0]  # the second prompt is shown only after the first answer
