@@ -46,7 +46,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, final
 from urllib.parse import urlsplit
@@ -119,6 +119,8 @@ class Built:
     endpoint: str | None
     workspace: str | None = None
     """The root of ``--tools builtin`` (what ``/undo`` undoes in), else ``None``."""
+    settings: Settings = field(default_factory=Settings)
+    """What the settings files said (the chat shows what they grant)."""
 
 
 def _load_one(spec: str) -> list[ToolLike]:
@@ -495,4 +497,4 @@ def build_agent(flags: AgentFlags, *, approver: robota.Approver) -> Built:
         )
     except ConfigurationError as error:
         raise _setup_error(error, flags) from None
-    return Built(agent, endpoint, root if builtin else None)
+    return Built(agent, endpoint, root if builtin else None, settings)

@@ -21,6 +21,7 @@ from robota import RobotaError
 from robota.cli._build import AgentFlags, build_agent
 from robota.cli._errors import describe
 from robota.cli._output import Printer, RunRenderer, no_answer_reason, unknown_window_note
+from robota.cli._settings import describe_settings
 from robota.cli._slash import LEAVE, ChatCommands
 from robota.cli._terminal import Interrupts, LineReader, TerminalApprover, first_line_or_signal
 
@@ -110,6 +111,11 @@ async def _chat(
                 )
                 if built.workspace is not None:
                     printer.note(f"workspace: {built.workspace}")
+                # A checked-in settings file may turn asking off or run commands: say so first.
+                for line in describe_settings(
+                    built.settings, mode_flag=flags.permission_mode is not None
+                ):
+                    printer.note(line)
                 commands = ChatCommands(printer, built.workspace)
                 if store is not None and session_name is not None:
                     session = await _resume(agent, store, session_name, where, out, printer)

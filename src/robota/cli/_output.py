@@ -4,12 +4,17 @@ stdout carries the answer only — the streamed text, or with ``--json`` one JSO
 can be piped. Everything about the run goes to stderr through ``rich`` (styled on a terminal,
 plain otherwise, ``NO_COLOR`` honoured): tool calls with their arguments, their results cut to
 a few lines, the usage and cost footer, notes and prompts. Model and tool text is printed as
-text, never parsed as ``rich`` markup.
+text, never parsed as ``rich`` markup, and never as control sequences: a fetched page, a diff, a
+question or a call's arguments could otherwise clear the screen, rewrite the permission prompt
+so a dangerous call reads as a harmless one, or set the clipboard. Every control character
+(C0 but newline and tab, DEL, C1) and every bidirectional override is shown as a visible escape
+(:func:`printable`) — on stderr always, on stdout when it is a terminal.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TextIO, assert_never, final
@@ -25,6 +30,7 @@ __all__ = [
     "ToolCallRecord",
     "format_arguments",
     "no_answer_reason",
+    "printable",
     "result_json",
     "shorten",
     "unknown_window_note",
@@ -35,6 +41,24 @@ _ARGUMENTS_LIMIT: Final = 200
 _RESULT_LIMIT: Final = 300
 _RESULT_LINES: Final = 3
 _DIFF_LINES: Final = 200
+_DIFF_LINE_LIMIT: Final = 500  # a minified file's one line must not flood the terminal
+
+
+# C0 controls but tab, newline and a CR ending a line, DEL, C1 controls, and the bidirectional
+# embeddings, overrides and isolates (a "Trojan source" line reads otherwise than it runs).
+_UNPRINTABLE: Final = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character and bidi override shown as a visible escape."""
+    return _UNPRINTABLE.sub(_escape, text)
 
 
 def _diff_style(line: str) -> str:
@@ -110,7 +134,7 @@ class Printer:
         self.console = console or Console(stderr=True, highlight=False)
 
     def _line(self, text: str, style: str = "") -> None:
-        self.console.print(Text(text, style=style), soft_wrap=True)
+        self.console.print(Text(printable(text), style=style), soft_wrap=True)
 
     def tool_call(self, name: str, arguments: str) -> None:
         """A tool call about to run."""
@@ -130,7 +154,8 @@ class Printer:
         """A unified diff, ``+``/``-`` lines coloured on a terminal (plain text otherwise)."""
         lines = text.splitlines()
         for line in lines[:_DIFF_LINES]:
-            self._line(line, _diff_style(line))
+            shown = shorten(line, limit=_DIFF_LINE_LIMIT, lines=1)
+            self._line(shown, _diff_style(line))
         if len(lines) > _DIFF_LINES:
             self._line(f"... (+{len(lines) - _DIFF_LINES} diff lines)", "dim")
 
@@ -152,7 +177,7 @@ class Printer:
 
     def ask(self, text: str) -> None:
         """A question, without a newline."""
-        self.console.print(Text(text, style="bold"), end="", soft_wrap=True)
+        self.console.print(Text(printable(text), style="bold"), end="", soft_wrap=True)
 
 
 @final
@@ -210,7 +235,8 @@ class RunRenderer:
         match event:
             case robota.TextDelta():
                 if self.out is not None and event.text:
-                    self.out.write(event.text)
+                    # A terminal gets no control sequence from the model; a pipe the exact text.
+                    self.out.write(printable(event.text) if _is_terminal(self.out) else event.text)
                     self.out.flush()
                     self._mid_line = not event.text.endswith("\n")
             case robota.ToolCallStarted():
@@ -251,6 +277,13 @@ class RunRenderer:
     def finish(self) -> None:
         """End the streamed text with a newline, if it did not end with one."""
         self._end_text_line()
+
+
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (OSError, ValueError):  # a closed stream
+        return False
 
 
 def retry_note(event: robota.RetryStarted) -> str:

@@ -32,15 +32,19 @@ Other keys (Claude Code has many) are ignored. Precedence follows that format:
 ``defaultMode`` takes Claude Code's spellings (``default``, ``plan``, ``acceptEdits``,
 ``bypassPermissions``) and robota's (``accept_edits``, ``bypass``).
 
-A file that cannot be read, is not JSON, or has the wrong shape (a rule that is not a string,
-an unknown mode, a malformed rule or hook) is a :class:`~robota.cli._errors.CliError` naming the
-file and what is wrong — exit code 2 before anything runs, never a traceback.
+A settings file must be a regular file (a symlink to one is followed) of at most
+:data:`MAX_SETTINGS_BYTES`: a checked-in link to ``/dev/zero``, a FIFO or a terminal is refused
+before it is read, never a hang. A file that cannot be read, is not JSON, or has the wrong
+shape (a rule that is not a string, an unknown mode, a malformed rule or hook) is a
+:class:`~robota.cli._errors.CliError` naming the file and what is wrong — exit code 2 before
+anything runs, never a traceback.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,12 +55,17 @@ from robota import ConfigurationError, PermissionMode
 from robota.cli._errors import CliError, one_line
 
 __all__ = [
+    "MAX_SETTINGS_BYTES",
     "Settings",
     "check_hooks",
+    "describe_settings",
     "load_settings",
     "merge_hooks",
     "settings_files",
 ]
+
+#: The largest settings file read (Claude Code's are a few kilobytes).
+MAX_SETTINGS_BYTES: Final = 1024 * 1024
 
 _MODES: Final[Mapping[str, PermissionMode]] = {
     "default": "default",
@@ -81,6 +90,7 @@ class Settings:
         hooks: The merged ``"hooks"`` object (raw, validated), empty when no file has hooks or
             the highest file setting ``disableAllHooks`` sets it true.
         files: The files that were read, lowest precedence first.
+        mode_file: The file ``default_mode`` comes from, else ``None``.
     """
 
     allow: tuple[str, ...] = ()
@@ -89,6 +99,7 @@ class Settings:
     default_mode: PermissionMode | None = None
     hooks: Mapping[str, list[Any]] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    mode_file: str | None = None
 
     @property
     def has_permissions(self) -> bool:
@@ -118,13 +129,38 @@ def settings_files(workspace: str | os.PathLike[str], *, home: str | None = None
     return unique
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read_small_file(path: Path) -> str | None:
+    """``path``'s text, when it is a regular file of at most :data:`MAX_SETTINGS_BYTES`.
+
+    Opened without blocking (a FIFO opens at once) and checked on the open descriptor, so what
+    is read is what was checked; ``None`` when there is no file.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+    with os.fdopen(fd, "rb") as file:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise CliError(f"{path}: not a regular file (a settings file must be JSON text)")
+            data = file.read(MAX_SETTINGS_BYTES + 1)
+        except OSError as error:
+            raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise CliError(f"{path}: larger than {MAX_SETTINGS_BYTES} bytes; not read")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CliError(f"{path}: cannot read it: {one_line(str(error))}") from None
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    text = _read_small_file(path)
+    if text is None:
+        return None
     try:
         value = json.loads(text)
     except ValueError as error:
@@ -199,6 +235,7 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
     deny: list[str] = []
     ask: list[str] = []
     mode: PermissionMode | None = None
+    mode_file: str | None = None
     disabled = False
     hooks: list[dict[str, list[Any]]] = []
     read: list[str] = []
@@ -225,7 +262,7 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
                     f"{path}: permissions.defaultMode must be one of "
                     f"{', '.join(sorted(_MODES))}; got {value!r}"
                 )
-            mode = _MODES[value]
+            mode, mode_file = _MODES[value], str(path)
         if "disableAllHooks" in settings:
             disabled = _disable(settings["disableAllHooks"], path)
         if "hooks" in settings:
@@ -237,4 +274,29 @@ def load_settings(workspace: str | os.PathLike[str], *, home: str | None = None)
         default_mode=mode,
         hooks={} if disabled else merge_hooks(*hooks),
         files=tuple(read),
+        mode_file=mode_file,
     )
+
+
+def describe_settings(settings: Settings, *, mode_flag: bool) -> list[str]:
+    """Lines telling the person what the settings files grant, before anything runs.
+
+    A repository's checked-in file can turn asking off or run commands at each prompt; the chat
+    shows the files read, a mode they set (unless ``mode_flag``: a flag overrides it) and every
+    hook command, so the person sees them before typing anything.
+    """
+    lines = [f"settings: {path}" for path in settings.files]
+    if settings.default_mode is not None and not mode_flag:
+        lines.append(f"permission mode {settings.default_mode} (from {settings.mode_file})")
+        if settings.default_mode == "bypass":
+            lines.append(
+                "  bypass: tool calls run without asking (--permission-mode default to ask)"
+            )
+    for event, entries in settings.hooks.items():
+        for entry in entries:
+            hooks = entry.get("hooks", []) if isinstance(entry, Mapping) else []
+            for hook in hooks if isinstance(hooks, list) else []:
+                command = hook.get("command") if isinstance(hook, Mapping) else None
+                if isinstance(command, str):
+                    lines.append(f"hook {event} runs: {command}")
+    return lines

@@ -24,13 +24,17 @@ import json
 import signal
 import threading
 from collections.abc import Callable
-from typing import TextIO, final
+from typing import Final, TextIO, final
 
 import robota
 import robota.tools
-from robota.cli._output import Printer, format_arguments
+from robota.cli._output import Printer, format_arguments, shorten
 
 __all__ = ["Interrupts", "LineReader", "TerminalApprover"]
+
+_QUESTION_LIMIT: Final = 4_000
+_QUESTION_LINES: Final = 60
+_CHOICE_LIMIT: Final = 300
 
 
 @final
@@ -41,11 +45,13 @@ class LineReader:
         stream: Usually ``sys.stdin``.
     """
 
-    __slots__ = ("_pending", "_stream")
+    __slots__ = ("_lock", "_pending", "_stream")
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self._pending: asyncio.Future[str] | None = None
+        # One line answers one caller: concurrent readers take lines in turn, never share one.
+        self._lock = asyncio.Lock()
 
     def _start(self) -> asyncio.Future[str]:
         loop = asyncio.get_running_loop()
@@ -68,11 +74,12 @@ class LineReader:
 
     async def readline(self) -> str | None:
         """The next line without its newline, or ``None`` at end of input."""
-        if self._pending is None:
-            self._pending = self._start()
-        # shield: a cancelled waiter leaves the read (and its line) for the next caller.
-        line = await asyncio.shield(self._pending)
-        self._pending = None
+        async with self._lock:
+            if self._pending is None:
+                self._pending = self._start()
+            # shield: a cancelled waiter leaves the read (and its line) for the next caller.
+            line = await asyncio.shield(self._pending)
+            self._pending = None
         return None if line == "" else line.rstrip("\r\n")
 
 
@@ -231,7 +238,7 @@ class TerminalApprover:
         interrupts: When given, a cancelled turn stops waiting for an answer (a refusal).
     """
 
-    __slots__ = ("_always", "_interrupts", "_printer", "_reader")
+    __slots__ = ("_always", "_interrupts", "_printer", "_reader", "_turn")
 
     def __init__(
         self, reader: LineReader, printer: Printer, interrupts: Interrupts | None = None
@@ -240,9 +247,16 @@ class TerminalApprover:
         self._printer = printer
         self._interrupts = interrupts
         self._always: set[str] = set()
+        # Calls of one response run at once and may ask together: one question at a time, so
+        # each prompt is shown whole and the line typed after it answers it alone.
+        self._turn = asyncio.Lock()
 
     async def __call__(self, request: robota.ApprovalRequest) -> robota.Approval:
         """Ask about ``request``; ``y`` approves, ``a`` approves for the session, else no."""
+        async with self._turn:
+            return await self._ask(request)
+
+    async def _ask(self, request: robota.ApprovalRequest) -> robota.Approval:
         call = f"{request.tool.name}({format_arguments(_key_argument_first(request))})"
         key = None if request.always_ask else _same_call(request)
         if key is not None and key in self._always:
@@ -268,9 +282,15 @@ class TerminalApprover:
         Suggested choices are numbered; a number picks that choice, anything else is the
         answer as typed. An empty line, end of input or a cancelled turn declines.
         """
-        self._printer.note(f"the model asks: {question.text}")
+        async with self._turn:
+            return await self._answer(question)
+
+    async def _answer(self, question: robota.tools.Question) -> str | None:
+        # Shown cut (a model's megabyte question must not flood the terminal); answered whole.
+        text = shorten(question.text, limit=_QUESTION_LIMIT, lines=_QUESTION_LINES)
+        self._printer.note(f"the model asks: {text}")
         for number, choice in enumerate(question.choices, 1):
-            self._printer.note(f"  {number}. {choice}")
+            self._printer.note(f"  {number}. {shorten(choice, limit=_CHOICE_LIMIT, lines=1)}")
         self._printer.ask("your answer (empty to decline): ")
         stop = None if self._interrupts is None else self._interrupts.signal
         stopped, line = await first_line_or_signal(self._reader, stop)

@@ -48,12 +48,24 @@ def html_charset(head: bytes) -> str | None:
     return known_charset(found.group(1).decode("ascii", "replace"))
 
 
+# A byte of every kind: ASCII, a lone continuation byte, a UTF-16 lead surrogate's bytes.
+_PROBE = b"a<\xff-\xfe\xd8\x00"
+
+
 def known_charset(name: str) -> str | None:
-    """``name`` when Python has a codec by that name, else ``None``."""
+    """``name`` when it names a text encoding that decodes any bytes, else ``None``.
+
+    ``codecs.lookup`` also knows bytes-to-bytes codecs (``base64``, ``zlib``), text-to-text
+    ones (``rot13``) and encodings that refuse ``errors="replace"`` (``idna``, ``punycode``); a
+    page naming one is read as if it named none, never with an exception.
+    """
     try:
-        return codecs.lookup(name.strip().strip("\"'")).name
-    except LookupError:
+        info = codecs.lookup(name.strip().strip("\"'"))
+        # The probe decodes under every real text encoding, and raises under the others.
+        _PROBE.decode(info.name, errors="replace")
+    except (LookupError, UnicodeError, ValueError, TypeError):
         return None
+    return info.name
 
 
 class _Reader(HTMLParser):
@@ -183,7 +195,8 @@ class _Reader(HTMLParser):
         if self._skip:
             return
         if self._in_title:
-            self.title += data
+            if len(self.title) <= TITLE_LIMIT:  # the rest is never shown: not kept either
+                self.title += data[: TITLE_LIMIT + 1]
             return
         if self._pre:
             self._pre_text.append(data)
@@ -204,10 +217,14 @@ class _Reader(HTMLParser):
 
 
 _CHUNK: Final = 64 * 1024
+#: The most characters of ``<title>`` returned (a page's title is a line, not a body).
+TITLE_LIMIT: Final = 300
 
 
 def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tuple[str, str, bool]:
     """The readable text of ``html``, its ``<title>``, and whether the whole page was read.
+
+    The title is cut at :data:`TITLE_LIMIT` characters (ending ``…`` when cut).
 
     Links are resolved against ``base_url``. ``enough``: stop parsing once that many characters
     of text were made (``html.parser`` is slow; text past the caller's cap is never shown), in
@@ -221,4 +238,7 @@ def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tupl
             complete = start + _CHUNK >= len(html)
             break
     reader.close()
-    return reader.text(), _SPACE.sub(" ", reader.title).strip(), complete
+    title = _SPACE.sub(" ", reader.title).strip()
+    if len(title) > TITLE_LIMIT:
+        title = title[:TITLE_LIMIT].rstrip() + "…"
+    return reader.text(), title, complete

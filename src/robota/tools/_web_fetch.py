@@ -223,7 +223,10 @@ def _decode(content: bytes, charset: str | None, *, html: bool) -> str:
         return content[3:].decode("utf-8", errors="replace")
     if charset is None and html:
         charset = html_charset(content)
-    return content.decode(charset or "utf-8", errors="replace")
+    try:
+        return content.decode(charset or "utf-8", errors="replace")
+    except (LookupError, UnicodeError, ValueError):  # a codec the probe did not catch
+        return content.decode("utf-8", errors="replace")
 
 
 def _answer(fetched: robota.host.Fetched, max_chars: int, max_bytes: int) -> robota.core.ToolResult:
