@@ -5,8 +5,16 @@ public surface below it (core, host, sessions, agents, providers, tools) and not
 ``robota.cli``. Install from the checkout with ``pip install -e ".[serve]"`` (starlette,
 uvicorn, the ``ag-ui-protocol`` package); the MCP server needs the ``mcp`` extra, the A2A
 endpoints the ``a2a`` extra.
+
+A2A: :func:`a2a_app` serves an agent as an A2A agent (card, JSON-RPC task endpoints);
+:func:`a2a_tool` makes a remote A2A agent a tool, called through the egress client (S06).
 """
 
 from __future__ import annotations
 
-__all__: list[str] = []
+from robota.serve._a2a import a2a_app, a2a_tool
+
+__all__: list[str] = [
+    "a2a_app",
+    "a2a_tool",
+]
