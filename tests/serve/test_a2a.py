@@ -100,6 +100,13 @@ def answer(task: Task) -> str:
     return "".join(part.text for artifact in task.artifacts for part in artifact.parts)
 
 
+async def until(condition: Callable[[], bool]) -> None:
+    while True:
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+
+
 async def streaming(client: Client, task_id: str) -> Task:
     """The task, once some of its answer has streamed."""
     while True:
@@ -336,3 +343,36 @@ async def test_s23_a_canceled_task_does_not_wait_for_the_shared_agents_other_tur
         await client.cancel_task(CancelTaskRequest(id=busy.id))
     assert len(provider.requests) == 1  # the canceled turn never reached the model
     await agent.aclose()
+
+
+async def test_a_message_without_text_is_rejected_and_never_reaches_the_model() -> None:
+    provider = ScriptedProvider(["never asked"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(provider), url=url)  # noqa: E731
+    async with serve(app) as url, sdk_client(url, streaming=False) as (_, client):
+        request = user_message("")
+        request.message.parts[0].Clear()
+        request.message.parts[0].url = "https://example.com/picture.png"
+        task = await final_task(client, request)
+    assert task.status.state == TaskState.TASK_STATE_REJECTED
+    assert "text" in task.status.message.parts[0].text
+    assert provider.remaining == 1
+
+
+async def test_s23_aborting_the_calling_run_ends_the_a2a_call() -> None:
+    words = " ".join(f"word{i}" for i in range(100))
+    remote = ScriptedProvider([words], chunk_delay=0.01)
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    async with serve(app, host=HOST) as url, egress() as client:
+        tool = robota.serve.a2a_tool(url, client=client)
+        caller = ScriptedProvider([[(tool.name, {"message": "talk"})], "never sent"])
+        controller = robota.AbortController()
+        async with robota.Agent(provider=caller, model="scripted-model", tools=[tool]) as agent:
+            running = asyncio.create_task(agent.run("go", signal=controller.signal))
+            await until(lambda: bool(remote.requests))  # the remote run has begun
+            controller.abort()
+            result = await running
+    assert result.status == "interrupted"
+    tool_message = result.messages[-1]
+    assert isinstance(tool_message, robota.ToolMessage)
+    assert words not in tool_message.content  # ended mid-call, not after the remote answered
+    assert len(caller.requests) == 1
