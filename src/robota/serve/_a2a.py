@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 __all__ = ["a2a_app", "a2a_tool"]
 
-_INSTALL = 'the A2A support needs the a2a extra: pip install "robota[a2a]"'
+_INSTALL = 'the A2A support needs the a2a extra: pip install -e ".[a2a]" in the Robota checkout'
 
 
 def _missing(exc: ImportError) -> ImportError:
