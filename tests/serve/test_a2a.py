@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -376,3 +378,12 @@ async def test_s23_aborting_the_calling_run_ends_the_a2a_call() -> None:
     assert isinstance(tool_message, robota.ToolMessage)
     assert words not in tool_message.content  # ended mid-call, not after the remote answered
     assert len(caller.requests) == 1
+
+
+def test_the_a2a_names_are_exported_and_the_sdk_loads_only_when_used() -> None:
+    assert {"a2a_app", "a2a_tool"} <= set(robota.serve.__all__)
+    probe = "import sys, robota.serve; assert 'a2a' not in sys.modules, 'a2a loaded at import'"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
