@@ -31,7 +31,7 @@ from starlette.applications import Starlette
 import robota
 import robota.host
 import robota.serve
-from robota.testing import ScriptedProvider, loopback_allowance
+from robota.testing import InMemoryJournal, ScriptedProvider, loopback_allowance
 
 HOST = "agent.test"
 FAKE_KEY = "sk-test-FAKEKEY-0123456789abcdef"
@@ -387,3 +387,21 @@ def test_the_a2a_names_are_exported_and_the_sdk_loads_only_when_used() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+async def test_s40_a_suspended_run_fails_the_task_instead_of_completing_it() -> None:
+    @robota.tool
+    async def deploy(target: str, ctx: robota.ToolContext) -> str:
+        """Deploy once a person approved it."""
+        await ctx.request_outside_response("approval", {"target": target})
+        return "deployed"
+
+    provider = ScriptedProvider([[("deploy", {"target": "prod"})]])
+    factory = lambda: robota.Agent(  # noqa: E731
+        provider=provider, model="m", tools=[deploy], journal=InMemoryJournal()
+    )
+    app = lambda url: robota.serve.a2a_app(factory, url=url)  # noqa: E731
+    async with serve(app) as url, sdk_client(url, streaming=False) as (_, client):
+        task = await final_task(client, user_message("ship it"))
+    assert task.status.state == TaskState.TASK_STATE_FAILED
+    assert "suspended" in task.status.message.parts[0].text

@@ -56,6 +56,9 @@ AgentSource = robota.core.Agent | Callable[[], robota.core.Agent]
 _ARTIFACT_ID: Final = "answer"
 _PROTOCOL_VERSION: Final = "1.0"
 _TEXT: Final = "text/plain"
+_SUSPENDED: Final = (
+    "the agent's run is suspended, waiting for an outside response this endpoint cannot give"
+)
 
 
 class _Conversations:
@@ -233,7 +236,7 @@ class _AgentExecutor(AgentExecutor):
                 result = await stream.result()
         except Exception as error:  # noqa: BLE001 - a run's failure becomes the task's state
             if robota.core.is_abort(error, signal):
-                await updater.cancel(_text_message(updater, "interrupted before any answer"))
+                await updater.cancel(_text_message(updater, "interrupted"))
             else:
                 await updater.failed(_text_message(updater, _failure(error)))
             return
@@ -249,6 +252,10 @@ class _AgentExecutor(AgentExecutor):
         if result.status == "interrupted" or signal.aborted:
             # S23: an aborted run settles as interrupted, keeping the text so far.
             await updater.cancel(_text_message(updater, "interrupted"))
+        elif result.status == "suspended":
+            # S40: a journaled run waits for an outside response (a permission answer …) that
+            # nothing on this endpoint can give; the task does not pretend it completed.
+            await updater.failed(_text_message(updater, _SUSPENDED))
         else:
             await updater.complete()
 
