@@ -103,19 +103,22 @@ def answer(task: Task) -> str:
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    while True:
-        if condition():
-            return
-        await asyncio.sleep(0.01)
+    """Wait for ``condition`` (a hang guard, not a timing assertion: it fails only a stuck test)."""
+    async with asyncio.timeout(60):
+        while True:
+            if condition():
+                return
+            await asyncio.sleep(0.01)
 
 
 async def streaming(client: Client, task_id: str) -> Task:
     """The task, once some of its answer has streamed."""
-    while True:
-        task = await client.get_task(GetTaskRequest(id=task_id))
-        if answer(task):
-            return task
-        await asyncio.sleep(0.02)
+    async with asyncio.timeout(60):  # a hang guard only
+        while True:
+            task = await client.get_task(GetTaskRequest(id=task_id))
+            if answer(task):
+                return task
+            await asyncio.sleep(0.02)
 
 
 async def test_the_sdk_client_reads_the_card_sends_a_message_and_gets_the_task() -> None:
@@ -405,3 +408,38 @@ async def test_s40_a_suspended_run_fails_the_task_instead_of_completing_it() -> 
         task = await final_task(client, user_message("ship it"))
     assert task.status.state == TaskState.TASK_STATE_FAILED
     assert "suspended" in task.status.message.parts[0].text
+
+
+async def test_at_most_max_contexts_conversations_are_kept_the_oldest_agent_closed() -> None:
+    provider = ScriptedProvider(["one", "two", "three"])
+    made: list[robota.Agent] = []
+
+    def factory() -> robota.Agent:
+        made.append(robota.Agent(provider=provider, model="m"))
+        return made[-1]
+
+    app = lambda url: robota.serve.a2a_app(factory, url=url, max_contexts=1)  # noqa: E731
+    async with serve(app) as url, sdk_client(url, streaming=False) as (_, client):
+        first = await final_task(client, user_message("a"))
+        await final_task(client, user_message("b"))
+        await until(lambda: made[0].closed)  # dropped for the newer context, then closed
+        assert not made[1].closed
+        await final_task(client, user_message("again", context_id=first.context_id))
+    assert len(made) == 3  # the dropped context starts over with a new agent
+    assert [getattr(m, "content", None) for m in provider.requests[2].messages] == ["again"]
+    assert all(agent.closed for agent in made)  # the app closes what it made on shutdown
+
+
+async def test_a2a_tool_reports_a_failed_remote_task_as_an_error_without_its_secrets() -> None:
+    error = robota.ProviderError(f"invalid key {FAKE_KEY}", status=401)
+    remote = ScriptedProvider([error])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    async with serve(app, host=HOST) as url, egress() as client:
+        tool = robota.serve.a2a_tool(url, client=client)
+        async with robota.Agent(
+            provider=ScriptedProvider([]), model="scripted-model", tools=[tool]
+        ) as agent:
+            result = (await agent.invoke_tool(tool.name, {"message": "hello"})).result
+    assert result.is_error
+    assert "failed" in result.content
+    assert FAKE_KEY not in result.content
