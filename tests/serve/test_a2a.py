@@ -443,3 +443,21 @@ async def test_a2a_tool_reports_a_failed_remote_task_as_an_error_without_its_sec
     assert result.is_error
     assert "failed" in result.content
     assert FAKE_KEY not in result.content
+
+
+@pytest.mark.parametrize("tool_path", ["a2a/", "elsewhere/", "a2a/.well-known/agent-card.json"])
+async def test_the_card_is_found_under_the_agents_path_or_at_the_root(tool_path: str) -> None:
+    remote = ScriptedProvider(["found you"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url + "a2a/")  # noqa: E731
+    async with serve(app, host=HOST) as url, egress() as client:
+        async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport()) as http:
+            local = url.replace(HOST, "127.0.0.1")
+            card = await A2ACardResolver(http, local + "a2a").get_agent_card()  # the SDK's way
+        assert card.supported_interfaces[0].url == url + "a2a/"
+        tool = robota.serve.a2a_tool(url + tool_path, client=client)
+        async with robota.Agent(
+            provider=ScriptedProvider([]), model="scripted-model", tools=[tool]
+        ) as agent:
+            result = (await agent.invoke_tool(tool.name, {"message": "hello"})).result
+    assert not result.is_error, result.content
+    assert result.content == "found you"

@@ -40,8 +40,9 @@ def a2a_app(
 ) -> Starlette:
     """An ASGI app that serves ``agent`` over the A2A protocol (1.0, with 0.3 method names).
 
-    Serves the agent card at ``/.well-known/agent-card.json`` and the JSON-RPC endpoint at the
-    path of ``url``: ``SendMessage`` / ``message/send``, ``SendStreamingMessage`` /
+    Serves the agent card at ``/.well-known/agent-card.json`` (and under the path of ``url``
+    when it has one, where the SDK's resolver looks) and the JSON-RPC endpoint at the path of
+    ``url``: ``SendMessage`` / ``message/send``, ``SendStreamingMessage`` /
     ``message/stream`` (server-sent events), ``GetTask`` / ``tasks/get``, ``CancelTask`` /
     ``tasks/cancel`` (and the SDK's other task methods). Each message's text parts are the
     prompt of one run; the run's text streams as chunks of the task's ``answer`` artifact, which
@@ -97,8 +98,9 @@ def a2a_tool(
 ) -> robota.core.Tool:
     """A tool that sends the model's message to the remote A2A agent at ``url``.
 
-    Each call fetches the agent card (``url`` itself when it ends in ``.json``, else
-    ``/.well-known/agent-card.json`` on its origin), sends one A2A 1.0 JSON-RPC ``SendMessage``
+    Each call fetches the agent card (``url`` itself when it ends in ``.json``; else
+    ``.well-known/agent-card.json`` under ``url``'s path, as the SDK's resolver looks, then at
+    its origin's root), sends one A2A 1.0 JSON-RPC ``SendMessage``
     to the card's JSON-RPC endpoint, and returns the answer's text (a completed task's artifacts,
     or the reply message); a failed, rejected or canceled task is an error result the model
     reads. Each call is a new conversation on the remote side.

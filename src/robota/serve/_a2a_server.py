@@ -54,6 +54,7 @@ AgentSource = robota.core.Agent | Callable[[], robota.core.Agent]
 """What :func:`robota.serve.a2a_app` serves: one agent, or a factory making one per context."""
 
 _ARTIFACT_ID: Final = "answer"
+_CARD_PATH: Final = "/.well-known/agent-card.json"
 _PROTOCOL_VERSION: Final = "1.0"
 _TEXT: Final = "text/plain"
 _SUSPENDED: Final = (
@@ -322,10 +323,14 @@ def build_a2a_app(
         task_store=InMemoryTaskStore(),
         agent_card=card,
     )
+    path = parts.path or "/"
     routes = [
         *create_agent_card_routes(card),
-        *create_jsonrpc_routes(handler, parts.path or "/", enable_v0_3_compat=True),
+        *create_jsonrpc_routes(handler, path, enable_v0_3_compat=True),
     ]
+    if path.rstrip("/"):
+        # The SDK's resolver looks for the card under the agent's base path as well.
+        routes += create_agent_card_routes(card, card_url=path.rstrip("/") + _CARD_PATH)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:

@@ -75,11 +75,19 @@ def _default_name(url: str) -> str:
     return "a2a_" + _NAME_CHARS.sub("_", host).strip("_")[:100]
 
 
-def _card_url(url: str) -> str:
-    """The card's URL: ``url`` itself when it names a ``.json`` file, else the well-known one."""
-    if urlsplit(url).path.endswith(".json"):
-        return url
-    return urljoin(url, CARD_PATH)
+def _card_urls(url: str) -> list[str]:
+    """Where the card may be, in the order tried.
+
+    ``url`` itself when it names a ``.json`` file; else the well-known path under ``url``'s path
+    (where the SDK's resolver looks), then at its origin's root.
+    """
+    parts = urlsplit(url)
+    if parts.path.endswith(".json"):
+        return [url]
+    origin = f"{parts.scheme}://{parts.netloc}"
+    under = f"{origin}{parts.path.rstrip('/')}{CARD_PATH}"
+    root = f"{origin}{CARD_PATH}"
+    return [under] if under == root else [under, root]
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
@@ -165,7 +173,10 @@ class A2ATool(robota.core.Tool):
         url: str,
         signal: robota.core.AbortSignal,
         body: bytes | None = None,
+        *,
+        missing: bool = False,
     ) -> Any:
+        """The JSON answer of one exchange; ``None`` for a 404 when ``missing`` allows one."""
         headers = {"Accept": "application/json", "A2A-Version": "1.0"}
         if body is not None:
             headers["Content-Type"] = "application/json"
@@ -175,6 +186,8 @@ class A2ATool(robota.core.Tool):
         )
         if isinstance(result, robota.host.Rejected):
             raise _Refusal(f"The call to {url} was refused: {result.reason}")
+        if missing and result.status == 404:
+            return None
         if not 200 <= result.status < 300:
             raise _Refusal(f"The agent at {url} answered HTTP {result.status}.")
         try:
@@ -185,8 +198,15 @@ class A2ATool(robota.core.Tool):
     async def _endpoint(
         self, client: robota.host.EgressClient, signal: robota.core.AbortSignal
     ) -> str:
-        card_url = _card_url(self.url)
-        data = await self._call(client, "GET", card_url, signal)
+        *earlier, card_url = _card_urls(self.url)
+        data = None
+        for candidate in earlier:
+            data = await self._call(client, "GET", candidate, signal, missing=True)
+            if data is not None:
+                card_url = candidate
+                break
+        if data is None:
+            data = await self._call(client, "GET", card_url, signal)
         card = AgentCard()
         try:
             ParseDict(data, card, ignore_unknown_fields=True)
