@@ -8,14 +8,20 @@ endpoints the ``a2a`` extra.
 
 An agent as an MCP server: :func:`mcp_server` (an :class:`AgentMCPServer`, served over stdio or
 streamable HTTP) and :func:`run_mcp_stdio`.
+
+A2A: :func:`a2a_app` serves an agent as an A2A agent (card, JSON-RPC task endpoints);
+:func:`a2a_tool` makes a remote A2A agent a tool, called through the egress client (S06).
 """
 
 from __future__ import annotations
 
+from robota.serve._a2a import a2a_app, a2a_tool
 from robota.serve._mcp import AgentMCPServer, mcp_server, run_mcp_stdio
 
 __all__: list[str] = [
     "AgentMCPServer",
+    "a2a_app",
+    "a2a_tool",
     "mcp_server",
     "run_mcp_stdio",
 ]
