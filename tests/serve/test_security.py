@@ -186,3 +186,27 @@ def test_a_provider_error_reaches_the_client_as_a_code_never_its_message() -> No
     message = ui_stream([e.data for e in sse_events(chat_response.text.splitlines())])
     assert message.error is not None
     assert message.error.startswith("the run failed (")
+
+
+def test_a_failing_factory_is_a_500_without_its_message_and_the_server_keeps_serving() -> None:
+    def broken() -> robota.Agent:
+        raise RuntimeError(f"could not read {FAKE_KEY}")
+
+    app = create_app(
+        {"broken": broken, "a": lambda: robota.Agent("m", provider=ScriptedProvider(["ok"]))}
+    )
+    with running(app) as url, client(url) as http:
+        response = http.post("/agents/broken/chat", json=chat_input("c", "x"))
+        assert _error_code(response, 500) == "agent_unavailable"
+        assert FAKE_KEY not in response.text
+        _still_serving(http)
+
+
+def test_sessions_past_max_sessions_are_refused() -> None:
+    with running(_app(max_sessions=2)) as url, client(url) as http:  # type: ignore[arg-type]
+        for chat_id in ("one", "two"):
+            assert http.post("/agents/a/chat", json=chat_input(chat_id, "x")).status_code == 200
+        third = http.post("/agents/a/chat", json=chat_input("three", "x"))
+        assert _error_code(third, 503) == "too_many_sessions"
+        # An open session still runs.
+        assert http.post("/agents/a/chat", json=chat_input("one", "x")).status_code == 200

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import robota
 from robota.serve import create_app
-from robota.sessions import SQLiteSessionStore
+from robota.sessions import Session, SQLiteSessionStore
 from robota.testing import ScriptedProvider
 from serve.support import chat_input, client, running, sse_events, ui_stream
 
@@ -69,3 +70,11 @@ def test_vercel_chat_id_is_a_session_kept_in_the_store(tmp_path: Path) -> None:
     sent = providers[0].requests[1].messages
     assert [m.content for m in sent if m.kind != "system"] == ["one", "first", "two"]
     assert len(providers) == 1
+    # The server has stopped (its lifespan closed the session); the store kept both turns.
+    reopened = robota.Agent("m", provider=ScriptedProvider([]))
+
+    async def history() -> list[object]:
+        async with await Session.open(reopened, store, "chat-7") as session:
+            return [m.content for m in session.history]
+
+    assert asyncio.run(history()) == ["one", "first", "two", "second"]

@@ -17,7 +17,8 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 
 Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
 ``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
-going (or none to cancel), 413 body over ``max_body_bytes``. Error bodies are
+going (or none to cancel), 413 body over ``max_body_bytes``, 500 ``agent_unavailable`` (the
+factory or the session store failed), 503 past ``max_sessions``. Error bodies are
 ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
@@ -45,6 +47,8 @@ from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
 from robota.sessions import SessionStore, check_session_id
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "MIN_TOKEN_LENGTH", "create_app"]
+
+_log = logging.getLogger("robota.serve")
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 """The default request body limit (1 MiB)."""
@@ -163,7 +167,13 @@ class _Handlers:
             check_session_id(session_id)
         except ConfigurationError:
             raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
-        conversation = await self._conversations.open(name, session_id)
+        if self._conversations.find(name, session_id) is None and self._conversations.full:
+            raise _BadRequest(503, "too_many_sessions", "the server holds its maximum of sessions")
+        try:
+            conversation = await self._conversations.open(name, session_id)
+        except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
+            _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
+            raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
         if conversation.running:
             raise _BadRequest(409, "session_busy", "a run of this session is still going")
         run = self._conversations.start(conversation, text, protocol, make_translator, run_id)
@@ -256,6 +266,7 @@ def create_app(
     cors_origins: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     stream_buffer: int = 10_000,
+    max_sessions: int = 10_000,
 ) -> Starlette:
     """An ASGI app serving ``agents`` over AG-UI and the Vercel AI SDK UI message stream.
 
@@ -272,6 +283,7 @@ def create_app(
         cors_origins: Origins a browser may call from; none by default (CORS closed).
         max_body_bytes: The request body limit (413 over it).
         stream_buffer: How many events of a run are kept for reconnecting readers.
+        max_sessions: How many sessions the app holds open; a new one past it gets 503.
 
     See the module docstring for the paths and status codes. The app's lifespan closes every
     session and agent it opened (aborting runs still going) when the server stops.
@@ -292,13 +304,17 @@ def create_app(
             f"create_app(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
             "secrets.token_urlsafe()"
         )
-    if max_body_bytes < 1 or stream_buffer < 1:
-        raise ConfigurationError("create_app(): max_body_bytes and stream_buffer must be >= 1")
+    if min(max_body_bytes, stream_buffer, max_sessions) < 1:
+        raise ConfigurationError(
+            "create_app(): max_body_bytes, stream_buffer and max_sessions must be >= 1"
+        )
     if sessions is not None and not isinstance(sessions, SessionStore):
         raise ConfigurationError(
             f"create_app(sessions=) takes a robota.sessions.SessionStore, got {sessions!r}"
         )
-    conversations = Conversations(agents, sessions, buffer_limit=stream_buffer)
+    conversations = Conversations(
+        agents, sessions, buffer_limit=stream_buffer, max_sessions=max_sessions
+    )
     handlers = _Handlers(conversations, max_body_bytes)
 
     @contextlib.asynccontextmanager

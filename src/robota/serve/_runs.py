@@ -167,12 +167,19 @@ class Conversations:
         store: SessionStore | None,
         *,
         buffer_limit: int,
+        max_sessions: int,
     ) -> None:
+        self._max_sessions = max_sessions
         self._agents = dict(agents)
         self._store = store
         self._buffer_limit = buffer_limit
         self._conversations: dict[tuple[str, str], Conversation] = {}
         self._opening = asyncio.Lock()
+
+    @property
+    def full(self) -> bool:
+        """Whether no new conversation may be opened."""
+        return len(self._conversations) >= self._max_sessions
 
     def knows_agent(self, name: str) -> bool:
         return name in self._agents
