@@ -10,7 +10,6 @@ that fell further behind continues from the oldest one kept.
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import AsyncIterator
 from typing import final
 
@@ -25,11 +24,12 @@ class RunBuffer:
     iterate :meth:`read`, which ends after the last event of a closed buffer.
     """
 
-    __slots__ = ("_changed", "_closed", "_events", "_next")
+    __slots__ = ("_changed", "_closed", "_dropped", "_events", "_limit")
 
     def __init__(self, limit: int) -> None:
-        self._events: deque[tuple[int, str]] = deque(maxlen=limit)
-        self._next = 0
+        self._limit = limit
+        self._events: list[str] = []
+        self._dropped = 0  # the number of the first event still held
         self._closed = False
         self._changed = asyncio.Event()
 
@@ -38,12 +38,21 @@ class RunBuffer:
         """Whether the run has written its last event."""
         return self._closed
 
+    @property
+    def next_number(self) -> int:
+        """The number the next event will get (the count of events pushed)."""
+        return self._dropped + len(self._events)
+
     def push(self, data: str) -> None:
-        """Append one encoded event (ignored once closed)."""
+        """Append one encoded event (ignored once closed); the oldest go past ``limit``."""
         if self._closed:
             return
-        self._events.append((self._next, data))
-        self._next += 1
+        self._events.append(data)
+        if len(self._events) >= 2 * self._limit:
+            # Trim in batches, so a push costs O(1) amortised.
+            excess = len(self._events) - self._limit
+            del self._events[:excess]
+            self._dropped += excess
         self._wake()
 
     def close(self) -> None:
@@ -56,16 +65,19 @@ class RunBuffer:
         changed.set()
 
     async def read(self, after: int = -1) -> AsyncIterator[tuple[int, str]]:
-        """Yield ``(number, data)`` for every event numbered above ``after``, as they come."""
+        """Yield ``(number, data)`` for every event numbered above ``after``, as they come.
+
+        A reader further behind than the buffer holds continues from the oldest event kept.
+        """
         position = after + 1
         while True:
             changed = self._changed
-            for number, data in tuple(self._events):
-                if number >= position:
-                    yield number, data
-                    position = number + 1
-            if self._closed and position >= self._next:
+            oldest = max(self._dropped, self.next_number - self._limit)
+            position = max(position, oldest)
+            if position < self.next_number:
+                yield position, self._events[position - self._dropped]
+                position += 1
+                continue
+            if self._closed:
                 return
-            if position < self._next:
-                continue  # events arrived while the reader was suspended in a yield
             await changed.wait()
