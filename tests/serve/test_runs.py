@@ -173,3 +173,30 @@ def test_a_permission_ask_surfaces_as_a_data_part_and_a_post_denies_it() -> None
     assert "output" not in tool
     assert [d["type"] for d in message.data] == ["data-permission-request"]
     assert message.text == "done"
+
+
+def test_a_permission_ask_nobody_answers_is_refused_after_the_approval_timeout() -> None:
+    app = create_app({"a": _gated}, approval_timeout=0.2)
+    with running(app) as url, client(url) as http:
+        response = http.post("/agents/a/chat", json=chat_input("c", "go"))
+    message = ui_stream([e.data for e in sse_events(response.text.splitlines())])
+    [tool] = message.tools.values()
+    assert "error" in tool
+    assert "output" not in tool
+    assert [d["type"] for d in message.data] == ["data-permission-request"]
+    assert message.text == "done"
+
+
+def test_cancel_refuses_a_waiting_permission_ask_and_ends_the_run() -> None:
+    with running(create_app({"a": _gated})) as url, client(url) as http:
+        with http.stream("POST", "/agents/a/agui", json=agui_input("t", "go")) as response:
+            events = []
+            for sse in _events(response):
+                events.append(agui([sse])[0])
+                if isinstance(events[-1], CustomEvent):
+                    assert http.post("/agents/a/sessions/t/cancel").status_code == 202
+        assert http.post("/agents/a/sessions/t/cancel").status_code == 409
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.result["status"] == "interrupted"
+    assert not [e for e in events if isinstance(e, ToolCallResultEvent) and e.content == "HEY"]

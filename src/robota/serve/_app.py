@@ -267,6 +267,7 @@ def create_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     stream_buffer: int = 10_000,
     max_sessions: int = 10_000,
+    approval_timeout: float | None = 600.0,
 ) -> Starlette:
     """An ASGI app serving ``agents`` over AG-UI and the Vercel AI SDK UI message stream.
 
@@ -284,6 +285,8 @@ def create_app(
         max_body_bytes: The request body limit (413 over it).
         stream_buffer: How many events of a run are kept for reconnecting readers.
         max_sessions: How many sessions the app holds open; a new one past it gets 503.
+        approval_timeout: Seconds a permission ask waits for its POST before it is refused
+            (``None``: no limit — a run then waits for as long as nobody answers).
 
     See the module docstring for the paths and status codes. The app's lifespan closes every
     session and agent it opened (aborting runs still going) when the server stops.
@@ -304,6 +307,8 @@ def create_app(
             f"create_app(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
             "secrets.token_urlsafe()"
         )
+    if approval_timeout is not None and not approval_timeout > 0:
+        raise ConfigurationError("create_app(approval_timeout=) must be > 0 seconds or None")
     if min(max_body_bytes, stream_buffer, max_sessions) < 1:
         raise ConfigurationError(
             "create_app(): max_body_bytes, stream_buffer and max_sessions must be >= 1"
@@ -313,7 +318,11 @@ def create_app(
             f"create_app(sessions=) takes a robota.sessions.SessionStore, got {sessions!r}"
         )
     conversations = Conversations(
-        agents, sessions, buffer_limit=stream_buffer, max_sessions=max_sessions
+        agents,
+        sessions,
+        buffer_limit=stream_buffer,
+        max_sessions=max_sessions,
+        approval_timeout=approval_timeout,
     )
     handlers = _Handlers(conversations, max_body_bytes)
 

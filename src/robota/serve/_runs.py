@@ -88,10 +88,12 @@ class HttpApprover:
 
     Each ask gets an id, appears in the session's running stream as a permission-request event,
     and waits until :meth:`answer` is called with that id — or the run is aborted (cancel
-    endpoint, shutdown), which refuses the call. Asks made with no run streaming are refused.
+    endpoint, shutdown) or ``timeout`` seconds pass, which refuse the call. Asks made with no
+    run streaming are refused. The app builds one per session; build your own only to test.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, timeout: float | None = None) -> None:
+        self._timeout = timeout
         self._run: ActiveRun | None = None
         self._pending: dict[str, asyncio.Future[Approval]] = {}
 
@@ -130,7 +132,9 @@ class HttpApprover:
             refuse(None)
         unsubscribe = signal.add_listener(refuse)
         try:
-            return await future
+            return await asyncio.wait_for(future, self._timeout)
+        except TimeoutError:
+            return Approval(approved=False, reason="no answer came in time")
         finally:
             unsubscribe()
             self._pending.pop(ask_id, None)
@@ -168,7 +172,9 @@ class Conversations:
         *,
         buffer_limit: int,
         max_sessions: int,
+        approval_timeout: float | None,
     ) -> None:
+        self._approval_timeout = approval_timeout
         self._max_sessions = max_sessions
         self._agents = dict(agents)
         self._store = store
@@ -199,7 +205,7 @@ class Conversations:
             found = self._conversations.get(key)
             if found is not None:
                 return found
-            approver = HttpApprover()
+            approver = HttpApprover(self._approval_timeout)
             agent = _build(self._agents[agent_name], approver, agent_name)
             session = None
             if self._store is not None:
