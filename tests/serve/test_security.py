@@ -140,6 +140,13 @@ def test_bad_input_gets_a_clear_4xx_and_the_server_keeps_serving() -> None:
         assert _error_code(http.post("/agents/a/chat", json=[1]), 400) == "invalid_body"
         no_user = {"id": "c", "messages": [{"role": "assistant", "parts": []}]}
         assert _error_code(http.post("/agents/a/chat", json=no_user), 400) == "no_user_message"
+        injected = agui_input("t", "x", run_id="r\ndata: {}")
+        assert _error_code(http.post("/agents/a/agui", json=injected), 400) == "invalid_run_id"
+        empty = chat_input("c", "  ")
+        assert _error_code(http.post("/agents/a/chat", json=empty), 400) == "empty_message"
+        parts = agui_input("t-parts", "x")
+        parts["messages"][0]["content"] = [{"type": "text", "text": "hi"}]
+        assert http.post("/agents/a/agui", json=parts).status_code == 200
         bad_id = chat_input("bad\u0000id", "x")
         assert _error_code(http.post("/agents/a/chat", json=bad_id), 400) == "invalid_session_id"
         unknown = http.post("/agents/nobody/chat", json=chat_input("c", "x"))

@@ -167,6 +167,8 @@ class _Handlers:
             check_session_id(session_id)
         except ConfigurationError:
             raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
+        if not text.strip():
+            raise _BadRequest(400, "empty_message", "the last user message has no text")
         if self._conversations.find(name, session_id) is None and self._conversations.full:
             raise _BadRequest(503, "too_many_sessions", "the server holds its maximum of sessions")
         try:
@@ -191,6 +193,11 @@ class _Handlers:
                 400, "invalid_body", f"not an AG-UI RunAgentInput: {where}: {first['msg']}"
             ) from None
         text = _agui_text(payload)
+        try:
+            # The run id names the stream's events (SSE ``id:``): no control characters.
+            check_session_id(payload.run_id)
+        except ConfigurationError:
+            raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
         found = self._conversations.find(name, payload.thread_id)
         state = payload.state if payload.state is not None else (found and found.state)
         thread_id = payload.thread_id
