@@ -200,3 +200,23 @@ def test_cancel_refuses_a_waiting_permission_ask_and_ends_the_run() -> None:
     assert isinstance(finished, RunFinishedEvent)
     assert finished.result["status"] == "interrupted"
     assert not [e for e in events if isinstance(e, ToolCallResultEvent) and e.content == "HEY"]
+
+
+def test_a_factory_gets_the_approver_only_when_it_asks_for_one() -> None:
+    seen: list[object] = []
+
+    def with_default(reply: str = "defaulted") -> robota.Agent:
+        seen.append(reply)
+        return robota.Agent("m", provider=ScriptedProvider([reply]))
+
+    def by_name(*, approver: HttpApprover) -> robota.Agent:
+        seen.append(approver)
+        return robota.Agent("m", provider=ScriptedProvider(["named"]))
+
+    with running(create_app({"d": with_default, "n": by_name})) as url, client(url) as http:
+        first = http.post("/agents/d/chat", json=chat_input("c", "go"))
+        second = http.post("/agents/n/chat", json=chat_input("c", "go"))
+    assert ui_stream([e.data for e in sse_events(first.text.splitlines())]).text == "defaulted"
+    assert ui_stream([e.data for e in sse_events(second.text.splitlines())]).text == "named"
+    assert seen[0] == "defaulted"
+    assert isinstance(seen[1], HttpApprover)

@@ -127,8 +127,9 @@ def _chat_request(body: object) -> tuple[str, str]:
 
 def _sse(run: ActiveRun, after: int) -> StreamingResponse:
     async def frames() -> AsyncIterator[bytes]:
-        async for number, data in run.buffer.read(after):
-            yield f"id: {run.run_id}:{number}\ndata: {data}\n\n".encode()
+        prefix = f"id: {run.run_id}:"
+        async for batch in run.buffer.read_batches(after):
+            yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     if run.protocol == "chat":

@@ -69,14 +69,23 @@ class RunBuffer:
 
         A reader further behind than the buffer holds continues from the oldest event kept.
         """
+        async for batch in self.read_batches(after):
+            for item in batch:
+                yield item
+
+    async def read_batches(self, after: int = -1) -> AsyncIterator[list[tuple[int, str]]]:
+        """As :meth:`read`, every event already there at once (one write per batch)."""
         position = after + 1
         while True:
             changed = self._changed
             oldest = max(self._dropped, self.next_number - self._limit)
             position = max(position, oldest)
-            if position < self.next_number:
-                yield position, self._events[position - self._dropped]
-                position += 1
+            end = self.next_number
+            if position < end:
+                start = position - self._dropped
+                batch = self._events[start : end - self._dropped]
+                yield list(enumerate(batch, position))
+                position = end
                 continue
             if self._closed:
                 return

@@ -50,8 +50,9 @@ __all__ = [
 _log = logging.getLogger("robota.serve")
 
 AgentFactory: TypeAlias = Callable[[], Agent] | Callable[[Approver], Agent]
-"""Builds the agent of one session: ``factory()``, or ``factory(approver)`` when it takes an
-argument (the :class:`HttpApprover` that asks the client, for a ``PermissionGate``)."""
+"""Builds the agent of one session: ``factory()``, or ``factory(approver)`` when its first
+parameter is positional without a default (or one is named ``approver``) — the
+:class:`HttpApprover` that asks the client, for a ``PermissionGate``."""
 
 _FAILED = "the run failed"
 
@@ -256,12 +257,32 @@ class Conversations:
             await conversation.agent.aclose()
 
 
+def _approver_call(signature: inspect.Signature) -> str | None:
+    # A parameter named `approver` (passed by name), or a first positional one without a
+    # default: a factory like `def make(count=3)` is still called with no argument.
+    if "approver" in signature.parameters:
+        return "keyword"
+    first = next(iter(signature.parameters.values()), None)
+    if (
+        first is not None
+        and first.kind in {first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD}
+        and first.default is first.empty
+    ):
+        return "positional"
+    return None
+
+
 def _build(factory: AgentFactory, approver: HttpApprover, name: str) -> Agent:
     try:
-        takes_approver = len(inspect.signature(factory).parameters) >= 1
+        call = _approver_call(inspect.signature(factory))
     except (TypeError, ValueError):
-        takes_approver = False
-    agent = factory(approver) if takes_approver else factory()  # type: ignore[call-arg]
+        call = None
+    if call == "keyword":
+        agent = factory(approver=approver)  # type: ignore[call-arg]
+    elif call == "positional":
+        agent = factory(approver)  # type: ignore[call-arg]
+    else:
+        agent = factory()  # type: ignore[call-arg]
     if not isinstance(agent, Agent):
         raise ConfigurationError(
             f"the factory for agent {name!r} must return a robota.Agent, got {agent!r}"
