@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx2
 from ag_ui.core import (
@@ -16,6 +18,7 @@ from ag_ui.core import (
 
 import robota
 from robota.serve import HttpApprover, create_app
+from robota.sessions import Session, SQLiteSessionStore
 from robota.testing import ScriptedProvider
 from serve.support import Sse, agui, agui_input, chat_input, client, running, sse_events, ui_stream
 
@@ -220,3 +223,30 @@ def test_a_factory_gets_the_approver_only_when_it_asks_for_one() -> None:
     assert ui_stream([e.data for e in sse_events(second.text.splitlines())]).text == "named"
     assert seen[0] == "defaulted"
     assert isinstance(seen[1], HttpApprover)
+
+
+def test_s23_cancel_of_a_stored_session_saves_the_turn_and_the_session_runs_on(
+    tmp_path: Path,
+) -> None:
+    def factory() -> robota.Agent:
+        return robota.Agent("m", provider=ScriptedProvider([LONG, "after"], chunk_delay=0.01))
+
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    with running(create_app({"a": factory}, sessions=store)) as url, client(url) as http:
+        with http.stream("POST", "/agents/a/chat", json=chat_input("c", "go")) as response:
+            datas = []
+            for sse in _events(response):
+                datas.append(sse.data)
+                if '"text-delta"' in sse.data and len(datas) == 5:
+                    assert http.post("/agents/a/sessions/c/cancel").status_code == 202
+        interrupted = ui_stream(datas)
+        after = http.post("/agents/a/chat", json=chat_input("c", "again"))
+    assert interrupted.metadata["status"] == "interrupted"
+    assert ui_stream([e.data for e in sse_events(after.text.splitlines())]).text == "after"
+
+    async def turns() -> list[str]:
+        agent = robota.Agent("m", provider=ScriptedProvider([]))
+        async with await Session.open(agent, store, "c") as session:
+            return [turn.status for turn in session.turns]
+
+    assert asyncio.run(turns()) == ["interrupted", "complete"]
