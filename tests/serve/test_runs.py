@@ -250,3 +250,12 @@ def test_s23_cancel_of_a_stored_session_saves_the_turn_and_the_session_runs_on(
             return [turn.status for turn in session.turns]
 
     assert asyncio.run(turns()) == ["interrupted", "complete"]
+
+
+def test_a_waiting_stream_writes_keep_alive_comments_the_readers_ignore() -> None:
+    app = create_app({"a": _gated}, approval_timeout=0.5, heartbeat=0.05)
+    with running(app) as url, client(url) as http:
+        response = http.post("/agents/a/chat", json=chat_input("c", "go"))
+    lines = response.text.splitlines()
+    assert ": keep-alive" in lines
+    assert ui_stream([e.data for e in sse_events(lines)]).text == "done"

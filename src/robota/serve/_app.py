@@ -125,10 +125,13 @@ def _chat_request(body: object) -> tuple[str, str]:
     raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
 
 
-def _sse(run: ActiveRun, after: int) -> StreamingResponse:
+def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingResponse:
     async def frames() -> AsyncIterator[bytes]:
         prefix = f"id: {run.run_id}:"
-        async for batch in run.buffer.read_batches(after):
+        async for batch in run.buffer.read_batches(after, idle=heartbeat):
+            if not batch:
+                yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
+                continue
             yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
@@ -138,9 +141,12 @@ def _sse(run: ActiveRun, after: int) -> StreamingResponse:
 
 
 class _Handlers:
-    def __init__(self, conversations: Conversations, max_body_bytes: int) -> None:
+    def __init__(
+        self, conversations: Conversations, max_body_bytes: int, heartbeat: float | None
+    ) -> None:
         self._conversations = conversations
         self._limit = max_body_bytes
+        self._heartbeat = heartbeat
 
     def _agent_name(self, request: Request) -> str:
         name = str(request.path_params["name"])
@@ -211,13 +217,13 @@ class _Handlers:
             payload.run_id,
         )
         conversation.state = state
-        return _sse(run, -1)
+        return _sse(run, -1, self._heartbeat)
 
     async def chat(self, request: Request) -> Response:
         name = self._agent_name(request)
         chat_id, text = _chat_request(await _read_json(request, self._limit))
         _, run = await self._start(name, chat_id, text, "chat", VercelTranslator)
-        return _sse(run, -1)
+        return _sse(run, -1, self._heartbeat)
 
     async def stream(self, request: Request) -> Response:
         conversation = self._existing(request)
@@ -231,7 +237,7 @@ class _Handlers:
             if run_id != run.run_id or not number.isdigit():
                 raise _BadRequest(404, "unknown_event", "Last-Event-ID names no event of this run")
             after = int(number)
-        return _sse(run, after)
+        return _sse(run, after, self._heartbeat)
 
     async def cancel(self, request: Request) -> Response:
         conversation = self._existing(request)
@@ -276,6 +282,7 @@ def create_app(
     stream_buffer: int = 10_000,
     max_sessions: int = 10_000,
     approval_timeout: float | None = 600.0,
+    heartbeat: float | None = 15.0,
 ) -> Starlette:
     """An ASGI app serving ``agents`` over AG-UI and the Vercel AI SDK UI message stream.
 
@@ -295,6 +302,8 @@ def create_app(
         max_sessions: How many sessions the app holds open; a new one past it gets 503.
         approval_timeout: Seconds a permission ask waits for its POST before it is refused
             (``None``: no limit — a run then waits for as long as nobody answers).
+        heartbeat: Seconds of silence after which a stream writes an SSE comment
+            (``: keep-alive``), so proxies keep a waiting stream open; ``None`` for none.
 
     See the module docstring for the paths and status codes. The app's lifespan closes every
     session and agent it opened (aborting runs still going) when the server stops.
@@ -315,8 +324,9 @@ def create_app(
             f"create_app(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
             "secrets.token_urlsafe()"
         )
-    if approval_timeout is not None and not approval_timeout > 0:
-        raise ConfigurationError("create_app(approval_timeout=) must be > 0 seconds or None")
+    for option, value in (("approval_timeout", approval_timeout), ("heartbeat", heartbeat)):
+        if value is not None and not value > 0:
+            raise ConfigurationError(f"create_app({option}=) must be > 0 seconds or None")
     if min(max_body_bytes, stream_buffer, max_sessions) < 1:
         raise ConfigurationError(
             "create_app(): max_body_bytes, stream_buffer and max_sessions must be >= 1"
@@ -332,7 +342,7 @@ def create_app(
         max_sessions=max_sessions,
         approval_timeout=approval_timeout,
     )
-    handlers = _Handlers(conversations, max_body_bytes)
+    handlers = _Handlers(conversations, max_body_bytes, heartbeat)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

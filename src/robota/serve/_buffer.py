@@ -73,8 +73,14 @@ class RunBuffer:
             for item in batch:
                 yield item
 
-    async def read_batches(self, after: int = -1) -> AsyncIterator[list[tuple[int, str]]]:
-        """As :meth:`read`, every event already there at once (one write per batch)."""
+    async def read_batches(
+        self, after: int = -1, *, idle: float | None = None
+    ) -> AsyncIterator[list[tuple[int, str]]]:
+        """As :meth:`read`, every event already there at once (one write per batch).
+
+        With ``idle``, an empty batch comes after each ``idle`` seconds without an event (the
+        caller writes a keep-alive then).
+        """
         position = after + 1
         while True:
             changed = self._changed
@@ -89,4 +95,8 @@ class RunBuffer:
                 continue
             if self._closed:
                 return
-            await changed.wait()
+            try:
+                async with asyncio.timeout(idle):  # a timer, not a task per wait
+                    await changed.wait()
+            except TimeoutError:
+                yield []
