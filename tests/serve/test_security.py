@@ -4,6 +4,12 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 import robota
@@ -217,3 +223,41 @@ def test_sessions_past_max_sessions_are_refused() -> None:
         assert _error_code(third, 503) == "too_many_sessions"
         # An open session still runs.
         assert http.post("/agents/a/chat", json=chat_input("one", "x")).status_code == 200
+
+
+_SERVE_SCRIPT = """
+import robota
+from robota.serve import create_app, serve
+from robota.testing import ScriptedProvider
+
+app = create_app({"a": lambda: robota.Agent("m", provider=ScriptedProvider(["served"]))})
+serve(app, port=0, log_level="info")
+"""
+
+
+def test_serve_binds_loopback_by_default_and_serves(tmp_path: Path) -> None:
+    script = tmp_path / "serve_it.py"
+    script.write_text(_SERVE_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stderr=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        assert process.stderr is not None
+        address = None
+        for line in process.stderr:
+            found = re.search(r"running on http://([\d.]+):(\d+)", line)
+            if found:
+                address = found.groups()
+                break
+        assert address is not None, "uvicorn never said where it listens"
+        host, port = address
+        assert host == "127.0.0.1"
+        with client(f"http://127.0.0.1:{port}") as http:
+            response = http.post("/agents/a/chat", json=chat_input("c", "hi"))
+        assert ui_stream([e.data for e in sse_events(response.text.splitlines())]).text == "served"
+    finally:
+        process.terminate()
+        process.wait(15)
+        if process.stderr is not None:
+            process.stderr.close()
