@@ -14,6 +14,9 @@ be written) and encoded as the JSON text of one SSE ``data:`` line:
 * state: ``STATE_SNAPSHOT`` echoes the ``state`` the client sent, kept with the session;
 * ``CUSTOM`` events: ``robota.retry`` (a failed model call is tried again; text streamed since
   the round began is discarded) and ``robota.permission_request`` (an ask waiting for a POST).
+
+A sub-agent's own events (:class:`~robota.SubagentEvent`) are not forwarded yet; its tool call
+and result are.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 
 * ``POST /agents/{name}/agui`` — body: an AG-UI ``RunAgentInput`` (``threadId`` is the session
   id; the last ``user`` message is the turn's input; ``state`` is kept and echoed). Answers an
-  SSE stream of AG-UI events.
+  SSE stream of AG-UI events. The server keeps the conversation: earlier ``messages`` are not
+  read, and client-side ``tools``, ``context`` and ``resume`` are not supported yet.
 * ``POST /agents/{name}/chat`` — body: ``useChat``'s ``{"id", "messages": [{"role", "parts":
   [{"type": "text", "text"}]}]}`` (``id`` is the session id; the last ``user`` message is the
   input). Answers a UI message stream (``x-vercel-ai-ui-message-stream: v1``).

@@ -14,6 +14,9 @@ line ``data: [DONE]``. One :class:`VercelTranslator` per run produces, in order:
   ask waiting for a POST, and ``data-retry`` when a failed model call is tried again;
 * ``finish`` (``messageMetadata``: status, usage, cost) or ``error`` (``errorText``: a
   generic message and its code), then ``[DONE]``.
+
+A sub-agent's own events (:class:`~robota.SubagentEvent`) are not forwarded yet; its tool call
+and result are.
 """
 
 from __future__ import annotations
