@@ -14,6 +14,7 @@ import pytest
 
 import robota
 from robota.serve import create_app, serve
+from robota.serve._server import is_loopback_host
 from robota.testing import ScriptedProvider
 from serve.support import agui, agui_input, chat_input, client, running, sse_events, ui_stream
 
@@ -228,6 +229,7 @@ def test_sessions_past_max_sessions_are_refused() -> None:
 _SERVE_SCRIPT = """
 import robota
 from robota.serve import create_app, serve
+from robota.serve._server import is_loopback_host
 from robota.testing import ScriptedProvider
 
 app = create_app({"a": lambda: robota.Agent("m", provider=ScriptedProvider(["served"]))})
@@ -261,3 +263,28 @@ def test_serve_binds_loopback_by_default_and_serves(tmp_path: Path) -> None:
         process.wait(15)
         if process.stderr is not None:
             process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.10", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("::ffff:127.0.0.1", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.1", False),
+        ("::ffff:10.0.0.1", False),
+        ("localhost.example.com", False),
+    ],
+)
+def test_only_loopback_hosts_may_be_bound_without_a_token(host: str, loopback: bool) -> None:
+    if loopback:
+        assert is_loopback_host(host)
+    else:
+        assert not is_loopback_host(host)
+        with pytest.raises(robota.ConfigurationError, match="without a token"):
+            serve(_app(), host=host, port=0)  # type: ignore[arg-type]

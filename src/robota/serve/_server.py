@@ -16,17 +16,29 @@ from robota import ConfigurationError
 from robota.serve._app import MIN_TOKEN_LENGTH
 from robota.serve._guard import ServeConfig
 
-__all__ = ["check_bind", "is_loopback", "serve"]
+__all__ = ["check_bind", "is_loopback_host", "serve"]
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names only this machine (``localhost`` or a loopback address)."""
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8 or ``::1``).
+
+    Decided from the fixed ranges, not the interpreter's ``ipaddress`` flags, whose verdicts
+    changed between Python releases (S06).
+    """
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped
+        return address == _LOOPBACK_V6 or (mapped is not None and mapped in _LOOPBACK_V4)
+    return address in _LOOPBACK_V4
 
 
 def _config(app: object) -> ServeConfig:
@@ -57,7 +69,7 @@ def check_bind(app: Starlette, host: str, token: str | None = None) -> None:
                 "serve(token=) differs from the app's create_app(token=); give one of them"
             )
         config.token = token
-    if not is_loopback(host) and config.token is None:
+    if not is_loopback_host(host) and config.token is None:
         raise ConfigurationError(
             f"refusing to serve on {host!r} without a token: a bind beyond loopback needs "
             "serve(app, host=..., token=secrets.token_urlsafe()) (or create_app(token=...)); "
