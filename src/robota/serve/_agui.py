@@ -1,0 +1,175 @@
+"""Robota's stream events as AG-UI events (the ``ag-ui-protocol`` package's models).
+
+One :class:`AguiTranslator` per run turns :class:`~robota.RunEvent` values into AG-UI events,
+each built as the package's own pydantic model (so a field the protocol does not have cannot
+be written) and encoded as the JSON text of one SSE ``data:`` line:
+
+* the run: ``RUN_STARTED`` first; ``RUN_FINISHED`` (``result``: status, text, usage, cost;
+  ``outcome`` ``cancelled`` for an interrupted run) or ``RUN_ERROR`` (a generic message and a
+  code) last;
+* text: ``TEXT_MESSAGE_START`` / ``TEXT_MESSAGE_CONTENT`` / ``TEXT_MESSAGE_END``, one message
+  per model round;
+* tools: ``TOOL_CALL_START`` / ``TOOL_CALL_ARGS`` / ``TOOL_CALL_END`` when the call is known,
+  ``TOOL_CALL_RESULT`` when it has its result (a refused call gets the first three then too);
+* state: ``STATE_SNAPSHOT`` echoes the ``state`` the client sent, kept with the session;
+* ``CUSTOM`` events: ``robota.retry`` (a failed model call is tried again; text streamed since
+  the round began is discarded) and ``robota.permission_request`` (an ask waiting for a POST).
+
+A sub-agent's own events (:class:`~robota.SubagentEvent`) are not forwarded yet; its tool call
+and result are.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, assert_never, final
+
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunStartedEvent,
+    StateSnapshotEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+
+from robota import (
+    MessageCommitted,
+    RetryStarted,
+    RoundStarted,
+    RunEvent,
+    RunResult,
+    SubagentEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from robota.serve._summary import result_summary
+
+__all__ = ["AguiTranslator"]
+
+
+def _encode(event: BaseEvent) -> str:
+    return event.model_dump_json(by_alias=True, exclude_none=True)
+
+
+@final
+class AguiTranslator:
+    """Translates one run's events to encoded AG-UI events (see the module docstring)."""
+
+    __slots__ = ("_message_id", "_run_id", "_started_calls", "_state", "_thread_id")
+
+    def __init__(self, thread_id: str, run_id: str, state: Any = None) -> None:
+        self._thread_id = thread_id
+        self._run_id = run_id
+        self._state = state
+        self._message_id: str | None = None
+        self._started_calls: set[str] = set()
+
+    def start(self) -> list[str]:
+        """``RUN_STARTED``, then the session's state when the client keeps one."""
+        out = [_encode(RunStartedEvent(thread_id=self._thread_id, run_id=self._run_id))]
+        if self._state is not None:
+            out.append(_encode(StateSnapshotEvent(snapshot=self._state)))
+        return out
+
+    def _close_text(self) -> list[str]:
+        if self._message_id is None:
+            return []
+        message_id, self._message_id = self._message_id, None
+        return [_encode(TextMessageEndEvent(message_id=message_id))]
+
+    def _call_events(self, call: ToolCall) -> list[str]:
+        if call.id in self._started_calls:
+            return []
+        self._started_calls.add(call.id)
+        out = self._close_text()
+        out.append(_encode(ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name)))
+        if call.arguments:
+            out.append(_encode(ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments)))
+        out.append(_encode(ToolCallEndEvent(tool_call_id=call.id)))
+        return out
+
+    def event(self, event: RunEvent) -> list[str]:
+        """The AG-UI events for one robota stream event (often none)."""
+        if isinstance(event, TextDelta):
+            if not event.text:
+                return []
+            out: list[str] = []
+            if self._message_id is None:
+                self._message_id = f"msg-{uuid.uuid4().hex}"
+                out.append(
+                    _encode(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
+                )
+            out.append(
+                _encode(TextMessageContentEvent(message_id=self._message_id, delta=event.text))
+            )
+            return out
+        if isinstance(event, ToolCallStarted):
+            return self._call_events(event.call)
+        if isinstance(event, ToolCallFinished):
+            out = self._call_events(event.call)
+            out.append(
+                _encode(
+                    ToolCallResultEvent(
+                        message_id=f"tool-{uuid.uuid4().hex}",
+                        tool_call_id=event.call.id,
+                        content=event.content,
+                        role="tool",
+                    )
+                )
+            )
+            return out
+        if isinstance(event, RoundStarted):
+            return self._close_text()
+        if isinstance(event, RetryStarted):
+            out = self._close_text()
+            value = {"round": event.round, "attempt": event.attempt, "discarded": event.discarded}
+            out.append(_encode(CustomEvent(name="robota.retry", value=value)))
+            return out
+        if isinstance(event, MessageCommitted | SubagentEvent):
+            return []
+        assert_never(event)
+
+    def permission(self, ask_id: str, tool: str, arguments: object, reason: str) -> list[str]:
+        """A ``CUSTOM`` ``robota.permission_request`` event for an ask waiting for an answer."""
+        value = {"id": ask_id, "tool": tool, "arguments": arguments, "reason": reason}
+        out = self._close_text()
+        out.append(_encode(CustomEvent(name="robota.permission_request", value=value)))
+        return out
+
+    def finish(self, result: RunResult[Any]) -> list[str]:
+        """Close any open message and end with ``RUN_FINISHED`` carrying the run's summary."""
+        out = self._close_text()
+        finished = RunFinishedEvent(
+            thread_id=self._thread_id, run_id=self._run_id, result=result_summary(result)
+        )
+        if result.status == "interrupted":
+            finished = RunFinishedEvent.model_validate(
+                {
+                    "threadId": self._thread_id,
+                    "runId": self._run_id,
+                    "result": result_summary(result),
+                    "outcome": {"type": "cancelled"},
+                }
+            )
+        out.append(_encode(finished))
+        return out
+
+    def fail(self, code: str, message: str) -> list[str]:
+        """Close any open message and end with ``RUN_ERROR`` (a generic message and a code)."""
+        out = self._close_text()
+        out.append(_encode(RunErrorEvent(message=message, code=code)))
+        return out
+
+    def done(self) -> list[str]:
+        """Nothing: an AG-UI stream ends with its last event."""
+        return []

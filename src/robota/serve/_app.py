@@ -1,0 +1,378 @@
+"""``create_app``: the ASGI app (starlette) that serves agents over AG-UI and the Vercel stream.
+
+Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
+
+* ``POST /agents/{name}/agui`` — body: an AG-UI ``RunAgentInput`` (``threadId`` is the session
+  id; the last ``user`` message is the turn's input; ``state`` is kept and echoed). Answers an
+  SSE stream of AG-UI events. The server keeps the conversation: earlier ``messages`` are not
+  read, and client-side ``tools``, ``context`` and ``resume`` are not supported yet.
+* ``POST /agents/{name}/chat`` — body: ``useChat``'s ``{"id", "messages": [{"role", "parts":
+  [{"type": "text", "text"}]}]}`` (``id`` is the session id; the last ``user`` message is the
+  input). Answers a UI message stream (``x-vercel-ai-ui-message-stream: v1``).
+* ``GET /agents/{name}/sessions/{session_id}/stream`` — the session's latest run again, from
+  the event after the SSE ``Last-Event-ID`` header (all of it without one).
+* ``POST /agents/{name}/sessions/{session_id}/cancel`` — abort the running run (S23): its
+  stream ends with the text so far and the protocol's finish event (202).
+* ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
+  bool, "reason"?: str}``: answer a permission ask the stream announced (200).
+
+Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
+``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
+going (or none to cancel), 413 body over ``max_body_bytes``, 500 ``agent_unavailable`` (the
+factory or the session store failed), 503 past ``max_sessions``. Error bodies are
+``{"error": {"code", "message"}}`` and never carry an exception's text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any
+
+from ag_ui.core import RunAgentInput
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from robota import Approval, ConfigurationError
+from robota.serve._agui import AguiTranslator
+from robota.serve._guard import ServeConfig, ServeGuard, error_body
+from robota.serve._runs import ActiveRun, AgentFactory, Conversation, Conversations, Translator
+from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
+from robota.sessions import SessionStore, check_session_id
+
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "MIN_TOKEN_LENGTH", "create_app"]
+
+_log = logging.getLogger("robota.serve")
+
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+"""The default request body limit (1 MiB)."""
+
+MIN_TOKEN_LENGTH = 16
+"""The shortest bearer token an app accepts."""
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def _error(status: int, code: str, message: str) -> Response:
+    return Response(error_body(code, message), status_code=status, media_type="application/json")
+
+
+async def _read_json(request: Request, limit: int) -> Any:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise _BadRequest(400, "malformed_json", "the body is not valid JSON") from None
+
+
+def _agui_text(payload: RunAgentInput) -> str:
+    for message in reversed(payload.messages):
+        if message.role != "user":
+            continue
+        content: object = message.content
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            texts = [getattr(part, "text", None) for part in content]
+            return "\n\n".join(t for t in texts if isinstance(t, str))
+    raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
+
+
+def _chat_request(body: object) -> tuple[str, str]:
+    if not isinstance(body, dict):
+        raise _BadRequest(400, "invalid_body", "the body must be a JSON object")
+    chat_id = body.get("id")
+    messages = body.get("messages")
+    if not isinstance(chat_id, str) or not chat_id:
+        raise _BadRequest(400, "invalid_body", "'id' (the chat id) must be a non-empty string")
+    if not isinstance(messages, list):
+        raise _BadRequest(400, "invalid_body", "'messages' must be a list")
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") != "user":
+            continue
+        parts = message.get("parts")
+        if isinstance(parts, list):
+            texts = [
+                p["text"]
+                for p in parts
+                if isinstance(p, dict)
+                and p.get("type") == "text"
+                and isinstance(p.get("text"), str)
+            ]
+            return chat_id, "\n\n".join(texts)
+        if isinstance(message.get("content"), str):
+            return chat_id, str(message["content"])
+        raise _BadRequest(400, "invalid_body", "the last user message has no text parts")
+    raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
+
+
+def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingResponse:
+    async def frames() -> AsyncIterator[bytes]:
+        prefix = f"id: {run.run_id}:"
+        async for batch in run.buffer.read_batches(after, idle=heartbeat):
+            if not batch:
+                yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
+                continue
+            yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
+
+    headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
+    if run.protocol == "chat":
+        headers[UI_MESSAGE_STREAM_HEADER[0]] = UI_MESSAGE_STREAM_HEADER[1]
+    return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
+
+
+class _Handlers:
+    def __init__(
+        self, conversations: Conversations, max_body_bytes: int, heartbeat: float | None
+    ) -> None:
+        self._conversations = conversations
+        self._limit = max_body_bytes
+        self._heartbeat = heartbeat
+
+    def _agent_name(self, request: Request) -> str:
+        name = str(request.path_params["name"])
+        if not self._conversations.knows_agent(name):
+            raise _BadRequest(404, "unknown_agent", "no agent is served under that name")
+        return name
+
+    def _existing(self, request: Request) -> Conversation:
+        name = self._agent_name(request)
+        found = self._conversations.find(name, str(request.path_params["session_id"]))
+        if found is None:
+            raise _BadRequest(404, "unknown_session", "no such session")
+        return found
+
+    async def _start(
+        self,
+        name: str,
+        session_id: str,
+        text: str,
+        protocol: str,
+        make_translator: Callable[[str], Translator],
+        run_id: str | None = None,
+    ) -> tuple[Conversation, ActiveRun]:
+        try:
+            check_session_id(session_id)
+        except ConfigurationError:
+            raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
+        if not text.strip():
+            raise _BadRequest(400, "empty_message", "the last user message has no text")
+        if self._conversations.find(name, session_id) is None and self._conversations.full:
+            raise _BadRequest(503, "too_many_sessions", "the server holds its maximum of sessions")
+        try:
+            conversation = await self._conversations.open(name, session_id)
+        except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
+            _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
+            raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
+        if conversation.running:
+            raise _BadRequest(409, "session_busy", "a run of this session is still going")
+        run = self._conversations.start(conversation, text, protocol, make_translator, run_id)
+        return conversation, run
+
+    async def agui(self, request: Request) -> Response:
+        name = self._agent_name(request)
+        body = await _read_json(request, self._limit)
+        try:
+            payload = RunAgentInput.model_validate(body)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise _BadRequest(
+                400, "invalid_body", f"not an AG-UI RunAgentInput: {where}: {first['msg']}"
+            ) from None
+        text = _agui_text(payload)
+        try:
+            # The run id names the stream's events (SSE ``id:``): no control characters.
+            check_session_id(payload.run_id)
+        except ConfigurationError:
+            raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
+        found = self._conversations.find(name, payload.thread_id)
+        state = payload.state if payload.state is not None else (found and found.state)
+        thread_id = payload.thread_id
+        conversation, run = await self._start(
+            name,
+            thread_id,
+            text,
+            "agui",
+            lambda run_id: AguiTranslator(thread_id, run_id, state),
+            payload.run_id,
+        )
+        conversation.state = state
+        return _sse(run, -1, self._heartbeat)
+
+    async def chat(self, request: Request) -> Response:
+        name = self._agent_name(request)
+        chat_id, text = _chat_request(await _read_json(request, self._limit))
+        _, run = await self._start(name, chat_id, text, "chat", VercelTranslator)
+        return _sse(run, -1, self._heartbeat)
+
+    async def stream(self, request: Request) -> Response:
+        conversation = self._existing(request)
+        run = conversation.run
+        if run is None:
+            raise _BadRequest(404, "no_run", "this session has no run to read")
+        after = -1
+        last = request.headers.get("last-event-id")
+        if last:
+            run_id, _, number = last.rpartition(":")
+            if run_id != run.run_id or not number.isdigit():
+                raise _BadRequest(404, "unknown_event", "Last-Event-ID names no event of this run")
+            after = int(number)
+        return _sse(run, after, self._heartbeat)
+
+    async def cancel(self, request: Request) -> Response:
+        conversation = self._existing(request)
+        run = conversation.run
+        if run is None or not conversation.running:
+            raise _BadRequest(409, "no_active_run", "this session has no run going")
+        run.controller.abort()  # S23: the run ends interrupted with what it received
+        return JSONResponse({"cancelled": True, "runId": run.run_id}, status_code=202)
+
+    async def approve(self, request: Request) -> Response:
+        conversation = self._existing(request)
+        body = await _read_json(request, self._limit)
+        if not isinstance(body, dict) or not isinstance(body.get("approved"), bool):
+            raise _BadRequest(400, "invalid_body", 'the body must be {"approved": true|false}')
+        reason = body.get("reason")
+        approval = Approval(
+            approved=body["approved"], reason=reason if isinstance(reason, str) else ""
+        )
+        if not conversation.approver.answer(str(request.path_params["ask_id"]), approval):
+            raise _BadRequest(404, "unknown_ask", "no such permission request is waiting")
+        return JSONResponse({"answered": True})
+
+
+def _route(path: str, endpoint: Any, methods: Sequence[str]) -> Route:
+    async def guarded(request: Request) -> Response:
+        try:
+            response: Response = await endpoint(request)
+        except _BadRequest as exc:
+            return _error(exc.status, exc.code, exc.message)
+        return response
+
+    return Route(path, guarded, methods=list(methods))
+
+
+def create_app(
+    agents: Mapping[str, AgentFactory],
+    *,
+    sessions: SessionStore | None = None,
+    token: str | None = None,
+    cors_origins: Sequence[str] = (),
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    stream_buffer: int = 10_000,
+    max_sessions: int = 10_000,
+    approval_timeout: float | None = 600.0,
+    heartbeat: float | None = 15.0,
+) -> Starlette:
+    """An ASGI app serving ``agents`` over AG-UI and the Vercel AI SDK UI message stream.
+
+    Args:
+        agents: Agent name (the ``{name}`` of every path) → factory. A factory is called once
+            per session and returns a fresh :class:`~robota.Agent`: ``factory()``, or
+            ``factory(approver)`` when it takes one argument — then pass ``approver`` to a
+            ``PermissionGate`` and its asks are answered by the approvals endpoint.
+        sessions: A :class:`robota.sessions.SessionStore`: each session id is a
+            :class:`robota.sessions.Session` kept in it. ``None``: each session is its agent's
+            history, in memory for the life of the app.
+        token: The bearer token every request must carry (required to serve beyond loopback,
+            see :func:`robota.serve.serve`; at least 16 characters).
+        cors_origins: Origins a browser may call from; none by default (CORS closed).
+        max_body_bytes: The request body limit (413 over it).
+        stream_buffer: How many events of a run are kept for reconnecting readers.
+        max_sessions: How many sessions the app holds open; a new one past it gets 503.
+        approval_timeout: Seconds a permission ask waits for its POST before it is refused
+            (``None``: no limit — a run then waits for as long as nobody answers).
+        heartbeat: Seconds of silence after which a stream writes an SSE comment
+            (``: keep-alive``), so proxies keep a waiting stream open; ``None`` for none.
+
+    See the module docstring for the paths and status codes. The app's lifespan closes every
+    session and agent it opened (aborting runs still going) when the server stops.
+
+    Raises:
+        ConfigurationError: no agents, a bad name, a too-short token or a bad limit.
+    """
+    if not agents:
+        raise ConfigurationError("create_app() needs at least one agent: agents={'name': factory}")
+    for name, factory in agents.items():
+        if not name or "/" in name or not callable(factory):
+            raise ConfigurationError(
+                f"create_app(agents=) maps a name without '/' to a factory; got {name!r}: "
+                f"{factory!r}"
+            )
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise ConfigurationError(
+            f"create_app(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
+            "secrets.token_urlsafe()"
+        )
+    for option, value in (("approval_timeout", approval_timeout), ("heartbeat", heartbeat)):
+        if value is not None and not value > 0:
+            raise ConfigurationError(f"create_app({option}=) must be > 0 seconds or None")
+    if min(max_body_bytes, stream_buffer, max_sessions) < 1:
+        raise ConfigurationError(
+            "create_app(): max_body_bytes, stream_buffer and max_sessions must be >= 1"
+        )
+    if sessions is not None and not isinstance(sessions, SessionStore):
+        raise ConfigurationError(
+            f"create_app(sessions=) takes a robota.sessions.SessionStore, got {sessions!r}"
+        )
+    conversations = Conversations(
+        agents,
+        sessions,
+        buffer_limit=stream_buffer,
+        max_sessions=max_sessions,
+        approval_timeout=approval_timeout,
+    )
+    handlers = _Handlers(conversations, max_body_bytes, heartbeat)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            await conversations.aclose()
+
+    base = "/agents/{name}"
+    session = base + "/sessions/{session_id}"
+    routes = [
+        _route(base + "/agui", handlers.agui, ["POST"]),
+        _route(base + "/chat", handlers.chat, ["POST"]),
+        _route(session + "/stream", handlers.stream, ["GET"]),
+        _route(session + "/cancel", handlers.cancel, ["POST"]),
+        _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
+    ]
+    middleware = []
+    if cors_origins:
+        middleware.append(
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["authorization", "content-type", "last-event-id"],
+            )
+        )
+    config = ServeConfig(token)
+    middleware.append(Middleware(ServeGuard, config=config))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.robota_serve = config
+    return app

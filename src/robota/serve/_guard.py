@@ -1,0 +1,94 @@
+"""The security checks every served request passes first (issue 31: secure by default).
+
+* With a token (required for any bind beyond loopback, see :func:`robota.serve.serve`): every
+  request must carry ``Authorization: Bearer <token>``, compared in constant time
+  (:func:`hmac.compare_digest`); else 401.
+* Without one (a loopback-only server): a request that sends a bearer token anyway is refused
+  with 400 ``unexpected_token`` — the client believes it authenticates to a server that checks
+  nothing, a misconfiguration worth surfacing — and the ``Host`` header must name a loopback
+  host (``127.0.0.1``, ``localhost``, ``[::1]``), so a web page cannot reach the server through
+  a rebound DNS name (403 ``host_not_allowed``).
+
+Errors are small JSON bodies, ``{"error": {"code": ..., "message": ...}}``.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from typing import final
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+__all__ = ["ServeConfig", "ServeGuard", "error_body"]
+
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+def error_body(code: str, message: str) -> bytes:
+    """The JSON body of an error response."""
+    return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+def _hostname(host: str) -> str:
+    if host.startswith("["):
+        return host.partition("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+@final
+class ServeConfig:
+    """An app's security settings, read on every request (``serve(token=)`` may set the token).
+
+    Attributes:
+        token: The bearer token requests must carry, or ``None`` for a loopback-only app.
+    """
+
+    __slots__ = ("token",)
+
+    def __init__(self, token: str | None) -> None:
+        self.token = token
+
+
+class ServeGuard:
+    """ASGI middleware applying the checks in the module docstring to every HTTP request."""
+
+    def __init__(self, app: ASGIApp, config: ServeConfig) -> None:
+        self._app = app
+        self._config = config
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        token = self._config.token
+        headers = {k.decode("latin-1").lower(): v for k, v in scope["headers"]}
+        authorization = headers.get("authorization")
+        refusal: tuple[int, str, str] | None = None
+        if token is not None:
+            scheme, _, credentials = (authorization or b"").partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(
+                credentials.strip(), token.encode()
+            ):
+                refusal = (401, "unauthorized", "a valid 'Authorization: Bearer' token is required")
+        elif authorization is not None:
+            refusal = (
+                400,
+                "unexpected_token",
+                "this server is loopback-only and checks no token; do not send one",
+            )
+        elif _hostname(headers.get("host", b"").decode("latin-1")) not in _LOOPBACK_HOSTS:
+            refusal = (403, "host_not_allowed", "a loopback-only server answers loopback hosts")
+        if refusal is None:
+            await self._app(scope, receive, send)
+            return
+        status, code, message = refusal
+        body = error_body(code, message)
+        response_headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        if status == 401:
+            response_headers.append((b"www-authenticate", b"Bearer"))
+        await send({"type": "http.response.start", "status": status, "headers": response_headers})
+        await send({"type": "http.response.body", "body": body})

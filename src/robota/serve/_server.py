@@ -1,0 +1,105 @@
+"""``serve``: run an app made by :func:`~robota.serve.create_app` with uvicorn, safely bound.
+
+Binds ``127.0.0.1`` by default. Any other host (``0.0.0.0``, a LAN address, ``::``) serves
+other machines, so it requires a bearer token — given here or to ``create_app(token=)`` — and
+refuses to start without one (:class:`~robota.ConfigurationError`, before any socket opens).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from starlette.applications import Starlette
+
+from robota import ConfigurationError
+from robota.serve._app import MIN_TOKEN_LENGTH
+from robota.serve._guard import ServeConfig
+
+__all__ = ["check_bind", "is_loopback_host", "serve"]
+
+
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8 or ``::1``).
+
+    Decided from the fixed ranges, not the interpreter's ``ipaddress`` flags, whose verdicts
+    changed between Python releases (S06).
+    """
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped
+        return address == _LOOPBACK_V6 or (mapped is not None and mapped in _LOOPBACK_V4)
+    return address in _LOOPBACK_V4
+
+
+def _config(app: object) -> ServeConfig:
+    state = getattr(app, "state", None)
+    config = getattr(state, "robota_serve", None)
+    if not isinstance(app, Starlette) or not isinstance(config, ServeConfig):
+        raise ConfigurationError(
+            f"serve() runs an app made by robota.serve.create_app(), got {app!r}"
+        )
+    return config
+
+
+def check_bind(app: Starlette, host: str, token: str | None = None) -> None:
+    """Apply :func:`serve`'s rules without serving: set ``token`` on ``app``, check ``host``.
+
+    Raises:
+        ConfigurationError: see :func:`serve`.
+    """
+    config = _config(app)
+    if token is not None:
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ConfigurationError(
+                f"serve(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
+                "secrets.token_urlsafe()"
+            )
+        if config.token is not None and config.token != token:
+            raise ConfigurationError(
+                "serve(token=) differs from the app's create_app(token=); give one of them"
+            )
+        config.token = token
+    if not is_loopback_host(host) and config.token is None:
+        raise ConfigurationError(
+            f"refusing to serve on {host!r} without a token: a bind beyond loopback needs "
+            "serve(app, host=..., token=secrets.token_urlsafe()) (or create_app(token=...)); "
+            "clients then send 'Authorization: Bearer <token>'"
+        )
+
+
+def serve(
+    app: Starlette,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    token: str | None = None,
+    **uvicorn_options: Any,
+) -> None:
+    """Serve ``app`` with uvicorn until interrupted (blocking).
+
+    Args:
+        app: An app made by :func:`~robota.serve.create_app`.
+        host: The address to bind; ``127.0.0.1`` by default. Anything but loopback needs a token.
+        port: The port (``0`` picks a free one).
+        token: The bearer token every request must carry (at least 16 characters); set on the
+            app. Must match ``create_app(token=)`` when both are given.
+        **uvicorn_options: Passed to ``uvicorn.Config`` (``log_level``, ``ssl_certfile`` …).
+
+    Raises:
+        ConfigurationError: a non-loopback ``host`` with no token, a short or conflicting
+            token, or an app not made by ``create_app`` — before anything is bound.
+    """
+    check_bind(app, host, token)
+    import uvicorn  # noqa: PLC0415 - only the command that serves needs the server
+
+    uvicorn.Server(uvicorn.Config(app, host=host, port=port, **uvicorn_options)).run()
