@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 from ag_ui.core import (
     EventType,
     RunFinishedEvent,
     RunStartedEvent,
     StateSnapshotEvent,
     TextMessageContentEvent,
+    TextMessageStartEvent,
     ToolCallArgsEvent,
     ToolCallResultEvent,
     ToolCallStartEvent,
@@ -15,8 +18,9 @@ from ag_ui.core import (
 
 import robota
 from robota.serve import create_app
+from robota.serve._agui import AguiTranslator
 from robota.testing import ScriptedProvider
-from serve.support import agui, agui_input, client, running, sse_events
+from serve.support import Sse, agui, agui_input, client, running, sse_events
 
 
 @robota.tool
@@ -117,3 +121,20 @@ def test_agui_state_sent_by_the_client_is_echoed_as_a_snapshot() -> None:
         snapshot = events[1]
         assert isinstance(snapshot, StateSnapshotEvent)
         assert snapshot.snapshot == {"step": 3, "tags": ["x"]}
+
+
+def test_agui_text_content_encoded_without_a_model_matches_the_package_model() -> None:
+    # Issue 31: TEXT_MESSAGE_CONTENT is written by a prefix and one json.dumps, not a model.
+    translator = AguiTranslator("t", "r")
+    opened, encode = translator.open_text()
+    start = agui([Sse(None, opened[0])])[0]
+    assert isinstance(start, TextMessageStartEvent)
+    for text in ("plain", 'quote " and \\ slash', "new\nline\ttab\x00\x1f", "é 漢字 🙂 \u2028"):
+        data = encode(text)
+        event = agui([Sse(None, data)])[0]
+        assert isinstance(event, TextMessageContentEvent)
+        assert (event.message_id, event.delta) == (start.message_id, text)
+        model = TextMessageContentEvent(message_id=start.message_id, delta=text)
+        assert json.loads(data) == json.loads(
+            model.model_dump_json(by_alias=True, exclude_none=True)
+        )

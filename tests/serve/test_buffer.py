@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 from robota.serve._buffer import RunBuffer
 
@@ -31,3 +32,59 @@ async def test_a_reader_further_behind_than_the_limit_continues_from_the_oldest_
     assert await _all(buffer) == [(7, "e7"), (8, "e8"), (9, "e9")]
     assert await _all(buffer, after=8) == [(9, "e9")]
     assert buffer.next_number == 10
+
+
+def _upper(text: str) -> str:
+    return f"<{text}>"
+
+
+def _lower(text: str) -> str:
+    return f"[{text}]"
+
+
+async def test_text_queued_while_no_reader_looks_becomes_one_event_numbered_once() -> None:
+    # Issue 31: deltas a reader has not taken yet coalesce; a taken event never changes.
+    buffer = RunBuffer(limit=100)
+    buffer.push("start")
+    for word in ("a", "b", "c"):
+        buffer.pend(word, _upper)
+    first = [item async for item in _until(buffer, 1)]
+    buffer.pend("d", _upper)
+    buffer.pend("e", _upper)
+    buffer.push("end")
+    buffer.close()
+    assert first == [(0, "start"), (1, "<abc>")]
+    assert await _all(buffer) == [(0, "start"), (1, "<abc>"), (2, "<de>"), (3, "end")]
+    assert await _all(buffer, after=1) == [(2, "<de>"), (3, "end")]
+
+
+async def test_text_of_another_message_starts_a_new_event_in_order() -> None:
+    buffer = RunBuffer(limit=100)
+    buffer.pend("a", _upper)
+    buffer.pend("b", _upper)
+    buffer.pend("c", _lower)
+    buffer.pend("d", _lower)
+    buffer.close()
+    buffer.pend("ignored after close", _lower)
+    assert await _all(buffer) == [(0, "<ab>"), (1, "[cd]")]
+
+
+async def test_a_waiting_reader_is_woken_by_queued_text() -> None:
+    buffer = RunBuffer(limit=100)
+    reader = asyncio.create_task(_all(buffer))
+    await asyncio.sleep(0)  # the reader waits
+    buffer.pend("x", _upper)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    buffer.pend("y", _upper)
+    buffer.close()
+    got = await reader
+    assert "".join(data for _, data in got).replace("><", "") == "<xy>"
+    assert [number for number, _ in got] == list(range(len(got)))
+
+
+async def _until(buffer: RunBuffer, last: int) -> AsyncIterator[tuple[int, str]]:
+    async for number, data in buffer.read():
+        yield number, data
+        if number >= last:
+            return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
@@ -17,6 +17,7 @@ from ag_ui.core import (
 )
 
 import robota
+from robota.core.providers import ChatRequest, ChatResponse, StreamEvent, collect_stream
 from robota.serve import HttpApprover, create_app
 from robota.sessions import Session, SQLiteSessionStore
 from robota.testing import ScriptedProvider
@@ -259,3 +260,41 @@ def test_a_waiting_stream_writes_keep_alive_comments_the_readers_ignore() -> Non
     lines = response.text.splitlines()
     assert ": keep-alive" in lines
     assert ui_stream([e.data for e in sse_events(lines)]).text == "done"
+
+
+class _Words(robota.Provider):
+    """Streams each word as its own delta, with no pause between them."""
+
+    name = "words"
+
+    def __init__(self, words: list[str]) -> None:
+        self._words = words
+
+    async def chat(self, request: ChatRequest, *, signal: object = None) -> ChatResponse:
+        return await collect_stream(self.chat_stream(request))
+
+    async def chat_stream(
+        self, request: ChatRequest, *, signal: object = None
+    ) -> AsyncIterator[StreamEvent]:
+        for word in self._words:
+            yield robota.TextDelta(word)
+        yield robota.ResponseDone(model="m", usage=robota.Usage.from_counts(prompt=1, completion=1))
+
+
+def test_thousands_of_small_deltas_arrive_as_the_same_text_with_contiguous_ids() -> None:
+    # Issue 31: deltas queued while the writer is behind coalesce into fewer events; the client
+    # still assembles the exact text, every event valid, every id numbered in order.
+    words = [f"w{i} " for i in range(3000)]
+    app = create_app({"a": lambda: robota.Agent("m", provider=_Words(words))})
+    with running(app) as url, client(url) as http:
+        response = http.post("/agents/a/agui", json=agui_input("t", "go"))
+        whole = list(sse_events(response.text.splitlines()))
+        again = http.get("/agents/a/sessions/t/stream").text
+    events = agui(whole)
+    text = "".join(e.delta for e in events if isinstance(e, TextMessageContentEvent))
+    assert text == "".join(words)
+    assert [int(str(e.id).rsplit(":", 1)[1]) for e in whole] == list(range(len(whole)))
+    assert [e.data for e in sse_events(again.splitlines())] == [e.data for e in whole]
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.result["text"] == "".join(words)

@@ -21,7 +21,9 @@ and result are.
 
 from __future__ import annotations
 
+import json
 import uuid
+from collections.abc import Callable
 from typing import Any, assert_never, final
 
 from ag_ui.core import (
@@ -31,7 +33,6 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunStartedEvent,
     StateSnapshotEvent,
-    TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
@@ -57,6 +58,9 @@ from robota.serve._summary import result_summary
 __all__ = ["AguiTranslator"]
 
 
+_TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _encode(event: BaseEvent) -> str:
     return event.model_dump_json(by_alias=True, exclude_none=True)
 
@@ -65,7 +69,14 @@ def _encode(event: BaseEvent) -> str:
 class AguiTranslator:
     """Translates one run's events to encoded AG-UI events (see the module docstring)."""
 
-    __slots__ = ("_message_id", "_run_id", "_started_calls", "_state", "_thread_id")
+    __slots__ = (
+        "_message_id",
+        "_run_id",
+        "_started_calls",
+        "_state",
+        "_thread_id",
+        "text_encoder",
+    )
 
     def __init__(self, thread_id: str, run_id: str, state: Any = None) -> None:
         self._thread_id = thread_id
@@ -73,6 +84,8 @@ class AguiTranslator:
         self._state = state
         self._message_id: str | None = None
         self._started_calls: set[str] = set()
+        self.text_encoder: Callable[[str], str] | None = None
+        """Encodes a ``TEXT_MESSAGE_CONTENT`` event while a message is open (else ``None``)."""
 
     def start(self) -> list[str]:
         """``RUN_STARTED``, then the session's state when the client keeps one."""
@@ -85,6 +98,7 @@ class AguiTranslator:
         if self._message_id is None:
             return []
         message_id, self._message_id = self._message_id, None
+        self.text_encoder = None
         return [_encode(TextMessageEndEvent(message_id=message_id))]
 
     def _call_events(self, call: ToolCall) -> list[str]:
@@ -98,20 +112,39 @@ class AguiTranslator:
         out.append(_encode(ToolCallEndEvent(tool_call_id=call.id)))
         return out
 
+    def open_text(self) -> tuple[list[str], Callable[[str], str]]:
+        """``TEXT_MESSAGE_START`` when no message is open, and the message's delta encoder.
+
+        The encoder writes a ``TEXT_MESSAGE_CONTENT`` event with one ``json.dumps`` after a
+        prefix made once per message — not a pydantic model per token (issue 31); the tests
+        validate every emitted event against the package's models. ``text`` must not be empty.
+        """
+        out: list[str] = []
+        if self._message_id is None or self.text_encoder is None:
+            self._message_id = f"msg-{uuid.uuid4().hex}"
+            out.append(
+                _encode(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
+            )
+            prefix = (
+                '{"type":"TEXT_MESSAGE_CONTENT","messageId":'
+                + json.dumps(self._message_id)
+                + ',"delta":'
+            )
+            dumps = _TEXT_DUMPS
+
+            def encode(text: str) -> str:
+                return prefix + dumps(text) + "}"
+
+            self.text_encoder = encode
+        return out, self.text_encoder
+
     def event(self, event: RunEvent) -> list[str]:
         """The AG-UI events for one robota stream event (often none)."""
         if isinstance(event, TextDelta):
             if not event.text:
                 return []
-            out: list[str] = []
-            if self._message_id is None:
-                self._message_id = f"msg-{uuid.uuid4().hex}"
-                out.append(
-                    _encode(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
-                )
-            out.append(
-                _encode(TextMessageContentEvent(message_id=self._message_id, delta=event.text))
-            )
+            out, encode = self.open_text()
+            out.append(encode(event.text))
             return out
         if isinstance(event, ToolCallStarted):
             return self._call_events(event.call)

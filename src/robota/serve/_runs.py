@@ -34,6 +34,7 @@ from robota import (
     RunEvent,
     RunResult,
     RunStream,
+    TextDelta,
 )
 from robota.serve._buffer import RunBuffer
 from robota.serve._summary import error_code
@@ -60,7 +61,11 @@ _FAILED = "the run failed"
 class Translator(Protocol):
     """One protocol's view of a run (AG-UI or the UI message stream)."""
 
+    text_encoder: Callable[[str], str] | None
+    """Encodes one text-delta event of the open text; ``None`` when no text is open."""
+
     def start(self) -> list[str]: ...
+    def open_text(self) -> tuple[list[str], Callable[[str], str]]: ...
     def event(self, event: RunEvent) -> list[str]: ...
     def permission(self, ask_id: str, tool: str, arguments: object, reason: str) -> list[str]: ...
     def finish(self, result: RunResult[Any]) -> list[str]: ...
@@ -292,10 +297,21 @@ def _build(factory: AgentFactory, approver: HttpApprover, name: str) -> Agent:
 
 async def _drive(conversation: Conversation, run: ActiveRun, text: str) -> None:
     translator = run.translator
+    pend = run.buffer.pend
     try:
         run.emit(translator.start())
         async with conversation.stream(text, run.controller) as stream:
             async for event in stream:
+                if isinstance(event, TextDelta):
+                    # The hot path (issue 31): a delta is queued text, coalesced with the
+                    # deltas after it into one event when the reader is behind (_buffer).
+                    if event.text:
+                        encode = translator.text_encoder
+                        if encode is None:
+                            frames, encode = translator.open_text()
+                            run.emit(frames)
+                        pend(event.text, encode)
+                    continue
                 run.emit(translator.event(event))
             result = await stream.result()
         run.emit(translator.finish(result))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from typing import Any, assert_never, final
 
 from robota import (
@@ -52,6 +53,9 @@ def _part(part: dict[str, object]) -> str:
     return json.dumps(part, ensure_ascii=False, separators=(",", ":"))
 
 
+_TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _parsed_arguments(arguments: str) -> object:
     try:
         return json.loads(arguments)
@@ -63,13 +67,15 @@ def _parsed_arguments(arguments: str) -> object:
 class VercelTranslator:
     """Translates one run's events to UI message stream parts (see the module docstring)."""
 
-    __slots__ = ("_in_step", "_run_id", "_started_calls", "_text_id")
+    __slots__ = ("_in_step", "_run_id", "_started_calls", "_text_id", "text_encoder")
 
     def __init__(self, run_id: str) -> None:
         self._run_id = run_id
         self._text_id: str | None = None
         self._in_step = False
         self._started_calls: set[str] = set()
+        self.text_encoder: Callable[[str], str] | None = None
+        """Encodes a text's ``text-delta`` part while a text is open (else ``None``)."""
 
     def start(self) -> list[str]:
         """``start`` with the run id as the message id."""
@@ -79,6 +85,7 @@ class VercelTranslator:
         if self._text_id is None:
             return []
         text_id, self._text_id = self._text_id, None
+        self.text_encoder = None
         return [_part({"type": "text-end", "id": text_id})]
 
     def _close_step(self) -> list[str]:
@@ -124,16 +131,32 @@ class VercelTranslator:
         )
         return out
 
+    def open_text(self) -> tuple[list[str], Callable[[str], str]]:
+        """The parts that open a text (none when one is open) and its delta encoder.
+
+        The encoder writes one ``text-delta`` part with one ``json.dumps`` after a prefix made
+        once per text (the hot path of a served stream, issue 31).
+        """
+        out = self._open_step()
+        if self._text_id is None or self.text_encoder is None:
+            self._text_id = f"text-{uuid.uuid4().hex}"
+            out.append(_part({"type": "text-start", "id": self._text_id}))
+            prefix = '{"type":"text-delta","id":' + json.dumps(self._text_id) + ',"delta":'
+            dumps = _TEXT_DUMPS
+
+            def encode(text: str) -> str:
+                return prefix + dumps(text) + "}"
+
+            self.text_encoder = encode
+        return out, self.text_encoder
+
     def event(self, event: RunEvent) -> list[str]:
         """The parts for one robota stream event (often none)."""
         if isinstance(event, TextDelta):
             if not event.text:
                 return []
-            out = self._open_step()
-            if self._text_id is None:
-                self._text_id = f"text-{uuid.uuid4().hex}"
-                out.append(_part({"type": "text-start", "id": self._text_id}))
-            out.append(_part({"type": "text-delta", "id": self._text_id, "delta": event.text}))
+            out, encode = self.open_text()
+            out.append(encode(event.text))
             return out
         if isinstance(event, ToolCallStarted):
             return self._call_parts(event.call)
