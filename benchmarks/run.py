@@ -30,6 +30,9 @@ many samples after a warm-up; the best sample is shown beside it.
   time as a ratio to a plain read + write, and the bytes each tool reads (goal: the file once).
 * Built-in tools' safety (issue 30; see ``tools_safety.py``): a corpus of attacks a model could
   try through them and of ordinary tasks, judged by harm; goal: none escapes, none refused.
+* Serving (issue 31; see ``serve_stream.py``): a streamed token over HTTP (uvicorn on
+  127.0.0.1, UI message stream and AG-UI) as a ratio to the same run in-process, goal at most
+  1.5x; 200 concurrent streamed sessions and the memory per session.
 * Start-up (issue 25; see ``startup.py``): ``import robota`` and ``robota --help`` in fresh
   interpreters, as ratios to ``python -c pass``.
 """
@@ -51,6 +54,7 @@ import footprint
 import journal_overhead
 import loop_suite
 import media_memory
+import serve_stream
 import startup
 import tools_edit
 import tools_grep
@@ -206,6 +210,8 @@ def main() -> int:
     if not tools_grep.main():
         status = 1
     if not tools_edit.main():
+        status = 1
+    if not serve_stream.main():
         status = 1
     # Its own interpreter: the canary keys must be in the environment from the process's start.
     safety = pathlib.Path(__file__).with_name("tools_safety.py")
