@@ -6,6 +6,9 @@ Commands:
 * ``robota chat --model PREFIX:MODEL`` — an interactive session with history;
 * ``robota sessions list|show|fork|rm`` — the named sessions ``--session NAME`` keeps;
 * ``robota auth set|delete|status`` — API keys in the OS keychain or an owner-only file;
+* ``robota serve --agent NAME=MODULE:ATTR`` — agents over HTTP (AG-UI, ``useChat``'s stream),
+  ``robota.serve.create_app`` on ``--host``/``--port``; ``--mcp --agent MODULE:ATTR``: one
+  agent as an MCP server;
 * ``robota demo`` — the offline demo (no network, no key).
 
 Only :mod:`argparse` and the version are imported here; each command imports what it needs
@@ -242,6 +245,29 @@ def _sessions_db_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from robota.cli._errors import CliError  # noqa: PLC0415
+    from robota.cli._serve import serve_http_command, serve_mcp_command  # noqa: PLC0415
+
+    if args.mcp:
+        http_only = (args.host, args.port, args.sessions_db) != (None, None, None)
+        if len(args.agent) != 1 or http_only or args.cors_origin:
+            raise CliError(
+                "--mcp serves one --agent MODULE:ATTR; --host, --port, --sessions-db and "
+                "--cors-origin are for HTTP (use --http HOST:PORT)"
+            )
+        return serve_mcp_command(args.agent[0], http=args.http, expose_tools=args.expose_tools)
+    if args.http is not None or args.expose_tools:
+        raise CliError("--http and --expose-tools go with --mcp; HTTP takes --host and --port")
+    return serve_http_command(
+        args.agent,
+        host="127.0.0.1" if args.host is None else args.host,
+        port=8000 if args.port is None else args.port,
+        sessions_db=args.sessions_db,
+        cors_origins=args.cors_origin,
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="robota",
@@ -359,21 +385,46 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve",
-        help="serve an agent to other programs (--mcp: as an MCP server)",
-        description="Serve the agent --agent MODULE:ATTR names (a robota.Agent or a callable\n"
-        "returning one) as an MCP server: one tool that runs it. Over stdio by default; with\n"
-        "--http HOST:PORT over streamable HTTP at /mcp (port 0 picks a free one; the URL goes\n"
-        "to stderr). A host other than loopback needs $ROBOTA_SERVE_TOKEN, sent by clients as\n"
+        help="serve agents over HTTP (AG-UI, useChat's stream), or one as an MCP server (--mcp)",
+        description="HTTP: serve each --agent NAME=MODULE:ATTR (a factory called once per\n"
+        "session, or one robota.Agent, which serves one session) with robota.serve.create_app on\n"
+        "--host/--port (127.0.0.1:8000; port 0 picks a free one; the URL goes to stderr):\n"
+        "POST /agents/NAME/agui (AG-UI), POST /agents/NAME/chat (useChat), and under\n"
+        "/agents/NAME/sessions/ID/: GET stream, POST cancel, POST approvals/ASK. Sessions live in\n"
+        "memory, or in --sessions-db PATH|postgresql://DSN.\n"
+        "MCP: --mcp --agent MODULE:ATTR serves one agent as an MCP server (one tool that runs\n"
+        "it), over stdio by default, or with --http HOST:PORT over streamable HTTP at /mcp.\n"
+        "A host other than loopback needs $ROBOTA_SERVE_TOKEN, sent by clients as\n"
         "'Authorization: Bearer <token>'.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    serve.add_argument("--mcp", action="store_true", required=True, help="speak MCP")
-    serve.add_argument("--agent", required=True, metavar="MODULE:ATTR")
-    serve.add_argument("--http", metavar="HOST:PORT", help="serve over streamable HTTP")
+    serve.add_argument("--mcp", action="store_true", help="serve one agent as an MCP server")
+    serve.add_argument(
+        "--agent",
+        required=True,
+        action="append",
+        metavar="NAME=MODULE:ATTR",
+        help="an agent to serve over HTTP (repeatable); with --mcp: one MODULE:ATTR",
+    )
+    serve.add_argument("--host", help="HTTP: the address to bind (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="HTTP: the port (default 8000; 0: any free one)")
+    serve.add_argument(
+        "--sessions-db",
+        metavar="PATH|DSN",
+        help="HTTP: keep sessions in an SQLite file or a postgresql:// DSN (default: memory)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="HTTP: an origin browsers may call from (repeatable; CORS is closed without one)",
+    )
+    serve.add_argument("--http", metavar="HOST:PORT", help="--mcp: serve over streamable HTTP")
     serve.add_argument(
         "--expose-tools",
         action="store_true",
-        help="also expose the agent's own tools, through its permission gate (asks refused)",
+        help="--mcp: also expose the agent's own tools, through its permission gate (asks refused)",
     )
 
     temporal = commands.add_parser(
@@ -451,9 +502,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "sessions":
         return _sessions(args)
     if args.command == "serve":
-        from robota.cli._serve import serve_mcp_command  # noqa: PLC0415
-
-        return serve_mcp_command(args.agent, http=args.http, expose_tools=args.expose_tools)
+        return _serve(args)
     from robota.cli._build import AgentFlags  # noqa: PLC0415
 
     flags = AgentFlags(

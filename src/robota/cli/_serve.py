@@ -1,19 +1,27 @@
-"""``robota serve --mcp``: serve one agent as an MCP server (issue 31), over stdio or HTTP."""
+"""``robota serve``: agents over HTTP (AG-UI, the UI message stream), or one as an MCP server.
+
+``robota serve --agent NAME=MODULE:ATTR ...`` serves :func:`robota.serve.create_app` with
+:func:`robota.serve.serve`; ``robota serve --mcp --agent MODULE:ATTR`` serves one agent as an
+MCP server over stdio or streamable HTTP (issue 31).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import ipaddress
 import os
 import socket
 import sys
-from typing import Final
+import urllib.parse
+from collections.abc import Callable, Sequence
+from typing import Final, cast
 
 import robota
 from robota.cli._errors import CliError, one_line
 from robota.core import install_command
 
-__all__ = ["load_agent", "serve_mcp_command"]
+__all__ = ["load_agent", "serve_http_command", "serve_mcp_command"]
 
 TOKEN_VARIABLE: Final = "ROBOTA_SERVE_TOKEN"  # noqa: S105 - the variable's name
 _LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -26,6 +34,18 @@ def load_agent(spec: str) -> robota.Agent:
         CliError: for a malformed spec, a module that fails to import, a missing attribute or
             a value that is not an agent (nor makes one).
     """
+    value = _resolve(spec)
+    if not isinstance(value, robota.Agent) and callable(value):
+        value = value()
+    if not isinstance(value, robota.Agent):
+        raise CliError(
+            f"--agent: {spec} must be a robota.Agent or a callable returning one, got "
+            f"{type(value).__name__}"
+        )
+    return value
+
+
+def _resolve(spec: str) -> object:
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise CliError(f"--agent must be module:attr (e.g. myapp.agents:agent), got {spec!r}")
@@ -42,14 +62,131 @@ def load_agent(spec: str) -> robota.Agent:
         if not hasattr(value, part):
             raise CliError(f"--agent: {module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
-    if not isinstance(value, robota.Agent) and callable(value):
-        value = value()
-    if not isinstance(value, robota.Agent):
+    return value
+
+
+def _factory(name: str, spec: str) -> Callable[..., robota.Agent]:
+    """The session factory ``--agent NAME=spec`` names.
+
+    The callable itself, so an ``approver`` parameter still reaches it; an Agent object
+    serves one session only.
+    """
+    value = _resolve(spec)
+    if isinstance(value, robota.Agent):
+        agent = value
+        given: list[robota.Agent] = []
+
+        def once() -> robota.Agent:
+            # One Agent object holds one conversation: sessions must not share it.
+            if given:
+                raise robota.ConfigurationError(
+                    f"agent {name!r} is one Agent object and serves one session; name a "
+                    "factory to serve more"
+                )
+            given.append(agent)
+            return agent
+
+        return once
+    if not callable(value):
         raise CliError(
             f"--agent: {spec} must be a robota.Agent or a callable returning one, got "
             f"{type(value).__name__}"
         )
-    return value
+    return cast("Callable[..., robota.Agent]", value)
+
+
+def _agents(specs: Sequence[str]) -> dict[str, Callable[..., robota.Agent]]:
+    agents: dict[str, Callable[..., robota.Agent]] = {}
+    for spec in specs:
+        name, sep, target = spec.partition("=")
+        if not sep or not name or "/" in name or not target:
+            raise CliError(
+                f"--agent must be NAME=MODULE:ATTR (e.g. helper=myapp.agents:make), got {spec!r}"
+            )
+        if name in agents:
+            raise CliError(f"--agent: the name {name!r} is given twice")
+        agents[name] = _factory(name, target)
+    return agents
+
+
+def serve_http_command(
+    agent_specs: Sequence[str],
+    *,
+    host: str,
+    port: int,
+    sessions_db: str | None,
+    cors_origins: Sequence[str],
+) -> int:
+    """Serve ``create_app`` for the agents named until Ctrl-C / SIGTERM."""
+    try:
+        from robota.serve import create_app, serve  # noqa: PLC0415 - the serve extra
+    except ImportError:
+        raise CliError(f"robota serve needs the serve extra: {install_command('serve')}") from None
+    if not 0 <= port <= 65535:
+        raise CliError(f"--port must be 0 to 65535, got {port}")
+    agents = _agents(agent_specs)
+    origins = [_origin(origin) for origin in cors_origins]
+    token = os.environ.get(TOKEN_VARIABLE) or None
+    if token is None and not _loopback(host):
+        # serve() refuses too; saying it here names the variable and binds nothing.
+        raise CliError(
+            f"serving on {host!r} (not loopback) needs a bearer token: set {TOKEN_VARIABLE}"
+        )
+    store = None
+    if sessions_db is not None:
+        from robota.cli._sessions import open_store  # noqa: PLC0415
+
+        store, _ = open_store(sessions_db)
+    try:
+        app = create_app(agents, sessions=store, token=token, cors_origins=origins)
+        listener = _listen(host, port, "--host/--port")
+        try:
+            shown = f"[{host}]" if listener.family == socket.AF_INET6 else host
+            url = f"http://{shown}:{listener.getsockname()[1]}"
+            sys.stderr.write(f"serving agents over HTTP at {url} ({', '.join(agents)})\n")
+            sys.stderr.flush()
+            serve(app, host=host, port=port, token=token, sockets=[listener], log_level="warning")
+        finally:
+            listener.close()
+    except robota.ConfigurationError as exc:
+        raise CliError(one_line(exc.message)) from None
+    finally:
+        if store is not None:
+            asyncio.run(store.aclose())
+    return 0
+
+
+def _loopback(host: str) -> bool:
+    if host.lower() in _LOOPBACK:
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    return address.version == 4 and address in ipaddress.IPv4Network("127.0.0.0/8")
+
+
+def _origin(text: str) -> str:
+    # An origin is scheme://host[:port]; '*' would open the API to every page a user visits.
+    parsed = urllib.parse.urlsplit(text)
+    if parsed.scheme not in {"http", "https"} or not parsed.netloc or parsed.path not in {"", "/"}:
+        raise CliError(
+            f"--cors-origin must be an origin like https://app.example.com, got {text[:80]!r}"
+        )
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def _listen(host: str, port: int, flag: str) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host.strip("[]"), port))
+    except OSError as exc:
+        listener.close()
+        raise CliError(f"{flag} {host}:{port}: cannot listen there: {exc.strerror}") from None
+    listener.listen(128)
+    return listener
 
 
 def _address(text: str) -> tuple[str, int]:

@@ -8,6 +8,8 @@ refuses to start without one (:class:`~robota.ConfigurationError`, before any so
 from __future__ import annotations
 
 import ipaddress
+import socket
+from collections.abc import Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -83,6 +85,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     token: str | None = None,
+    sockets: Sequence[socket.socket] = (),
     **uvicorn_options: Any,
 ) -> None:
     """Serve ``app`` with uvicorn until interrupted (blocking).
@@ -93,6 +96,8 @@ def serve(
         port: The port (``0`` picks a free one).
         token: The bearer token every request must carry (at least 16 characters); set on the
             app. Must match ``create_app(token=)`` when both are given.
+        sockets: Listening sockets the caller bound to ``host`` (e.g. at port ``0``, to read
+            the port chosen) served instead of binding ``host:port``.
         **uvicorn_options: Passed to ``uvicorn.Config`` (``log_level``, ``ssl_certfile`` …).
 
     Raises:
@@ -102,4 +107,5 @@ def serve(
     check_bind(app, host, token)
     import uvicorn  # noqa: PLC0415 - only the command that serves needs the server
 
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, **uvicorn_options)).run()
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **uvicorn_options))
+    server.run(sockets=list(sockets) or None)
