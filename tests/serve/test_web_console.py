@@ -1,0 +1,147 @@
+"""The web console (issue 31, item 4) in a real browser: Debian's chromium driven by Playwright.
+
+A real uvicorn on 127.0.0.1 serves ``create_app(..., console=True)`` with a scripted agent
+whose tool asks permission under a ``PermissionGate``; the page sends a message, shows the
+streamed answer, approves the tool call from its button, shows the tool's result and the turn's
+usage and cost. Screenshots go under the test's tmp dir (printed). A missing chromium or
+Playwright fails the test (``.ci/run`` installs chromium; Playwright is in the dev group).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import robota
+from robota.serve import create_app
+from robota.testing import ScriptedProvider, ScriptedTurn
+from serve.support import client, running
+
+CHROMIUM = "/usr/bin/chromium"
+MODEL = "web-console-test-model"
+HOSTILE = "<img src=x onerror=\"document.title='pwned'\">"
+
+
+def shout(text: str) -> str:
+    """Shout the text back."""
+    return text.upper()
+
+
+def _gated(approver: robota.Approver) -> robota.Agent:
+    provider = ScriptedProvider(
+        [
+            ScriptedTurn(text="Thinking about " + HOSTILE, tool_calls=[("shout", {"text": "hey"})]),
+            "All done: the tool said HEY",
+        ],
+        chunk_delay=0.01,
+    )
+    # S21: the default mode asks before a tool the policy names under ask=.
+    gate = robota.PermissionGate(robota.PermissionPolicy(ask=["shout"]), approver=approver)
+    return robota.Agent(MODEL, provider=provider, tools=[shout], tool_gate=gate)
+
+
+@pytest.fixture
+def priced() -> Iterator[None]:
+    robota.core.register_model_pricing(MODEL, input_per_million=1.0, output_per_million=2.0)
+    try:
+        yield
+    finally:
+        robota.core.unregister_model_pricing(MODEL)
+
+
+def _browser(playwright: Any) -> Any:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium "
+            "chromium-driver`, as .ci/run does)"
+        )
+    return playwright.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
+    )
+
+
+def test_console_page_has_a_strict_csp_and_no_inline_script() -> None:
+    with running(create_app({"a": _gated}, console=True)) as url, client(url) as http:
+        page = http.get("/")
+        assert page.status_code == 200
+        csp = page.headers["content-security-policy"]
+        assert "default-src 'self'" in csp
+        assert "'unsafe-inline'" not in csp
+        assert "<script>" not in page.text  # only <script src=...>
+        assert http.get("/console/console.js").headers["content-type"].startswith("text/javascript")
+        assert http.get("/console/agents").json() == {"agents": ["a"]}
+        assert http.get("/agents/a/sessions").json() == {"sessions": []}
+        assert http.get("/agents/nope/sessions").status_code == 404
+    with running(create_app({"a": _gated})) as url, client(url) as http:
+        assert http.get("/").status_code == 404  # no console unless asked for
+
+
+def test_console_chats_approves_a_tool_call_and_shows_the_cost(
+    tmp_path: Path, priced: None
+) -> None:
+    try:
+        from playwright.sync_api import expect, sync_playwright
+    except ImportError:
+        pytest.fail("playwright is missing: install the dev group (pip install playwright)")
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"web console screenshots: {shots}")
+    app = create_app({"gated": _gated}, console=True)
+    with running(app) as url, sync_playwright() as p:
+        browser = _browser(p)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.on(
+                "console",
+                lambda m: errors.append(m.text) if m.type == "error" else None,
+            )
+            page.on(
+                "response",
+                lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None,
+            )
+            page.goto(url + "/")
+            expect(page.locator("#agent")).to_have_value("gated")
+            expect(page.locator("#status")).to_have_text("Ready.")
+            page.fill("#input", "please shout hey")
+            page.click("#send")
+            expect(page.locator(".msg.user")).to_have_text("please shout hey")
+            expect(page.locator(".msg.assistant").first).to_contain_text("Thinking about")
+            ask = page.locator(".permission")
+            expect(ask).to_contain_text("Permission requested: shout")
+            expect(ask).to_contain_text('"text": "hey"')
+            page.screenshot(path=str(shots / "1-permission-ask.png"), full_page=True)
+            ask.locator("button.approve").click()
+            expect(ask.locator(".verdict")).to_have_text("Approved")
+            expect(page.locator(".tool .output")).to_have_text("result: HEY")
+            expect(page.locator(".msg.assistant").last).to_have_text("All done: the tool said HEY")
+            # the streamed answer, shown as text: the model's markup is not interpreted
+            shown = "".join(page.locator(".msg.assistant").all_text_contents())
+            assert "Thinking about " + HOSTILE in shown
+            assert page.locator("#log img").count() == 0
+            usage = page.locator(".usage")
+            expect(usage).to_contain_text("Turn complete ")
+            expect(usage).to_contain_text("model " + MODEL)
+            expect(usage).to_contain_text("$0.0")
+            expect(page.locator("#status")).to_have_text("Ready.")
+            session = page.locator("#session-id").text_content()
+            expect(page.locator("#sessions li")).to_have_text([session or "?"])
+            page.screenshot(path=str(shots / "2-answered.png"), full_page=True)
+            assert page.title() == "Robota console"
+            assert errors == []
+        finally:
+            browser.close()
+    assert sorted(f.name for f in shots.iterdir()) == ["1-permission-ask.png", "2-answered.png"]
