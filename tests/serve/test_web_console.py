@@ -36,6 +36,8 @@ def _gated(approver: robota.Approver) -> robota.Agent:
         [
             ScriptedTurn(text="Thinking about " + HOSTILE, tool_calls=[("shout", {"text": "hey"})]),
             "All done: the tool said HEY",
+            [("shout", {"text": "again"})],
+            "Understood, no shouting",
         ],
         chunk_delay=0.01,
     )
@@ -140,8 +142,24 @@ def test_console_chats_approves_a_tool_call_and_shows_the_cost(
             session = page.locator("#session-id").text_content()
             expect(page.locator("#sessions li")).to_have_text([session or "?"])
             page.screenshot(path=str(shots / "2-answered.png"), full_page=True)
+            # a second turn in the same session: deny the ask; the refusal shows as a tool error
+            page.fill("#input", "shout again")
+            page.keyboard.press("Control+Enter")
+            second = page.locator(".permission").nth(1)
+            expect(second).to_contain_text('"text": "again"')
+            second.locator("button.deny").click()
+            expect(second.locator(".verdict")).to_have_text("Denied")
+            expect(page.locator(".tool.error .output")).to_contain_text("error: ")
+            expect(page.locator(".msg.assistant").last).to_have_text("Understood, no shouting")
+            expect(page.locator(".usage")).to_have_count(2)
+            expect(page.locator("#status")).to_have_text("Ready.")
+            page.screenshot(path=str(shots / "3-denied.png"), full_page=True)
             assert page.title() == "Robota console"
             assert errors == []
         finally:
             browser.close()
-    assert sorted(f.name for f in shots.iterdir()) == ["1-permission-ask.png", "2-answered.png"]
+    assert sorted(f.name for f in shots.iterdir()) == [
+        "1-permission-ask.png",
+        "2-answered.png",
+        "3-denied.png",
+    ]
