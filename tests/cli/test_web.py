@@ -53,7 +53,7 @@ def test_robota_web_serves_the_console_and_the_agent_on_loopback(
             page = http.get("/")
             assert page.status_code == 200
             assert "default-src 'self'" in page.headers["content-security-policy"]
-            assert http.get("/console/agents").json() == {"agents": ["make"]}
+            assert http.get("/console/agents").json() == {"agents": ["make"], "journal": False}
             chat = {
                 "id": "s1",
                 "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],

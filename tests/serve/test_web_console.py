@@ -9,6 +9,7 @@ Playwright fails the test (``.ci/run`` installs chromium; Playwright is in the d
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 
 import robota
 from robota.serve import create_app
-from robota.testing import ScriptedProvider, ScriptedTurn
+from robota.testing import InMemoryJournal, ScriptedProvider, ScriptedTurn
 from serve.support import client, running
 
 CHROMIUM = "/usr/bin/chromium"
@@ -44,6 +45,15 @@ def _gated(approver: robota.Approver) -> robota.Agent:
     # S21: the default mode asks before a tool the policy names under ask=.
     gate = robota.PermissionGate(robota.PermissionPolicy(ask=["shout"]), approver=approver)
     return robota.Agent(MODEL, provider=provider, tools=[shout], tool_gate=gate)
+
+
+def _journaled() -> InMemoryJournal:
+    """A journal holding execution ``exec-1``: one tool call (S40 records) and a final answer."""
+    journal = InMemoryJournal()
+    provider = ScriptedProvider([[("shout", {"text": "logged"})], "Journaled answer"])
+    agent = robota.Agent(MODEL, provider=provider, tools=[shout], journal=journal)
+    asyncio.run(agent.run("journal this", execution_id="exec-1"))
+    return journal
 
 
 @pytest.fixture
@@ -83,11 +93,35 @@ def test_console_page_has_a_strict_csp_and_no_inline_script() -> None:
         assert "'unsafe-inline'" not in csp
         assert "<script>" not in page.text  # only <script src=...>
         assert http.get("/console/console.js").headers["content-type"].startswith("text/javascript")
-        assert http.get("/console/agents").json() == {"agents": ["a"]}
+        assert http.get("/console/agents").json() == {"agents": ["a"], "journal": False}
+        assert http.get("/console/executions/exec-1").status_code == 404  # no journal given
         assert http.get("/agents/a/sessions").json() == {"sessions": []}
         assert http.get("/agents/nope/sessions").status_code == 404
     with running(create_app({"a": _gated})) as url, client(url) as http:
         assert http.get("/").status_code == 404  # no console unless asked for
+
+
+def test_console_inspector_lists_an_executions_records_and_refuses_bad_ids() -> None:
+    app = create_app({"a": _gated}, console=True, journal=_journaled())
+    with running(app) as url, client(url) as http:
+        assert http.get("/console/agents").json()["journal"] is True
+        body = http.get("/console/executions/exec-1").json()
+        kinds = [r["kind"] for r in body["records"]]
+        assert kinds[0] == "execution_started"
+        assert kinds[-1] == "checkpoint"
+        assert {
+            "model_call_started",
+            "model_call_settled",
+            "effect_started",
+            "effect_settled",
+        } <= set(kinds)
+        summaries = "\n".join(r["summary"] for r in body["records"])
+        assert 'shout {"text": "logged"}' in summaries
+        assert "settled: completed: LOGGED" in summaries
+        missing = http.get("/console/executions/exec-nope")
+        assert (missing.status_code, missing.json()["error"]["code"]) == (404, "unknown_execution")
+        bad = http.get("/console/executions/a%0Ab")
+        assert (bad.status_code, bad.json()["error"]["code"]) == (400, "invalid_execution_id")
 
 
 def test_console_chats_approves_a_tool_call_and_shows_the_cost(
@@ -100,7 +134,7 @@ def test_console_chats_approves_a_tool_call_and_shows_the_cost(
     shots = tmp_path / "screenshots"
     shots.mkdir()
     print(f"web console screenshots: {shots}")
-    app = create_app({"gated": _gated}, console=True)
+    app = create_app({"gated": _gated}, console=True, journal=_journaled())
     with running(app) as url, sync_playwright() as p:
         browser = _browser(p)
         try:
@@ -154,6 +188,20 @@ def test_console_chats_approves_a_tool_call_and_shows_the_cost(
             expect(page.locator(".usage")).to_have_count(2)
             expect(page.locator("#status")).to_have_text("Ready.")
             page.screenshot(path=str(shots / "3-denied.png"), full_page=True)
+            # the journal inspector: an execution's model calls, effects and settlements
+            page.fill("#execution-id", "exec-1")
+            page.click("#inspect-go")
+            records = page.locator("#records li")
+            expect(records.first).to_have_attribute("data-kind", "execution_started")
+            expect(page.locator("#records li[data-kind=effect_started]")).to_contain_text(
+                'shout {"text": "logged"}'
+            )
+            expect(page.locator("#records li[data-kind=effect_settled]")).to_contain_text("LOGGED")
+            expect(records.last).to_contain_text("checkpoint: complete")
+            expect(page.locator("#composer")).to_be_hidden()
+            page.screenshot(path=str(shots / "4-execution.png"), full_page=True)
+            page.click("#execution-close")
+            expect(page.locator("#composer")).to_be_visible()
             assert page.title() == "Robota console"
             assert errors == []
         finally:
@@ -162,4 +210,5 @@ def test_console_chats_approves_a_tool_call_and_shows_the_cost(
         "1-permission-ask.png",
         "2-answered.png",
         "3-denied.png",
+        "4-execution.png",
     ]

@@ -4,7 +4,8 @@
 
 * ``GET /`` — the console page (``web/index.html``);
 * ``GET /console/console.js`` and ``GET /console/console.css`` — its script and style;
-* ``GET /console/agents`` — ``{"agents": [name, ...]}``, the agents the page can pick;
+* ``GET /console/agents`` — ``{"agents": [name, ...], "journal": bool}``: the agents the
+  page can pick, and whether the journal inspector is served;
 * ``GET /favicon.ico`` — 204 (the console has no icon).
 
 The files ship inside the wheel (package data under ``robota/serve/web``); there is no CDN and
@@ -51,8 +52,11 @@ def _read(name: str) -> bytes:
     return resources.files("robota.serve").joinpath("web", name).read_bytes()
 
 
-def console_routes(agent_names: Sequence[str]) -> list[Route]:
-    """The console's routes: its three files and the list of ``agent_names``."""
+def console_routes(agent_names: Sequence[str], *, journal: bool = False) -> list[Route]:
+    """The console's routes: its three files and the list of ``agent_names``.
+
+    ``journal`` tells the page whether the app serves the journal inspector.
+    """
     contents = {path: (_read(name), media) for path, (name, media) in _FILES.items()}
     names = list(agent_names)
 
@@ -65,7 +69,7 @@ def console_routes(agent_names: Sequence[str]) -> list[Route]:
         return Route(path, endpoint, methods=["GET"])
 
     async def agents(request: Request) -> Response:
-        return JSONResponse({"agents": names}, headers=CONSOLE_HEADERS)
+        return JSONResponse({"agents": names, "journal": journal}, headers=CONSOLE_HEADERS)
 
     async def favicon(request: Request) -> Response:
         return Response(status_code=204, headers=CONSOLE_HEADERS)  # no icon, and no 404 for it

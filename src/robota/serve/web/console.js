@@ -86,6 +86,7 @@
       select.appendChild(option);
     }
     state.agent = select.value;
+    $("inspect").hidden = !body.journal;
     select.addEventListener("change", () => {
       state.agent = select.value;
       setSession(newSessionId());
@@ -249,6 +250,33 @@
     }
   }
 
+  // The journal inspector: one execution's records, each a kind and a one-line summary.
+  function showChat(visible) {
+    $("log").hidden = !visible;
+    $("composer").hidden = !visible;
+    $("execution").hidden = visible;
+  }
+
+  async function inspect(id) {
+    const records = $("records");
+    records.replaceChildren();
+    $("execution-title").textContent = "Execution " + id;
+    showChat(false);
+    const response = await fetch("/console/executions/" + encodeURIComponent(id));
+    if (!response.ok) {
+      records.appendChild(el("li", "error-line", "Error: " + await errorText(response)));
+      return;
+    }
+    const body = await response.json();
+    for (const record of body.records) {
+      const item = el("li");
+      item.dataset.kind = record.kind;
+      item.appendChild(el("span", "kind", record.kind));
+      item.appendChild(el("span", "summary", record.summary));
+      records.appendChild(item);
+    }
+  }
+
   function wire() {
     $("composer").addEventListener("submit", (event) => {
       event.preventDefault();
@@ -266,6 +294,12 @@
     $("cancel").addEventListener("click", () => {
       fetch(sessionPath("/cancel"), { method: "POST" });
     });
+    $("inspect").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const id = $("execution-id").value.trim();
+      if (id) inspect(id);
+    });
+    $("execution-close").addEventListener("click", () => showChat(true));
     $("new-session").addEventListener("click", () => {
       setSession(newSessionId());
       $("log").replaceChildren();
