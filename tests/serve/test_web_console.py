@@ -39,6 +39,7 @@ def _gated(approver: robota.Approver) -> robota.Agent:
             "All done: the tool said HEY",
             [("shout", {"text": "again"})],
             "Understood, no shouting",
+            [("shout", {"text": "never"})],
         ],
         chunk_delay=0.01,
     )
@@ -188,6 +189,13 @@ def test_console_chats_approves_a_tool_call_and_shows_the_cost(
             expect(page.locator(".usage")).to_have_count(2)
             expect(page.locator("#status")).to_have_text("Ready.")
             page.screenshot(path=str(shots / "3-denied.png"), full_page=True)
+            # S23: Cancel while an ask waits refuses it and ends the turn interrupted
+            page.fill("#input", "shout forever")
+            page.click("#send")
+            expect(page.locator(".permission")).to_have_count(3)
+            page.click("#cancel")
+            expect(page.locator(".usage").last).to_contain_text("Turn interrupted")
+            expect(page.locator("#cancel")).to_be_disabled()
             # the journal inspector: an execution's model calls, effects and settlements
             page.fill("#execution-id", "exec-1")
             page.click("#inspect-go")
