@@ -427,6 +427,17 @@ def _parser() -> argparse.ArgumentParser:
         help="--mcp: also expose the agent's own tools, through its permission gate (asks refused)",
     )
 
+    web = commands.add_parser(
+        "web",
+        help="open a local web console to chat with an agent and watch its runs",
+        description="Serve the web console for the agent --agent MODULE:ATTR names (a callable\n"
+        "returning a robota.Agent — called once per session, with the console's approver when\n"
+        "it takes one argument — or an Agent) on 127.0.0.1 only; the URL goes to stderr.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    web.add_argument("--agent", required=True, metavar="MODULE:ATTR")
+    web.add_argument("--port", type=int, default=8765, help="the port (0 picks a free one)")
+
     temporal = commands.add_parser(
         "temporal",
         help="run agents as durable Temporal workflows (needs the temporal extra)",
@@ -503,6 +514,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _sessions(args)
     if args.command == "serve":
         return _serve(args)
+    if args.command == "web":
+        from robota.cli._serve import web_command  # noqa: PLC0415
+
+        return web_command(args.agent, port=args.port)
     from robota.cli._build import AgentFlags  # noqa: PLC0415
 
     flags = AgentFlags(

@@ -21,7 +21,7 @@ import robota
 from robota.cli._errors import CliError, one_line
 from robota.core import install_command
 
-__all__ = ["load_agent", "serve_http_command", "serve_mcp_command"]
+__all__ = ["load_agent", "load_attribute", "serve_http_command", "serve_mcp_command", "web_command"]
 
 TOKEN_VARIABLE: Final = "ROBOTA_SERVE_TOKEN"  # noqa: S105 - the variable's name
 _LOOPBACK: Final = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -34,7 +34,7 @@ def load_agent(spec: str) -> robota.Agent:
         CliError: for a malformed spec, a module that fails to import, a missing attribute or
             a value that is not an agent (nor makes one).
     """
-    value = _resolve(spec)
+    value = load_attribute(spec)
     if not isinstance(value, robota.Agent) and callable(value):
         value = value()
     if not isinstance(value, robota.Agent):
@@ -45,7 +45,12 @@ def load_agent(spec: str) -> robota.Agent:
     return value
 
 
-def _resolve(spec: str) -> object:
+def load_attribute(spec: str) -> object:
+    """The object ``module:attr`` names (the current directory is importable).
+
+    Raises:
+        CliError: for a malformed spec, a module that fails to import or a missing attribute.
+    """
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise CliError(f"--agent must be module:attr (e.g. myapp.agents:agent), got {spec!r}")
@@ -71,7 +76,7 @@ def _factory(name: str, spec: str) -> Callable[..., robota.Agent]:
     The callable itself, so an ``approver`` parameter still reaches it; an Agent object
     serves one session only.
     """
-    value = _resolve(spec)
+    value = load_attribute(spec)
     if isinstance(value, robota.Agent):
         agent = value
         given: list[robota.Agent] = []
@@ -232,6 +237,48 @@ def serve_mcp_command(agent_spec: str, *, http: str | None, expose_tools: bool) 
     allowed = () if host.lower() in _LOOPBACK else (f"{shown}:{bound}",)
     app = server.http_app(token=token, allowed_hosts=allowed)
     sys.stderr.write(f"serving the agent over MCP at http://{shown}:{bound}/mcp\n")
+    sys.stderr.flush()
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        listener.close()
+    return 0
+
+
+def web_command(agent_spec: str, *, port: int) -> int:
+    """``robota web``: serve the web console for one agent on 127.0.0.1 until Ctrl-C."""
+    if not 0 <= port <= 65535:
+        raise CliError(f"--port must be 0 to 65535, got {port}")
+    value = load_attribute(agent_spec)
+    if isinstance(value, robota.Agent):
+        agent = value
+        factory: object = lambda: agent  # noqa: E731 - one agent shared by every session
+    elif callable(value):
+        factory = value
+    else:
+        raise CliError(
+            f"--agent: {agent_spec} must be a robota.Agent or a callable returning one, got "
+            f"{type(value).__name__}"
+        )
+    try:
+        import uvicorn  # noqa: PLC0415 - the `serve` extra
+
+        from robota.serve import create_app  # noqa: PLC0415
+    except ImportError:
+        raise CliError(f"robota web needs the serve extra: {install_command('serve')}") from None
+    name = agent_spec.rpartition(":")[2].rpartition(".")[2] or "agent"
+    app = create_app({name: factory}, console=True)  # type: ignore[dict-item]
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind(("127.0.0.1", port))  # loopback only: the console has no token
+    except OSError as exc:
+        listener.close()
+        raise CliError(f"--port {port}: cannot listen there: {exc.strerror}") from None
+    listener.listen(128)
+    bound = listener.getsockname()[1]
+    sys.stderr.write(f"the Robota web console is at http://127.0.0.1:{bound}/\n")
     sys.stderr.flush()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:

@@ -18,6 +18,10 @@ request (S23) and permission asks answered by POST (:class:`HttpApprover`). Path
 * ``POST /agents/{name}/sessions/{session_id}/cancel`` — abort the running run;
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — ``{"approved": bool}``.
 
+``create_app(..., console=True)`` also serves the local web console at ``/`` (``robota web``):
+chat, live tool calls, Approve/Deny buttons for asks, usage and cost per turn, sessions
+(``GET /agents/{name}/sessions`` lists them).
+
 Secure by default: :func:`serve` binds ``127.0.0.1`` and refuses any other host without a
 bearer token (checked in constant time); CORS is closed unless ``cors_origins=`` lists origins;
 bodies are limited (1 MiB); errors are short JSON bodies that never carry an exception's text.

@@ -15,6 +15,10 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
   stream ends with the text so far and the protocol's finish event (202).
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
   bool, "reason"?: str}``: answer a permission ask the stream announced (200).
+* ``GET /agents/{name}/sessions`` — ``{"sessions": [{"id", "running"}]}``: the sessions this
+  app has open for the agent (not every session a store holds).
+* With ``console=True``: the web console at ``GET /`` (see :mod:`robota.serve._console`) and,
+  given ``journal=``, ``GET /console/executions/{id}`` (see :mod:`robota.serve._inspect`).
 
 Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
 ``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
@@ -40,9 +44,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from robota import Approval, ConfigurationError
+from robota import Approval, ConfigurationError, ExecutionJournal
 from robota.serve._agui import AguiTranslator
+from robota.serve._console import console_routes
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
+from robota.serve._inspect import journal_routes
 from robota.serve._runs import ActiveRun, AgentFactory, Conversation, Conversations, Translator
 from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
 from robota.sessions import SessionStore, check_session_id
@@ -154,6 +160,10 @@ class _Handlers:
         if not self._conversations.knows_agent(name):
             raise _BadRequest(404, "unknown_agent", "no agent is served under that name")
         return name
+
+    async def sessions(self, request: Request) -> Response:
+        listed = self._conversations.listed(self._agent_name(request))
+        return JSONResponse({"sessions": [{"id": i, "running": r} for i, r in listed]})
 
     def _existing(self, request: Request) -> Conversation:
         name = self._agent_name(request)
@@ -284,6 +294,8 @@ def create_app(
     max_sessions: int = 10_000,
     approval_timeout: float | None = 600.0,
     heartbeat: float | None = 15.0,
+    console: bool = False,
+    journal: ExecutionJournal | None = None,
 ) -> Starlette:
     """An ASGI app serving ``agents`` over AG-UI and the Vercel AI SDK UI message stream.
 
@@ -305,6 +317,12 @@ def create_app(
             (``None``: no limit — a run then waits for as long as nobody answers).
         heartbeat: Seconds of silence after which a stream writes an SSE comment
             (``: keep-alive``), so proxies keep a waiting stream open; ``None`` for none.
+        console: Also serve the web console (``robota web``) at ``/``: a page to chat with
+            the agents, watch tool calls, answer permission asks and see each turn's usage and
+            cost. For a loopback-only app (a browser sends no bearer token).
+        journal: With ``console=True``: the execution journal the console's inspector reads
+            (``GET /console/executions/{id}``: an execution's model calls, effects and
+            settlements).
 
     See the module docstring for the paths and status codes. The app's lifespan closes every
     session and agent it opened (aborting runs still going) when the server stops.
@@ -360,7 +378,12 @@ def create_app(
         _route(session + "/stream", handlers.stream, ["GET"]),
         _route(session + "/cancel", handlers.cancel, ["POST"]),
         _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
+        _route(base + "/sessions", handlers.sessions, ["GET"]),
     ]
+    if console:
+        routes += console_routes(list(agents), journal=journal is not None)
+        if journal is not None:
+            routes += journal_routes(journal)
     middleware = []
     if cors_origins:
         middleware.append(

@@ -196,6 +196,12 @@ class Conversations:
     def knows_agent(self, name: str) -> bool:
         return name in self._agents
 
+    def listed(self, agent_name: str) -> list[tuple[str, bool]]:
+        """``(session id, running)`` of each open conversation of ``agent_name``."""
+        return [
+            (sid, c.running) for (name, sid), c in self._conversations.items() if name == agent_name
+        ]
+
     def find(self, agent_name: str, session_id: str) -> Conversation | None:
         return self._conversations.get((agent_name, session_id))
 

@@ -1,0 +1,96 @@
+"""``robota web``: the real command serves the web console for an agent on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import httpx2
+import pytest
+
+AGENT_MODULE = """
+import robota
+from robota.testing import ScriptedProvider
+
+
+def make():
+    return robota.Agent(name="helper", provider=ScriptedProvider(["hi from the web"]), model="m")
+
+
+NOT_AN_AGENT = 42
+"""
+
+COMMAND = [sys.executable, "-m", "robota", "web"]
+
+
+@pytest.fixture
+def served(workdir: pathlib.Path) -> pathlib.Path:
+    (workdir / "web_agent.py").write_text(AGENT_MODULE)
+    return workdir
+
+
+def test_robota_web_serves_the_console_and_the_agent_on_loopback(
+    served: pathlib.Path, env: dict[str, str]
+) -> None:
+    process = subprocess.Popen(
+        [*COMMAND, "--agent", "web_agent:make", "--port", "0"],
+        cwd=served,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert "the Robota web console is at http://127.0.0.1:" in line, line
+        url = line.rsplit(" ", 1)[1].strip()
+        with httpx2.Client(base_url=url, timeout=30) as http:
+            page = http.get("/")
+            assert page.status_code == 200
+            assert "default-src 'self'" in page.headers["content-security-policy"]
+            assert http.get("/console/agents").json() == {"agents": ["make"], "journal": False}
+            chat = {
+                "id": "s1",
+                "messages": [{"role": "user", "parts": [{"type": "text", "text": "hi"}]}],
+            }
+            streamed = http.post("/agents/make/chat", json=chat).text
+        datas = [line[5:].strip() for line in streamed.splitlines() if line.startswith("data:")]
+        deltas = [json.loads(d).get("delta", "") for d in datas[:-1]]
+        assert "".join(deltas) == "hi from the web"
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "web_agent:NOT_AN_AGENT"], "must be a robota.Agent"),
+        (["--agent", "no_such_module:agent"], "cannot import"),
+        (["--agent", "web_agent:make", "--port", "70000"], "--port must be 0 to 65535"),
+    ],
+)
+def test_robota_web_bad_input_is_one_error_line(
+    served: pathlib.Path, env: dict[str, str], args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [*COMMAND, *args],
+        cwd=served,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: ")
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
