@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -288,3 +289,19 @@ def test_only_loopback_hosts_may_be_bound_without_a_token(host: str, loopback: b
         assert not is_loopback_host(host)
         with pytest.raises(robota.ConfigurationError, match="without a token"):
             serve(_app(), host=host, port=0)  # type: ignore[arg-type]
+
+
+def test_a_deeply_nested_body_is_a_400_not_a_server_error() -> None:
+    # Regression: json.loads raised RecursionError (not ValueError) on a 400 kB body of
+    # nested arrays, and the app answered a 500 and dropped the connection.
+    deep = b"[" * 200_000 + b"]" * 200_000
+    state = b"[" * 200 + b"]" * 200  # parses, but too deep to validate and echo safely
+    agui_body = json.dumps(agui_input("t-deep", "hi")).encode()
+    agui_body = agui_body[:-1] + b', "state": ' + state + b"}"
+    with running(_app()) as url, client(url) as http:  # type: ignore[arg-type]
+        for path, body in (("chat", deep), ("agui", deep), ("agui", agui_body)):
+            response = http.post(f"/agents/a/{path}", content=body)
+            assert _error_code(response, 400) == "too_deep"
+        shallow = agui_body.replace(state, b"[[[1]]]")
+        assert http.post("/agents/a/agui", content=shallow).status_code == 200
+        _still_serving(http)

@@ -16,11 +16,11 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
   bool, "reason"?: str}``: answer a permission ask the stream announced (200).
 
-Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
-``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
-going (or none to cancel), 413 body over ``max_body_bytes``, 500 ``agent_unavailable`` (the
-factory or the session store failed), 503 past ``max_sessions``. Error bodies are
-``{"error": {"code", "message"}}`` and never carry an exception's text.
+Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
+token, 403 a non-loopback ``Host`` on a loopback-only server, 404 unknown agent, session, run
+or ask, 409 a run already going (or none to cancel), 413 body over ``max_body_bytes``, 500
+``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
+Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import RunAgentInput
@@ -57,6 +57,11 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 MIN_TOKEN_LENGTH = 16
 """The shortest bearer token an app accepts."""
 
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a request body may have (400 ``too_deep``)."""
+
+_TOO_DEEP = f"the body nests arrays or objects more than {MAX_JSON_DEPTH} deep"
+
 
 class _BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -80,9 +85,33 @@ async def _read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise _BadRequest(400, "too_deep", _TOO_DEEP) from None
     except (ValueError, UnicodeDecodeError):
         raise _BadRequest(400, "malformed_json", "the body is not valid JSON") from None
+    if _depth_over(value, MAX_JSON_DEPTH):
+        # A shallower parse still passes, but validating or echoing it (AG-UI ``state``)
+        # recurses again, deeper in the stack: refuse it here, with a clear 400.
+        raise _BadRequest(400, "too_deep", _TOO_DEEP)
+    return value
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    # Iterative, so the check itself cannot exhaust the stack.
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _agui_text(payload: RunAgentInput) -> str:
