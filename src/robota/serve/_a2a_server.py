@@ -42,10 +42,15 @@ from a2a.types import (
     TaskStatus,
 )
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 import robota.core
+from robota.serve._guard import BodyLimit, ServeConfig, ServeGuard
 
 __all__ = ["DEFAULT_MAX_CONTEXTS", "AgentSource", "build_a2a_app"]
+
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+"""The A2A endpoint's request body limit (413 over it)."""
 
 DEFAULT_MAX_CONTEXTS: Final = 256
 """How many conversations (A2A context ids) an app keeps in memory before dropping the oldest."""
@@ -298,6 +303,7 @@ def build_a2a_app(
     version: str,
     skills: Sequence[AgentSkill],
     max_contexts: int,
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """See :func:`robota.serve.a2a_app`."""
     if not isinstance(agent, robota.core.Agent) and not callable(agent):
@@ -340,4 +346,24 @@ def build_a2a_app(
             await handler.aclose()
             await conversations.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    # Issue 31: a loopback server answers only loopback ``Host`` names and the host of its own
+    # ``url`` (DNS rebinding: a web page cannot reach it through a name it rebound), refuses a
+    # stray bearer token, and reads no body past the limit (the SDK reads bodies whole).
+    guard = ServeConfig(None)
+    own = parts.hostname or "localhost"
+    names: object = allowed_hosts  # untyped callers can pass anything
+    entries: list[object] = [] if isinstance(names, str) else list(allowed_hosts)
+    if isinstance(names, str) or not all(isinstance(h, str) and h for h in entries):
+        raise ValueError(f"allowed_hosts must be a sequence of host names, got {names!r}")
+    hosts = frozenset(
+        form
+        for host in (own, *allowed_hosts)
+        for form in ((host, f"[{host}]") if ":" in host else (host,))
+    )
+    middleware = [
+        Middleware(ServeGuard, config=guard, extra_hosts=hosts),
+        Middleware(BodyLimit, limit=DEFAULT_MAX_BODY_BYTES),
+    ]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.robota_serve = guard
+    return app

@@ -9,6 +9,10 @@
   host (``127.0.0.1``, ``localhost``, ``[::1]``), so a web page cannot reach the server through
   a rebound DNS name (403 ``host_not_allowed``).
 
+:class:`BodyLimit` refuses a request body over a size (declared or streamed, chunked included)
+with 413 ``body_too_large`` before the app reads any of it, for apps that read bodies whole
+(the A2A endpoint).
+
 Errors are small JSON bodies, ``{"error": {"code": ..., "message": ...}}``.
 """
 
@@ -18,9 +22,9 @@ import hmac
 import json
 from typing import final
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ServeConfig", "ServeGuard", "error_body"]
+__all__ = ["BodyLimit", "ServeConfig", "ServeGuard", "error_body"]
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
@@ -53,9 +57,13 @@ class ServeConfig:
 class ServeGuard:
     """ASGI middleware applying the checks in the module docstring to every HTTP request."""
 
-    def __init__(self, app: ASGIApp, config: ServeConfig) -> None:
+    def __init__(
+        self, app: ASGIApp, config: ServeConfig, extra_hosts: frozenset[str] = frozenset()
+    ) -> None:
         self._app = app
         self._config = config
+        # Host names (no port) a loopback-only app also answers: the A2A app's own URL's host.
+        self._hosts = _LOOPBACK_HOSTS | {h.lower() for h in extra_hosts}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -77,18 +85,61 @@ class ServeGuard:
                 "unexpected_token",
                 "this server is loopback-only and checks no token; do not send one",
             )
-        elif _hostname(headers.get("host", b"").decode("latin-1")) not in _LOOPBACK_HOSTS:
+        elif _hostname(headers.get("host", b"").decode("latin-1")).lower() not in self._hosts:
             refusal = (403, "host_not_allowed", "a loopback-only server answers loopback hosts")
         if refusal is None:
             await self._app(scope, receive, send)
             return
-        status, code, message = refusal
-        body = error_body(code, message)
-        response_headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-        ]
-        if status == 401:
-            response_headers.append((b"www-authenticate", b"Bearer"))
-        await send({"type": "http.response.start", "status": status, "headers": response_headers})
-        await send({"type": "http.response.body", "body": body})
+        await _refuse(send, *refusal)
+
+
+async def _refuse(send: Send, status: int, code: str, message: str) -> None:
+    body = error_body(code, message)
+    response_headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    if status == 401:
+        response_headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": response_headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes is a 413 before the app sees the request.
+
+    The body is read here (up to the limit) and handed to the app as one message; later
+    messages (a disconnect) come from the server as usual. A client gone before its body
+    ended is not served.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self._app = app
+        self._limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        too_large = (413, "body_too_large", f"the body is limited to {self._limit} bytes")
+        for name, value in scope["headers"]:
+            if name.lower() == b"content-length" and value.isdigit() and int(value) > self._limit:
+                await _refuse(send, *too_large)
+                return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away before its body ended
+            body += message.get("body", b"")
+            if len(body) > self._limit:
+                await _refuse(send, *too_large)
+                return
+            if not message.get("more_body", False):
+                break
+        held: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+
+        async def replay() -> Message:
+            return held.pop(0) if held else await receive()
+
+        await self._app(scope, replay, send)

@@ -46,7 +46,7 @@ def _config(app: object) -> ServeConfig:
     config = getattr(state, "robota_serve", None)
     if not isinstance(app, Starlette) or not isinstance(config, ServeConfig):
         raise ConfigurationError(
-            f"serve() runs an app made by robota.serve.create_app(), got {app!r}"
+            f"serve() runs an app made by robota.serve.create_app() or a2a_app(), got {app!r}"
         )
     return config
 
