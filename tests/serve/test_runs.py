@@ -259,3 +259,38 @@ def test_a_waiting_stream_writes_keep_alive_comments_the_readers_ignore() -> Non
     lines = response.text.splitlines()
     assert ": keep-alive" in lines
     assert ui_stream([e.data for e in sse_events(lines)]).text == "done"
+
+
+async def test_concurrent_new_sessions_never_exceed_max_sessions() -> None:
+    # Regression: the app checked `full` before awaiting the store, so requests that arrived
+    # while one session was being opened all passed the check and max_sessions was exceeded.
+    from robota.serve._runs import Conversations, SessionsFull
+    from robota.testing import InMemorySessionStore
+
+    gate = asyncio.Event()
+
+    class SlowStore(InMemorySessionStore):
+        async def create(self, header: object, entries: object = ()) -> None:
+            await gate.wait()
+            await super().create(header, entries)  # type: ignore[arg-type]
+
+    conversations = Conversations(
+        {"a": lambda: robota.Agent("m", provider=ScriptedProvider([]))},
+        SlowStore(),
+        buffer_limit=10,
+        max_sessions=1,
+        approval_timeout=None,
+    )
+    first = asyncio.ensure_future(conversations.open("a", "one"))
+    second = asyncio.ensure_future(conversations.open("a", "two"))
+    await asyncio.sleep(0)  # both are past any check made before the store is awaited
+    gate.set()
+    assert (await first).session_id == "one"
+    try:
+        await second
+    except SessionsFull:
+        pass
+    else:
+        raise AssertionError("a second session was opened past max_sessions=1")
+    assert conversations.find("a", "two") is None
+    await conversations.aclose()

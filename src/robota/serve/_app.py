@@ -43,7 +43,14 @@ from starlette.routing import Route
 from robota import Approval, ConfigurationError
 from robota.serve._agui import AguiTranslator
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
-from robota.serve._runs import ActiveRun, AgentFactory, Conversation, Conversations, Translator
+from robota.serve._runs import (
+    ActiveRun,
+    AgentFactory,
+    Conversation,
+    Conversations,
+    SessionsFull,
+    Translator,
+)
 from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
 from robota.sessions import SessionStore, check_session_id
 
@@ -206,10 +213,12 @@ class _Handlers:
             raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
         if not text.strip():
             raise _BadRequest(400, "empty_message", "the last user message has no text")
-        if self._conversations.find(name, session_id) is None and self._conversations.full:
-            raise _BadRequest(503, "too_many_sessions", "the server holds its maximum of sessions")
         try:
             conversation = await self._conversations.open(name, session_id)
+        except SessionsFull:
+            raise _BadRequest(
+                503, "too_many_sessions", "the server holds its maximum of sessions"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
             _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
             raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None

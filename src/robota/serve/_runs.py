@@ -44,6 +44,7 @@ __all__ = [
     "Conversation",
     "Conversations",
     "HttpApprover",
+    "SessionsFull",
     "Translator",
 ]
 
@@ -55,6 +56,10 @@ parameter is positional without a default (or one is named ``approver``) — the
 :class:`HttpApprover` that asks the client, for a ``PermissionGate``."""
 
 _FAILED = "the run failed"
+
+
+class SessionsFull(Exception):
+    """A new conversation was refused: the registry holds its ``max_sessions``."""
 
 
 class Translator(Protocol):
@@ -199,6 +204,8 @@ class Conversations:
 
         Raises:
             ConfigurationError: a bad session id, or a factory that did not build an Agent.
+            SessionsFull: a new conversation past ``max_sessions`` (checked under the lock,
+                so concurrent openers cannot all pass it).
         """
         session_id = check_session_id(session_id)
         async with self._opening:
@@ -206,6 +213,8 @@ class Conversations:
             found = self._conversations.get(key)
             if found is not None:
                 return found
+            if self.full:
+                raise SessionsFull
             approver = HttpApprover(self._approval_timeout)
             agent = _build(self._agents[agent_name], approver, agent_name)
             session = None
