@@ -331,6 +331,39 @@ async def test_http_token_is_required_when_given() -> None:
     assert _text(result) == "ok"
 
 
+async def test_http_token_scheme_is_case_insensitive_and_a_stray_token_is_refused() -> None:
+    # Regression (issue 31): a token sent to a loopback-only server was silently accepted,
+    # and "bearer" (RFC 9110: the scheme is case-insensitive) was refused with the right token.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with http_served(mcp_server(_oracle([]))) as url:
+        async with httpx2.AsyncClient() as client:
+            stray = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "Bearer s3cret-token"}
+            )
+    assert stray.status_code == 400
+    assert "Traceback" not in stray.text
+    with http_served(mcp_server(_oracle([])), token="s3cret") as url:  # noqa: S106 - a test token
+        async with httpx2.AsyncClient() as client:
+            lower = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "bearer s3cret"}
+            )
+            wrong = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "Bearer s3cre"}
+            )
+    assert lower.status_code == 200
+    assert wrong.status_code == 401
+
+
 async def test_http_refuses_a_foreign_host_header_and_keeps_serving() -> None:
     server = mcp_server(_oracle(["ok"]))
     with http_served(server) as url:
