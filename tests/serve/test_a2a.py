@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -515,3 +516,21 @@ def test_serve_requires_a_token_to_bind_an_a2a_app_beyond_loopback() -> None:
         robota.serve.a2a_app(
             scripted_agent(ScriptedProvider([])), url="http://a/", allowed_hosts="h"
         )
+
+
+async def test_a_cross_site_post_cannot_drive_a_loopback_a2a_server() -> None:
+    # Regression: the SDK parses a text/plain body as JSON-RPC, so a web page could send a
+    # message to a loopback A2A agent with a simple (unpreflighted) cross-site POST.
+    remote = ScriptedProvider(["never asked"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    message = {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        forged = await http.post(
+            "",
+            content=json.dumps(rpc),
+            headers={"content-type": "text/plain", "origin": "https://evil.example"},
+        )
+        assert forged.status_code == 403
+        assert forged.json()["error"]["code"] == "origin_not_allowed"
+    assert remote.remaining == 1

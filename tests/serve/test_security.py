@@ -305,3 +305,35 @@ def test_a_deeply_nested_body_is_a_400_not_a_server_error() -> None:
         shallow = agui_body.replace(state, b"[[[1]]]")
         assert http.post("/agents/a/agui", content=shallow).status_code == 200
         _still_serving(http)
+
+
+def test_a_cross_site_simple_post_cannot_run_the_agent() -> None:
+    # Regression: a web page could POST a "simple" request (text/plain, no preflight) to a
+    # loopback server; the browser hid the answer, but the agent ran the page's prompt.
+    seen: list[str] = []
+
+    def factory() -> robota.Agent:
+        seen.append("built")
+        return robota.Agent("m", provider=ScriptedProvider(["ok"] * 5))
+
+    body = json.dumps(chat_input("csrf", "delete everything")).encode()
+    simple = {"content-type": "text/plain", "origin": "https://evil.example"}
+    app = create_app({"a": factory}, cors_origins=["https://app.example"])
+    with running(app) as url, client(url) as http:
+        for path in ("/agents/a/chat", "/agents/a/agui", "/agents/a/sessions/csrf/cancel"):
+            assert _error_code(http.post(path, content=body, headers=simple), 403) == (
+                "origin_not_allowed"
+            )
+        for origin in ("null", url.replace("127.0.0.1", "localhost")):
+            refused = http.post("/agents/a/chat", content=body, headers={"origin": origin})
+            assert _error_code(refused, 403) == "origin_not_allowed"
+        assert seen == []
+        listed = http.post(
+            "/agents/a/chat", content=body, headers={"origin": "https://app.example"}
+        )
+        assert listed.status_code == 200
+        same = http.post(
+            "/agents/a/chat", json=chat_input("own-page", "hi"), headers={"origin": url}
+        )
+        assert same.status_code == 200
+        _still_serving(http)

@@ -17,10 +17,11 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
   bool, "reason"?: str}``: answer a permission ask the stream announced (200).
 
 Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
-token, 403 a non-loopback ``Host`` on a loopback-only server, 404 unknown agent, session, run
-or ask, 409 a run already going (or none to cancel), 413 body over ``max_body_bytes``, 500
-``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
-Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
+token, 403 a non-loopback ``Host`` on a loopback-only server or an unlisted ``Origin``, 404
+unknown agent, session, run or ask, 409 a run already going (or none to cancel), 413 body over
+``max_body_bytes``, 500 ``agent_unavailable`` (the factory or the session store failed), 503
+past ``max_sessions``. Error bodies are ``{"error": {"code", "message"}}`` and never carry an
+exception's text.
 """
 
 from __future__ import annotations
@@ -335,7 +336,8 @@ def create_app(
             history, in memory for the life of the app.
         token: The bearer token every request must carry (required to serve beyond loopback,
             see :func:`robota.serve.serve`; at least 16 characters).
-        cors_origins: Origins a browser may call from; none by default (CORS closed).
+        cors_origins: Origins a browser may call from; none by default (CORS closed). A
+            request carrying any other ``Origin`` than the app's own is refused (403).
         max_body_bytes: The request body limit (413 over it).
         stream_buffer: How many events of a run are kept for reconnecting readers.
         max_sessions: How many sessions the app holds open; a new one past it gets 503.
@@ -410,7 +412,7 @@ def create_app(
             )
         )
     config = ServeConfig(token)
-    middleware.append(Middleware(ServeGuard, config=config))
+    middleware.append(Middleware(ServeGuard, config=config, origins=frozenset(cors_origins)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.robota_serve = config
     return app

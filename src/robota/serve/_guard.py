@@ -8,6 +8,10 @@
   nothing, a misconfiguration worth surfacing — and the ``Host`` header must name a loopback
   host (``127.0.0.1``, ``localhost``, ``[::1]``), so a web page cannot reach the server through
   a rebound DNS name (403 ``host_not_allowed``).
+* Always: a request whose ``Origin`` header names another site than the one it was sent to
+  and is not one of the app's listed origins is refused (403 ``origin_not_allowed``). Without
+  it, a web page could drive a loopback server with a "simple" cross-site POST (``text/plain``,
+  no preflight): the browser hides the answer, but the agent would still run the page's prompt.
 
 :class:`BodyLimit` refuses a request body over a size (declared or streamed, chunked included)
 with 413 ``body_too_large`` before the app reads any of it, for apps that read bodies whole
@@ -58,10 +62,16 @@ class ServeGuard:
     """ASGI middleware applying the checks in the module docstring to every HTTP request."""
 
     def __init__(
-        self, app: ASGIApp, config: ServeConfig, extra_hosts: frozenset[str] = frozenset()
+        self,
+        app: ASGIApp,
+        config: ServeConfig,
+        extra_hosts: frozenset[str] = frozenset(),
+        origins: frozenset[str] = frozenset(),
     ) -> None:
         self._app = app
         self._config = config
+        # The origins (``scheme://host[:port]``) a browser may call from, besides the app's own.
+        self._origins = frozenset(o.rstrip("/").lower() for o in origins)
         # Host names (no port) a loopback-only app also answers: the A2A app's own URL's host.
         self._hosts = _LOOPBACK_HOSTS | {h.lower() for h in extra_hosts}
 
@@ -87,10 +97,24 @@ class ServeGuard:
             )
         elif _hostname(headers.get("host", b"").decode("latin-1")).lower() not in self._hosts:
             refusal = (403, "host_not_allowed", "a loopback-only server answers loopback hosts")
+        if refusal is None and not self._origin_allowed(headers):
+            refusal = (403, "origin_not_allowed", "requests from that origin are not allowed")
         if refusal is None:
             await self._app(scope, receive, send)
             return
         await _refuse(send, *refusal)
+
+    def _origin_allowed(self, headers: dict[str, bytes]) -> bool:
+        origin = headers.get("origin")
+        if origin is None:
+            return True  # not a browser's cross-site request
+        text = origin.decode("latin-1").strip().lower()
+        if text in self._origins:
+            return True
+        # Same origin: a page this server served calls it (its Host passed the checks above).
+        _, separator, netloc = text.partition("://")
+        host = headers.get("host", b"").decode("latin-1").strip().lower()
+        return bool(separator) and bool(host) and netloc == host
 
 
 async def _refuse(send: Send, status: int, code: str, message: str) -> None:
