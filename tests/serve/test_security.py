@@ -337,3 +337,45 @@ def test_a_cross_site_simple_post_cannot_run_the_agent() -> None:
         )
         assert same.status_code == 200
         _still_serving(http)
+
+
+def test_a_loopback_only_app_refuses_a_peer_from_another_machine() -> None:
+    # Regression: the app run by hand on `uvicorn --host 0.0.0.0` (no serve(), so no bind
+    # check) answered any LAN peer that sent `Host: 127.0.0.1`. A peer from another address
+    # is shown to the app here by uvicorn's proxy headers, trusted for this test only.
+    import socket
+    import threading
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    config = uvicorn.Config(
+        _app(),  # type: ignore[arg-type]
+        log_level="warning",
+        proxy_headers=True,
+        forwarded_allow_ips="*",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            assert thread.is_alive()
+            threading.Event().wait(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with client(url) as http:
+            lan = {"x-forwarded-for": "192.168.1.23"}
+            remote = http.post("/agents/a/chat", json=chat_input("lan", "x"), headers=lan)
+            assert _error_code(remote, 403) == "client_not_allowed"
+            local = {"x-forwarded-for": "127.0.0.1"}
+            assert (
+                http.post("/agents/a/chat", json=chat_input("lan", "x"), headers=local).status_code
+                == 200
+            )
+            _still_serving(http)
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()

@@ -58,10 +58,11 @@ def a2a_app(
     most ``max_contexts`` conversations are kept, the least recently used dropped first (its
     agent closed).
 
-    Security (issue 31): the app answers only requests whose ``Host`` names loopback, the host
-    of ``url`` or one of ``allowed_hosts`` (403 otherwise: DNS rebinding), refuses a bearer
-    token it does not check (400), and refuses a body over 1 MiB (413). It has no
-    authentication of its own: bind it to loopback, or serve it with
+    Security (issue 31): without a token the app answers only peers on this machine whose
+    ``Host`` names loopback, the host of ``url`` or one of ``allowed_hosts`` (403 otherwise:
+    DNS rebinding, a hand-run ``uvicorn --host 0.0.0.0``), and refuses a bearer token it does
+    not check (400); a request from another site's ``Origin`` is a 403 and a body over 1 MiB a
+    413. It has no authentication of its own: bind it to loopback, or serve it with
     :func:`robota.serve.serve`, which requires a token for any other bind and then checks
     ``Authorization: Bearer`` on every request — anyone who can reach an unauthenticated server
     can run the agent and read a task by its id.

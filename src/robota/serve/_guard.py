@@ -7,7 +7,9 @@
   with 400 ``unexpected_token`` — the client believes it authenticates to a server that checks
   nothing, a misconfiguration worth surfacing — and the ``Host`` header must name a loopback
   host (``127.0.0.1``, ``localhost``, ``[::1]``), so a web page cannot reach the server through
-  a rebound DNS name (403 ``host_not_allowed``).
+  a rebound DNS name (403 ``host_not_allowed``); and the peer must be on this machine (403
+  ``client_not_allowed``), so the app run by hand on ``uvicorn --host 0.0.0.0`` does not serve
+  the network, whatever ``Host`` a peer sends.
 * Always: a request whose ``Origin`` header names another site than the one it was sent to
   and is not one of the app's listed origins is refused (403 ``origin_not_allowed``). Without
   it, a web page could drive a loopback server with a "simple" cross-site POST (``text/plain``,
@@ -23,19 +25,48 @@ Errors are small JSON bodies, ``{"error": {"code": ..., "message": ...}}``.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 from typing import final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BodyLimit", "ServeConfig", "ServeGuard", "error_body"]
+__all__ = ["BodyLimit", "ServeConfig", "ServeGuard", "error_body", "is_loopback_host"]
 
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+
+
+_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
+_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8 or ``::1``).
+
+    Decided from the fixed ranges, not the interpreter's ``ipaddress`` flags, whose verdicts
+    changed between Python releases (S06).
+    """
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        mapped = address.ipv4_mapped
+        return address == _LOOPBACK_V6 or (mapped is not None and mapped in _LOOPBACK_V4)
+    return address in _LOOPBACK_V4
 
 
 def error_body(code: str, message: str) -> bytes:
     """The JSON body of an error response."""
     return json.dumps({"error": {"code": code, "message": message}}).encode()
+
+
+def _loopback_peer(scope: Scope) -> bool:
+    client = scope.get("client")
+    # No address: a Unix socket or an in-process transport, both on this machine.
+    return client is None or is_loopback_host(str(client[0]))
 
 
 def _hostname(host: str) -> str:
@@ -97,6 +128,8 @@ class ServeGuard:
             )
         elif _hostname(headers.get("host", b"").decode("latin-1")).lower() not in self._hosts:
             refusal = (403, "host_not_allowed", "a loopback-only server answers loopback hosts")
+        elif not _loopback_peer(scope):
+            refusal = (403, "client_not_allowed", "a loopback-only server answers this machine")
         if refusal is None and not self._origin_allowed(headers):
             refusal = (403, "origin_not_allowed", "requests from that origin are not allowed")
         if refusal is None:
