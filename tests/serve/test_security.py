@@ -337,6 +337,10 @@ def test_a_cross_site_simple_post_cannot_run_the_agent() -> None:
         )
         assert same.status_code == 200
         _still_serving(http)
+    # cors_origins=["*"] opens the app to every site, for CORS and this check alike.
+    with running(_app(cors_origins=["*"])) as url, client(url) as http:  # type: ignore[arg-type]
+        anyone = http.post("/agents/a/chat", content=body, headers=simple)
+        assert anyone.status_code == 200
 
 
 def test_a_loopback_only_app_refuses_a_peer_from_another_machine() -> None:

@@ -142,7 +142,7 @@ class ServeGuard:
         if origin is None:
             return True  # not a browser's cross-site request
         text = origin.decode("latin-1").strip().lower()
-        if text in self._origins:
+        if text in self._origins or "*" in self._origins:  # "*": CORS open to every site
             return True
         # Same origin: a page this server served calls it (its Host passed the checks above).
         _, separator, netloc = text.partition("://")
