@@ -400,3 +400,35 @@ def test_bad_names_and_clashes_are_configuration_errors() -> None:
 def test_non_loopback_http_needs_a_token() -> None:
     with pytest.raises(ConfigurationError, match="needs token"):
         mcp_server(_oracle([])).run_http("0.0.0.0", 0)  # noqa: S104 - refused
+
+
+async def test_http_without_a_token_refuses_a_peer_from_another_machine() -> None:
+    # Regression: run by hand on 0.0.0.0 with no token, the app answered a LAN peer that sent
+    # a loopback Host header. Uvicorn's proxy headers (trusted for this test) show such a peer.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    config = uvicorn.Config(
+        mcp_server(_oracle([])).http_app(),
+        log_level="warning",
+        proxy_headers=True,
+        forwarded_allow_ips="*",
+    )
+    runner = uvicorn.Server(config)
+    thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not runner.started:
+            assert thread.is_alive()
+            await asyncio.sleep(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as client:
+            lan = await client.post(
+                url, json={}, headers={**headers, "X-Forwarded-For": "10.1.2.3"}
+            )
+    finally:
+        runner.should_exit = True
+        thread.join(15)
+        sock.close()
+    assert lan.status_code == 403

@@ -33,6 +33,7 @@ from robota.core import (
     ToolCallStarted,
     install_command,
 )
+from robota.serve._guard import is_loopback_host
 
 if TYPE_CHECKING:
     import mcp_types
@@ -292,7 +293,8 @@ class AgentMCPServer:
         ``allowed_hosts`` (``"agents.example.com"``, ``"10.0.0.5:8000"``, ``"host:*"``), else
         it is refused with a 4xx. With ``token``, every request must carry
         ``Authorization: Bearer <token>`` (compared in constant time); a wrong or missing one
-        is a 401. Without one, a request that carries a token anyway is a 400.
+        is a 401. Without one, a request that carries a token anyway is a 400, and one from a
+        peer not on this machine a 403.
 
         Misuse: the app runs its session manager in the ASGI lifespan — serve it with lifespan
         on (uvicorn's default), and build one app per server object.
@@ -471,7 +473,8 @@ def _bearer(app: ASGIApp, token: str | None) -> ASGIApp:
 
     With ``token``: ``Bearer <token>`` (the scheme in any case), compared in constant time,
     else 401. Without one (a loopback-only server): a request carrying a token anyway is a 400
-    — its client believes it authenticates to a server that checks nothing.
+    — its client believes it authenticates to a server that checks nothing — and one from a
+    peer not on this machine a 403.
     """
     expected = token.encode() if token is not None else None
 
@@ -487,8 +490,12 @@ def _bearer(app: ASGIApp, token: str | None) -> ASGIApp:
                     given = value
             refusal: tuple[int, bytes] | None = None
             if expected is None:
+                client = scope.get("client")
                 if given is not None:
                     refusal = (400, b"this server is loopback-only and checks no token")
+                elif client is not None and not is_loopback_host(str(client[0])):
+                    # Run by hand on 0.0.0.0, a LAN peer could send a loopback Host header.
+                    refusal = (403, b"this server is loopback-only: it answers this machine")
             else:
                 scheme, _, credentials = (given or b"").partition(b" ")
                 # compare_digest runs even for a wrong scheme: no early exit to time.
