@@ -383,3 +383,24 @@ def test_a_loopback_only_app_refuses_a_peer_from_another_machine() -> None:
         server.should_exit = True
         thread.join(15)
         sock.close()
+
+
+def test_a_lone_surrogate_in_the_models_text_does_not_break_either_stream() -> None:
+    # Regression: the UI message stream ended mid-body (UnicodeEncodeError while writing) and
+    # the AG-UI run failed with internal_error when the model's text held a lone surrogate.
+    app = create_app(
+        {"a": lambda: robota.Agent("m", provider=ScriptedProvider(["bad \ud800 text"] * 3))}
+    )
+    with running(app) as url, client(url) as http:
+        chat = http.post("/agents/a/chat", json=chat_input("s", "hi"))
+        assert ui_stream([e.data for e in sse_events(chat.text.splitlines())]).text == "bad ? text"
+        again = http.get("/agents/a/sessions/s/stream")
+        assert ui_stream([e.data for e in sse_events(again.text.splitlines())]).text == (
+            "bad ? text"
+        )
+        events = agui(
+            sse_events(http.post("/agents/a/agui", json=agui_input("t", "hi")).text.splitlines())
+        )
+        assert events[-1].type == "RUN_FINISHED"
+        deltas = "".join(e.delta for e in events if e.type == "TEXT_MESSAGE_CONTENT")  # type: ignore[attr-defined]
+        assert deltas == "bad ? text"

@@ -21,6 +21,7 @@ and result are.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any, assert_never, final
 
@@ -58,7 +59,10 @@ __all__ = ["AguiTranslator"]
 
 
 def _encode(event: BaseEvent) -> str:
-    return event.model_dump_json(by_alias=True, exclude_none=True)
+    # Not model_dump_json: it raises on a lone surrogate (a model's or a tool's broken text),
+    # failing the whole run; the SSE writer replaces one instead.
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 @final

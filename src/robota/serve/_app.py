@@ -170,7 +170,10 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
             if not batch:
                 yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
                 continue
-            yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
+            text = "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch)
+            # "replace": a lone surrogate in a model's or tool's text becomes "?" instead of
+            # ending the stream mid-body, for every reader, with a UnicodeEncodeError.
+            yield text.encode("utf-8", "replace")
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     if run.protocol == "chat":
