@@ -343,7 +343,9 @@ def create_app(
             request carrying any other ``Origin`` than the app's own is refused (403).
         max_body_bytes: The request body limit (413 over it).
         stream_buffer: How many events of a run are kept for reconnecting readers.
-        max_sessions: How many sessions the app holds open; a new one past it gets 503.
+        max_sessions: How many sessions the app holds open. Past it, with ``sessions``, the
+            least recently used idle one is closed (a later request reopens it from the
+            store); without a store (or with every session busy) a new one gets 503.
         approval_timeout: Seconds a permission ask waits for its POST before it is refused
             (``None``: no limit — a run then waits for as long as nobody answers).
         heartbeat: Seconds of silence after which a stream writes an SSE comment

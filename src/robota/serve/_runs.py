@@ -197,7 +197,12 @@ class Conversations:
         return name in self._agents
 
     def find(self, agent_name: str, session_id: str) -> Conversation | None:
-        return self._conversations.get((agent_name, session_id))
+        found = self._conversations.get((agent_name, session_id))
+        if found is not None:  # most recently used last: idle ones are evicted oldest first
+            self._conversations[(agent_name, session_id)] = self._conversations.pop(
+                (agent_name, session_id)
+            )
+        return found
 
     async def open(self, agent_name: str, session_id: str) -> Conversation:
         """The conversation ``session_id`` of ``agent_name``, created (or reopened) when new.
@@ -210,10 +215,10 @@ class Conversations:
         session_id = check_session_id(session_id)
         async with self._opening:
             key = (agent_name, session_id)
-            found = self._conversations.get(key)
+            found = self.find(agent_name, session_id)
             if found is not None:
                 return found
-            if self.full:
+            if self.full and not await self._evict_idle():
                 raise SessionsFull
             approver = HttpApprover(self._approval_timeout)
             agent = _build(self._agents[agent_name], approver, agent_name)
@@ -223,6 +228,23 @@ class Conversations:
             conversation = Conversation(agent_name, session_id, agent, approver, session)
             self._conversations[key] = conversation
             return conversation
+
+    async def _evict_idle(self) -> bool:
+        """Close the least recently used idle conversation to make room; ``False`` if none.
+
+        Only with a session store, which keeps the conversation: a later request reopens it
+        from there. In memory the agent's history is the conversation, so nothing is dropped.
+        """
+        if self._store is None:
+            return False
+        for key, conversation in self._conversations.items():
+            if not conversation.running and not conversation.approver.pending:
+                del self._conversations[key]
+                if conversation.session is not None:
+                    await conversation.session.aclose()
+                await conversation.agent.aclose()
+                return True
+        return False
 
     def start(
         self,
