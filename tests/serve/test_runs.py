@@ -312,3 +312,30 @@ def test_past_max_sessions_a_stored_idle_session_makes_room_and_reopens(tmp_path
 
     assert asyncio.run(turns("first")) == 2  # reopened from the store, its history kept
     assert asyncio.run(turns("second")) == 1
+
+
+def test_an_ask_is_answered_only_through_its_own_session() -> None:
+    # Issue 31: one session's ask cannot be answered with another session's path, even one
+    # with the same session id under another agent name.
+    app = create_app(
+        {"a": _gated, "b": lambda: robota.Agent("m", provider=ScriptedProvider(["hi"]))}
+    )
+    with running(app) as url, client(url) as http:
+        assert http.post("/agents/b/chat", json=chat_input("t", "x")).status_code == 200
+        assert http.post("/agents/b/chat", json=chat_input("u", "x")).status_code == 200
+        with http.stream("POST", "/agents/a/chat", json=chat_input("t", "go")) as response:
+            datas = []
+            for sse in _events(response):
+                datas.append(sse.data)
+                if "data-permission-request" in sse.data:
+                    ask = json.loads(sse.data)["id"]
+                    for path in ("/agents/b/sessions/t", "/agents/b/sessions/u"):
+                        other = http.post(f"{path}/approvals/{ask}", json={"approved": True})
+                        assert other.status_code == 404
+                        assert other.json()["error"]["code"] == "unknown_ask"
+                    own = http.post(
+                        f"/agents/a/sessions/t/approvals/{ask}", json={"approved": False}
+                    )
+                    assert own.status_code == 200
+    [tool] = ui_stream(datas).tools.values()
+    assert "error" in tool  # the session's own (denying) answer was the one applied
