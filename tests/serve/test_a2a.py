@@ -534,3 +534,13 @@ async def test_a_cross_site_post_cannot_drive_a_loopback_a2a_server() -> None:
         assert forged.status_code == 403
         assert forged.json()["error"]["code"] == "origin_not_allowed"
     assert remote.remaining == 1
+
+
+async def test_a_lone_surrogate_in_the_answer_does_not_fail_the_task() -> None:
+    # Regression: protobuf refused the artifact part and the task failed (UnicodeEncodeError).
+    provider = ScriptedProvider(["bad \ud800 text"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(provider), url=url)  # noqa: E731
+    async with serve(app) as url, sdk_client(url, streaming=False) as (_, client):
+        task = await final_task(client, user_message("hi"))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert answer(task) == "bad ? text"

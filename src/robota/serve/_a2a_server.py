@@ -166,6 +166,12 @@ class _Run:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def _valid(text: str) -> str:
+    # A lone surrogate (a model's or tool's broken text) makes protobuf refuse the part and
+    # fail the run; it becomes "?" instead.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _text_message(updater: TaskUpdater, text: str) -> Message:
     return updater.new_agent_message([Part(text=text)])
 
@@ -232,7 +238,7 @@ class _AgentExecutor(AgentExecutor):
                 async for event in stream:
                     if isinstance(event, robota.core.TextDelta) and event.text:
                         await updater.add_artifact(
-                            [Part(text=event.text)],
+                            [Part(text=_valid(event.text))],
                             artifact_id=_ARTIFACT_ID,
                             name=_ARTIFACT_ID,
                             append=chunks > 0,
@@ -249,7 +255,7 @@ class _AgentExecutor(AgentExecutor):
         # The whole final text replaces the streamed chunks: a retried round's discarded text
         # (RetryStarted) must not stay in the answer.
         await updater.add_artifact(
-            [Part(text=result.text)],
+            [Part(text=_valid(result.text))],
             artifact_id=_ARTIFACT_ID,
             name=_ARTIFACT_ID,
             append=False,
