@@ -432,3 +432,12 @@ async def test_http_without_a_token_refuses_a_peer_from_another_machine() -> Non
         thread.join(15)
         sock.close()
     assert lan.status_code == 403
+
+
+async def test_a_lone_surrogate_in_the_answer_still_reaches_the_client() -> None:
+    # Regression: the SDK failed to serialize the result and the client got no response.
+    agent = robota.Agent(name="oracle", provider=ScriptedProvider(["bad \ud800 text"]), model="m")
+    with http_served(mcp_server(agent)) as url:
+        async with http_session(url) as session:
+            result = await session.call_tool("oracle", {"prompt": "hi"})
+    assert _text(result) == "bad ? text"

@@ -429,7 +429,7 @@ class _Progress:
             return
         self._count += 1
         try:
-            await self._ctx.session.report_progress(float(self._count), None, message)
+            await self._ctx.session.report_progress(float(self._count), None, _valid(message))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - progress is best effort; the run goes on
@@ -445,17 +445,23 @@ def _settled(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], Non
     return done
 
 
+def _valid(text: str) -> str:
+    # A lone surrogate (a model's or tool's broken text) made the SDK's serializer fail and the
+    # client got no response at all; it becomes "?" instead.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _text(text: str) -> mcp_types.CallToolResult:
     import mcp_types  # noqa: PLC0415
 
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=text)])
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=_valid(text))])
 
 
 def _error(message: str) -> mcp_types.CallToolResult:
     import mcp_types  # noqa: PLC0415
 
     return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text=message)], is_error=True
+        content=[mcp_types.TextContent(type="text", text=_valid(message))], is_error=True
     )
 
 
