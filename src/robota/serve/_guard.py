@@ -33,6 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["BodyLimit", "ServeConfig", "ServeGuard", "error_body", "is_loopback_host"]
 
+_ORIGIN_REFUSED = "a page of that Origin may not call this server (list it in cors_origins)"
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 
 
@@ -131,7 +132,7 @@ class ServeGuard:
         elif not _loopback_peer(scope):
             refusal = (403, "client_not_allowed", "a loopback-only server answers this machine")
         if refusal is None and not self._origin_allowed(headers):
-            refusal = (403, "origin_not_allowed", "requests from that origin are not allowed")
+            refusal = (403, "origin_not_allowed", _ORIGIN_REFUSED)
         if refusal is None:
             await self._app(scope, receive, send)
             return
