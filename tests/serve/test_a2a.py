@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import subprocess
 import sys
@@ -306,7 +307,7 @@ async def test_a2a_tool_to_a_literal_loopback_url_is_refused_by_egress() -> None
 async def test_a2a_tool_refuses_a_card_that_points_to_another_origin() -> None:
     remote = ScriptedProvider(["never asked"])
     app = lambda url: robota.serve.a2a_app(  # noqa: E731
-        scripted_agent(remote), url="http://elsewhere.example/rpc"
+        scripted_agent(remote), url="http://elsewhere.example/rpc", allowed_hosts=[HOST]
     )
     async with serve(app, host=HOST) as url, egress() as client:
         tool = robota.serve.a2a_tool(url, client=client)
@@ -461,3 +462,85 @@ async def test_the_card_is_found_under_the_agents_path_or_at_the_root(tool_path:
             result = (await agent.invoke_tool(tool.name, {"message": "hello"})).result
     assert not result.is_error, result.content
     assert result.content == "found you"
+
+
+async def test_a_loopback_a2a_server_answers_only_its_own_host_names() -> None:
+    # Issue 31 (DNS rebinding): the A2A app checked no Host header, so a web page could drive
+    # a loopback server through a DNS name it rebound to 127.0.0.1.
+    remote = ScriptedProvider(["never asked"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}
+        for path, method in ((".well-known/agent-card.json", "GET"), ("", "POST")):
+            rebound = await http.request(
+                method, path, json=rpc, headers={"host": "attacker.example"}
+            )
+            assert rebound.status_code == 403
+            assert rebound.json()["error"]["code"] == "host_not_allowed"
+        stray = await http.get(
+            ".well-known/agent-card.json", headers={"authorization": "Bearer whatever-it-is"}
+        )
+        assert stray.status_code == 400
+        assert (await http.get(".well-known/agent-card.json")).status_code == 200
+    assert remote.remaining == 1
+
+
+async def test_an_a2a_request_body_over_the_limit_is_a_413_even_chunked() -> None:
+    # Issue 31 (request size limits): the SDK read any body whole, chunked ones included.
+    remote = ScriptedProvider(["never asked"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    big = b'{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"x": "'
+    big += b"x" * (2 * 1024 * 1024) + b'"}}'
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(big), 65536):
+            yield big[start : start + 65536]
+
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        declared = await http.post("", content=big)
+        assert declared.status_code == 413
+        chunked = await http.post("", content=chunks())
+        assert chunked.status_code == 413
+        assert chunked.json()["error"]["code"] == "body_too_large"
+        assert (await http.get(".well-known/agent-card.json")).status_code == 200
+    assert remote.remaining == 1
+
+
+def test_serve_requires_a_token_to_bind_an_a2a_app_beyond_loopback() -> None:
+    from robota.serve._server import check_bind
+
+    app = robota.serve.a2a_app(scripted_agent(ScriptedProvider([])), url="http://a.test/")
+    with pytest.raises(robota.ConfigurationError, match="without a token"):
+        check_bind(app, "0.0.0.0")  # noqa: S104
+    with pytest.raises(ValueError, match="allowed_hosts"):
+        robota.serve.a2a_app(
+            scripted_agent(ScriptedProvider([])), url="http://a/", allowed_hosts="h"
+        )
+
+
+async def test_a_cross_site_post_cannot_drive_a_loopback_a2a_server() -> None:
+    # Regression: the SDK parses a text/plain body as JSON-RPC, so a web page could send a
+    # message to a loopback A2A agent with a simple (unpreflighted) cross-site POST.
+    remote = ScriptedProvider(["never asked"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    message = {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "hi"}]}
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    async with serve(app) as url, httpx.AsyncClient(base_url=url, timeout=30) as http:
+        forged = await http.post(
+            "",
+            content=json.dumps(rpc),
+            headers={"content-type": "text/plain", "origin": "https://evil.example"},
+        )
+        assert forged.status_code == 403
+        assert forged.json()["error"]["code"] == "origin_not_allowed"
+    assert remote.remaining == 1
+
+
+async def test_a_lone_surrogate_in_the_answer_does_not_fail_the_task() -> None:
+    # Regression: protobuf refused the artifact part and the task failed (UnicodeEncodeError).
+    provider = ScriptedProvider(["bad \ud800 text"])
+    app = lambda url: robota.serve.a2a_app(scripted_agent(provider), url=url)  # noqa: E731
+    async with serve(app) as url, sdk_client(url, streaming=False) as (_, client):
+        task = await final_task(client, user_message("hi"))
+    assert task.status.state == TaskState.TASK_STATE_COMPLETED
+    assert answer(task) == "bad ? text"

@@ -331,6 +331,39 @@ async def test_http_token_is_required_when_given() -> None:
     assert _text(result) == "ok"
 
 
+async def test_http_token_scheme_is_case_insensitive_and_a_stray_token_is_refused() -> None:
+    # Regression (issue 31): a token sent to a loopback-only server was silently accepted,
+    # and "bearer" (RFC 9110: the scheme is case-insensitive) was refused with the right token.
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with http_served(mcp_server(_oracle([]))) as url:
+        async with httpx2.AsyncClient() as client:
+            stray = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "Bearer s3cret-token"}
+            )
+    assert stray.status_code == 400
+    assert "Traceback" not in stray.text
+    with http_served(mcp_server(_oracle([])), token="s3cret") as url:  # noqa: S106 - a test token
+        async with httpx2.AsyncClient() as client:
+            lower = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "bearer s3cret"}
+            )
+            wrong = await client.post(
+                url, json=initialize, headers={**accept, "Authorization": "Bearer s3cre"}
+            )
+    assert lower.status_code == 200
+    assert wrong.status_code == 401
+
+
 async def test_http_refuses_a_foreign_host_header_and_keeps_serving() -> None:
     server = mcp_server(_oracle(["ok"]))
     with http_served(server) as url:
@@ -367,3 +400,44 @@ def test_bad_names_and_clashes_are_configuration_errors() -> None:
 def test_non_loopback_http_needs_a_token() -> None:
     with pytest.raises(ConfigurationError, match="needs token"):
         mcp_server(_oracle([])).run_http("0.0.0.0", 0)  # noqa: S104 - refused
+
+
+async def test_http_without_a_token_refuses_a_peer_from_another_machine() -> None:
+    # Regression: run by hand on 0.0.0.0 with no token, the app answered a LAN peer that sent
+    # a loopback Host header. Uvicorn's proxy headers (trusted for this test) show such a peer.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    config = uvicorn.Config(
+        mcp_server(_oracle([])).http_app(),
+        log_level="warning",
+        proxy_headers=True,
+        forwarded_allow_ips="*",
+    )
+    runner = uvicorn.Server(config)
+    thread = threading.Thread(target=runner.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not runner.started:
+            assert thread.is_alive()
+            await asyncio.sleep(0.01)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+        headers = {"Accept": "application/json, text/event-stream"}
+        async with httpx2.AsyncClient() as client:
+            lan = await client.post(
+                url, json={}, headers={**headers, "X-Forwarded-For": "10.1.2.3"}
+            )
+    finally:
+        runner.should_exit = True
+        thread.join(15)
+        sock.close()
+    assert lan.status_code == 403
+
+
+async def test_a_lone_surrogate_in_the_answer_still_reaches_the_client() -> None:
+    # Regression: the SDK failed to serialize the result and the client got no response.
+    agent = robota.Agent(name="oracle", provider=ScriptedProvider(["bad \ud800 text"]), model="m")
+    with http_served(mcp_server(agent)) as url:
+        async with http_session(url) as session:
+            result = await session.call_tool("oracle", {"prompt": "hi"})
+    assert _text(result) == "bad ? text"

@@ -298,3 +298,83 @@ def test_thousands_of_small_deltas_arrive_as_the_same_text_with_contiguous_ids()
     finished = events[-1]
     assert isinstance(finished, RunFinishedEvent)
     assert finished.result["text"] == "".join(words)
+
+
+async def test_concurrent_new_sessions_never_exceed_max_sessions() -> None:
+    # Regression: the app checked `full` before awaiting the store, so requests that arrived
+    # while one session was being opened all passed the check and max_sessions was exceeded.
+    from robota.serve._runs import Conversation, Conversations, SessionsFull
+    from robota.testing import InMemorySessionStore
+
+    gate = asyncio.Event()
+
+    class SlowStore(InMemorySessionStore):
+        async def create(self, header: object, entries: object = ()) -> None:
+            await gate.wait()
+            await super().create(header, entries)  # type: ignore[arg-type]
+
+    conversations = Conversations(
+        {"a": lambda: robota.Agent("m", provider=ScriptedProvider([]))},
+        SlowStore(),
+        buffer_limit=10,
+        max_sessions=1,
+        approval_timeout=None,
+    )
+    first = asyncio.ensure_future(conversations.open("a", "one"))
+    second = asyncio.ensure_future(conversations.open("a", "two"))
+    await asyncio.sleep(0)  # both are past any check made before the store is awaited
+    gate.set()
+    outcomes = await asyncio.gather(first, second, return_exceptions=True)
+    assert not [o for o in outcomes if not isinstance(o, SessionsFull | Conversation)]
+    # With a store the second open may close the idle first one; never are both held.
+    assert [sid for sid in ("one", "two") if conversations.find("a", sid)] != ["one", "two"]
+    await conversations.aclose()
+
+
+def test_past_max_sessions_a_stored_idle_session_makes_room_and_reopens(tmp_path: Path) -> None:
+    # Regression: sessions were never released, so max_sessions new ids (from any client)
+    # made the app answer 503 to every new conversation until it restarted.
+    def factory() -> robota.Agent:
+        return robota.Agent("m", provider=ScriptedProvider(["one", "two", "three", "four"]))
+
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    app = create_app({"a": factory}, sessions=store, max_sessions=1)
+    with running(app) as url, client(url) as http:
+        for chat_id in ("first", "second", "first"):
+            response = http.post("/agents/a/chat", json=chat_input(chat_id, "hi"))
+            assert response.status_code == 200, response.text
+
+    async def turns(session_id: str) -> int:
+        agent = robota.Agent("m", provider=ScriptedProvider([]))
+        async with await Session.open(agent, store, session_id) as session:
+            return len(session.turns)
+
+    assert asyncio.run(turns("first")) == 2  # reopened from the store, its history kept
+    assert asyncio.run(turns("second")) == 1
+
+
+def test_an_ask_is_answered_only_through_its_own_session() -> None:
+    # Issue 31: one session's ask cannot be answered with another session's path, even one
+    # with the same session id under another agent name.
+    app = create_app(
+        {"a": _gated, "b": lambda: robota.Agent("m", provider=ScriptedProvider(["hi"]))}
+    )
+    with running(app) as url, client(url) as http:
+        assert http.post("/agents/b/chat", json=chat_input("t", "x")).status_code == 200
+        assert http.post("/agents/b/chat", json=chat_input("u", "x")).status_code == 200
+        with http.stream("POST", "/agents/a/chat", json=chat_input("t", "go")) as response:
+            datas = []
+            for sse in _events(response):
+                datas.append(sse.data)
+                if "data-permission-request" in sse.data:
+                    ask = json.loads(sse.data)["id"]
+                    for path in ("/agents/b/sessions/t", "/agents/b/sessions/u"):
+                        other = http.post(f"{path}/approvals/{ask}", json={"approved": True})
+                        assert other.status_code == 404
+                        assert other.json()["error"]["code"] == "unknown_ask"
+                    own = http.post(
+                        f"/agents/a/sessions/t/approvals/{ask}", json={"approved": False}
+                    )
+                    assert own.status_code == 200
+    [tool] = ui_stream(datas).tools.values()
+    assert "error" in tool  # the session's own (denying) answer was the one applied

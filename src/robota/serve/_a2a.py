@@ -37,6 +37,7 @@ def a2a_app(
     version: str = "1.0.0",
     skills: Sequence[AgentSkill] = (),
     max_contexts: int = 256,
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """An ASGI app that serves ``agent`` over the A2A protocol (1.0, with 0.3 method names).
 
@@ -55,8 +56,16 @@ def a2a_app(
     robota.Agent(...)``) to give each context its own agent, so contexts run side by side; pass
     one agent and it carries every context's history in turn (one turn at a time). Either way at
     most ``max_contexts`` conversations are kept, the least recently used dropped first (its
-    agent closed). There is no authentication: bind the server to loopback, or put one in
-    front, since anyone who can reach it can run the agent and read a task by its id.
+    agent closed).
+
+    Security (issue 31): without a token the app answers only peers on this machine whose
+    ``Host`` names loopback, the host of ``url`` or one of ``allowed_hosts`` (403 otherwise:
+    DNS rebinding, a hand-run ``uvicorn --host 0.0.0.0``), and refuses a bearer token it does
+    not check (400); a request from another site's ``Origin`` is a 403 and a body over 1 MiB a
+    413. It has no authentication of its own: bind it to loopback, or serve it with
+    :func:`robota.serve.serve`, which requires a token for any other bind and then checks
+    ``Authorization: Bearer`` on every request — anyone who can reach an unauthenticated server
+    can run the agent and read a task by its id.
 
     Args:
         agent: A :class:`robota.Agent`, or a callable returning a new one per context.
@@ -67,6 +76,8 @@ def a2a_app(
         version: The card's agent version.
         skills: ``a2a.types.AgentSkill`` entries for the card; default: one ``chat`` skill.
         max_contexts: The most conversations kept in memory.
+        allowed_hosts: More host names (no port) the app answers besides loopback and the
+            host of ``url`` — the names clients reach it by, e.g. through a proxy.
 
     Raises:
         ImportError: the ``a2a`` extra (``a2a-sdk``, ``starlette``) is not installed.
@@ -85,6 +96,7 @@ def a2a_app(
         version=version,
         skills=skills,
         max_contexts=max_contexts,
+        allowed_hosts=allowed_hosts,
     )
 
 

@@ -42,10 +42,15 @@ from a2a.types import (
     TaskStatus,
 )
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 
 import robota.core
+from robota.serve._guard import BodyLimit, ServeConfig, ServeGuard
 
 __all__ = ["DEFAULT_MAX_CONTEXTS", "AgentSource", "build_a2a_app"]
+
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+"""The A2A endpoint's request body limit (413 over it)."""
 
 DEFAULT_MAX_CONTEXTS: Final = 256
 """How many conversations (A2A context ids) an app keeps in memory before dropping the oldest."""
@@ -161,6 +166,12 @@ class _Run:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def _valid(text: str) -> str:
+    # A lone surrogate (a model's or tool's broken text) makes protobuf refuse the part and
+    # fail the run; it becomes "?" instead.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _text_message(updater: TaskUpdater, text: str) -> Message:
     return updater.new_agent_message([Part(text=text)])
 
@@ -227,7 +238,7 @@ class _AgentExecutor(AgentExecutor):
                 async for event in stream:
                     if isinstance(event, robota.core.TextDelta) and event.text:
                         await updater.add_artifact(
-                            [Part(text=event.text)],
+                            [Part(text=_valid(event.text))],
                             artifact_id=_ARTIFACT_ID,
                             name=_ARTIFACT_ID,
                             append=chunks > 0,
@@ -244,7 +255,7 @@ class _AgentExecutor(AgentExecutor):
         # The whole final text replaces the streamed chunks: a retried round's discarded text
         # (RetryStarted) must not stay in the answer.
         await updater.add_artifact(
-            [Part(text=result.text)],
+            [Part(text=_valid(result.text))],
             artifact_id=_ARTIFACT_ID,
             name=_ARTIFACT_ID,
             append=False,
@@ -298,6 +309,7 @@ def build_a2a_app(
     version: str,
     skills: Sequence[AgentSkill],
     max_contexts: int,
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """See :func:`robota.serve.a2a_app`."""
     if not isinstance(agent, robota.core.Agent) and not callable(agent):
@@ -340,4 +352,24 @@ def build_a2a_app(
             await handler.aclose()
             await conversations.aclose()
 
-    return Starlette(routes=routes, lifespan=lifespan)
+    # Issue 31: a loopback server answers only loopback ``Host`` names and the host of its own
+    # ``url`` (DNS rebinding: a web page cannot reach it through a name it rebound), refuses a
+    # stray bearer token, and reads no body past the limit (the SDK reads bodies whole).
+    guard = ServeConfig(None)
+    own = parts.hostname or "localhost"
+    names: object = allowed_hosts  # untyped callers can pass anything
+    entries: list[object] = [] if isinstance(names, str) else list(allowed_hosts)
+    if isinstance(names, str) or not all(isinstance(h, str) and h for h in entries):
+        raise ValueError(f"allowed_hosts must be a sequence of host names, got {names!r}")
+    hosts = frozenset(
+        form
+        for host in (own, *allowed_hosts)
+        for form in ((host, f"[{host}]") if ":" in host else (host,))
+    )
+    middleware = [
+        Middleware(ServeGuard, config=guard, extra_hosts=hosts),
+        Middleware(BodyLimit, limit=DEFAULT_MAX_BODY_BYTES),
+    ]
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
+    app.state.robota_serve = guard
+    return app

@@ -62,7 +62,10 @@ _TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _encode(event: BaseEvent) -> str:
-    return event.model_dump_json(by_alias=True, exclude_none=True)
+    # Not model_dump_json: it raises on a lone surrogate (a model's or a tool's broken text),
+    # failing the whole run; the SSE writer replaces one instead.
+    data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 @final

@@ -20,11 +20,12 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * With ``console=True``: the web console at ``GET /`` (see :mod:`robota.serve._console`) and,
   given ``journal=``, ``GET /console/executions/{id}`` (see :mod:`robota.serve._inspect`).
 
-Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
-``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
-going (or none to cancel), 413 body over ``max_body_bytes``, 500 ``agent_unavailable`` (the
-factory or the session store failed), 503 past ``max_sessions``. Error bodies are
-``{"error": {"code", "message"}}`` and never carry an exception's text.
+Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
+token, 403 a non-loopback ``Host`` on a loopback-only server or an unlisted ``Origin``, 404
+unknown agent, session, run or ask, 409 a run already going (or none to cancel), 413 body over
+``max_body_bytes``, 500 ``agent_unavailable`` (the factory or the session store failed), 503
+past ``max_sessions``. Error bodies are ``{"error": {"code", "message"}}`` and never carry an
+exception's text.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ag_ui.core import RunAgentInput
@@ -49,7 +50,14 @@ from robota.serve._agui import AguiTranslator
 from robota.serve._console import console_routes
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
 from robota.serve._inspect import journal_routes
-from robota.serve._runs import ActiveRun, AgentFactory, Conversation, Conversations, Translator
+from robota.serve._runs import (
+    ActiveRun,
+    AgentFactory,
+    Conversation,
+    Conversations,
+    SessionsFull,
+    Translator,
+)
 from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
 from robota.sessions import SessionStore, check_session_id
 
@@ -62,6 +70,11 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 MIN_TOKEN_LENGTH = 16
 """The shortest bearer token an app accepts."""
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a request body may have (400 ``too_deep``)."""
+
+_TOO_DEEP = f"the body nests arrays or objects more than {MAX_JSON_DEPTH} deep"
 
 
 class _BadRequest(Exception):
@@ -86,9 +99,33 @@ async def _read_json(request: Request, limit: int) -> Any:
         if len(body) > limit:
             raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
     try:
-        return json.loads(body)
+        value = json.loads(body)
+    except RecursionError:
+        raise _BadRequest(400, "too_deep", _TOO_DEEP) from None
     except (ValueError, UnicodeDecodeError):
         raise _BadRequest(400, "malformed_json", "the body is not valid JSON") from None
+    if _depth_over(value, MAX_JSON_DEPTH):
+        # A shallower parse still passes, but validating or echoing it (AG-UI ``state``)
+        # recurses again, deeper in the stack: refuse it here, with a clear 400.
+        raise _BadRequest(400, "too_deep", _TOO_DEEP)
+    return value
+
+
+def _depth_over(value: object, limit: int) -> bool:
+    # Iterative, so the check itself cannot exhaust the stack.
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _agui_text(payload: RunAgentInput) -> str:
@@ -139,7 +176,10 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
             if not batch:
                 yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
                 continue
-            yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
+            text = "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch)
+            # "replace": a lone surrogate in a model's or tool's text becomes "?" instead of
+            # ending the stream mid-body, for every reader, with a UnicodeEncodeError.
+            yield text.encode("utf-8", "replace")
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     if run.protocol == "chat":
@@ -187,10 +227,12 @@ class _Handlers:
             raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
         if not text.strip():
             raise _BadRequest(400, "empty_message", "the last user message has no text")
-        if self._conversations.find(name, session_id) is None and self._conversations.full:
-            raise _BadRequest(503, "too_many_sessions", "the server holds its maximum of sessions")
         try:
             conversation = await self._conversations.open(name, session_id)
+        except SessionsFull:
+            raise _BadRequest(
+                503, "too_many_sessions", "the server holds its maximum of sessions"
+            ) from None
         except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
             _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
             raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
@@ -309,10 +351,13 @@ def create_app(
             history, in memory for the life of the app.
         token: The bearer token every request must carry (required to serve beyond loopback,
             see :func:`robota.serve.serve`; at least 16 characters).
-        cors_origins: Origins a browser may call from; none by default (CORS closed).
+        cors_origins: Origins a browser may call from; none by default (CORS closed). A
+            request carrying any other ``Origin`` than the app's own is refused (403).
         max_body_bytes: The request body limit (413 over it).
         stream_buffer: How many events of a run are kept for reconnecting readers.
-        max_sessions: How many sessions the app holds open; a new one past it gets 503.
+        max_sessions: How many sessions the app holds open. Past it, with ``sessions``, the
+            least recently used idle one is closed (a later request reopens it from the
+            store); without a store (or with every session busy) a new one gets 503.
         approval_timeout: Seconds a permission ask waits for its POST before it is refused
             (``None``: no limit — a run then waits for as long as nobody answers).
         heartbeat: Seconds of silence after which a stream writes an SSE comment
@@ -395,7 +440,7 @@ def create_app(
             )
         )
     config = ServeConfig(token)
-    middleware.append(Middleware(ServeGuard, config=config))
+    middleware.append(Middleware(ServeGuard, config=config, origins=frozenset(cors_origins)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.robota_serve = config
     return app

@@ -33,6 +33,7 @@ from robota.core import (
     ToolCallStarted,
     install_command,
 )
+from robota.serve._guard import is_loopback_host
 
 if TYPE_CHECKING:
     import mcp_types
@@ -292,7 +293,8 @@ class AgentMCPServer:
         ``allowed_hosts`` (``"agents.example.com"``, ``"10.0.0.5:8000"``, ``"host:*"``), else
         it is refused with a 4xx. With ``token``, every request must carry
         ``Authorization: Bearer <token>`` (compared in constant time); a wrong or missing one
-        is a 401.
+        is a 401. Without one, a request that carries a token anyway is a 400, and one from a
+        peer not on this machine a 403.
 
         Misuse: the app runs its session manager in the ASGI lifespan — serve it with lifespan
         on (uvicorn's default), and build one app per server object.
@@ -311,10 +313,8 @@ class AgentMCPServer:
         app: ASGIApp = self.server.streamable_http_app(
             streamable_http_path=path, transport_security=security
         )
-        if token is None:
-            return app
         given: object = token
-        if not isinstance(given, str) or not token:
+        if token is not None and (not isinstance(given, str) or not token):
             raise ConfigurationError("token must be a non-empty string")
         return _bearer(app, token)
 
@@ -429,7 +429,7 @@ class _Progress:
             return
         self._count += 1
         try:
-            await self._ctx.session.report_progress(float(self._count), None, message)
+            await self._ctx.session.report_progress(float(self._count), None, _valid(message))
         except asyncio.CancelledError:
             raise
         except Exception:  # noqa: BLE001 - progress is best effort; the run goes on
@@ -445,17 +445,23 @@ def _settled(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], Non
     return done
 
 
+def _valid(text: str) -> str:
+    # A lone surrogate (a model's or tool's broken text) made the SDK's serializer fail and the
+    # client got no response at all; it becomes "?" instead.
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _text(text: str) -> mcp_types.CallToolResult:
     import mcp_types  # noqa: PLC0415
 
-    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=text)])
+    return mcp_types.CallToolResult(content=[mcp_types.TextContent(type="text", text=_valid(text))])
 
 
 def _error(message: str) -> mcp_types.CallToolResult:
     import mcp_types  # noqa: PLC0415
 
     return mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text=message)], is_error=True
+        content=[mcp_types.TextContent(type="text", text=_valid(message))], is_error=True
     )
 
 
@@ -468,8 +474,15 @@ def _answer(result: RunResult[Any]) -> mcp_types.CallToolResult:
     return _error("the agent's run is waiting for an approval this MCP server cannot relay")
 
 
-def _bearer(app: ASGIApp, token: str) -> ASGIApp:
-    expected = f"Bearer {token}".encode()
+def _bearer(app: ASGIApp, token: str | None) -> ASGIApp:
+    """Check ``Authorization`` on every HTTP request (issue 31).
+
+    With ``token``: ``Bearer <token>`` (the scheme in any case), compared in constant time,
+    else 401. Without one (a loopback-only server): a request carrying a token anyway is a 400
+    — its client believes it authenticates to a server that checks nothing — and one from a
+    peer not on this machine a 403.
+    """
+    expected = token.encode() if token is not None else None
 
     async def guarded(
         scope: MutableMapping[str, Any],
@@ -477,19 +490,31 @@ def _bearer(app: ASGIApp, token: str) -> ASGIApp:
         send: Callable[[Any], Awaitable[None]],
     ) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"text/plain"),
-                            (b"www-authenticate", b"Bearer"),
-                        ],
-                    }
-                )
-                await send({"type": "http.response.body", "body": b"a bearer token is required"})
+            given: bytes | None = None
+            for name, value in scope.get("headers") or ():
+                if name.lower() == b"authorization":
+                    given = value
+            refusal: tuple[int, bytes] | None = None
+            if expected is None:
+                client = scope.get("client")
+                if given is not None:
+                    refusal = (400, b"this server is loopback-only and checks no token")
+                elif client is not None and not is_loopback_host(str(client[0])):
+                    # Run by hand on 0.0.0.0, a LAN peer could send a loopback Host header.
+                    refusal = (403, b"this server is loopback-only: it answers this machine")
+            else:
+                scheme, _, credentials = (given or b"").partition(b" ")
+                # compare_digest runs even for a wrong scheme: no early exit to time.
+                matches = hmac.compare_digest(credentials.strip(), expected)
+                if scheme.lower() != b"bearer" or not matches:
+                    refusal = (401, b"a bearer token is required")
+            if refusal is not None:
+                status, body = refusal
+                headers = [(b"content-type", b"text/plain")]
+                if status == 401:
+                    headers.append((b"www-authenticate", b"Bearer"))
+                await send({"type": "http.response.start", "status": status, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
                 return
         await app(scope, receive, send)
 

@@ -45,6 +45,7 @@ __all__ = [
     "Conversation",
     "Conversations",
     "HttpApprover",
+    "SessionsFull",
     "Translator",
 ]
 
@@ -56,6 +57,10 @@ parameter is positional without a default (or one is named ``approver``) — the
 :class:`HttpApprover` that asks the client, for a ``PermissionGate``."""
 
 _FAILED = "the run failed"
+
+
+class SessionsFull(Exception):
+    """A new conversation was refused: the registry holds its ``max_sessions``."""
 
 
 class Translator(Protocol):
@@ -203,20 +208,29 @@ class Conversations:
         ]
 
     def find(self, agent_name: str, session_id: str) -> Conversation | None:
-        return self._conversations.get((agent_name, session_id))
+        found = self._conversations.get((agent_name, session_id))
+        if found is not None:  # most recently used last: idle ones are evicted oldest first
+            self._conversations[(agent_name, session_id)] = self._conversations.pop(
+                (agent_name, session_id)
+            )
+        return found
 
     async def open(self, agent_name: str, session_id: str) -> Conversation:
         """The conversation ``session_id`` of ``agent_name``, created (or reopened) when new.
 
         Raises:
             ConfigurationError: a bad session id, or a factory that did not build an Agent.
+            SessionsFull: a new conversation past ``max_sessions`` (checked under the lock,
+                so concurrent openers cannot all pass it).
         """
         session_id = check_session_id(session_id)
         async with self._opening:
             key = (agent_name, session_id)
-            found = self._conversations.get(key)
+            found = self.find(agent_name, session_id)
             if found is not None:
                 return found
+            if self.full and not await self._evict_idle():
+                raise SessionsFull
             approver = HttpApprover(self._approval_timeout)
             agent = _build(self._agents[agent_name], approver, agent_name)
             session = None
@@ -225,6 +239,23 @@ class Conversations:
             conversation = Conversation(agent_name, session_id, agent, approver, session)
             self._conversations[key] = conversation
             return conversation
+
+    async def _evict_idle(self) -> bool:
+        """Close the least recently used idle conversation to make room; ``False`` if none.
+
+        Only with a session store, which keeps the conversation: a later request reopens it
+        from there. In memory the agent's history is the conversation, so nothing is dropped.
+        """
+        if self._store is None:
+            return False
+        for key, conversation in self._conversations.items():
+            if not conversation.running and not conversation.approver.pending:
+                del self._conversations[key]
+                if conversation.session is not None:
+                    await conversation.session.aclose()
+                await conversation.agent.aclose()
+                return True
+        return False
 
     def start(
         self,

@@ -7,7 +7,6 @@ refuses to start without one (:class:`~robota.ConfigurationError`, before any so
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -16,31 +15,9 @@ from starlette.applications import Starlette
 
 from robota import ConfigurationError
 from robota.serve._app import MIN_TOKEN_LENGTH
-from robota.serve._guard import ServeConfig
+from robota.serve._guard import ServeConfig, is_loopback_host
 
 __all__ = ["check_bind", "is_loopback_host", "serve"]
-
-
-_LOOPBACK_V4 = ipaddress.IPv4Network("127.0.0.0/8")
-_LOOPBACK_V6 = ipaddress.IPv6Address("::1")
-
-
-def is_loopback_host(host: str) -> bool:
-    """Whether ``host`` names only this machine (``localhost``, 127.0.0.0/8 or ``::1``).
-
-    Decided from the fixed ranges, not the interpreter's ``ipaddress`` flags, whose verdicts
-    changed between Python releases (S06).
-    """
-    if host == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address):
-        mapped = address.ipv4_mapped
-        return address == _LOOPBACK_V6 or (mapped is not None and mapped in _LOOPBACK_V4)
-    return address in _LOOPBACK_V4
 
 
 def _config(app: object) -> ServeConfig:
@@ -48,7 +25,7 @@ def _config(app: object) -> ServeConfig:
     config = getattr(state, "robota_serve", None)
     if not isinstance(app, Starlette) or not isinstance(config, ServeConfig):
         raise ConfigurationError(
-            f"serve() runs an app made by robota.serve.create_app(), got {app!r}"
+            f"serve() runs an app made by robota.serve.create_app() or a2a_app(), got {app!r}"
         )
     return config
 
