@@ -21,10 +21,12 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
   given ``journal=``, ``GET /console/executions/{id}`` (see :mod:`robota.serve._inspect`).
 
 Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
-``Host`` on a loopback-only server, 404 unknown agent, session, run or ask, 409 a run already
-going (or none to cancel), 413 body over ``max_body_bytes``, 500 ``agent_unavailable`` (the
-factory or the session store failed), 503 past ``max_sessions``. Error bodies are
-``{"error": {"code", "message"}}`` and never carry an exception's text.
+``Host`` on a loopback-only server or a POST whose ``Origin`` is neither the app's own nor one
+of ``cors_origins`` (``cross_origin``: a page on another site cannot start a run or answer an
+ask), 404 unknown agent, session, run or ask, 409 a run already going (or none to cancel), 413
+body over ``max_body_bytes``, 415 a POST body declared as anything but JSON, 500
+``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
+Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
 from __future__ import annotations
@@ -76,7 +78,34 @@ def _error(status: int, code: str, message: str) -> Response:
     return Response(error_body(code, message), status_code=status, media_type="application/json")
 
 
+def _check_origin(request: Request, allowed: frozenset[str]) -> None:
+    # A page on another site can POST "simple" requests (text/plain, a form, a typeless Blob)
+    # to 127.0.0.1 with no CORS preflight: it cannot read the answer, but the run would start.
+    # Browsers send Origin on every cross-origin POST; it must be the app's own or listed.
+    origin = request.headers.get("origin")
+    if origin is None or origin in allowed:
+        return
+    host = request.headers.get("host", "")
+    scheme, sep, netloc = origin.partition("://")
+    if not (sep and scheme in {"http", "https"} and host and netloc.lower() == host.lower()):
+        raise _BadRequest(403, "cross_origin", "requests from another site's page are refused")
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
 async def _read_json(request: Request, limit: int) -> Any:
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json(content_type):
+        # A JSON body declared as anything else is what a cross-site form or text/plain fetch
+        # sends (no preflight): refused, so only a preflighted (CORS-checked) page may post.
+        raise _BadRequest(
+            415, "unsupported_media_type", "send the body as 'Content-Type: application/json'"
+        )
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
@@ -272,9 +301,13 @@ class _Handlers:
         return JSONResponse({"answered": True})
 
 
-def _route(path: str, endpoint: Any, methods: Sequence[str]) -> Route:
+def _route(
+    path: str, endpoint: Any, methods: Sequence[str], origins: frozenset[str] = frozenset()
+) -> Route:
     async def guarded(request: Request) -> Response:
         try:
+            if request.method == "POST":
+                _check_origin(request, origins)  # CSRF: see _check_origin
             response: Response = await endpoint(request)
         except _BadRequest as exc:
             return _error(exc.status, exc.code, exc.message)
@@ -372,12 +405,13 @@ def create_app(
 
     base = "/agents/{name}"
     session = base + "/sessions/{session_id}"
+    allowed = frozenset(cors_origins)
     routes = [
-        _route(base + "/agui", handlers.agui, ["POST"]),
-        _route(base + "/chat", handlers.chat, ["POST"]),
+        _route(base + "/agui", handlers.agui, ["POST"], allowed),
+        _route(base + "/chat", handlers.chat, ["POST"], allowed),
         _route(session + "/stream", handlers.stream, ["GET"]),
-        _route(session + "/cancel", handlers.cancel, ["POST"]),
-        _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
+        _route(session + "/cancel", handlers.cancel, ["POST"], allowed),
+        _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"], allowed),
         _route(base + "/sessions", handlers.sessions, ["GET"]),
     ]
     if console:
