@@ -40,6 +40,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from pydantic_core import PydanticSerializationError
 
 from robota import (
     MessageCommitted,
@@ -62,7 +63,13 @@ _TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _encode(event: BaseEvent) -> str:
-    return event.model_dump_json(by_alias=True, exclude_none=True)
+    try:
+        return event.model_dump_json(by_alias=True, exclude_none=True)
+    except PydanticSerializationError:
+        # A lone surrogate (a model's text, a tool's argument) is no UTF-8: pydantic refuses
+        # it; json keeps it, and the stream writer escapes it (_buffer.wire_bytes).
+        fields = event.model_dump(mode="python", by_alias=True, exclude_none=True)
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 @final

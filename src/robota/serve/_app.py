@@ -48,6 +48,7 @@ from starlette.routing import Route
 
 from robota import Approval, ConfigurationError, ExecutionJournal
 from robota.serve._agui import AguiTranslator
+from robota.serve._buffer import wire_bytes
 from robota.serve._console import console_routes
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
 from robota.serve._inspect import journal_routes
@@ -168,7 +169,7 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
             if not batch:
                 yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
                 continue
-            yield "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch).encode()
+            yield wire_bytes("".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch))
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     if run.protocol == "chat":
