@@ -55,3 +55,18 @@ def test_a_lone_surrogate_and_control_characters_stream_as_a_valid_ui_message_st
         message = ui_stream([e.data for e in sse_events(_lines(response.text))])
         assert message.error is None
         assert message.text == SHOWN + SHOWN
+
+
+def test_a_malformed_last_event_id_is_a_404_never_a_500() -> None:
+    with running(create_app({"a": _agent})) as url, client(url) as http:
+        response = http.post("/agents/a/chat", json=chat_input("c-resume", "hi"))
+        run_id = next(e.id for e in sse_events(_lines(response.text))).rpartition(":")[0]
+        stream = "/agents/a/sessions/c-resume/stream"
+        # "²" passes str.isdigit() but not int(); 5,000 digits pass it too but int() refuses.
+        for number in ("\u00b2", "1" * 5000, "-1", "1e3"):
+            last = f"{run_id}:{number}".encode("latin-1")
+            refused = http.get(stream, headers={"last-event-id": last})  # type: ignore[dict-item]
+            assert refused.status_code == 404, (number[:5], refused.status_code)
+            assert refused.json()["error"]["code"] == "unknown_event"
+        resumed = http.get(stream, headers={"last-event-id": f"{run_id}:1"})
+        assert resumed.status_code == 200

@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
@@ -65,6 +66,8 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
 MIN_TOKEN_LENGTH = 16
 """The shortest bearer token an app accepts."""
+
+_EVENT_NUMBER = re.compile("[0-9]{1,18}")
 
 
 class _BadRequest(Exception):
@@ -275,7 +278,8 @@ class _Handlers:
         last = request.headers.get("last-event-id")
         if last:
             run_id, _, number = last.rpartition(":")
-            if run_id != run.run_id or not number.isdigit():
+            # ASCII digits, at most 18 (str.isdigit() takes "²", which int() refuses: a 500).
+            if run_id != run.run_id or not _EVENT_NUMBER.fullmatch(number):
                 raise _BadRequest(404, "unknown_event", "Last-Event-ID names no event of this run")
             after = int(number)
         return _sse(run, after, self._heartbeat)
