@@ -10,6 +10,7 @@ web page the developer visits could start a chat run or answer a permission ask.
 from __future__ import annotations
 
 import json
+import secrets
 import shutil
 from pathlib import Path
 
@@ -35,6 +36,13 @@ def _app(**options: object) -> object:
     )
 
 
+def _sessions(http: object) -> list[object]:
+    # Which of the sessions these tests name were opened: a stream read is 404 for one never
+    # opened (the listing endpoint is the console's only).
+    names = ("csrf", "plain", "from-evil", "d")
+    return [n for n in names if http.get(f"/agents/a/sessions/{n}/stream").status_code != 404]  # type: ignore[attr-defined]
+
+
 def _code(response: object, status: int) -> str:
     assert response.status_code == status, response.text  # type: ignore[attr-defined]
     return str(response.json()["error"]["code"])  # type: ignore[attr-defined]
@@ -58,7 +66,7 @@ def test_a_post_from_another_origin_is_refused_and_starts_no_run() -> None:
         for path in ("cancel", "approvals/ask-1"):
             refused = http.post(f"/agents/a/sessions/csrf/{path}", headers={"origin": EVIL})
             assert _code(refused, 403) == "cross_origin"
-        assert http.get("/agents/a/sessions").json() == {"sessions": []}
+        assert _sessions(http) == []
         # The app's own origin (the console's page) and a client sending none are served.
         own = http.post("/agents/a/chat", json=chat_input("own", "hi"), headers={"origin": url})
         assert own.status_code == 200
@@ -71,7 +79,7 @@ def test_a_json_endpoint_refuses_a_body_not_declared_json() -> None:
         for media in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data"):
             refused = http.post("/agents/a/chat", content=body, headers={"content-type": media})
             assert _code(refused, 415) == "unsupported_media_type"
-        assert http.get("/agents/a/sessions").json() == {"sessions": []}
+        assert _sessions(http) == []
         typed = {"content-type": "application/json; charset=utf-8"}
         assert http.post("/agents/a/chat", content=body, headers=typed).status_code == 200
 
@@ -128,4 +136,19 @@ def test_a_page_on_another_origin_cannot_start_a_run_in_a_real_browser() -> None
             )
         finally:
             browser.close()
-        assert http.get("/agents/a/sessions").json() == {"sessions": []}
+        assert _sessions(http) == []
+
+
+def test_session_ids_are_listed_only_by_the_console() -> None:
+    # A session id is what guards a session's stream, cancel and approvals: an app serving
+    # clients (not the local console) never lists them to whoever asks.
+    token = secrets.token_urlsafe()
+    with running(_app(token=token)) as url:  # type: ignore[arg-type]
+        auth = {"authorization": f"Bearer {token}"}
+        with client(url, headers=auth) as http:
+            assert http.post("/agents/a/chat", json=chat_input("alice", "hi")).status_code == 200
+            assert http.get("/agents/a/sessions").status_code == 404
+    with running(_app(console=True)) as url, client(url) as http:  # type: ignore[arg-type]
+        assert http.post("/agents/a/chat", json=chat_input("alice", "hi")).status_code == 200
+        listed = http.get("/agents/a/sessions").json()
+        assert listed == {"sessions": [{"id": "alice", "running": False}]}

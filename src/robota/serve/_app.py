@@ -15,8 +15,9 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
   stream ends with the text so far and the protocol's finish event (202).
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
   bool, "reason"?: str}``: answer a permission ask the stream announced (200).
-* ``GET /agents/{name}/sessions`` — ``{"sessions": [{"id", "running"}]}``: the sessions this
-  app has open for the agent (not every session a store holds).
+* ``GET /agents/{name}/sessions`` (with ``console=True`` only: a session id is what guards a
+  session, so an app serving clients never lists them) — ``{"sessions": [{"id", "running"}]}``:
+  the sessions this app has open for the agent (not every session a store holds).
 * With ``console=True``: the web console at ``GET /`` (see :mod:`robota.serve._console`) and,
   given ``journal=``, ``GET /console/executions/{id}`` (see :mod:`robota.serve._inspect`).
 
@@ -417,9 +418,10 @@ def create_app(
         _route(session + "/stream", handlers.stream, ["GET"]),
         _route(session + "/cancel", handlers.cancel, ["POST"], allowed),
         _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"], allowed),
-        _route(base + "/sessions", handlers.sessions, ["GET"]),
     ]
     if console:
+        # Only the (local) console lists session ids: an id is what guards a session's stream.
+        routes.append(_route(base + "/sessions", handlers.sessions, ["GET"]))
         routes += console_routes(list(agents), journal=journal is not None)
         if journal is not None:
             routes += journal_routes(journal)
