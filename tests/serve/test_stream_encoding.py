@@ -70,3 +70,16 @@ def test_a_malformed_last_event_id_is_a_404_never_a_500() -> None:
             assert refused.json()["error"]["code"] == "unknown_event"
         resumed = http.get(stream, headers={"last-event-id": f"{run_id}:1"})
         assert resumed.status_code == 200
+
+
+def test_an_agui_run_id_cannot_be_reused_within_a_session() -> None:
+    # The run id names the stream's events (Last-Event-ID "runId:n"): a second run under the
+    # same id would let a reconnect meant for the first skip the second's first events.
+    with running(create_app({"a": _agent})) as url, client(url) as http:
+        first = http.post("/agents/a/agui", json=agui_input("t-reuse", "hi", run_id="r-1"))
+        assert first.status_code == 200
+        again = http.post("/agents/a/agui", json=agui_input("t-reuse", "hi", run_id="r-1"))
+        assert again.status_code == 409, again.text
+        assert again.json()["error"]["code"] == "run_id_reused"
+        fresh = http.post("/agents/a/agui", json=agui_input("t-reuse", "hi", run_id="r-2"))
+        assert fresh.status_code == 200

@@ -24,9 +24,10 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 Status codes: 400 malformed JSON or body, 401 missing or wrong token, 403 a non-loopback
 ``Host`` on a loopback-only server or a POST whose ``Origin`` is neither the app's own nor one
 of ``cors_origins`` (``cross_origin``: a page on another site cannot start a run or answer an
-ask), 404 unknown agent, session, run or ask, 409 a run already going (or none to cancel), 413
-body over ``max_body_bytes``, 415 a POST body declared as anything but JSON, 500
-``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
+ask), 404 unknown agent, session, run or ask, 409 a run already going (or none to cancel, or
+an AG-UI ``runId`` the session's last run had), 413 body over ``max_body_bytes``, 415 a POST
+body declared as anything but JSON, 500 ``agent_unavailable`` (the factory or the session
+store failed), 503 past ``max_sessions``.
 Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
@@ -251,6 +252,9 @@ class _Handlers:
         except ConfigurationError:
             raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
         found = self._conversations.find(name, payload.thread_id)
+        if found is not None and found.run is not None and found.run.run_id == payload.run_id:
+            # Event ids are "runId:n": a reused run id would make a reconnect ambiguous.
+            raise _BadRequest(409, "run_id_reused", "this session already ran a run of that id")
         state = payload.state if payload.state is not None else (found and found.state)
         thread_id = payload.thread_id
         conversation, run = await self._start(
