@@ -20,6 +20,8 @@ def make():
 
 
 NOT_AN_AGENT = 42
+
+one = robota.Agent(name="one", provider=ScriptedProvider(["first", "second", "third"]), model="m")
 """
 
 COMMAND = [sys.executable, "-m", "robota", "web"]
@@ -94,3 +96,42 @@ def test_robota_web_bad_input_is_one_error_line(
     assert done.stderr.startswith("error: ")
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_robota_web_never_shares_one_agent_object_between_sessions(
+    served: pathlib.Path, env: dict[str, str]
+) -> None:
+    # One Agent object holds one conversation: a second session must not continue (and see)
+    # the first one's history, nor run concurrently on the same object (as robota serve).
+    process = subprocess.Popen(
+        [*COMMAND, "--agent", "web_agent:one", "--port", "0"],
+        cwd=served,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = process.stderr.readline().rsplit(" ", 1)[1].strip()
+
+        def chat(session: str) -> httpx2.Response:
+            body = {
+                "id": session,
+                "messages": [{"role": "user", "parts": [{"type": "text", "text": "secret"}]}],
+            }
+            return http.post("/agents/one/chat", json=body)
+
+        with httpx2.Client(base_url=url, timeout=30) as http:
+            assert chat("s1").status_code == 200
+            other = chat("s2")
+            assert other.status_code == 500, other.text
+            assert other.json()["error"]["code"] == "agent_unavailable"
+            assert chat("s1").status_code == 200  # the first session still serves
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()

@@ -337,10 +337,16 @@ def test_a_cross_site_simple_post_cannot_run_the_agent() -> None:
         )
         assert same.status_code == 200
         _still_serving(http)
-    # cors_origins=["*"] opens the app to every site, for CORS and this check alike.
+    # cors_origins=["*"] opens the app to every site, for CORS and this check alike (the body
+    # must still be declared JSON: a text/plain one is refused with 415 whatever the origin).
     with running(_app(cors_origins=["*"])) as url, client(url) as http:  # type: ignore[arg-type]
-        anyone = http.post("/agents/a/chat", content=body, headers=simple)
+        anyone = http.post(
+            "/agents/a/chat",
+            content=body,
+            headers={"content-type": "application/json", "origin": "https://evil.example"},
+        )
         assert anyone.status_code == 200
+        assert http.post("/agents/a/chat", content=body, headers=simple).status_code == 415
 
 
 def test_a_loopback_only_app_refuses_a_peer_from_another_machine() -> None:
@@ -393,14 +399,17 @@ def test_a_lone_surrogate_in_the_models_text_does_not_break_either_stream() -> N
     )
     with running(app) as url, client(url) as http:
         chat = http.post("/agents/a/chat", json=chat_input("s", "hi"))
-        assert ui_stream([e.data for e in sse_events(chat.text.splitlines())]).text == "bad ? text"
+        assert (
+            ui_stream([e.data for e in sse_events(chat.text.splitlines())]).text
+            == "bad \ufffd text"
+        )
         again = http.get("/agents/a/sessions/s/stream")
         assert ui_stream([e.data for e in sse_events(again.text.splitlines())]).text == (
-            "bad ? text"
+            "bad \ufffd text"
         )
         events = agui(
             sse_events(http.post("/agents/a/agui", json=agui_input("t", "hi")).text.splitlines())
         )
         assert events[-1].type == "RUN_FINISHED"
         deltas = "".join(e.delta for e in events if e.type == "TEXT_MESSAGE_CONTENT")  # type: ignore[attr-defined]
-        assert deltas == "bad ? text"
+        assert deltas == "bad \ufffd text"

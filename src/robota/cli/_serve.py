@@ -250,25 +250,16 @@ def web_command(agent_spec: str, *, port: int) -> int:
     """``robota web``: serve the web console for one agent on 127.0.0.1 until Ctrl-C."""
     if not 0 <= port <= 65535:
         raise CliError(f"--port must be 0 to 65535, got {port}")
-    value = load_attribute(agent_spec)
-    if isinstance(value, robota.Agent):
-        agent = value
-        factory: object = lambda: agent  # noqa: E731 - one agent shared by every session
-    elif callable(value):
-        factory = value
-    else:
-        raise CliError(
-            f"--agent: {agent_spec} must be a robota.Agent or a callable returning one, got "
-            f"{type(value).__name__}"
-        )
+    name = agent_spec.rpartition(":")[2].rpartition(".")[2] or "agent"
+    # An Agent object serves one session (never shared: its history is one conversation).
+    factory = _factory(name, agent_spec)
     try:
         import uvicorn  # noqa: PLC0415 - the `serve` extra
 
         from robota.serve import create_app  # noqa: PLC0415
     except ImportError:
         raise CliError(f"robota web needs the serve extra: {install_command('serve')}") from None
-    name = agent_spec.rpartition(":")[2].rpartition(".")[2] or "agent"
-    app = create_app({name: factory}, console=True)  # type: ignore[dict-item]
+    app = create_app({name: factory}, console=True)
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

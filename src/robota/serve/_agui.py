@@ -40,6 +40,7 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from pydantic_core import PydanticSerializationError
 
 from robota import (
     MessageCommitted,
@@ -62,10 +63,13 @@ _TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _encode(event: BaseEvent) -> str:
-    # Not model_dump_json: it raises on a lone surrogate (a model's or a tool's broken text),
-    # failing the whole run; the SSE writer replaces one instead.
-    data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return event.model_dump_json(by_alias=True, exclude_none=True)
+    except PydanticSerializationError:
+        # A lone surrogate (a model's text, a tool's argument) is no UTF-8: pydantic refuses
+        # it; json keeps it, and the stream writer escapes it (_buffer.wire_bytes).
+        fields = event.model_dump(mode="python", by_alias=True, exclude_none=True)
+        return json.dumps(fields, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 @final

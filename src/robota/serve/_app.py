@@ -15,17 +15,20 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
   stream ends with the text so far and the protocol's finish event (202).
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
   bool, "reason"?: str}``: answer a permission ask the stream announced (200).
-* ``GET /agents/{name}/sessions`` — ``{"sessions": [{"id", "running"}]}``: the sessions this
-  app has open for the agent (not every session a store holds).
+* ``GET /agents/{name}/sessions`` (with ``console=True`` only: a session id is what guards a
+  session, so an app serving clients never lists them) — ``{"sessions": [{"id", "running"}]}``:
+  the sessions this app has open for the agent (not every session a store holds).
 * With ``console=True``: the web console at ``GET /`` (see :mod:`robota.serve._console`) and,
   given ``journal=``, ``GET /console/executions/{id}`` (see :mod:`robota.serve._inspect`).
 
 Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
-token, 403 a non-loopback ``Host`` on a loopback-only server or an unlisted ``Origin``, 404
-unknown agent, session, run or ask, 409 a run already going (or none to cancel), 413 body over
-``max_body_bytes``, 500 ``agent_unavailable`` (the factory or the session store failed), 503
-past ``max_sessions``. Error bodies are ``{"error": {"code", "message"}}`` and never carry an
-exception's text.
+token, 403 a non-loopback ``Host`` on a loopback-only server, an unlisted ``Origin``, or a POST
+whose ``Origin`` is neither the app's own nor one of ``cors_origins`` (``origin_not_allowed``: a
+page on another site cannot start a run or answer an ask), 404 unknown agent, session, run or ask,
+409 a run already going (or none to cancel, or an AG-UI ``runId`` the session's last run had),
+413 body over ``max_body_bytes``, 415 a POST body declared as anything but JSON, 500
+``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
+Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +51,7 @@ from starlette.routing import Route
 
 from robota import Approval, ConfigurationError, ExecutionJournal
 from robota.serve._agui import AguiTranslator
+from robota.serve._buffer import wire_bytes
 from robota.serve._console import console_routes
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
 from robota.serve._inspect import journal_routes
@@ -76,6 +81,8 @@ MAX_JSON_DEPTH = 64
 
 _TOO_DEEP = f"the body nests arrays or objects more than {MAX_JSON_DEPTH} deep"
 
+_EVENT_NUMBER = re.compile("[0-9]{1,18}")
+
 
 class _BadRequest(Exception):
     def __init__(self, status: int, code: str, message: str) -> None:
@@ -89,7 +96,21 @@ def _error(status: int, code: str, message: str) -> Response:
     return Response(error_body(code, message), status_code=status, media_type="application/json")
 
 
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
 async def _read_json(request: Request, limit: int) -> Any:
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json(content_type):
+        # A JSON body declared as anything else is what a cross-site form or text/plain fetch
+        # sends (no preflight): refused, so only a preflighted (CORS-checked) page may post.
+        raise _BadRequest(
+            415, "unsupported_media_type", "send the body as 'Content-Type: application/json'"
+        )
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
@@ -176,10 +197,7 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
             if not batch:
                 yield b": keep-alive\n\n"  # an SSE comment: clients ignore it, proxies see traffic
                 continue
-            text = "".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch)
-            # "replace": a lone surrogate in a model's or tool's text becomes "?" instead of
-            # ending the stream mid-body, for every reader, with a UnicodeEncodeError.
-            yield text.encode("utf-8", "replace")
+            yield wire_bytes("".join(f"{prefix}{n}\ndata: {data}\n\n" for n, data in batch))
 
     headers = {"cache-control": "no-cache", "x-accel-buffering": "no"}
     if run.protocol == "chat":
@@ -259,6 +277,9 @@ class _Handlers:
         except ConfigurationError:
             raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
         found = self._conversations.find(name, payload.thread_id)
+        if found is not None and found.run is not None and found.run.run_id == payload.run_id:
+            # Event ids are "runId:n": a reused run id would make a reconnect ambiguous.
+            raise _BadRequest(409, "run_id_reused", "this session already ran a run of that id")
         state = payload.state if payload.state is not None else (found and found.state)
         thread_id = payload.thread_id
         conversation, run = await self._start(
@@ -287,7 +308,8 @@ class _Handlers:
         last = request.headers.get("last-event-id")
         if last:
             run_id, _, number = last.rpartition(":")
-            if run_id != run.run_id or not number.isdigit():
+            # ASCII digits, at most 18 (str.isdigit() takes "²", which int() refuses: a 500).
+            if run_id != run.run_id or not _EVENT_NUMBER.fullmatch(number):
                 raise _BadRequest(404, "unknown_event", "Last-Event-ID names no event of this run")
             after = int(number)
         return _sse(run, after, self._heartbeat)
@@ -315,6 +337,7 @@ class _Handlers:
 
 
 def _route(path: str, endpoint: Any, methods: Sequence[str]) -> Route:
+    # A cross-site POST (CSRF) is refused before any route by ServeGuard's Origin check.
     async def guarded(request: Request) -> Response:
         try:
             response: Response = await endpoint(request)
@@ -423,9 +446,10 @@ def create_app(
         _route(session + "/stream", handlers.stream, ["GET"]),
         _route(session + "/cancel", handlers.cancel, ["POST"]),
         _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
-        _route(base + "/sessions", handlers.sessions, ["GET"]),
     ]
     if console:
+        # Only the (local) console lists session ids: an id is what guards a session's stream.
+        routes.append(_route(base + "/sessions", handlers.sessions, ["GET"]))
         routes += console_routes(list(agents), journal=journal is not None)
         if journal is not None:
             routes += journal_routes(journal)

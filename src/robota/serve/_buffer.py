@@ -18,10 +18,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import final
 
-__all__ = ["RunBuffer"]
+__all__ = ["RunBuffer", "wire_bytes"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_bytes(frames: str) -> bytes:
+    """``frames`` (SSE text) as UTF-8, each lone surrogate replaced by U+FFFD.
+
+    A model's text may hold a lone surrogate (a provider decoding a JSON escape of one), which
+    UTF-8 cannot encode and the encoders (``ensure_ascii=False``) copy as is. Its JSON escape
+    would be lossless but strict readers (pydantic's, so the ag-ui client) refuse it; the
+    replacement character is what a UTF-8 decoder shows for a broken sequence anyway.
+    """
+    try:
+        return frames.encode()
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", frames).encode()
 
 
 @final
