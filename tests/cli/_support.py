@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -15,7 +16,7 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from childproc import default_signals
@@ -43,6 +44,37 @@ def robota(
         check=False,
         start_new_session=True,  # no controlling terminal: nothing can read /dev/tty
     )
+
+
+@contextlib.contextmanager
+def announced_server(
+    argv: Sequence[str], *, cwd: pathlib.Path, env: dict[str, str], announces: str
+) -> Iterator[str]:
+    """Run a serving ``robota`` command; yield the URL its first stderr line announces.
+
+    The line must contain ``announces`` (e.g. ``"console is at "``); the URL is the word after
+    it. The process is terminated (and waited for) when the block ends.
+    """
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert announces in line, line
+        yield line.split(announces, 1)[1].split()[0]
+    finally:
+        process.terminate()
+        process.wait(30)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def closed_port() -> int:

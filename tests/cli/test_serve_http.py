@@ -7,11 +7,12 @@ import pathlib
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 
 import httpx2
 import pytest
+
+from cli._support import announced_server
 
 AGENT_MODULE = """
 import robota
@@ -37,28 +38,12 @@ def served(workdir: pathlib.Path) -> pathlib.Path:
     return workdir
 
 
-@contextmanager
-def _http_process(served: pathlib.Path, env: dict[str, str], *args: str) -> Iterator[str]:
-    process = subprocess.Popen(
-        [*COMMAND, *args, "--port", "0"],
-        cwd=served,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+def _http_process(
+    served: pathlib.Path, env: dict[str, str], *args: str
+) -> AbstractContextManager[str]:
+    return announced_server(
+        [*COMMAND, *args, "--port", "0"], cwd=served, env=env, announces="over HTTP at "
     )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert "serving agents over HTTP at " in line, line
-        yield line.split(" at ", 1)[1].split()[0]
-    finally:
-        process.terminate()
-        process.wait(30)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 def _chat(url: str, name: str, session_id: str) -> list[dict[str, object]]:

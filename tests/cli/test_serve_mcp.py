@@ -5,8 +5,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx2
@@ -14,6 +13,8 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+from cli._support import announced_server
 
 AGENT_MODULE = """
 import robota
@@ -58,28 +59,15 @@ async def test_serve_mcp_over_stdio(served: pathlib.Path, env: dict[str, str]) -
     assert (result.is_error, _text(result)) == (False, "hi from the cli")
 
 
-@contextmanager
-def _http_process(served: pathlib.Path, env: dict[str, str], spec: str) -> Iterator[str]:
-    process = subprocess.Popen(
+def _http_process(
+    served: pathlib.Path, env: dict[str, str], spec: str
+) -> AbstractContextManager[str]:
+    return announced_server(
         [*COMMAND, "--agent", spec, "--http", "127.0.0.1:0"],
         cwd=served,
         env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+        announces="over MCP at ",
     )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert "serving the agent over MCP at " in line, line
-        yield line.rsplit(" ", 1)[1].strip()
-    finally:
-        process.terminate()
-        process.wait(30)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 async def test_serve_mcp_over_http_with_a_factory(

@@ -10,6 +10,8 @@ import sys
 import httpx2
 import pytest
 
+from cli._support import announced_server
+
 AGENT_MODULE = """
 import robota
 from robota.testing import ScriptedProvider
@@ -36,21 +38,13 @@ def served(workdir: pathlib.Path) -> pathlib.Path:
 def test_robota_web_serves_the_console_and_the_agent_on_loopback(
     served: pathlib.Path, env: dict[str, str]
 ) -> None:
-    process = subprocess.Popen(
+    with announced_server(
         [*COMMAND, "--agent", "web_agent:make", "--port", "0"],
         cwd=served,
         env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()
-        assert "the Robota web console is at http://127.0.0.1:" in line, line
-        url = line.rsplit(" ", 1)[1].strip()
+        announces="the Robota web console is at ",
+    ) as url:
+        assert url.startswith("http://127.0.0.1:")
         with httpx2.Client(base_url=url, timeout=30) as http:
             page = http.get("/")
             assert page.status_code == 200
@@ -64,11 +58,6 @@ def test_robota_web_serves_the_console_and_the_agent_on_loopback(
         datas = [line[5:].strip() for line in streamed.splitlines() if line.startswith("data:")]
         deltas = [json.loads(d).get("delta", "") for d in datas[:-1]]
         assert "".join(deltas) == "hi from the web"
-    finally:
-        process.terminate()
-        process.wait(30)
-        if process.stderr is not None:
-            process.stderr.close()
 
 
 @pytest.mark.parametrize(
@@ -103,19 +92,12 @@ def test_robota_web_never_shares_one_agent_object_between_sessions(
 ) -> None:
     # One Agent object holds one conversation: a second session must not continue (and see)
     # the first one's history, nor run concurrently on the same object (as robota serve).
-    process = subprocess.Popen(
+    with announced_server(
         [*COMMAND, "--agent", "web_agent:one", "--port", "0"],
         cwd=served,
         env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert process.stderr is not None
-        url = process.stderr.readline().rsplit(" ", 1)[1].strip()
+        announces="the Robota web console is at ",
+    ) as url:
 
         def chat(session: str) -> httpx2.Response:
             body = {
@@ -130,8 +112,3 @@ def test_robota_web_never_shares_one_agent_object_between_sessions(
             assert other.status_code == 500, other.text
             assert other.json()["error"]["code"] == "agent_unavailable"
             assert chat("s1").status_code == 200  # the first session still serves
-    finally:
-        process.terminate()
-        process.wait(30)
-        if process.stderr is not None:
-            process.stderr.close()
