@@ -166,3 +166,24 @@ def test_serve_http_requires_the_token_from_the_environment(
     assert (missing.status_code, wrong.status_code, right.status_code) == (401, 401, 200)
     assert token not in missing.text + wrong.text
     assert right.text.endswith("data: [DONE]\n\n")
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "127.9.9.9", "localhost", "LOCALHOST", "::1", "[::1]"]
+)
+def test_a_loopback_host_in_any_spelling_needs_no_token(host: str) -> None:
+    # Regression: `--host [::1]` (the bracketed form a URL uses) was read as not loopback, so
+    # the command asked for a token that a loopback bind does not need.
+    from robota.cli._serve import _loopback
+
+    assert _loopback(host)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["0.0.0.0", "::", "[::]", "10.0.0.1", "example.com", "[::2]"],  # noqa: S104 - the point
+)
+def test_a_host_beyond_loopback_needs_the_token(host: str) -> None:
+    from robota.cli._serve import _loopback
+
+    assert not _loopback(host)

@@ -162,10 +162,12 @@ def serve_http_command(
 
 
 def _loopback(host: str) -> bool:
-    if host.lower() in _LOOPBACK:
+    # A URL brackets an IPv6 address (`[::1]`); the bind and the check read it bare.
+    bare = host.strip("[]").lower()
+    if bare in _LOOPBACK:
         return True
     try:
-        address = ipaddress.ip_address(host.strip("[]"))
+        address = ipaddress.ip_address(bare)
     except ValueError:
         return False
     return address.version == 4 and address in ipaddress.IPv4Network("127.0.0.0/8")
