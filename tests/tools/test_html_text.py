@@ -73,3 +73,20 @@ def test_the_meta_charset_is_read_when_python_knows_it() -> None:
     assert html_charset(b'<meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">')
     assert html_charset(b'<meta charset="no-such-codec">') is None
     assert html_charset(b"<p>none</p>") is None
+
+
+def test_parsing_stops_between_chunks_once_told_to() -> None:
+    # Regression: a page of inline tags never finishes a block, so the text cap never stopped
+    # the parse; megabytes were parsed in a worker thread after the run's abort or past the
+    # fetch's time limit. The caller's stop (abort, deadline) is now asked between chunks.
+    page = "<p>" + "<a href='/x'>word</a> " * 200_000 + "</p>"
+    asked: list[int] = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) >= 2
+
+    text, _, complete = html_to_text(page, "https://example.com/", stop=stop)
+    assert complete is False
+    assert len(asked) == 2  # two chunks fed, then no more
+    assert text.count("word") < 10_000  # a fraction of the page's 200,000

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Final
 from urllib.parse import urljoin, urlsplit
@@ -221,18 +222,29 @@ _CHUNK: Final = 64 * 1024
 TITLE_LIMIT: Final = 300
 
 
-def html_to_text(html: str, base_url: str, *, enough: int | None = None) -> tuple[str, str, bool]:
+def html_to_text(
+    html: str,
+    base_url: str,
+    *,
+    enough: int | None = None,
+    stop: Callable[[], bool] | None = None,
+) -> tuple[str, str, bool]:
     """The readable text of ``html``, its ``<title>``, and whether the whole page was read.
 
     The title is cut at :data:`TITLE_LIMIT` characters (ending ``…`` when cut).
 
     Links are resolved against ``base_url``. ``enough``: stop parsing once that many characters
     of text were made (``html.parser`` is slow; text past the caller's cap is never shown), in
-    which case the third value is ``False``.
+    which case the third value is ``False``. ``stop``: asked before each chunk after the first
+    (64 KiB); once it answers ``True`` (the run was aborted, the time is up) parsing ends there,
+    also incomplete — a page of inline tags finishes no block, so ``enough`` alone may not stop.
     """
     reader = _Reader(base_url)
     complete = True
     for start in range(0, len(html), _CHUNK):
+        if start and stop is not None and stop():
+            complete = False
+            break
         reader.feed(html[start : start + _CHUNK])
         if enough is not None and reader.size > enough:
             complete = start + _CHUNK >= len(html)

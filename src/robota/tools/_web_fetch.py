@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 
 import httpx2
@@ -140,6 +141,7 @@ class WebFetchTool(robota.core.Tool):
     ) -> robota.core.ToolResult:
         url: str = args["url"]
         max_chars = min(int(args.get("max_chars") or self.max_chars), self.max_chars)
+        deadline = time.monotonic() + self.timeout  # the whole call: fetch and conversion
         try:
             async with asyncio.timeout(self.timeout), self._client() as client:
                 result = await client.get(
@@ -166,7 +168,12 @@ class WebFetchTool(robota.core.Tool):
             where = f" at a redirect to {result.url}" if result.url != url else ""
             return _error(f"The fetch of {url} was refused{where}: {result.reason}")
         # Parsing megabytes of HTML takes a while: off the event loop, so it stays responsive.
-        answer = await asyncio.to_thread(_answer, result, max_chars, self.max_bytes)
+        signal = ctx.signal
+
+        def stop() -> bool:  # asked between chunks of the parse (S23, and the time limit)
+            return signal.aborted or time.monotonic() > deadline
+
+        answer = await asyncio.to_thread(_answer, result, max_chars, self.max_bytes, stop)
         ctx.signal.throw_if_aborted()  # S23: an answer finished after the abort is not a result
         return answer
 
@@ -229,7 +236,12 @@ def _decode(content: bytes, charset: str | None, *, html: bool) -> str:
         return content.decode("utf-8", errors="replace")
 
 
-def _answer(fetched: robota.host.Fetched, max_chars: int, max_bytes: int) -> robota.core.ToolResult:
+def _answer(
+    fetched: robota.host.Fetched,
+    max_chars: int,
+    max_bytes: int,
+    stop: Callable[[], bool] | None = None,
+) -> robota.core.ToolResult:
     media, charset = _media_type(fetched)
     if not media or media in ("application/octet-stream", "binary/octet-stream"):
         sniffed = _sniff(fetched.content)
@@ -245,7 +257,7 @@ def _answer(fetched: robota.host.Fetched, max_chars: int, max_bytes: int) -> rob
     title = ""
     complete = True
     if html:
-        text, title, complete = html_to_text(text, fetched.url, enough=max_chars)
+        text, title, complete = html_to_text(text, fetched.url, enough=max_chars, stop=stop)
     lines = [f"URL: {fetched.url} ({status}, {media})"]
     if fetched.redirects:
         lines.append("Redirected from: " + " -> ".join(fetched.redirects))
