@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import ipaddress
 import os
 import socket
 import sys
@@ -162,15 +161,9 @@ def serve_http_command(
 
 
 def _loopback(host: str) -> bool:
-    # A URL brackets an IPv6 address (`[::1]`); the bind and the check read it bare.
-    bare = host.strip("[]").lower()
-    if bare in _LOOPBACK:
-        return True
-    try:
-        address = ipaddress.ip_address(bare)
-    except ValueError:
-        return False
-    return address.version == 4 and address in ipaddress.IPv4Network("127.0.0.0/8")
+    from robota.serve import is_loopback_host  # noqa: PLC0415 - the serve extra, checked first
+
+    return is_loopback_host(host)
 
 
 def _origin(text: str) -> str:

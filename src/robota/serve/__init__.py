@@ -39,7 +39,7 @@ from robota.serve._a2a import a2a_app, a2a_tool
 from robota.serve._app import DEFAULT_MAX_BODY_BYTES, MIN_TOKEN_LENGTH, create_app
 from robota.serve._mcp import AgentMCPServer, mcp_server, run_mcp_stdio
 from robota.serve._runs import AgentFactory, HttpApprover
-from robota.serve._server import serve
+from robota.serve._server import is_loopback_host, serve
 
 __all__: list[str] = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -50,6 +50,7 @@ __all__: list[str] = [
     "a2a_app",
     "a2a_tool",
     "create_app",
+    "is_loopback_host",
     "mcp_server",
     "run_mcp_stdio",
     "serve",

@@ -54,12 +54,10 @@ from robota import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from robota.serve._buffer import text_encoder
 from robota.serve._summary import result_summary
 
 __all__ = ["AguiTranslator"]
-
-
-_TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _encode(event: BaseEvent) -> str:
@@ -132,17 +130,9 @@ class AguiTranslator:
             out.append(
                 _encode(TextMessageStartEvent(message_id=self._message_id, role="assistant"))
             )
-            prefix = (
-                '{"type":"TEXT_MESSAGE_CONTENT","messageId":'
-                + json.dumps(self._message_id)
-                + ',"delta":'
+            self.text_encoder = text_encoder(
+                {"type": "TEXT_MESSAGE_CONTENT", "messageId": self._message_id}
             )
-            dumps = _TEXT_DUMPS
-
-            def encode(text: str) -> str:
-                return prefix + dumps(text) + "}"
-
-            self.text_encoder = encode
         return out, self.text_encoder
 
     def event(self, event: RunEvent) -> list[str]:

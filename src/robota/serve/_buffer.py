@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import final
 
-__all__ = ["RunBuffer", "wire_bytes"]
+__all__ = ["RunBuffer", "text_encoder", "wire_bytes"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -180,3 +181,21 @@ class RunBuffer:
                 # A timed-out (or cancelled) wait leaves the list; a woken one was taken from it.
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(waiter)
+
+
+_TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def text_encoder(fields: dict[str, str]) -> Callable[[str], str]:
+    """The encoder of one message's text-delta events: ``fields`` then ``"delta"``.
+
+    The hot path of a stream (one call per coalesced delta): the fixed fields are encoded once,
+    each delta with one ``json`` call — never a model object per token.
+    """
+    prefix = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))[:-1] + ',"delta":'
+    dumps = _TEXT_DUMPS
+
+    def encode(text: str) -> str:
+        return prefix + dumps(text) + "}"
+
+    return encode

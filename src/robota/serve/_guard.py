@@ -47,10 +47,11 @@ def is_loopback_host(host: str) -> bool:
     Decided from the fixed ranges, not the interpreter's ``ipaddress`` flags, whose verdicts
     changed between Python releases (S06).
     """
-    if host == "localhost":
+    bare = host.strip("[]").lower()  # a URL brackets an IPv6 address; host names ignore case
+    if bare == "localhost":
         return True
     try:
-        address = ipaddress.ip_address(host.strip("[]"))
+        address = ipaddress.ip_address(bare)
     except ValueError:
         return False
     if isinstance(address, ipaddress.IPv6Address):

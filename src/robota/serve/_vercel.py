@@ -38,6 +38,7 @@ from robota import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from robota.serve._buffer import text_encoder
 from robota.serve._summary import result_summary
 
 __all__ = ["DONE", "UI_MESSAGE_STREAM_HEADER", "VercelTranslator"]
@@ -51,9 +52,6 @@ UI_MESSAGE_STREAM_HEADER = ("x-vercel-ai-ui-message-stream", "v1")
 
 def _part(part: dict[str, object]) -> str:
     return json.dumps(part, ensure_ascii=False, separators=(",", ":"))
-
-
-_TEXT_DUMPS = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _parsed_arguments(arguments: str) -> object:
@@ -141,13 +139,7 @@ class VercelTranslator:
         if self._text_id is None or self.text_encoder is None:
             self._text_id = f"text-{uuid.uuid4().hex}"
             out.append(_part({"type": "text-start", "id": self._text_id}))
-            prefix = '{"type":"text-delta","id":' + json.dumps(self._text_id) + ',"delta":'
-            dumps = _TEXT_DUMPS
-
-            def encode(text: str) -> str:
-                return prefix + dumps(text) + "}"
-
-            self.text_encoder = encode
+            self.text_encoder = text_encoder({"type": "text-delta", "id": self._text_id})
         return out, self.text_encoder
 
     def event(self, event: RunEvent) -> list[str]:
