@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from robota.core._errors import ConfigurationError
+from robota.core._text_check import check_text
 
 __all__ = ["check_agent_arguments", "check_run_input", "check_text", "unknown_run_options"]
 
@@ -25,23 +26,6 @@ def _kind(value: object) -> str:
         return f"{type(value).__name__} {getattr(value, '__name__', '')!r}"
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 60 else text[:57] + '...'}"
-
-
-def check_text(value: str, where: str) -> None:
-    """Refuse ``value`` when it is not valid Unicode (lone surrogates cannot be encoded).
-
-    Raises:
-        ConfigurationError: naming where the bad character is and how to decode such input.
-    """
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as error:
-        bad = value[error.start]
-        raise ConfigurationError(
-            f"{where} is not valid Unicode text: it holds the lone surrogate {bad!r} at index "
-            f"{error.start} (bytes decoded with errors='surrogateescape', or with the wrong "
-            "encoding); decode the input with its real encoding, or with errors='replace'"
-        ) from None
 
 
 def _optional_text(value: object, where: str, example: str) -> None:

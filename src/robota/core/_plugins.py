@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, final
 
 from robota.core._errors import ConfigurationError
 from robota.core._logging import get_logger
+from robota.core._plugin_failure import PluginFailure
 
 if TYPE_CHECKING:
     from robota.core._messages import AssistantMessage
@@ -75,22 +76,6 @@ class RunInfo:
     provider: str
     model: str
     round: int | None = None
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class PluginFailure:
-    """A plugin hook that raised; recorded and swallowed (S20).
-
-    Attributes:
-        plugin: The plugin's name.
-        hook: The hook's name (``"before_run"`` …).
-        error: What it raised.
-    """
-
-    plugin: str
-    hook: str
-    error: Exception
 
 
 class Plugin:

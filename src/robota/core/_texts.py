@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Final, final
 
-from robota.core._agent_checks import check_text
 from robota.core._context import CONTEXT_GUARD_THRESHOLD, ContextUsage
 from robota.core._errors import ConfigurationError
+from robota.core._text_check import check_text
 
 __all__ = [
     "DEFAULT_INTERRUPTED_ANNOTATION",

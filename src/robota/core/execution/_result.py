@@ -12,7 +12,7 @@ from typing_extensions import TypeVar
 from robota.core._guardrails import GuardrailRecord
 from robota.core._messages import Message
 from robota.core._models import ContextWindow
-from robota.core._plugins import PluginFailure
+from robota.core._plugin_failure import PluginFailure
 from robota.core._usage import Usage
 from robota.core.execution._journal import OutsideRequest
 from robota.core.providers._effort import EffortOutcome

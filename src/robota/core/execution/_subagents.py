@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, final
+from typing import TYPE_CHECKING, Protocol, final
 
 from robota.core._run_events import SubagentEvent
 from robota.core._usage import Usage
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from robota.core._emit import EventEmitter
     from robota.core._run_events import RunEvent
     from robota.core.execution._journal import ExecutionJournal
-    from robota.core.execution._loop import Execution
+    from robota.core.execution._limits import Budget
     from robota.core.tools._executor import ToolGate
 
 __all__ = ["NO_AGENTS", "Delegation", "Spend", "SubagentLedger", "charge", "roll_up", "surfaced"]
@@ -147,7 +147,20 @@ def roll_up(
     return usage + ledger.usage, _add_cost(cost, ledger.cost), own
 
 
-def charge(run: Execution, spend: Spend, ledger: SubagentLedger | None = None) -> None:
+class Charged(Protocol):
+    """What :func:`charge` reads and writes of a run; the loop's ``Execution`` is one.
+
+    Typed by shape so that this module, which the loop imports, does not import the loop back
+    (issue 32: no import cycle, type-level included).
+    """
+
+    subagents: SubagentLedger | None
+
+    @property
+    def _budget(self) -> Budget | None: ...
+
+
+def charge(run: Charged, spend: Spend, ledger: SubagentLedger | None = None) -> None:
     """Count one child run's spending as ``run``'s: its result's roll-up and its limits.
 
     ``ledger``: the roll-up it is listed in, when not the active agent's (a handoff's, issue 29).

@@ -16,8 +16,8 @@ interactive approver for it: only an approver the direct caller passes answers i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import Any, Final, Protocol, final
+from dataclasses import replace
+from typing import Any, Final, final
 
 from robota.core._texts import render
 from robota.core.hooks._runner import HookRunner
@@ -33,7 +33,10 @@ from robota.core.permissions._rules import parse_rule
 from robota.core.permissions._screen import path_screen
 from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._screen import PathScreen
-from robota.core.tools._tool import Tool, ToolResult
+
+# The approval vocabulary is defined with the tool contract (a ToolContext carries the approver,
+# an ApprovalRequest names the Tool), below both this gate and the tool executor (issue 32).
+from robota.core.tools._tool import Approval, ApprovalRequest, Approver, Tool, ToolResult
 
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
 
@@ -45,55 +48,6 @@ _CLAUDE_MODES: Final = {
     "accept_edits": "acceptEdits",
     "bypass": "bypassPermissions",
 }
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """What a person is asked to approve.
-
-    Attributes:
-        tool: The tool.
-        arguments: The call's arguments.
-        reason: Why approval is needed.
-        always_ask: Remembering the answer will not apply to calls like this one.
-        source: ``"permission"`` (the evaluation asked) or ``"hook"`` (a PreToolUse hook did).
-        agent: The sub-agent whose call this is, as its path (``"parent/child"``), when the ask
-            reached this approver from an agent called as a tool (issue 29); ``None`` for the
-            agent's own calls.
-    """
-
-    tool: Tool
-    arguments: Mapping[str, Any]
-    reason: str
-    always_ask: bool = False
-    source: str = "permission"
-    agent: str | None = None
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class Approval:
-    """A person's answer.
-
-    Attributes:
-        approved: Whether the call may proceed.
-        remember: Allow calls like this one for the rest of the session (never for always-ask
-            cases, and never to let a change proceed in plan mode).
-        reason: Shown to the model when refused.
-    """
-
-    approved: bool
-    remember: bool = False
-    reason: str = ""
-
-
-class Approver(Protocol):
-    """Asks a person; return their :class:`Approval`."""
-
-    async def __call__(self, request: ApprovalRequest) -> Approval:
-        """Ask about ``request``."""
-        ...
 
 
 @final

@@ -31,7 +31,7 @@ from robota.core.providers._effort import EffortResolution, EffortSelection
 from robota.core.providers._settings import NO_SETTINGS, ModelSettings
 
 if TYPE_CHECKING:
-    from robota.core.providers._capabilities import ProviderCapabilities
+    from robota.core.providers._tables import ProviderCapabilities
 
 __all__ = [
     "ChatRequest",

@@ -34,7 +34,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, Protocol, final
+from typing import Any, Final, Protocol, final
 
 from robota.core._abort import AbortSignal, abandon_signal, is_abort
 from robota.core._cancel import AbortGuard
@@ -58,15 +58,13 @@ from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._deferral import ToolCatalog
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import (
+    Approver,
     OutsideResponder,
     Tool,
     ToolContext,
     ToolResult,
     to_tool_result,
 )
-
-if TYPE_CHECKING:
-    from robota.core.permissions._gate import Approver
 
 __all__ = [
     "Admission",

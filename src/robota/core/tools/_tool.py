@@ -16,7 +16,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, final
+from typing import Any, Literal, Protocol, TypeAlias, final
 
 from robota.core._abort import AbortSignal
 from robota.core._emit import EventEmitter
@@ -28,10 +28,10 @@ from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import validate_against_json_schema
 from robota.core.tools._screen import PathScreen
 
-if TYPE_CHECKING:
-    from robota.core.permissions._gate import Approver
-
 __all__ = [
+    "Approval",
+    "ApprovalRequest",
+    "Approver",
     "ArgumentKind",
     "PermissionArgument",
     "RiskClass",
@@ -150,6 +150,60 @@ class OutsideResponder(Protocol):
 
     async def __call__(self, kind: str, payload: object) -> Any:
         """The saved response, or suspend the execution (raises a control outcome)."""
+        ...
+
+
+# --- approval (S21): defined here, beside the ToolContext that carries the approver and the Tool
+# an ApprovalRequest names, so the permission gate and the executor share them without importing
+# each other (issue 32); robota.core.permissions re-exports them. ---------------------------
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What a person is asked to approve.
+
+    Attributes:
+        tool: The tool.
+        arguments: The call's arguments.
+        reason: Why approval is needed.
+        always_ask: Remembering the answer will not apply to calls like this one.
+        source: ``"permission"`` (the evaluation asked) or ``"hook"`` (a PreToolUse hook did).
+        agent: The sub-agent whose call this is, as its path (``"parent/child"``), when the ask
+            reached this approver from an agent called as a tool (issue 29); ``None`` for the
+            agent's own calls.
+    """
+
+    tool: Tool
+    arguments: Mapping[str, Any]
+    reason: str
+    always_ask: bool = False
+    source: str = "permission"
+    agent: str | None = None
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A person's answer.
+
+    Attributes:
+        approved: Whether the call may proceed.
+        remember: Allow calls like this one for the rest of the session (never for always-ask
+            cases, and never to let a change proceed in plan mode).
+        reason: Shown to the model when refused.
+    """
+
+    approved: bool
+    remember: bool = False
+    reason: str = ""
+
+
+class Approver(Protocol):
+    """Asks a person; return their :class:`Approval`."""
+
+    async def __call__(self, request: ApprovalRequest) -> Approval:
+        """Ask about ``request``."""
         ...
 
 
