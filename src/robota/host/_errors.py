@@ -26,14 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from robota.core import ConfigurationError, RobotaError, StorageError
-
-# OwnerRecordError is defined with the record it decodes, the lowest host module; it is listed
-# and re-exported here so every host error is still named in one place (issue 32: no cycle).
 from robota.host._owner import OwnerRecordError
 
 if TYPE_CHECKING:
     from robota.host._owner import OwnerRecord, OwnerState
 
+# OwnerRecordError is defined with the record it decodes in the lowest host module (_owner); it
+# is re-exported here so every host error is still named in one place (issue 32: no cycle).
 __all__ = [
     "EntryExistsError",
     "InsecureModeError",

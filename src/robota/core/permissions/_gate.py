@@ -33,11 +33,11 @@ from robota.core.permissions._rules import parse_rule
 from robota.core.permissions._screen import path_screen
 from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._screen import PathScreen
-
-# The approval vocabulary is defined with the tool contract (a ToolContext carries the approver,
-# an ApprovalRequest names the Tool), below both this gate and the tool executor (issue 32).
 from robota.core.tools._tool import Approval, ApprovalRequest, Approver, Tool, ToolResult
 
+# The approval vocabulary is defined with the tool contract (a ToolContext carries the approver,
+# an ApprovalRequest names the Tool), below both this gate and the tool executor (issue 32: no
+# import cycle); it is re-exported here, where it has always been named.
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
 
 # Hook inputs name the permission mode as Claude Code's settings format spells it (S22), so a
