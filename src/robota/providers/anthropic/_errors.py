@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from robota.core import AuthenticationError, NetworkError, ProviderError, RateLimitError
-from robota.host._provider_kit import retry_after_seconds
+from robota.providers._kit import retry_after_seconds
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_anthropic_error", "retry_after_seconds"]
 

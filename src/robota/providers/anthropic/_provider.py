@@ -18,7 +18,7 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import require_api_key
-from robota.host._provider_kit import (
+from robota.providers._kit import (
     SDKProvider,
     ToolProjector,
     check_adapter_options,

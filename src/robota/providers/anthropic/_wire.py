@@ -55,7 +55,7 @@ from robota.core import (
 )
 from robota.core.providers import StreamEvent
 from robota.core.schema import project_tool_schema
-from robota.host._provider_kit import (
+from robota.providers._kit import (
     USE_EFFORT,
     ExtraReserved,
     ToolProjector,

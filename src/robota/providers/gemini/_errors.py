@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from robota.core import AuthenticationError, ProviderError, RateLimitError
-from robota.host._provider_kit import map_transport_error, retry_after_seconds
+from robota.providers._kit import map_transport_error, retry_after_seconds
 
 __all__ = ["SWITCHABLE", "map_error", "map_genai_error"]
 

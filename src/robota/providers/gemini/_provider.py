@@ -19,8 +19,8 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import EgressClient, require_api_key
-from robota.host._media_fetch import NO_FETCH, FetchRule, MediaFetcher
-from robota.host._provider_kit import (
+from robota.host.egress._media_fetch import NO_FETCH, FetchRule, MediaFetcher
+from robota.providers._kit import (
     SDKProvider,
     ToolProjector,
     check_adapter_options,

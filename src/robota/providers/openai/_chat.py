@@ -157,7 +157,7 @@ CHAT_RESERVED: Final[ExtraReserved] = {
     "reasoning_effort": USE_EFFORT,
 }
 """The Chat Completions body fields this adapter sets itself: ``ModelSettings.extra`` may not
-name them (S28, :func:`~robota.host._provider_kit.with_extra_fields`)."""
+name them (S28, :func:`~robota.providers._kit.with_extra_fields`)."""
 
 _RETURNED_FIELDS = ("extra_content",)
 """Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""

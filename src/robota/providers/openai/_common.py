@@ -1,6 +1,6 @@
 """What both OpenAI wire APIs share beyond the vendor-neutral provider kit.
 
-The kit (:mod:`robota.host._provider_kit`) drives SDK calls; this module adds OpenAI's own parts:
+The kit (:mod:`robota.providers._kit`) drives SDK calls; this module adds OpenAI's own parts:
 :func:`map_error` (the ``openai`` SDK's exceptions through :mod:`._errors`, everything else
 through the kit's transport mapping) and :func:`output_schema` (when Structured Outputs may be
 ``strict``), the user-message parts both APIs map the same way (issue 26), and which URL parts
@@ -14,8 +14,8 @@ from typing import Any, Final, Literal
 
 from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
 from robota.core.schema import project_tool_schema
-from robota.host._media_fetch import FetchRule
-from robota.host._provider_kit import (
+from robota.host.egress._media_fetch import FetchRule
+from robota.providers._kit import (
     USE_EFFORT,
     USE_OUTPUT,
     ExtraReserved,

@@ -42,7 +42,7 @@ from robota.core import (
     ProviderError,
     RateLimitError,
 )
-from robota.host._provider_kit import retry_after_seconds
+from robota.providers._kit import retry_after_seconds
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_openai_error", "retry_after_seconds"]
 
