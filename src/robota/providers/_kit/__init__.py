@@ -12,6 +12,9 @@ adapter to import this kit and nothing of another adapter's):
 * :mod:`._trace` — trace headers sent to the listed origin only, exact request bodies;
 * :mod:`._options` — the checks every adapter's constructor and request make, the model table;
 * :mod:`._sdk_provider` — the :class:`SDKProvider` base;
+* :mod:`._errors` — the network errors, the error class for a vendor's row, error bodies;
+* :mod:`._continuation` — the continuation text an adapter hands back to itself (S26);
+* :mod:`._sdk` — the lazy import of a vendor's SDK, with the install command when missing;
 * :mod:`._base64` — :func:`base64_text` (media bytes as base64 text in one allocation, issue 26).
 
 Each adapter supplies its own mapping of its SDK's exceptions (``map_error``) on top of
@@ -19,6 +22,7 @@ Each adapter supplies its own mapping of its SDK's exceptions (``map_error``) on
 """
 
 from robota.providers._kit._base64 import base64_text
+from robota.providers._kit._continuation import decode_continuation, encode_continuation
 from robota.providers._kit._drive import (
     ErrorMapper,
     StreamTranslator,
@@ -26,6 +30,14 @@ from robota.providers._kit._drive import (
     drive_call,
     drive_stream,
     replayed,
+)
+from robota.providers._kit._errors import (
+    STREAM_ERROR_TEXT,
+    classified_error,
+    error_body,
+    text_or_none,
+    timeout_error,
+    unreachable_error,
 )
 from robota.providers._kit._options import (
     USE_EFFORT,
@@ -40,6 +52,7 @@ from robota.providers._kit._options import (
     use_setting,
     with_extra_fields,
 )
+from robota.providers._kit._sdk import load_sdk
 from robota.providers._kit._sdk_provider import SDKProvider
 from robota.providers._kit._trace import guard_trace_redirects, sdk_call, trace_headers, traced_call
 from robota.providers._kit._values import (
@@ -54,6 +67,7 @@ from robota.providers._kit._values import (
 )
 
 __all__ = [
+    "STREAM_ERROR_TEXT",
     "USE_EFFORT",
     "USE_OUTPUT",
     "ErrorMapper",
@@ -66,14 +80,19 @@ __all__ = [
     "check_adapter_options",
     "check_base_url",
     "check_stop_count",
+    "classified_error",
     "count",
+    "decode_continuation",
     "drive_call",
     "drive_stream",
+    "encode_continuation",
+    "error_body",
     "extra_collision",
     "given",
     "guard_trace_redirects",
     "incomplete_stream",
     "invalid_response",
+    "load_sdk",
     "map_transport_error",
     "member",
     "no_capture",
@@ -81,8 +100,11 @@ __all__ = [
     "replayed",
     "retry_after_seconds",
     "sdk_call",
+    "text_or_none",
+    "timeout_error",
     "trace_headers",
     "traced_call",
+    "unreachable_error",
     "use_setting",
     "with_extra_fields",
 ]

@@ -23,6 +23,7 @@ from robota.core import (
     ProviderError,
     Usage,
 )
+from robota.providers._kit._errors import timeout_error
 
 
 def member(obj: Any, name: str) -> Any:
@@ -91,14 +92,7 @@ def map_transport_error(error: BaseException, *, provider: str, model: str | Non
     bug, an SDK exception the adapter maps itself) is returned unchanged.
     """
     if isinstance(error, httpx2.TimeoutException):
-        return NetworkError(
-            f"provider {provider!r} did not answer in time (timeout)",
-            vendor_type="timeout",
-            provider=provider,
-            model=model,
-            switchable=True,
-            cause=error,
-        )
+        return timeout_error(provider=provider, model=model, switchable=True, cause=error)
     if isinstance(error, httpx2.TransportError):
         # E.g. the connection dropped in the middle of a streamed response.
         return NetworkError(

@@ -20,7 +20,6 @@ keyed by item), ending with ``response.completed`` (or ``response.incomplete``);
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -47,6 +46,8 @@ from robota.core import (
     UserMessage,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.providers._kit import decode_continuation as decode_items
+from robota.providers._kit import encode_continuation as encode_items
 from robota.providers.openai._common import (
     USE_EFFORT,
     USE_OUTPUT,
@@ -115,21 +116,11 @@ def _reasoning_item(item: Any) -> dict[str, Any]:
 
 def encode_continuation(reasoning: Sequence[Mapping[str, Any]]) -> str | None:
     """The continuation text (S26) for a reply's reasoning items; ``None`` when there are none."""
-    if not reasoning:
-        return None
-    return json.dumps({_CONTINUATION_KEY: {"reasoning": list(reasoning)}}, separators=(",", ":"))
+    return encode_items(_CONTINUATION_KEY, "reasoning", reasoning)
 
 
 def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
-    if not text:
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []  # written by another provider: not ours to read
-    own = data.get(_CONTINUATION_KEY) if isinstance(data, dict) else None
-    items = own.get("reasoning") if isinstance(own, dict) else None
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    return decode_items(text, _CONTINUATION_KEY, "reasoning")
 
 
 RESPONSES_SETTINGS: Final = frozenset(
