@@ -24,6 +24,7 @@ Each adapter supplies its own mapping of its SDK's exceptions (``map_error``) on
 from robota.providers._kit._base64 import base64_text
 from robota.providers._kit._continuation import decode_continuation, encode_continuation
 from robota.providers._kit._drive import (
+    Driver,
     ErrorMapper,
     StreamTranslator,
     ToolProjector,
@@ -70,6 +71,7 @@ __all__ = [
     "STREAM_ERROR_TEXT",
     "USE_EFFORT",
     "USE_OUTPUT",
+    "Driver",
     "ErrorMapper",
     "ExtraReserved",
     "SDKProvider",

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
 from json import JSONDecodeError
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias, final
 
 from robota.core import (
     AbortSignal,
@@ -20,6 +21,7 @@ from robota.core import (
 )
 from robota.core._cancel import AbortGuard
 from robota.core.providers import (
+    ChatRequest,
     ChatResponse,
     NativeCapture,
     StreamEvent,
@@ -177,6 +179,65 @@ async def _release(stream: Any, iterator: Any) -> None:
             with contextlib.suppress(Exception):
                 async for _ in iterator:
                     pass
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Driver:
+    """One adapter's API, its calls run through :func:`drive_call` and :func:`drive_stream`.
+
+    The API's name (as the native payloads report it), the provider's name and the adapter's
+    error mapper are fixed when the adapter is built; the request, its body, the run's signal and
+    the capture are each call's.
+    """
+
+    api: str
+    provider: str
+    map_error: ErrorMapper
+
+    async def call(
+        self,
+        call: Callable[[], Awaitable[Any]],
+        request: ChatRequest,
+        params: Mapping[str, Any],
+        *,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> Any:
+        """:func:`drive_call` for ``request``, whose body is ``params``."""
+        return await drive_call(
+            call,
+            api=self.api,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self.provider,
+            model=request.model,
+            map_error=self.map_error,
+        )
+
+    def stream(
+        self,
+        open_stream: Callable[[], Awaitable[Any]],
+        translator: StreamTranslator,
+        request: ChatRequest,
+        params: Mapping[str, Any],
+        *,
+        signal: AbortSignal | None,
+        capture: NativeCapture,
+    ) -> AsyncIterator[StreamEvent]:
+        """:func:`drive_stream` for ``request``, whose body is ``params``."""
+        return drive_stream(
+            open_stream,
+            translator,
+            api=self.api,
+            params=params,
+            capture=capture,
+            signal=signal,
+            provider=self.provider,
+            model=request.model,
+            map_error=self.map_error,
+        )
 
 
 class ToolProjector:

@@ -51,6 +51,7 @@ from robota.providers._kit import encode_continuation as encode_items
 from robota.providers.openai._common import (
     USE_EFFORT,
     USE_OUTPUT,
+    Driver,
     ExtraReserved,
     ToolProjector,
     attested,
@@ -58,8 +59,6 @@ from robota.providers.openai._common import (
     count,
     data_url,
     document_name,
-    drive_call,
-    drive_stream,
     incomplete_stream,
     invalid_response,
     map_error,
@@ -491,11 +490,12 @@ class ResponsesStreamAssembler:
 class ResponsesAPI:
     """Responses calls over an ``AsyncOpenAI`` client, for one adapter."""
 
-    __slots__ = ("_projector", "_provider")
+    __slots__ = ("_driver", "_projector", "_provider")
 
     def __init__(self, *, provider: str) -> None:
         self._provider = provider
         self._projector = ToolProjector(OPENAI_POLICY, provider)
+        self._driver = Driver(API_NAME, provider, map_error)
 
     async def chat(
         self,
@@ -516,15 +516,12 @@ class ResponsesAPI:
             stream=False,
             provider=self._provider,
         )
-        response = await drive_call(
+        response = await self._driver.call(
             sdk_call(client.responses.create, request, str(client.base_url), params),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
         return responses_response(response, effort=effort, provider=self._provider)
 
@@ -547,14 +544,11 @@ class ResponsesAPI:
             stream=True,
             provider=self._provider,
         )
-        return drive_stream(
+        return self._driver.stream(
             sdk_call(client.responses.create, request, str(client.base_url), params),
             ResponsesStreamAssembler(provider=self._provider, effort=effort),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
