@@ -160,3 +160,23 @@ def test_sessions_may_not_import_the_agents_layer(tmp_path: pathlib.Path) -> Non
     result = _lint(project)
     assert result.returncode != 0
     assert "robota.sessions is not allowed to import robota.agents" in result.stdout
+
+
+def test_providers_kit_may_not_import_an_adapter(tmp_path: pathlib.Path) -> None:
+    # Issue 32: every adapter may use the shared kit; the kit never reaches into an adapter.
+    project = _copy_project(tmp_path)
+    kit = project / "src" / "robota" / "providers" / "_kit"
+    (kit / "_bad.py").write_text("import robota.providers.openai\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    expected = "robota.providers._kit is not allowed to import robota.providers.openai"
+    assert expected in " ".join(result.stdout.split()), result.stdout
+
+
+def test_otel_may_import_only_core(tmp_path: pathlib.Path) -> None:
+    # Issue 32: the exporter left robota.host because it touches nothing of the OS.
+    project = _copy_project(tmp_path)
+    (project / "src" / "robota" / "otel" / "_bad.py").write_text("import robota.host\n")
+    result = _lint(project)
+    assert result.returncode != 0
+    assert "robota.otel is not allowed to import robota.host" in result.stdout

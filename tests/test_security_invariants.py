@@ -3,7 +3,7 @@
 S06: the egress verdict must be the same on every supported Python, so it may not consult the
 interpreter's ``ipaddress`` classification properties — they changed between releases (before
 3.11.10 / 3.12.4 ``is_global`` called most of ``192.0.0.0/24`` global). The policy decides from
-its own table (``robota/host/_egress_table.py``) instead. This test walks every module under
+its own table (``robota/host/egress/_table.py``) instead. This test walks every module under
 ``src/`` with :mod:`ast`, so an attribute *access* anywhere is caught while the names may still be
 mentioned in comments and docstrings.
 """
@@ -56,7 +56,7 @@ def test_s06_no_source_file_reads_an_ipaddress_classification_flag() -> None:
     files = sorted(SOURCE.rglob("*.py"))
     assert files, SOURCE
     reads = [read for path in files for read in _flag_reads(path)]
-    assert reads == [], "decide from robota/host/_egress_table.py instead:\n" + "\n".join(reads)
+    assert reads == [], "decide from robota/host/egress/_table.py instead:\n" + "\n".join(reads)
 
 
 @pytest.mark.parametrize(

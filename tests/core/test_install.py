@@ -171,7 +171,7 @@ _MISSING_EXTRA_SITES = [
         "from robota.providers.gemini import GeminiProvider as P; P(api_key='k')",
     ),
     ("postgres", "psycopg", "from robota.host import PostgresJournal; PostgresJournal('host=x')"),
-    ("otel", "opentelemetry", "from robota.host import OpenTelemetryExporter as E; E()"),
+    ("otel", "opentelemetry", "from robota.otel import OpenTelemetryExporter as E; E()"),
     ("keyring", "keyring", "from robota.host import KeyringCredentialStore as K; K()"),
     ("mcp", "mcp", "from robota.mcp import MCPServerStdio as S; S(sys.executable)"),
 ]

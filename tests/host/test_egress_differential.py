@@ -41,7 +41,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robota.host import Allowed, EgressClient, check_url
-from robota.host._egress_host import HostError, normalise_host
+from robota.host.egress._host import HostError, normalise_host
 from robota.testing import loopback_allowance
 
 _PUBLIC = ["93.184.215.14", "2606:2800:21f:cb07:6820:80da:af6b:8b2c"]

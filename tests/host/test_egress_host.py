@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from host.test_egress_reference import reference_allows_address
 from robota.host import BLOCKED_HOSTNAMES, check_url, parse_ip_literal
-from robota.host._egress_host import HostError, normalise_host, parse_ipv4
+from robota.host.egress._host import HostError, normalise_host, parse_ipv4
 from robota.testing import loopback_allowance
 
 _PUBLIC = "93.184.215.14"

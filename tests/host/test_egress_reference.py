@@ -1,6 +1,6 @@
 """S06: a pure reference for the address verdict, read from the table's own docstring.
 
-The policy decides from the table in ``robota.host._egress_table``; that module's docstring lists
+The policy decides from the table in ``robota.host.egress._table``; that module's docstring lists
 every IANA special-purpose registry entry (prefix, RFC, "Globally Reachable", our verdict, name)
 as a human-auditable transcription. This module parses that listing — not the code table — and
 implements the verdict a second time, with different code (prefix masks instead of ranges,
@@ -15,7 +15,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-import robota.host._egress_table as table_module
+import robota.host.egress._table as table_module
 
 _ROW = re.compile(
     r"^\s{4}(?P<cidr>[0-9a-fA-F:.]+/\d+)\s+(?P<rfcs>[\d,]+)\s+(?P<reachable>True|False|N/A)\s+"

@@ -36,8 +36,8 @@ from host.test_egress_reference import (
 )
 from robota.core.urls import IPV4_EMBEDDINGS, embedded_ipv4
 from robota.host import check_url, classify_address
-from robota.host._egress_address import format_address, is_loopback
-from robota.host._egress_table import BLOCKS, METADATA_ENDPOINTS, metadata_service, most_specific
+from robota.host.egress._address import format_address, is_loopback
+from robota.host.egress._table import BLOCKS, METADATA_ENDPOINTS, metadata_service, most_specific
 from robota.testing import loopback_allowance
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

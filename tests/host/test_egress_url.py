@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robota.host import Allowed, EgressClient, check_url
-from robota.host._egress_url import URLError, split_url
+from robota.host.egress._url import URLError, split_url
 from robota.testing import loopback_allowance
 
 _PUBLIC = "93.184.215.14"

@@ -32,7 +32,7 @@ from robota.host import (
 )
 from special_files import PLANTABLE_KINDS, finishes, plant
 
-LIFETIME_SOURCE = pathlib.Path(__file__).resolve().parents[2] / "src/robota/host/_lifetime.py"
+LIFETIME_SOURCE = pathlib.Path(__file__).resolve().parents[2] / "src/robota/host/store/_lifetime.py"
 
 
 def child_record(reaped: list[subprocess.Popen[str]]) -> tuple[subprocess.Popen[str], OwnerRecord]:
@@ -402,7 +402,7 @@ def test_s08_every_copy_of_the_module_shares_one_registry(
     child = spawn(
         """
         import importlib.util, signal, sys, time
-        from robota.host import _lifetime as first
+        from robota.host.store import _lifetime as first
         spec = importlib.util.spec_from_file_location("robota_lifetime_copy", sys.argv[2])
         second = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = second

@@ -1,6 +1,6 @@
 """One reading of a program's options (issue 24, S12/S21).
 
-The read-only classifier's allow-lists (``robota.host._readonly_programs``) and the rule
+The read-only classifier's allow-lists (``robota.host.paths._readonly_programs``) and the rule
 matcher's option grammars (``robota.core.permissions._programs``) both say which options of a
 program take a value. Two readings that can disagree are a defect (S05's words): where both
 tables name a program, every option the classifier lists must be in the grammar with the same
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from robota.core.permissions._options import Grammar
 from robota.core.permissions._programs import GRAMMARS
-from robota.host._readonly_programs import GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
+from robota.host.paths._readonly_programs import GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
 
 
 def _classifier_arity(program: Program, option: str) -> str:

@@ -20,7 +20,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from robota.host import _paths, canonical_path, is_path_inside
+from robota.host import canonical_path, is_path_inside
+from robota.host.paths import _paths
 
 LINUX = sys.platform.startswith("linux")
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robota.host import is_read_only_command, read_only_reason
-from robota.host._readonly_programs import GIT_SUBCOMMANDS, PROGRAMS
+from robota.host.paths._readonly_programs import GIT_SUBCOMMANDS, PROGRAMS
 
 
 @pytest.fixture(scope="module")

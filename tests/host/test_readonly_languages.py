@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from robota.host import read_only_reason
-from robota.host._readonly_languages import jq_filter_refusal
+from robota.host.paths._readonly_languages import jq_filter_refusal
 
 
 @pytest.fixture(scope="module")

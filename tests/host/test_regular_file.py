@@ -9,7 +9,11 @@ import pathlib
 
 import pytest
 
-from robota.host._regular_file import NotRegularFileError, open_regular_file, read_regular_file
+from robota.host.store._regular_file import (
+    NotRegularFileError,
+    open_regular_file,
+    read_regular_file,
+)
 from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 

@@ -23,8 +23,8 @@ from robota.host import (
     StagingStateError,
     StoreError,
     UnconfirmedWriteError,
-    _store,
 )
+from robota.host.store import _store
 from special_files import PLANTABLE_KINDS, finishes, plant, planted_fifos
 
 

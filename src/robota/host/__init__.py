@@ -20,50 +20,17 @@ core never reaches for them on its own.
   :func:`permission_context`.
 * ``$ENV:`` references (S02): :class:`ProcessEnvResolver`.
 * Execution journals (S40): :class:`SQLiteJournal`, :class:`PostgresJournal`.
+* Moved out (issue 32): ``OpenTelemetryExporter`` is :class:`robota.otel.OpenTelemetryExporter`
+  (it touches nothing of the OS); the old name here still works, with a
+  :class:`DeprecationWarning`.
 * For stores built on SQLite (the journal, ``robota.sessions``): :func:`prepare_owner_only_database`
   (S07) and :func:`try_lock_file` (a crash-released writer lock, S10).
 """
 
+from typing import TYPE_CHECKING, Any
+
 #: S11 asks for these two names on the host sealer; they are core's error classes.
 from robota.core import CorruptError, LockedError
-from robota.host._api_keys import (
-    API_KEY_ACCOUNT,
-    CREDENTIAL_STORE_VARIABLE,
-    MISSING_API_KEY,
-    ApiKey,
-    CredentialStoreChoice,
-    api_key_hint,
-    credential_file_path,
-    default_credential_store,
-    find_api_key,
-    require_api_key,
-)
-from robota.host._children import (
-    children_isolated,
-    isolate_children,
-    signal_group,
-    spawn,
-)
-from robota.host._credential_file import FileCredentialStore, KeyringCredentialStore
-from robota.host._egress import (
-    BLOCKED_HOSTNAMES,
-    Allowed,
-    EgressDecision,
-    LoopbackAllowance,
-    Rejected,
-    Resolver,
-    check_url,
-    classify_address,
-    parse_ip_literal,
-)
-from robota.host._egress_client import (
-    EgressClient,
-    EgressRefused,
-    EgressResult,
-    EgressTransport,
-    Fetched,
-)
-from robota.host._env import ProcessEnvResolver
 from robota.host._errors import (
     EntryExistsError,
     InsecureModeError,
@@ -80,8 +47,51 @@ from robota.host._errors import (
     StoreError,
     UnconfirmedWriteError,
 )
-from robota.host._hooks import CommandHookExecutor, HttpHookExecutor
-from robota.host._lifetime import (
+from robota.host.credentials._api_keys import (
+    API_KEY_ACCOUNT,
+    CREDENTIAL_STORE_VARIABLE,
+    MISSING_API_KEY,
+    ApiKey,
+    CredentialStoreChoice,
+    api_key_hint,
+    credential_file_path,
+    default_credential_store,
+    find_api_key,
+    require_api_key,
+)
+from robota.host.credentials._credential_file import FileCredentialStore, KeyringCredentialStore
+from robota.host.credentials._env import ProcessEnvResolver
+from robota.host.credentials._sealer import Sealer, create_key_files, load_sealer
+from robota.host.egress._client import (
+    EgressClient,
+    EgressRefused,
+    EgressResult,
+    EgressTransport,
+    Fetched,
+)
+from robota.host.egress._policy import (
+    BLOCKED_HOSTNAMES,
+    Allowed,
+    EgressDecision,
+    LoopbackAllowance,
+    Rejected,
+    Resolver,
+    check_url,
+    classify_address,
+    parse_ip_literal,
+)
+from robota.host.journal import PostgresJournal, SQLiteJournal
+from robota.host.paths._paths import canonical_path, is_path_inside
+from robota.host.paths._permissions import permission_context
+from robota.host.paths._readonly import READ_ONLY_COMMANDS, is_read_only_command, read_only_reason
+from robota.host.processes._children import (
+    children_isolated,
+    isolate_children,
+    signal_group,
+    spawn,
+)
+from robota.host.processes._hooks import CommandHookExecutor, HttpHookExecutor
+from robota.host.store._lifetime import (
     OWNER_RECORD_NAME,
     ExitRegistration,
     OwnerRecord,
@@ -93,21 +103,18 @@ from robota.host._lifetime import (
     register_at_exit,
     run_exit_callbacks,
 )
-from robota.host._marker import MarkerReport, MarkerState, OperationLock, ProcessMarker
-from robota.host._otel import OpenTelemetryExporter
-from robota.host._paths import canonical_path, is_path_inside
-from robota.host._permissions import permission_context
-from robota.host._readonly import READ_ONLY_COMMANDS, is_read_only_command, read_only_reason
-from robota.host._sealer import Sealer, create_key_files, load_sealer
-from robota.host._sqlite_files import prepare_owner_only_database, try_lock_file
-from robota.host._store import (
+from robota.host.store._marker import MarkerReport, MarkerState, OperationLock, ProcessMarker
+from robota.host.store._sqlite_files import prepare_owner_only_database, try_lock_file
+from robota.host.store._store import (
     DIRECTORY_MODE,
     FILE_MODE,
     OwnerOnlyStore,
     StagedReplace,
     StoreGuarantee,
 )
-from robota.host.journal import PostgresJournal, SQLiteJournal
+
+if TYPE_CHECKING:
+    from robota.otel import OpenTelemetryExporter as OpenTelemetryExporter
 
 __all__ = [
     "API_KEY_ACCOUNT",
@@ -146,7 +153,6 @@ __all__ = [
     "MarkerState",
     "MediaFetchError",
     "ModeNotEnforcedError",
-    "OpenTelemetryExporter",
     "OperationLock",
     "OwnerOnlyStore",
     "OwnerRecord",
@@ -193,3 +199,20 @@ __all__ = [
     "spawn",
     "try_lock_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Names that moved out of ``robota.host`` (issue 32), with a :class:`DeprecationWarning`."""
+    if name == "OpenTelemetryExporter":
+        import warnings  # noqa: PLC0415 - only a deprecated name pays for it
+
+        warnings.warn(
+            "robota.host.OpenTelemetryExporter moved to robota.otel.OpenTelemetryExporter; "
+            "import it from there (the old name will be removed in a later release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from robota.otel import OpenTelemetryExporter  # noqa: PLC0415 - above host's layer
+
+        return OpenTelemetryExporter
+    raise AttributeError(f"module 'robota.host' has no attribute {name!r}")

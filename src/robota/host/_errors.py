@@ -23,16 +23,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from robota.core import ConfigurationError, RobotaError, StorageError
-from robota.host._owner import OwnerRecordError
 
-if TYPE_CHECKING:
-    from robota.host._owner import OwnerRecord, OwnerState
+# The owner record is the lower home of the types these errors name (and of OwnerRecordError,
+# defined beside the record it decodes), so nothing here imports back up (issue 32).
+from robota.host.store._owner import OwnerRecord, OwnerRecordError, OwnerState
 
-# OwnerRecordError is defined with the record it decodes in the lowest host module (_owner); it
-# is re-exported here so every host error is still named in one place (issue 32: no cycle).
 __all__ = [
     "EntryExistsError",
     "InsecureModeError",

@@ -7,7 +7,7 @@
 * :mod:`robota.providers.gemini` — Google's Gemini API (the ``gemini`` extra).
 
 What every SDK-based adapter shares (the call and stream drivers, the SDK object reader, the
-transport error mapping) is the vendor-neutral kit in ``robota.host._provider_kit``.
+transport error mapping) is the vendor-neutral kit in ``robota.providers._kit``.
 
 Each adapter is imported by its path and never imports another adapter (an import-linter
 contract), with one declared exception: the compatible adapter reuses the OpenAI package's Chat

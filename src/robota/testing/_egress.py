@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from robota.host._egress import _TEST_TOKEN, LoopbackAllowance
+from robota.host.egress._policy import _TEST_TOKEN, LoopbackAllowance
 
 __all__ = ["loopback_allowance"]
 

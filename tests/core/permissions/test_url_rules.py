@@ -688,8 +688,8 @@ def test_s12_url_rule_matcher_sees_the_host_and_port_the_egress_reads(
 ) -> None:
     # The one test that reads with the egress policy's own modules.
     from robota.host import check_url
-    from robota.host._egress_host import normalise_host as egress_normalise
-    from robota.host._egress_url import split_url as egress_split
+    from robota.host.egress._host import normalise_host as egress_normalise
+    from robota.host.egress._url import split_url as egress_split
 
     url = prefix + host + port + tail
     try:

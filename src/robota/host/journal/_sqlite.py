@@ -57,8 +57,8 @@ from robota.core.execution._journal import (
     decode_journal_record,
     encode_journal_record,
 )
-from robota.host._sqlite_files import prepare_owner_only_database
-from robota.host._store import OwnerOnlyStore
+from robota.host.store._sqlite_files import prepare_owner_only_database
+from robota.host.store._store import OwnerOnlyStore
 
 __all__ = ["SQLiteJournal"]
 

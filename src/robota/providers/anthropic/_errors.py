@@ -31,8 +31,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from robota.core import AuthenticationError, NetworkError, ProviderError, RateLimitError
-from robota.host._provider_kit import retry_after_seconds
+from robota.core import ProviderError
+from robota.providers._kit import (
+    STREAM_ERROR_TEXT,
+    classified_error,
+    error_body,
+    retry_after_seconds,
+    text_or_none,
+    timeout_error,
+    unreachable_error,
+)
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_anthropic_error", "retry_after_seconds"]
 
@@ -105,33 +113,29 @@ def _build(
         "cause": cause,
         "retry_after": retry_after,  # a 529 or 503 may say how long to wait too
     }
-    if row in ("authentication", "permission"):
-        return AuthenticationError(message, **common)
-    if row == "rate_limited":
-        return RateLimitError(message, **common)
     if status is None and row in ("overloaded", "api_error"):
         common["recoverable"] = True  # a mid-stream overload is as transient as a 529
-    return ProviderError(message, code=row if row != "unknown" else None, **common)
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
+    return classified_error(
+        message,
+        row,
+        authentication=("authentication", "permission"),
+        rate_limited=("rate_limited",),
+        **common,
+    )
 
 
 def from_error_payload(
     payload: object, *, provider: str, model: str | None, request_id: str | None = None
 ) -> ProviderError:
     """An error body Anthropic sent without an HTTP error status (an ``error`` stream event)."""
-    inner = payload.get("error", payload) if isinstance(payload, Mapping) else payload
-    if not isinstance(inner, Mapping):
-        inner = {"message": str(inner)}
+    inner = error_body(payload)
     if request_id is None and isinstance(payload, Mapping):
-        request_id = _text(payload.get("request_id"))
-    text = _text(inner.get("message")) or "the server reported an error inside the stream"
+        request_id = text_or_none(payload.get("request_id"))
+    text = text_or_none(inner.get("message")) or STREAM_ERROR_TEXT
     return _build(
         f"provider {provider!r} reported an error: {text}",
         status=None,
-        vendor_type=_text(inner.get("type")),
+        vendor_type=text_or_none(inner.get("type")),
         provider=provider,
         model=model,
         request_id=request_id,
@@ -150,18 +154,12 @@ def map_anthropic_error(error: BaseException, *, provider: str, model: str | Non
     if isinstance(error, ProviderError):
         return error
     if isinstance(error, anthropic.APITimeoutError):
-        return NetworkError(
-            f"provider {provider!r} did not answer in time (timeout)",
-            vendor_type="timeout",
-            provider=provider,
-            model=model,
-            switchable=SWITCHABLE["timeout"],
-            cause=error,
+        return timeout_error(
+            provider=provider, model=model, switchable=SWITCHABLE["timeout"], cause=error
         )
     if isinstance(error, anthropic.APIConnectionError):
-        return NetworkError(
-            f"provider {provider!r} could not be reached: {error.message}",
-            vendor_type="connection_error",
+        return unreachable_error(
+            error.message,
             provider=provider,
             model=model,
             switchable=SWITCHABLE["connection"],
@@ -172,19 +170,22 @@ def map_anthropic_error(error: BaseException, *, provider: str, model: str | Non
             # The SDK raises an ``error`` event inside a 200 stream as a status error carrying
             # the stream's own 200: the event's body is what the server meant.
             mapped = from_error_payload(
-                error.body, provider=provider, model=model, request_id=_text(error.request_id)
+                error.body,
+                provider=provider,
+                model=model,
+                request_id=text_or_none(error.request_id),
             )
             mapped.__cause__ = error
             return mapped
         body = error.body
-        request_id = _text(error.request_id)
+        request_id = text_or_none(error.request_id)
         if request_id is None and isinstance(body, Mapping):
-            request_id = _text(body.get("request_id"))  # error bodies carry it too
+            request_id = text_or_none(body.get("request_id"))  # error bodies carry it too
         return _build(
             f"provider {provider!r} answered HTTP {error.status_code}: "
             f"{error.api_message or error.message}",
             status=error.status_code,
-            vendor_type=_text(error.type),
+            vendor_type=text_or_none(error.type),
             provider=provider,
             model=model,
             request_id=request_id,

@@ -49,7 +49,7 @@ from robota.core import (
     ModelFamily,
     match_model_family,
 )
-from robota.host._provider_kit import register_model_table
+from robota.providers._kit import register_model_table
 
 __all__ = [
     "ADAPTIVE_SOURCE",

@@ -18,13 +18,12 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import require_api_key
-from robota.host._provider_kit import (
+from robota.providers._kit import (
+    Driver,
     SDKProvider,
     ToolProjector,
     check_adapter_options,
     check_base_url,
-    drive_call,
-    drive_stream,
     given,
     map_transport_error,
     sdk_call,
@@ -105,6 +104,7 @@ class AnthropicProvider(SDKProvider):
     __slots__ = (
         "_caching",
         "_client",
+        "_driver",
         "_name",
         "_native",
         "_owns_client",
@@ -150,6 +150,7 @@ class AnthropicProvider(SDKProvider):
         self._streaming = bool(streaming)
         self._url = base_url if base_url is not None else os.environ.get(_BASE_URL_VARIABLE)
         self._projector = ToolProjector(ANTHROPIC_POLICY, name)
+        self._driver = Driver(API_NAME, name, map_error)
         register_anthropic_models(name)
 
     def capabilities(self) -> ProviderCapabilities:
@@ -227,16 +228,8 @@ class AnthropicProvider(SDKProvider):
             stream=False,
             provider=self._name,
         )
-        create = self._create(params, request)
-        message = await drive_call(
-            create,
-            api=API_NAME,
-            params=params,
-            capture=capture,
-            signal=signal,
-            provider=self._name,
-            model=request.model,
-            map_error=map_error,
+        message = await self._driver.call(
+            self._create(params, request), request, params, signal=signal, capture=capture
         )
         return messages_response(message, effort=effort, provider=self._name)
 
@@ -255,16 +248,13 @@ class AnthropicProvider(SDKProvider):
             stream=True,
             provider=self._name,
         )
-        return drive_stream(
+        return self._driver.stream(
             self._create(params, request),
             MessagesStreamAssembler(provider=self._name, effort=effort),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._name,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
 
     def _create(self, params: dict[str, Any], request: ChatRequest) -> Callable[[], Awaitable[Any]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from robota.core import ConfigurationError, install_command
+from robota.providers._kit import load_sdk
 
 __all__ = ["load_anthropic"]
 
@@ -18,12 +18,4 @@ def load_anthropic(what: str) -> ModuleType:
 
     ``what`` names the adapter asking, for the message.
     """
-    try:
-        import anthropic  # noqa: PLC0415 - lazy: the SDK loads only when an adapter is built
-    except ImportError as error:
-        raise ConfigurationError(
-            f"{what} needs the official anthropic SDK, which is not installed; run: "
-            f"{install_command('anthropic')}",
-            cause=error,
-        ) from error
-    return anthropic
+    return load_sdk("anthropic", what=what, sdk="anthropic", extra="anthropic")

@@ -55,7 +55,7 @@ from robota.core import (
 )
 from robota.core.providers import StreamEvent
 from robota.core.schema import project_tool_schema
-from robota.host._provider_kit import (
+from robota.providers._kit import (
     USE_EFFORT,
     ExtraReserved,
     ToolProjector,
@@ -65,9 +65,12 @@ from robota.host._provider_kit import (
     incomplete_stream,
     invalid_response,
     member,
+    text_or_none,
     use_setting,
     with_extra_fields,
 )
+from robota.providers._kit import decode_continuation as decode_items
+from robota.providers._kit import encode_continuation as encode_items
 from robota.providers.anthropic._errors import from_error_payload
 from robota.providers.anthropic._models import DEFAULT_MAX_TOKENS, MESSAGES_SETTINGS, row
 from robota.providers.anthropic._projection import ANTHROPIC_POLICY
@@ -169,24 +172,13 @@ def _thinking_block(block: Any) -> dict[str, Any] | None:
 
 def encode_continuation(blocks: Sequence[Mapping[str, Any]]) -> str | None:
     """The continuation text (S26) for a reply's thinking blocks; ``None`` when there are none."""
-    if not blocks:
-        return None
-    return json.dumps({_CONTINUATION_KEY: {"thinking": list(blocks)}}, separators=(",", ":"))
+    return encode_items(_CONTINUATION_KEY, "thinking", blocks)
 
 
 def decode_continuation(text: str | None) -> list[dict[str, Any]]:
     """The thinking blocks a continuation carries; none for another provider's continuation."""
-    if not text:
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []  # written by another provider: not ours to read
-    own = data.get(_CONTINUATION_KEY) if isinstance(data, dict) else None
-    blocks = own.get("thinking") if isinstance(own, dict) else None
-    if not isinstance(blocks, list):
-        return []
-    return [b for b in blocks if isinstance(b, dict) and b.get("type") in _THINKING_TYPES]
+    blocks = decode_items(text, _CONTINUATION_KEY, "thinking")
+    return [b for b in blocks if b.get("type") in _THINKING_TYPES]
 
 
 # ------------------------------------------------------------------------------ requests
@@ -451,7 +443,7 @@ def messages_response(
         tool_calls=tuple(calls),
         model=model,
         usage=messages_usage(member(message, "usage")),
-        finish_reason=_text(member(message, "stop_reason")),
+        finish_reason=text_or_none(member(message, "stop_reason")),
         continuation=encode_continuation(thinking),
         effort=effort,
     )
@@ -460,10 +452,6 @@ def messages_response(
 def _plain(obj: Any) -> Any:
     dump = getattr(obj, "model_dump", None)
     return dump(mode="json", exclude_none=True) if dump is not None else obj
-
-
-def _text(value: object) -> str | None:
-    return None if value is None else str(value)
 
 
 @dataclass(slots=True)
@@ -540,7 +528,7 @@ class MessagesStreamAssembler:
             self._read_usage(member(message, "usage"))
             return ()
         if kind == "message_delta":
-            self._finish_reason = _text(member(member(event, "delta"), "stop_reason"))
+            self._finish_reason = text_or_none(member(member(event, "delta"), "stop_reason"))
             self._read_usage(member(event, "usage"))
             return ()
         if kind == "message_stop":

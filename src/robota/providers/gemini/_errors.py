@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from robota.core import AuthenticationError, ProviderError, RateLimitError
-from robota.host._provider_kit import map_transport_error, retry_after_seconds
+from robota.core import ProviderError
+from robota.providers._kit import classified_error, map_transport_error, retry_after_seconds
 
 __all__ = ["SWITCHABLE", "map_error", "map_genai_error"]
 
@@ -147,11 +147,13 @@ def map_genai_error(error: Any, *, provider: str, model: str | None) -> Provider
     text = f"provider {provider!r} answered HTTP {code} {status or ''}: {message}".replace(
         "  ", " "
     )
-    if row == "permission_denied":
-        return AuthenticationError(text, **common)
-    if row == "resource_exhausted":
-        return RateLimitError(text, **common)
-    return ProviderError(text, code=row if row != "unknown" else None, **common)
+    return classified_error(
+        text,
+        row,
+        authentication=("permission_denied",),
+        rate_limited=("resource_exhausted",),
+        **common,
+    )
 
 
 def map_error(error: BaseException, *, provider: str, model: str | None) -> BaseException:

@@ -19,14 +19,13 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import EgressClient, require_api_key
-from robota.host._media_fetch import NO_FETCH, FetchRule, MediaFetcher
-from robota.host._provider_kit import (
+from robota.host.egress._media_fetch import NO_FETCH, FetchRule, MediaFetcher
+from robota.providers._kit import (
+    Driver,
     SDKProvider,
     ToolProjector,
     check_adapter_options,
     check_base_url,
-    drive_call,
-    drive_stream,
     trace_headers,
 )
 from robota.providers.gemini._errors import map_error
@@ -131,6 +130,7 @@ class GeminiProvider(SDKProvider):
     __slots__ = (
         "_client",
         "_client_options",
+        "_driver",
         "_media",
         "_name",
         "_native",
@@ -205,6 +205,7 @@ class GeminiProvider(SDKProvider):
         self._streaming = bool(streaming)
         self._url = base_url
         self._projector = ToolProjector(GEMINI_POLICY, name)
+        self._driver = Driver(API_NAME, name, map_error)
         register_gemini_models(name)
 
     def capabilities(self) -> ProviderCapabilities:
@@ -259,15 +260,12 @@ class GeminiProvider(SDKProvider):
     ) -> ChatResponse:
         params = self._params(request, effort)
         models = self._client.aio.models
-        response = await drive_call(
+        response = await self._driver.call(
             lambda: models.generate_content(**traced(params, request, self.endpoint_url())),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._name,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
         return gemini_response(response, effort=effort, provider=self._name, model=request.model)
 
@@ -286,16 +284,13 @@ class GeminiProvider(SDKProvider):
                 await models.generate_content_stream(**traced(params, request, self.endpoint_url()))
             )
 
-        return drive_stream(
+        return self._driver.stream(
             open_stream,
             GeminiStreamAssembler(provider=self._name, model=request.model, effort=effort),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._name,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
 
     def disable_sdk_retries(self) -> None:

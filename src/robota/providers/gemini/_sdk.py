@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from robota.core import ConfigurationError, install_command
+from robota.providers._kit import load_sdk
 
 __all__ = ["load_genai"]
 
@@ -18,12 +18,4 @@ def load_genai(what: str) -> ModuleType:
 
     ``what`` names the adapter asking, for the message.
     """
-    try:
-        from google import genai  # noqa: PLC0415 - lazy: the SDK loads only when built
-    except ImportError as error:
-        raise ConfigurationError(
-            f"{what} needs the official google-genai SDK, which is not installed; run: "
-            f"{install_command('gemini')}",
-            cause=error,
-        ) from error
-    return genai
+    return load_sdk("google.genai", what=what, sdk="google-genai", extra="gemini")

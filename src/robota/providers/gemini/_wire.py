@@ -75,7 +75,7 @@ from robota.core import (
     UserMessage,
 )
 from robota.core.providers import StreamEvent
-from robota.host._provider_kit import (
+from robota.providers._kit import (
     USE_EFFORT,
     USE_OUTPUT,
     ExtraReserved,

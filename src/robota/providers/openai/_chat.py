@@ -58,6 +58,7 @@ from robota.core.schema import ProjectionPolicy
 from robota.providers.openai._common import (
     USE_EFFORT,
     USE_OUTPUT,
+    Driver,
     ExtraReserved,
     SDKProvider,
     ToolProjector,
@@ -68,8 +69,6 @@ from robota.providers.openai._common import (
     count,
     data_url,
     document_name,
-    drive_call,
-    drive_stream,
     given,
     incomplete_stream,
     invalid_response,
@@ -157,7 +156,7 @@ CHAT_RESERVED: Final[ExtraReserved] = {
     "reasoning_effort": USE_EFFORT,
 }
 """The Chat Completions body fields this adapter sets itself: ``ModelSettings.extra`` may not
-name them (S28, :func:`~robota.host._provider_kit.with_extra_fields`)."""
+name them (S28, :func:`~robota.providers._kit.with_extra_fields`)."""
 
 _RETURNED_FIELDS = ("extra_content",)
 """Message fields a server wants back verbatim (Google's endpoint: its thought signature)."""
@@ -572,12 +571,33 @@ class ChatStreamAssembler:
 class ChatCompletionsAPI:
     """Chat Completions calls over an ``AsyncOpenAI`` client, for one adapter."""
 
-    __slots__ = ("_options", "_projector", "_provider")
+    __slots__ = ("_driver", "_options", "_projector", "_provider")
 
     def __init__(self, *, provider: str, options: ChatWireOptions) -> None:
         self._provider = provider
         self._options = options
         self._projector = ToolProjector(options.policy, provider)
+        self._driver = Driver(API_NAME, provider, map_error)
+
+    def _params(
+        self,
+        request: ChatRequest,
+        effort: EffortResolution | None,
+        *,
+        stream: bool,
+        extra: Mapping[str, Any] | None,
+    ) -> dict[str, Any]:
+        params = chat_params(
+            request,
+            options=self._options,
+            projector=self._projector,
+            effort=effort,
+            stream=stream,
+            provider=self._provider,
+        )
+        if extra:
+            params.update(extra)
+        return params
 
     async def chat(
         self,
@@ -590,28 +610,14 @@ class ChatCompletionsAPI:
         extra: Mapping[str, Any] | None = None,
     ) -> ChatResponse:
         """One non-streamed call."""
-        params = chat_params(
+        params = self._params(request, effort, stream=False, extra=extra)
+        completion = await self._driver.call(
+            sdk_call(client.chat.completions.create, request, str(client.base_url), params),
             request,
-            options=self._options,
-            projector=self._projector,
-            effort=effort,
-            stream=False,
-            provider=self._provider,
-        )
-        if extra:
-            params.update(extra)
-        completion = await drive_call(
-            sdk_call(
-                client.chat.completions.create, request, str(client.base_url), params
-            ),  # S27, S28
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
-        )
+            capture=capture,
+        )  # S27, S28: the body sent exactly, trace headers to the listed origin only
         return chat_response(completion, effort=effort, provider=self._provider)
 
     def chat_stream(
@@ -625,26 +631,12 @@ class ChatCompletionsAPI:
         extra: Mapping[str, Any] | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """One streamed call."""
-        params = chat_params(
-            request,
-            options=self._options,
-            projector=self._projector,
-            effort=effort,
-            stream=True,
-            provider=self._provider,
-        )
-        if extra:
-            params.update(extra)
-        return drive_stream(
-            sdk_call(
-                client.chat.completions.create, request, str(client.base_url), params
-            ),  # S27, S28
+        params = self._params(request, effort, stream=True, extra=extra)
+        return self._driver.stream(
+            sdk_call(client.chat.completions.create, request, str(client.base_url), params),
             ChatStreamAssembler(provider=self._provider, requested=request.model, effort=effort),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
-        )
+            capture=capture,
+        )  # S27, S28: the body sent exactly, trace headers to the listed origin only

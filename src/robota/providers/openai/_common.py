@@ -1,6 +1,6 @@
 """What both OpenAI wire APIs share beyond the vendor-neutral provider kit.
 
-The kit (:mod:`robota.host._provider_kit`) drives SDK calls; this module adds OpenAI's own parts:
+The kit (:mod:`robota.providers._kit`) drives SDK calls; this module adds OpenAI's own parts:
 :func:`map_error` (the ``openai`` SDK's exceptions through :mod:`._errors`, everything else
 through the kit's transport mapping) and :func:`output_schema` (when Structured Outputs may be
 ``strict``), the user-message parts both APIs map the same way (issue 26), and which URL parts
@@ -14,10 +14,11 @@ from typing import Any, Final, Literal
 
 from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
 from robota.core.schema import project_tool_schema
-from robota.host._media_fetch import FetchRule
-from robota.host._provider_kit import (
+from robota.host.egress._media_fetch import FetchRule
+from robota.providers._kit import (
     USE_EFFORT,
     USE_OUTPUT,
+    Driver,
     ExtraReserved,
     SDKProvider,
     StreamTranslator,
@@ -28,8 +29,6 @@ from robota.host._provider_kit import (
     check_base_url,
     check_stop_count,
     count,
-    drive_call,
-    drive_stream,
     given,
     incomplete_stream,
     invalid_response,
@@ -51,6 +50,7 @@ __all__ = [
     "RESPONSES_FETCH",
     "USE_EFFORT",
     "USE_OUTPUT",
+    "Driver",
     "ExtraReserved",
     "SDKProvider",
     "StreamTranslator",
@@ -63,8 +63,6 @@ __all__ = [
     "count",
     "data_url",
     "document_name",
-    "drive_call",
-    "drive_stream",
     "given",
     "incomplete_stream",
     "invalid_response",

@@ -37,12 +37,17 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from robota.core import (
-    AuthenticationError,
-    NetworkError,
     ProviderError,
-    RateLimitError,
 )
-from robota.host._provider_kit import retry_after_seconds
+from robota.providers._kit import (
+    STREAM_ERROR_TEXT,
+    classified_error,
+    error_body,
+    retry_after_seconds,
+    text_or_none,
+    timeout_error,
+    unreachable_error,
+)
 
 __all__ = ["SWITCHABLE", "from_error_payload", "map_openai_error", "retry_after_seconds"]
 
@@ -92,12 +97,6 @@ def _row(status: int | None, code: str | None, vendor_type: str | None) -> str:
     )
 
 
-def _text(value: object) -> str | None:
-    if value is None:
-        return None
-    return str(value)
-
-
 def _build(
     message: str,
     *,
@@ -126,16 +125,18 @@ def _build(
         # code ``server_error``) is as transient as the 5xx it stands for; without an HTTP
         # status the status-derived default would call it final and no retry would run.
         common["recoverable"] = True
-    if row == "authentication":
-        return AuthenticationError(message, **common)
-    if row in ("rate_limited", "insufficient_quota"):
-        if row == "insufficient_quota":
-            # Out of quota is its own failure kind (S42): waiting does not help, and a caller
-            # branching on ``code`` must not take it for a rate limit.
-            common["recoverable"] = False
-            common["code"] = row
-        return RateLimitError(message, **common)
-    return ProviderError(message, code=row if row != "unknown" else None, **common)
+    if row == "insufficient_quota":
+        # Out of quota is its own failure kind (S42): waiting does not help, and a caller
+        # branching on ``code`` must not take it for a rate limit.
+        common["recoverable"] = False
+        common["code"] = row
+    return classified_error(
+        message,
+        row,
+        authentication=("authentication",),
+        rate_limited=("rate_limited", "insufficient_quota"),
+        **common,
+    )
 
 
 def from_error_payload(
@@ -146,9 +147,7 @@ def from_error_payload(
     The status is read from a numeric ``code`` or ``status`` when the server gave one (some
     OpenAI-compatible servers do), so it maps like that HTTP status.
     """
-    inner = payload.get("error", payload)
-    if not isinstance(inner, Mapping):
-        inner = {"message": str(inner)}
+    inner = error_body(payload)
     raw_code = inner.get("code")
     status: int | None = None
     code: str | None = None
@@ -156,8 +155,8 @@ def from_error_payload(
         status = raw_code
     elif raw_code is not None:
         code = str(raw_code)
-    vendor_type = _text(inner.get("type"))
-    text = _text(inner.get("message")) or "the server reported an error inside the stream"
+    vendor_type = text_or_none(inner.get("type"))
+    text = text_or_none(inner.get("message")) or STREAM_ERROR_TEXT
     return _build(
         f"provider {provider!r} reported an error: {text}",
         status=status,
@@ -182,19 +181,12 @@ def map_openai_error(error: BaseException, *, provider: str, model: str | None) 
     if isinstance(error, ProviderError):
         return error
     if isinstance(error, openai.APITimeoutError):
-        return NetworkError(
-            f"provider {provider!r} did not answer in time (timeout)",
-            vendor_type="timeout",
-            provider=provider,
-            model=model,
-            switchable=SWITCHABLE["timeout"],
-            cause=error,
+        return timeout_error(
+            provider=provider, model=model, switchable=SWITCHABLE["timeout"], cause=error
         )
     if isinstance(error, openai.APIConnectionError):
-        return NetworkError(
-            f"provider {provider!r} could not be reached: {error.message}"
-            + (f" ({error.__cause__!r})" if error.__cause__ is not None else ""),
-            vendor_type="connection_error",
+        return unreachable_error(
+            error.message + (f" ({error.__cause__!r})" if error.__cause__ is not None else ""),
             provider=provider,
             model=model,
             switchable=SWITCHABLE["connection"],
@@ -202,12 +194,12 @@ def map_openai_error(error: BaseException, *, provider: str, model: str | None) 
         )
     if isinstance(error, openai.APIStatusError):
         headers = dict(error.response.headers)
-        code = _text(error.code)
+        code = text_or_none(error.code)
         if code is not None and code.isdigit():
             # Some compatible servers (OpenRouter) put the HTTP status in ``code`` (the SDK
             # makes it text): that is the status again, not the vendor's error type or code.
             code = None
-        vendor_type = _text(error.type)
+        vendor_type = text_or_none(error.type)
         detail = error.message
         return _build(
             f"provider {provider!r} answered HTTP {error.status_code}: {detail}",
@@ -216,7 +208,7 @@ def map_openai_error(error: BaseException, *, provider: str, model: str | None) 
             vendor_type=vendor_type,
             provider=provider,
             model=model,
-            request_id=_text(error.request_id),
+            request_id=text_or_none(error.request_id),
             retry_after=retry_after_seconds(headers),
             cause=error,
         )
@@ -231,8 +223,8 @@ def map_openai_error(error: BaseException, *, provider: str, model: str | None) 
         return _build(
             f"provider {provider!r} failed: {error.message}",
             status=None,
-            code=_text(error.code),
-            vendor_type=_text(error.type),
+            code=text_or_none(error.code),
+            vendor_type=text_or_none(error.type),
             provider=provider,
             model=model,
             request_id=None,

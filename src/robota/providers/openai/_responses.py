@@ -20,7 +20,6 @@ keyed by item), ending with ``response.completed`` (or ``response.incomplete``);
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -47,9 +46,12 @@ from robota.core import (
     UserMessage,
 )
 from robota.core.providers import NativeCapture, StreamEvent
+from robota.providers._kit import decode_continuation as decode_items
+from robota.providers._kit import encode_continuation as encode_items
 from robota.providers.openai._common import (
     USE_EFFORT,
     USE_OUTPUT,
+    Driver,
     ExtraReserved,
     ToolProjector,
     attested,
@@ -57,8 +59,6 @@ from robota.providers.openai._common import (
     count,
     data_url,
     document_name,
-    drive_call,
-    drive_stream,
     incomplete_stream,
     invalid_response,
     map_error,
@@ -115,21 +115,11 @@ def _reasoning_item(item: Any) -> dict[str, Any]:
 
 def encode_continuation(reasoning: Sequence[Mapping[str, Any]]) -> str | None:
     """The continuation text (S26) for a reply's reasoning items; ``None`` when there are none."""
-    if not reasoning:
-        return None
-    return json.dumps({_CONTINUATION_KEY: {"reasoning": list(reasoning)}}, separators=(",", ":"))
+    return encode_items(_CONTINUATION_KEY, "reasoning", reasoning)
 
 
 def _decode_continuation(text: str | None) -> list[dict[str, Any]]:
-    if not text:
-        return []
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return []  # written by another provider: not ours to read
-    own = data.get(_CONTINUATION_KEY) if isinstance(data, dict) else None
-    items = own.get("reasoning") if isinstance(own, dict) else None
-    return [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
+    return decode_items(text, _CONTINUATION_KEY, "reasoning")
 
 
 RESPONSES_SETTINGS: Final = frozenset(
@@ -500,11 +490,12 @@ class ResponsesStreamAssembler:
 class ResponsesAPI:
     """Responses calls over an ``AsyncOpenAI`` client, for one adapter."""
 
-    __slots__ = ("_projector", "_provider")
+    __slots__ = ("_driver", "_projector", "_provider")
 
     def __init__(self, *, provider: str) -> None:
         self._provider = provider
         self._projector = ToolProjector(OPENAI_POLICY, provider)
+        self._driver = Driver(API_NAME, provider, map_error)
 
     async def chat(
         self,
@@ -525,15 +516,12 @@ class ResponsesAPI:
             stream=False,
             provider=self._provider,
         )
-        response = await drive_call(
+        response = await self._driver.call(
             sdk_call(client.responses.create, request, str(client.base_url), params),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )
         return responses_response(response, effort=effort, provider=self._provider)
 
@@ -556,14 +544,11 @@ class ResponsesAPI:
             stream=True,
             provider=self._provider,
         )
-        return drive_stream(
+        return self._driver.stream(
             sdk_call(client.responses.create, request, str(client.base_url), params),
             ResponsesStreamAssembler(provider=self._provider, effort=effort),
-            api=API_NAME,
-            params=params,
-            capture=capture,
+            request,
+            params,
             signal=signal,
-            provider=self._provider,
-            model=request.model,
-            map_error=map_error,
+            capture=capture,
         )

@@ -8,22 +8,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from robota.core import ConfigurationError, install_command
+from robota.providers._kit import load_sdk
 
 __all__ = ["load_openai"]
 
 
 def load_openai(what: str) -> ModuleType:
-    """The ``openai`` module, or a :class:`~robota.ConfigurationError` naming the install command.
+    """The ``openai`` module, or a :class:`~robota.ConfigurationError` naming the install.
 
     ``what`` names the adapter asking, for the message.
     """
-    try:
-        import openai  # noqa: PLC0415 - lazy: the SDK loads only when an adapter is built
-    except ImportError as error:
-        raise ConfigurationError(
-            f"{what} needs the official openai SDK, which is not installed; run: "
-            f"{install_command('openai')}",
-            cause=error,
-        ) from error
-    return openai
+    return load_sdk("openai", what=what, sdk="openai", extra="openai")

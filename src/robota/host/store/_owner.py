@@ -1,16 +1,16 @@
-"""Owner records: who owns a process-scoped directory or a process marker (S08, S10).
+"""Owner records and the one rule that judges them (S08, S10).
 
 A pid alone is no identity — it is recycled, a containerised process is often pid 1, and
 containers sharing a state root each number their own processes — so an :class:`OwnerRecord`
 carries the machine (host name and machine id), the pid with its start time, the boot, and on
 Linux the pid namespace. :func:`owner_state` judges a record with one three-valued rule, shared
-by process-scoped directories (:mod:`robota.host._lifetime`) and process markers
-(:mod:`robota.host._marker`, S10) so the two never disagree about whether a process runs.
+by process-scoped directories (:mod:`._lifetime`) and process markers (:mod:`._marker`, S10) so
+the two never disagree about whether a process runs.
 
-The lowest module of ``robota.host``'s store-and-lifetime group: it imports nothing of the host,
-so the errors module can name these types without an import cycle (issue 32).
-:class:`OwnerRecordError` is defined here with the record it decodes and re-exported by
-:mod:`robota.host._errors`.
+The lowest module of the store-and-lifetime group: it imports nothing else of ``robota.host``,
+so the errors that name an owner (:class:`~robota.host.MarkerHeldError`) can refer to it without
+an import cycle. :class:`OwnerRecordError` is defined here for the same reason and is listed
+with the other host errors in ``robota.host._errors``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ from typing import Final, Literal, TypeAlias, final
 
 from robota.core import RobotaError
 
-__all__ = ["OwnerRecord", "OwnerRecordError", "OwnerState", "owner_state"]
+__all__ = ["OWNER_RECORD_NAME", "OwnerRecord", "OwnerRecordError", "OwnerState", "owner_state"]
 
 OwnerState: TypeAlias = Literal["alive", "gone", "unknown"]
 """The three-valued judgement of a recorded owner (S08)."""
+
+OWNER_RECORD_NAME: Final = ".robota-owner.json"
+"""The file inside a process-scoped directory that names its owner; written first (S08)."""
 
 _RECORD_FORMAT: Final = "robota.owner/1"
 _MACHINE_ID_FILES: Final = ("/etc/machine-id", "/var/lib/dbus/machine-id")

@@ -1,4 +1,4 @@
-"""Issue 26: media bytes reach a base64 wire as one copy (``robota.host._base64``).
+"""Issue 26: media bytes reach a base64 wire as one copy (``robota.providers._kit._base64``).
 
 Allocation peaks under ``tracemalloc`` are deterministic counts, not timings: the bounds below
 hold on every run or on none.
@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from robota.core import ImagePart, UserMessage
-from robota.host._base64 import _WINDOW, base64_text
+from robota.providers._kit._base64 import _WINDOW, base64_text
 from robota.providers.anthropic._wire import wire_messages
 from robota.providers.openai._common import data_url
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias, final
 
 from robota.core.permissions import CommandLine, SimpleCommand, Word
-from robota.host._paths import canonical_path, is_path_inside
+from robota.host.paths._paths import canonical_path, is_path_inside
 
 __all__ = ["CdRefused", "Expand", "command_directories"]
 

@@ -15,8 +15,8 @@ import stat
 from typing import Final
 
 from robota.host._errors import InsecureModeError, ModeNotEnforcedError
-from robota.host._regular_file import open_regular_file
-from robota.host._store import check_owner_only_directory, open_new_file, verify_new_file
+from robota.host.store._regular_file import open_regular_file
+from robota.host.store._store import check_owner_only_directory, open_new_file, verify_new_file
 
 __all__ = ["prepare_owner_only_database", "try_lock_file"]
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from robota.core.permissions import PermissionContext
-from robota.host._paths import canonical_path
-from robota.host._readonly import is_read_only_command
+from robota.host.paths._paths import canonical_path
+from robota.host.paths._readonly import is_read_only_command
 
 __all__ = ["permission_context"]
 

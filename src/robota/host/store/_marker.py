@@ -1,7 +1,7 @@
 """Process markers (S10): an exclusive, named claim one process holds across processes.
 
 A marker is a file ``<name>.marker`` in an owner-only directory (S07). It names its owner by the
-same :class:`~robota.host._lifetime.OwnerRecord` a process-scoped directory carries (S08), and
+same :class:`~robota.host.store._owner.OwnerRecord` a process-scoped directory carries (S08), and
 stands while that owner is ``"alive"`` or ``"unknown"``: a second publisher is refused with the
 owner (:class:`MarkerHeldError`), and only a marker whose owner is provably ``"gone"`` can be
 broken. It is published by linking a flushed temp file into place, so a crash leaves it complete
@@ -51,15 +51,9 @@ from robota.host._errors import (
     MarkerLostError,
     OwnerRecordError,
 )
-from robota.host._lifetime import (
-    ExitRegistration,
-    OwnerRecord,
-    OwnerState,
-    check_plain_word,
-    owner_state,
-    register_at_exit,
-)
-from robota.host._store import OwnerOnlyStore
+from robota.host.store._lifetime import ExitRegistration, check_plain_word, register_at_exit
+from robota.host.store._owner import OwnerRecord, OwnerState, owner_state
+from robota.host.store._store import OwnerOnlyStore
 
 __all__ = [
     "MarkerReport",
@@ -223,7 +217,7 @@ class MarkerReport:
     Attributes:
         path: The marker's path.
         owner: The holder's record; ``None`` when the marker cannot be read.
-        state: The holder's state by :func:`~robota.host._lifetime.owner_state`.
+        state: The holder's state by :func:`~robota.host.store._owner.owner_state`.
         mine: Whether this process remembers publishing (or taking over) exactly this claim.
         lent: Whether the marker carries a lease.
     """

@@ -55,7 +55,7 @@ from robota.core import (
     check_artifact_owner,
     is_sealed,
 )
-from robota.host._credential_file import create_owner_only_file, read_owner_only_file
+from robota.host.credentials._credential_file import create_owner_only_file, read_owner_only_file
 
 __all__ = ["Sealer", "create_key_files", "load_sealer"]
 

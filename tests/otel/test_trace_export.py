@@ -21,7 +21,8 @@ from opentelemetry.trace import NoOpTracerProvider, SpanKind
 
 import robota
 from robota import HookRunner, PermissionGate, PermissionPolicy, TraceContext, derive_span_id
-from robota.host import CommandHookExecutor, OpenTelemetryExporter, spawn
+from robota.host import CommandHookExecutor, spawn
+from robota.otel import OpenTelemetryExporter
 from robota.testing import ScriptedProvider, ScriptedTurn
 
 HOST = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

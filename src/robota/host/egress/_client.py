@@ -39,7 +39,9 @@ import httpcore2
 import httpx2
 
 from robota.core import AbortSignal, abort_error_from_reason
-from robota.host._egress import (
+from robota.host._errors import ResponseTooLargeError
+from robota.host._race import cancel_and_wait, settle
+from robota.host.egress._policy import (
     Allowed,
     EgressDecision,
     LoopbackAllowance,
@@ -47,9 +49,7 @@ from robota.host._egress import (
     Resolver,
     check_url,
 )
-from robota.host._egress_url import unsafe_character
-from robota.host._errors import ResponseTooLargeError
-from robota.host._race import cancel_and_wait, settle
+from robota.host.egress._url import unsafe_character
 
 __all__ = ["EgressClient", "EgressRefused", "EgressResult", "EgressTransport", "Fetched"]
 

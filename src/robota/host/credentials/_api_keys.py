@@ -41,7 +41,7 @@ from robota.core import (
     CredentialStoreError,
     install_command,
 )
-from robota.host._credential_file import FileCredentialStore, KeyringCredentialStore
+from robota.host.credentials._credential_file import FileCredentialStore, KeyringCredentialStore
 
 __all__ = [
     "API_KEY_ACCOUNT",

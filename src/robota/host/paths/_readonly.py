@@ -55,14 +55,20 @@ from robota.core.permissions import (
     glob_match,
     glob_unescape,
 )
-from robota.host._paths import canonical_path, is_path_inside
-from robota.host._readonly_cwd import CdRefused, command_directories
-from robota.host._readonly_languages import (
+from robota.host.paths._paths import canonical_path, is_path_inside
+from robota.host.paths._readonly_cwd import CdRefused, command_directories
+from robota.host.paths._readonly_languages import (
     date_string_refusal,
     jq_start_file_refusal,
     value_refusal,
 )
-from robota.host._readonly_programs import FIND, GIT_GLOBAL, GIT_SUBCOMMANDS, PROGRAMS, Program
+from robota.host.paths._readonly_programs import (
+    FIND,
+    GIT_GLOBAL,
+    GIT_SUBCOMMANDS,
+    PROGRAMS,
+    Program,
+)
 
 __all__ = ["READ_ONLY_COMMANDS", "is_read_only_command", "read_only_reason"]
 

@@ -1,6 +1,6 @@
 """Which addresses the egress policy refuses, decided from our own table (S06).
 
-:func:`classify_address` looks the address up in :data:`~robota.host._egress_table.BLOCKS` and
+:func:`classify_address` looks the address up in :data:`~robota.host.egress._table.BLOCKS` and
 looks up every IPv4 address it carries too. It reads nothing from the address but its version
 and its integer value, so the verdict is the same on every Python version: the interpreter's
 ``ipaddress`` classification properties are never consulted (a test walks the source tree to keep
@@ -25,7 +25,7 @@ import ipaddress
 from typing import Literal
 
 from robota.core.urls import embedded_ipv4, format_address
-from robota.host._egress_table import Block, metadata_service, most_specific
+from robota.host.egress._table import Block, metadata_service, most_specific
 
 __all__ = ["classify_address", "format_address", "is_loopback"]
 
@@ -59,7 +59,7 @@ def classify_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> 
 
     The reason names the address, the special-purpose row that refuses it (prefix, registry name,
     kind, RFC) and any embedded IPv4 address that is refused. Decided from our own table by
-    integer arithmetic only — see :mod:`robota.host._egress_table` for the rule and its sources.
+    integer arithmetic only — see :mod:`robota.host.egress._table` for the rule and its sources.
     """
     version: Literal[4, 6] = 4 if isinstance(address, ipaddress.IPv4Address) else 6
     return _classify(version, int(address))

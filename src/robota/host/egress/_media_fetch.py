@@ -45,9 +45,9 @@ from robota.core import (
     ToolMessage,
     UserMessage,
 )
-from robota.host._egress import Rejected
-from robota.host._egress_client import EgressClient
 from robota.host._errors import MediaFetchError, ResponseTooLargeError
+from robota.host.egress._client import EgressClient
+from robota.host.egress._policy import Rejected
 
 __all__ = ["CACHE_BYTES", "NO_FETCH", "FetchRule", "MediaFetcher"]
 

@@ -44,11 +44,11 @@ import httpx2
 
 from robota.core import AbortSignal, ConfigurationError, child_environment
 from robota.core.hooks import HookOutcome, HookSpec, decode_hook_body
-from robota.host._children import spawn
-from robota.host._egress import Rejected
-from robota.host._egress_client import EgressClient
 from robota.host._errors import ResponseTooLargeError
 from robota.host._race import Ending, cancel_and_wait, settle
+from robota.host.egress._client import EgressClient
+from robota.host.egress._policy import Rejected
+from robota.host.processes._children import spawn
 
 __all__ = ["CommandHookExecutor", "HttpHookExecutor"]
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import robota
 from robota import TraceContext, derive_span_id
-from robota.host import OpenTelemetryExporter
+from robota.otel import OpenTelemetryExporter
 from robota.testing import ScriptedProvider
 
 HOST = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"

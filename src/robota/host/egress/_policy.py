@@ -6,7 +6,7 @@ reason — and never raises for a policy outcome. One pass, in this order, each 
 previous step's output and nothing else:
 
 1. the strict URL reading (:func:`robota.core.urls.split_url`, checked against ``urllib.parse``
-   by :mod:`robota.host._egress_url`): ``http``/``https`` only, and nothing ``urllib.parse`` and a
+   by :mod:`robota.host.egress._url`): ``http``/``https`` only, and nothing ``urllib.parse`` and a
    WHATWG parser could read differently — no backslashes, controls, whitespace, credentials, odd
    ports or malformed authorities;
 2. the host normalised once (:func:`robota.core.urls.normalise_host`): UTS #46 mapping, the
@@ -14,7 +14,7 @@ previous step's output and nothing else:
    an IPv4 address in any spelling (``2130706433``, ``0x7f.1``, ``0177.0.0.1``,
    ``１２７.０.０.１``);
 3. an IP literal is classified from our own special-purpose table
-   (:mod:`robota.host._egress_table`, :func:`classify_address`) — loopback, private, link-local,
+   (:mod:`robota.host.egress._table`, :func:`classify_address`) — loopback, private, link-local,
    CGNAT, multicast, reserved, unspecified, broadcast, documentation, benchmarking, every IANA
    special-purpose block, everything outside IPv6 global unicast — for IPv4, IPv6, and every
    IPv4 address embedded in IPv6 (mapped, compatible, NAT64, 6to4, Teredo), whichever spelling
@@ -53,9 +53,9 @@ from robota.core.urls import (
     normalise_target,
     read_split,
 )
-from robota.host._egress_address import classify_address, is_loopback
-from robota.host._egress_table import metadata_service, most_specific
-from robota.host._egress_url import DEFAULT_PORTS, split_url
+from robota.host.egress._address import classify_address, is_loopback
+from robota.host.egress._table import metadata_service, most_specific
+from robota.host.egress._url import DEFAULT_PORTS, split_url
 
 __all__ = [
     "BLOCKED_HOSTNAMES",

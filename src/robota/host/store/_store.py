@@ -46,8 +46,8 @@ from robota.host._errors import (
     StoreError,
     UnconfirmedWriteError,
 )
-from robota.host._paths import canonical_path, is_path_inside
-from robota.host._regular_file import read_regular_file
+from robota.host.paths._paths import canonical_path, is_path_inside
+from robota.host.store._regular_file import read_regular_file
 
 __all__ = ["DIRECTORY_MODE", "FILE_MODE", "OwnerOnlyStore", "StagedReplace", "StoreGuarantee"]
 

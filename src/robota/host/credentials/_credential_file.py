@@ -29,8 +29,14 @@ from robota.core import (
     check_credential_key,
     install_command,
 )
-from robota.host._regular_file import read_regular_file
-from robota.host._store import FILE_MODE, fsync_directory, open_new_file, temp_path_for, write_all
+from robota.host.store._regular_file import read_regular_file
+from robota.host.store._store import (
+    FILE_MODE,
+    fsync_directory,
+    open_new_file,
+    temp_path_for,
+    write_all,
+)
 
 if TYPE_CHECKING:
     from keyring.backend import KeyringBackend

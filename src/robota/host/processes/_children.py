@@ -30,7 +30,7 @@ from collections.abc import Coroutine, Mapping
 from typing import IO, Any, Final
 
 from robota.core import ConfigurationError
-from robota.host._lifetime import register_at_exit
+from robota.host.store._lifetime import register_at_exit
 
 __all__ = ["children_isolated", "isolate_children", "signal_group", "spawn"]
 

@@ -1,18 +1,8 @@
-"""Process lifetime: owner records, the exit registry, process-scoped directories (S08).
+"""Process lifetime: the exit registry, process-scoped directories (S08).
 
-**Owner records** (defined in :mod:`robota.host._owner`, re-exported here). A pid alone is no
-identity — it is recycled, a containerised process is often pid 1, and containers sharing a state
-root each number their own processes — so an :class:`OwnerRecord` carries the machine (host name
-and machine id), the pid with its start time, the boot, and on Linux the pid namespace.
-:func:`owner_state` judges a record with one three-valued rule, shared by process-scoped
-directories and process markers (S10) so the two never disagree about whether a process runs:
-
-* ``"alive"`` — this machine, this boot, this pid namespace, and the pid is live with the
-  recorded start time;
-* ``"gone"`` — provably cannot be alive: this machine and an earlier boot, or this machine, boot
-  and namespace with the pid gone or now started at another time;
-* ``"unknown"`` — everything else (another machine, a record that does not name its machine,
-  another pid namespace, no start time to compare).
+**Owner records** (:class:`OwnerRecord`, :func:`owner_state`) live in :mod:`._owner`, the
+lowest module of this group, and are re-exported here: the one three-valued rule that both
+process-scoped directories and process markers (S10) judge an owner by.
 
 **The exit registry.** What goes when the process ends is one registry for the whole process,
 kept on the :mod:`sys` module so every copy of this module (two installed versions, a reloaded
@@ -52,9 +42,14 @@ from typing import Final, Protocol, cast, final
 
 from robota.core import ConfigurationError, get_logger
 from robota.host._errors import EntryExistsError, OwnerRecordError, StoreError
-from robota.host._owner import OwnerRecord, OwnerState, owner_state
-from robota.host._regular_file import read_regular_file
-from robota.host._store import OwnerOnlyStore
+from robota.host.store._owner import (
+    OWNER_RECORD_NAME,
+    OwnerRecord,
+    OwnerState,
+    owner_state,
+)
+from robota.host.store._regular_file import read_regular_file
+from robota.host.store._store import OwnerOnlyStore
 
 _log = get_logger("robota.host.lifetime")
 
@@ -70,9 +65,6 @@ __all__ = [
     "register_at_exit",
     "run_exit_callbacks",
 ]
-
-OWNER_RECORD_NAME: Final = ".robota-owner.json"
-"""The file inside a process-scoped directory that names its owner; written first (S08)."""
 
 _PLAIN_WORD: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _TOKEN_HEX: Final = 16
@@ -247,7 +239,7 @@ class ProcessScopedDirectory:
             state_root: The directory holding scoped directories (made owner-only if missing).
             prefix: What the directory is for (``"spill"``, ``"checkpoints"``): letters,
                 digits, ``_``, ``.`` and ``-``, starting with a letter or digit.
-            repair: Passed to :class:`~robota.host._store.OwnerOnlyStore`.
+            repair: Passed to :class:`~robota.host.store._store.OwnerOnlyStore`.
 
         Raises:
             ConfigurationError: an invalid prefix.
