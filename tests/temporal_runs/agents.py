@@ -72,6 +72,11 @@ def _effect(line: str) -> None:
         out.write(f"{line} {os.getpid()}\n")
 
 
+def _append(path: str, line: str) -> None:
+    with Path(path).open("a") as out:
+        out.write(line + "\n")
+
+
 def _mark(path: str) -> None:
     Path(path).write_text(str(os.getpid()))
 
@@ -97,12 +102,15 @@ async def record(text: str) -> str:
 
 
 @robota.tool(idempotent=True)
-async def lookup(text: str) -> str:
+async def lookup(text: str, ctx: robota.ToolContext) -> str:
     """Look the text up (no effect; safe to run twice).
 
     Args:
         text: What to look up.
     """
+    keys = os.environ.get("ROBOTA_TEST_KEYS")
+    if keys:  # issue 32: each attempt's idempotency key, before the hold
+        _append(keys, f"{ctx.idempotency_key} {os.getpid()}")
     await _hold()
     _effect(f"lookup {text}")
     return f"found {text}"
@@ -142,7 +150,24 @@ def slow_talker() -> robota.Agent:
     )
 
 
-AGENTS = {"recorder": recorder, "looker": looker, "asker": asker, "slow": slow_talker}
+def twice_asker() -> robota.Agent:
+    gate = PermissionGate(PermissionPolicy(ask=["record"]))
+    return robota.Agent(
+        provider=RuleProvider("record", calls=2),
+        model="rule-model",
+        tools=[record],
+        tool_gate=gate,
+        name="twice_asker",
+    )
+
+
+AGENTS = {
+    "recorder": recorder,
+    "looker": looker,
+    "asker": asker,
+    "slow": slow_talker,
+    "twice_asker": twice_asker,
+}
 
 
 class FailingProvider(robota.Provider):

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.service import RPCError
 from temporalio.worker import Worker
 
 import robota
@@ -361,18 +360,28 @@ async def test_s40_an_idempotent_tool_is_run_again_after_its_worker_is_killed(
     client: Client, workers: Workers, tmp_path: Path
 ) -> None:
     hold = tmp_path / "holder.txt"
-    workers.start(ROBOTA_TEST_HOLD=str(hold), ROBOTA_TEST_HOLD_SECONDS="60")
+    keys = tmp_path / "keys.txt"
+    workers.start(
+        ROBOTA_TEST_HOLD=str(hold), ROBOTA_TEST_HOLD_SECONDS="60", ROBOTA_TEST_KEYS=str(keys)
+    )
     handle = await start_agent_run(
         client, "looker", "again", task_queue=workers.queue, heartbeat_timeout=2
     )
     wait_for_file(hold)
-    workers.start()
+    workers.start(ROBOTA_TEST_KEYS=str(keys))
     killed = _kill_holder(hold, workers)
     result = await get_result(handle)
     assert result.text.split() == ["done:", "found", "again-0"]
     (line,) = effects(workers.effects)
     assert line.startswith("lookup again-0")
     assert int(line.split()[-1]) != killed
+    # Issue 32: both attempts of the call — the killed worker's and the retry on the other
+    # worker — saw one idempotency key, derived from the run and the call.
+    first, second = (line.split() for line in effects(keys))
+    assert int(first[1]) == killed
+    assert int(second[1]) != killed
+    assert first[0] == second[0]
+    assert first[0].startswith(f"{handle.id}:")
 
 
 async def test_a_deploy_in_the_middle_continues_the_run(client: Client, workers: Workers) -> None:
@@ -470,7 +479,9 @@ async def test_s40_an_outside_response_request_waits_for_a_signal_then_the_call_
             "wire",
         )
         assert effects(tmp_path / "effects.txt") == []  # it waits before its effect
-        await respond(handle, "req_unknown", "approved")  # ignored: no such request
+        with pytest.raises(robota.ExecutionStateError) as unknown:  # issue 32: not ignored
+            await respond(handle, "req_unknown", "approved")
+        assert unknown.value.code == "unknown_request"
         await respond(handle, request.id, "approved")
         result = await get_result(handle)
     assert result.text == "done: sent 50"
@@ -516,8 +527,9 @@ async def test_s23_a_cancel_during_an_ask_interrupts_the_run_and_the_tool_never_
         state = await until(handle, lambda s: bool(s.approvals))
         await handle.cancel()
         result = await asyncio.wait_for(get_result(handle), 30)
-        with pytest.raises(RPCError):  # too late: the run has ended
+        with pytest.raises(robota.ExecutionStateError) as late:  # too late: the run has ended
             await approve(handle, state.approvals[0].id, approved=True)
+        assert late.value.code == "unknown_run"
     assert result.status == "interrupted"
     assert effects(tmp_path / "effects.txt") == []
 

@@ -13,6 +13,10 @@ attempt started but never settled raises :class:`robota.ReconciliationRequired` 
 settles it with :func:`reconcile`. Cancelling the workflow interrupts the run (S23) and returns the
 text so far; a permission ``ask`` waits for :func:`approve`; :func:`run_state` reports the text so
 far, for streaming by polling; a tool's outside-response request (S40) waits for :func:`respond`.
+:func:`approve` and :func:`respond` are updates that refuse an unknown or answered id with
+:class:`robota.ExecutionStateError`; ``get_result(..., stop_for_input=True)`` raises
+:class:`InputRequired` while the run waits for them, so a host drives a run with one loop.
+Every attempt of one tool call sees the same ``ctx.idempotency_key`` (workflow id and call id).
 
 Retries are Temporal's: a provider failure that may succeed later (5xx, 408, 429) is retried on
 Temporal's schedule, honouring ``retry-after``; a refused request (400, 401, 403 …) is not; the
@@ -56,6 +60,7 @@ from robota.temporal._activities import (
     RobotaActivities,
 )
 from robota.temporal._client import (
+    InputRequired,
     PendingApproval,
     RunState,
     approve,
@@ -77,6 +82,7 @@ __all__ = [
     "WORKFLOW_NAME",
     "AgentFactory",
     "AgentRegistry",
+    "InputRequired",
     "PendingApproval",
     "RobotaActivities",
     "RunOutput",

@@ -11,14 +11,28 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, cast, get_args
+from datetime import timedelta
+from typing import Any, Final, Literal, cast, get_args
 
 import pydantic
-from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.client import (
+    Client,
+    WorkflowFailureError,
+    WorkflowHandle,
+    WorkflowUpdateFailedError,
+)
+from temporalio.common import (
+    TypedSearchAttributes,
+    WorkflowIDConflictPolicy,
+    WorkflowIDReusePolicy,
+)
+from temporalio.exceptions import ApplicationError, CancelledError, WorkflowAlreadyStartedError
+from temporalio.service import RPCError, RPCStatusCode
 
 from robota.core import (
+    ExecutionControlError,
     ExecutionJournal,
+    ExecutionStateError,
     GuardrailPhase,
     GuardrailTripped,
     MessagePart,
@@ -43,14 +57,15 @@ from robota.temporal._codec import (
 )
 from robota.temporal._media import store_input_media
 from robota.temporal._workflow import (
-    APPROVE_SIGNAL,
+    APPROVE_UPDATE,
     RECONCILE_UPDATE,
-    RESPOND_SIGNAL,
+    RESPOND_UPDATE,
     STATE_QUERY,
     WORKFLOW_NAME,
 )
 
 __all__ = [
+    "InputRequired",
     "PendingApproval",
     "RunState",
     "approve",
@@ -106,6 +121,37 @@ class RunState:
     requests: tuple[OutsideRequest, ...] = ()
 
 
+class InputRequired(ExecutionControlError):
+    """The run waits for a person or another system: ``get_result(..., stop_for_input=True)``.
+
+    Raised as :class:`~robota.ReconciliationRequired` is, so a host drives a run with one loop:
+    answer each of :attr:`approvals` with :func:`approve` and each of :attr:`requests` with
+    :func:`respond`, then call :func:`get_result` again. The run keeps waiting meanwhile;
+    nothing was refused or re-run.
+
+    Attributes:
+        execution_id: The run's workflow id.
+        approvals: Permission asks waiting for :func:`approve` (S21).
+        requests: Outside-response requests waiting for :func:`respond` (S40).
+    """
+
+    default_code = "input_required"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        execution_id: str,
+        approvals: Sequence[PendingApproval] = (),
+        requests: Sequence[OutsideRequest] = (),
+        **kw: Any,
+    ) -> None:
+        super().__init__(message, **kw)
+        self.execution_id = execution_id
+        self.approvals: tuple[PendingApproval, ...] = tuple(approvals)
+        self.requests: tuple[OutsideRequest, ...] = tuple(requests)
+
+
 async def start_agent_run(
     client: Client,
     agent_name: str,
@@ -123,6 +169,12 @@ async def start_agent_run(
     output_retries: int | None = None,
     journal: ExecutionJournal | None = None,
     limits: UsageLimits | None = None,
+    execution_timeout: float | timedelta | None = None,
+    run_timeout: float | timedelta | None = None,
+    task_timeout: float | timedelta | None = None,
+    id_reuse_policy: WorkflowIDReusePolicy | None = None,
+    id_conflict_policy: WorkflowIDConflictPolicy | None = None,
+    search_attributes: TypedSearchAttributes | None = None,
 ) -> WorkflowHandle[Any, Any]:
     """Start one turn of the registered agent ``agent_name`` as a Temporal workflow.
 
@@ -156,6 +208,19 @@ async def start_agent_run(
             field by field and checked in the workflow before each model-call activity (whose
             output cap is lowered to what remains); a run that would pass one fails with
             ``UsageLimitExceeded``.
+        execution_timeout: Temporal's workflow execution timeout (seconds or a ``timedelta``):
+            past it the run is terminated, wherever it is. Default: none.
+        run_timeout: Temporal's workflow run timeout (one run of the execution). Default: none.
+        task_timeout: Temporal's workflow task timeout (one step of the loop in workflow code;
+            the server caps it at 120 s). Default: Temporal's 10 s.
+        id_reuse_policy: Whether ``id`` may be reused after a run with that id closed
+            (``temporalio.common.WorkflowIDReusePolicy``). Default: Temporal's (allowed).
+        id_conflict_policy: What happens when a run with ``id`` is still running
+            (``temporalio.common.WorkflowIDConflictPolicy``): ``FAIL`` (the default, raised as
+            below), ``USE_EXISTING`` (the running run's handle is returned) or
+            ``TERMINATE_EXISTING``.
+        search_attributes: The run's ``temporalio.common.TypedSearchAttributes``, for listing
+            runs (the attributes must be registered on the namespace).
 
     Returns:
         The workflow's handle: pass it to :func:`get_result`, :func:`run_state`,
@@ -164,8 +229,21 @@ async def start_agent_run(
     Raises:
         ConfigurationError: for an empty agent name or task queue, a bad ``tool_choice``,
             ``max_rounds``, timeout or ``output``, or, without ``journal``, input media over
-            what a Temporal payload carries.
+            what a Temporal payload carries, or a start option of the wrong type.
+        ExecutionStateError: ``code="run_id_in_use"``: a run with ``id`` is running (or, under
+            ``id_reuse_policy``, ran) and the policies refuse a new one.
+        ConfigurationError: ``code="temporal_refused"``: the service refused the start
+            options (a search attribute the namespace has not registered, say).
+        RobotaError: ``code="temporal_service"``: the service failed otherwise.
     """
+    start_options = _start_options(
+        execution_timeout=execution_timeout,
+        run_timeout=run_timeout,
+        task_timeout=task_timeout,
+        id_reuse_policy=id_reuse_policy,
+        id_conflict_policy=id_conflict_policy,
+        search_attributes=search_attributes,
+    )
     _check_text("agent_name", agent_name)
     _check_text("task_queue", task_queue)
     content = user_content(input, "start_agent_run(input=...)")  # refuses anything else
@@ -214,9 +292,55 @@ async def start_agent_run(
         stored=stored,
         limits=_check_limits(limits),
     )
-    return await client.start_workflow(
-        WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue
-    )
+    try:
+        return await client.start_workflow(
+            WORKFLOW_NAME, spec.encode(), id=workflow_id, task_queue=task_queue, **start_options
+        )
+    except WorkflowAlreadyStartedError:
+        raise ExecutionStateError(
+            f"a run with id {workflow_id!r} is already running, or ran and its id may not be "
+            "reused (id_reuse_policy / id_conflict_policy)",
+            code="run_id_in_use",
+        ) from None
+    except RPCError as error:
+        if error.status == RPCStatusCode.INVALID_ARGUMENT:  # e.g. an unregistered attribute
+            raise ConfigurationError(
+                f"Temporal refused to start the run: {error.message}", code="temporal_refused"
+            ) from None
+        raise _rpc_error(handle=None, error=error) from None
+
+
+_TIMEOUTS: Final = ("execution_timeout", "run_timeout", "task_timeout")
+_POLICIES: Final = (
+    ("id_reuse_policy", WorkflowIDReusePolicy),
+    ("id_conflict_policy", WorkflowIDConflictPolicy),
+    ("search_attributes", TypedSearchAttributes),
+)
+
+
+def _start_options(**given: object) -> dict[str, Any]:
+    """The Temporal start options that were given, checked: the keywords of ``start_workflow``."""
+    options: dict[str, Any] = {}
+    for label in _TIMEOUTS:
+        value = given[label]
+        if value is None:
+            continue
+        seconds = value.total_seconds() if isinstance(value, timedelta) else value
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
+            raise ConfigurationError(
+                f"{label} must be a positive number of seconds or a timedelta, got {value!r}"
+            )
+        options[label] = timedelta(seconds=seconds)
+    for label, kind in _POLICIES:
+        value = given[label]
+        if value is None:
+            continue
+        if not isinstance(value, kind):
+            raise ConfigurationError(
+                f"{label} must be a temporalio.common.{kind.__name__}, got {value!r}"
+            )
+        options[label] = value
+    return options
 
 
 def _check_limits(value: object) -> UsageLimits | None:
@@ -250,8 +374,15 @@ def _check_text(label: str, value: object) -> None:
 
 
 async def run_state(handle: WorkflowHandle[Any, Any]) -> RunState:
-    """The run's state, from the workflow's ``robota.state`` query."""
-    data = await handle.query(STATE_QUERY)
+    """The run's state, from the workflow's ``robota.state`` query.
+
+    Raises:
+        ExecutionStateError: ``code="unknown_run"``: no workflow with the handle's id exists.
+    """
+    try:
+        data = await handle.query(STATE_QUERY)
+    except RPCError as error:
+        raise _rpc_error(handle, error) from None
     return RunState(
         status=str(data["status"]),
         text=str(data["text"]),
@@ -288,14 +419,31 @@ def _item(details: Mapping[str, Any]) -> ReconciliationItem:
 
 
 async def get_result(
-    handle: WorkflowHandle[Any, Any], *, poll_interval: float = 1.0, output: object = None
+    handle: WorkflowHandle[Any, Any],
+    *,
+    poll_interval: float = 1.0,
+    output: object = None,
+    stop_for_input: bool = False,
 ) -> RunOutput:
     """Wait for the run's result.
 
     A run waiting for a person or another system — an ``ask`` (:func:`approve`) or a tool's
-    outside-response request (:func:`respond`) — is still running: this keeps waiting, and
-    :func:`run_state` shows what it waits for. Only an unsettled effect, which needs a decision
-    this call cannot wait for, is raised.
+    outside-response request (:func:`respond`) — is still running: by default this keeps
+    waiting, and :func:`run_state` shows what it waits for. With ``stop_for_input=True`` such a
+    wait is raised as :class:`InputRequired`, as an unsettled effect is raised as
+    :class:`~robota.ReconciliationRequired`, so one loop drives a run::
+
+        while True:
+            try:
+                return await get_result(handle, stop_for_input=True)
+            except InputRequired as wait:
+                for ask in wait.approvals:
+                    await approve(handle, ask.id, approved=decide(ask))
+                for request in wait.requests:
+                    await respond(handle, request.id, answer(request))
+            except ReconciliationRequired as unsettled:
+                for item in unsettled.items:
+                    await reconcile(handle, item.call_id or "", outcome=settle(item))
 
     Args:
         handle: The run's workflow handle.
@@ -303,6 +451,8 @@ async def get_result(
             has cached, each is a replay).
         output: For a run started with ``output=``: the type to validate
             :attr:`RunOutput.output` into (a pydantic model, a dataclass, a ``TypedDict`` …).
+        stop_for_input: Raise :class:`InputRequired` when the run waits for an answer, instead
+            of waiting for it.
 
     Returns:
         The :class:`~robota.temporal.RunOutput`; for a cancelled run, ``status="interrupted"``
@@ -313,6 +463,9 @@ async def get_result(
         ReconciliationRequired: the run waits for the host to settle an effect that started
             without a recorded result (S40); each item's ``call_id`` names the call. Settle it
             with :func:`reconcile`, then call :func:`get_result` again.
+        InputRequired: with ``stop_for_input``, the run waits for :func:`approve` or
+            :func:`respond`; answer, then call :func:`get_result` again.
+        ExecutionStateError: ``code="unknown_run"``: no workflow with the handle's id exists.
         ProviderError: the run failed at the provider.
         StructuredOutputError: the structured run's reply never validated within its retries,
             or ``output`` was given and the run's value does not validate into it.
@@ -335,6 +488,8 @@ async def get_result(
                     execution_id=handle.id,
                     items=state.reconciliation,
                 )
+            if stop_for_input and state is not None and (state.approvals or state.requests):
+                raise _input_required(handle.id, state)
     finally:
         if not waiting.done():
             waiting.cancel()
@@ -344,10 +499,52 @@ async def get_result(
         data = waiting.result()
     except WorkflowFailureError as failure:
         raise _robota_error(failure) from None
+    except RPCError as error:
+        raise _rpc_error(handle, error) from None
     result = RunOutput.decode(data)
     if output is None:
         return result
     return replace(result, output=_typed(result, output))
+
+
+def _input_required(execution_id: str, state: RunState) -> InputRequired:
+    waits = [f"approval {a.id} ({a.tool})" for a in state.approvals]
+    waits += [f"request {r.id} ({r.tool_name or r.kind})" for r in state.requests]
+    return InputRequired(
+        "the run waits for " + ", ".join(waits),
+        execution_id=execution_id,
+        approvals=state.approvals,
+        requests=state.requests,
+    )
+
+
+def _rpc_error(handle: WorkflowHandle[Any, Any] | None, error: RPCError) -> RobotaError:
+    """A failed call to the Temporal service, as a Robota error (S42)."""
+    if handle is not None and error.status == RPCStatusCode.NOT_FOUND:
+        return ExecutionStateError(
+            f"no run with workflow id {handle.id!r} is there to answer ({error.message})",
+            code="unknown_run",
+        )
+    return RobotaError(
+        f"the Temporal service refused the call: {error.message}",
+        code="temporal_service",
+        category="system",
+        recoverable=error.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED),
+    )
+
+
+async def _answer(handle: WorkflowHandle[Any, Any], update: str, answer: Mapping[str, Any]) -> None:
+    """Send an answer update; a refusal is raised as ``ExecutionStateError`` with its code."""
+    try:
+        await handle.execute_update(update, answer)
+    except WorkflowUpdateFailedError as error:
+        cause = error.cause
+        if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
+            code = (cause.type or "").removeprefix("robota.")
+            raise ExecutionStateError(cause.message, code=code) from None
+        raise ExecutionStateError(f"the run refused the answer: {cause}") from None
+    except RPCError as error:
+        raise _rpc_error(handle, error) from None
 
 
 def _typed(result: RunOutput, output: object) -> object:
@@ -428,9 +625,17 @@ async def approve(
         approved: Whether the call may proceed.
         reason: Shown to the model when refused.
         remember: Allow calls like this one for the rest of the run.
+
+    The answer is a Temporal update: when this returns, the run has it.
+
+    Raises:
+        ExecutionStateError: the run refused the answer, its ``code`` saying why:
+            ``"unknown_approval"`` (no such ask is pending — a mistyped id),
+            ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
     """
-    await handle.signal(
-        APPROVE_SIGNAL,
+    await _answer(
+        handle,
+        APPROVE_UPDATE,
         {"id": approval_id, "approved": bool(approved), "reason": reason, "remember": remember},
     )
 
@@ -439,9 +644,15 @@ async def respond(handle: WorkflowHandle[Any, Any], request_id: str, response: o
     """Answer a tool's outside-response request (see :attr:`RunState.requests`), S40.
 
     The waiting call then runs again, and its ``ctx.request_outside_response`` returns
-    ``response`` (JSON values). An unknown or already answered request id is ignored.
+    ``response`` (JSON values). The answer is a Temporal update: when this returns, the run
+    has it.
+
+    Raises:
+        ExecutionStateError: the run refused the answer, its ``code`` saying why:
+            ``"unknown_request"`` (no such request is pending — a mistyped id),
+            ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
     """
-    await handle.signal(RESPOND_SIGNAL, {"request_id": request_id, "response": response})
+    await _answer(handle, RESPOND_UPDATE, {"request_id": request_id, "response": response})
 
 
 async def reconcile(

@@ -242,7 +242,7 @@ def _fresh(provider: Provider) -> bool:
 def own_gate(approve: Any) -> GateFactory:
     """A gate factory: a routed agent's own copy of its permission gate, asking ``approve``.
 
-    S21: an ask waits for the robota.approve signal to *this* run.
+    S21: an ask waits for the robota.answer_approval update to *this* run.
     """
 
     def gate(inner: ToolGate | None) -> ToolGate | None:

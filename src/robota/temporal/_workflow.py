@@ -12,7 +12,10 @@ Control, from :mod:`robota.temporal._client`:
 
 * a Temporal cancel becomes the run's abort signal (S23): the loop stops, the activity in flight
   is cancelled, and the workflow *returns* the interrupted result with the text so far;
-* an ``ask`` of the permission gate waits for the ``robota.approve`` signal;
+* an ``ask`` of the permission gate waits for the ``robota.answer_approval`` update, and a
+  tool's outside-response request (S40) for ``robota.answer_request``; each refuses an unknown
+  or already answered id at the caller (the ``robota.approve`` and ``robota.respond`` signals of
+  earlier clients are still honoured, and ignore such ids);
 * an effect that started without a recorded result (S40) waits for the ``robota.reconcile``
   update, which settles it, fails it or runs it again;
 * the ``robota.state`` query reports status, pending approvals and reconciliations, and the text
@@ -34,11 +37,9 @@ from temporalio.exceptions import ActivityError, ApplicationError, CancelledErro
 from temporalio.workflow import ActivityCancellationType
 
 from robota.core import (
-    AbortController,
     AbortSignal,
     GuardrailResult,
     GuardrailTripped,
-    ModelTexts,
     Provider,
     Tool,
     ToolCallCheck,
@@ -58,7 +59,7 @@ from robota.core._errors import (
     StructuredOutputError,
 )
 from robota.core._messages import deterministic, new_id
-from robota.core.permissions import Approval, ApprovalRequest
+from robota.core.permissions import Approval
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -93,11 +94,14 @@ from robota.temporal._codec import (
     provider_error,
 )
 from robota.temporal._routing import Router, check_runnable, own_gate
+from robota.temporal._run import WorkflowRun, refusal
 
 __all__ = [
     "APPROVE_SIGNAL",
+    "APPROVE_UPDATE",
     "RECONCILE_UPDATE",
     "RESPOND_SIGNAL",
+    "RESPOND_UPDATE",
     "STATE_QUERY",
     "WORKFLOW_NAME",
     "RobotaAgentWorkflow",
@@ -108,6 +112,10 @@ WORKFLOW_NAME: Final = "robota.agent"
 """The workflow type every Robota run starts."""
 APPROVE_SIGNAL: Final = "robota.approve"
 """The signal that answers a pending approval."""
+APPROVE_UPDATE: Final = "robota.answer_approval"
+"""The update that answers a pending approval; it refuses an unknown or answered id."""
+RESPOND_UPDATE: Final = "robota.answer_request"
+"""The update that answers an outside-response request; it refuses an unknown or answered id."""
 RECONCILE_UPDATE: Final = "robota.reconcile"
 """The update that settles an unsettled effect."""
 RESPOND_SIGNAL: Final = "robota.respond"
@@ -118,119 +126,6 @@ STATE_QUERY: Final = "robota.state"
 _RECONCILE_OUTCOMES: Final = ("settled", "failed", "rerun")
 _CONTROL: Final = (RECONCILIATION_REQUIRED, OUTSIDE_RESPONSE_REQUIRED)  # the workflow waits
 _TOOL_ATTEMPTS: Final = 10  # a body's failure is a result; these retry the worker's failures
-
-
-class _Run:
-    """One workflow run's state, shared by the routed provider and tools and the handlers."""
-
-    def __init__(self) -> None:
-        self.spec: RunInput | None = None
-        self.approvals: dict[str, dict[str, Any]] = {}
-        self.answers: dict[str, Approval] = {}
-        self.pending: dict[str, dict[str, Any]] = {}  # call id → unsettled effect
-        self.decisions: dict[str, Mapping[str, Any]] = {}
-        self.committed: list[str] = []
-        self.done: set[str] = set()  # stream keys whose round has committed
-        self.live: dict[str, tuple[int, list[str]]] = {}  # stream key → (attempt, chunks)
-        # Issue 29: stream keys of sub-agents' and guardrail agents' model calls. Their text is
-        # theirs, not the run's (``text()``, the caller's live view), as a stream keeps it apart.
-        self.aside: set[str] = set()
-        self.rounds = 0
-        self.finished = False
-        self.controller = AbortController()  # the run's abort: a Temporal cancel (S23)
-        self.refs: dict[str, str] = {}  # marker of a result stored aside → its journal key
-        self.texts = ModelTexts()  # S35: the agent's texts, once it is built
-        self.retry: ModelRetryPolicy | None = None  # the agent's, applied by Temporal (issue 28)
-        self.requests: dict[str, dict[str, Any]] = {}  # outside requests waiting (S40)
-        self.responses: dict[str, Any] = {}
-
-    @property
-    def status(self) -> str:
-        if self.finished:
-            return "done"
-        if self.pending:
-            return "awaiting_reconciliation"
-        if self.approvals:
-            return "awaiting_approval"
-        if self.requests:
-            return "awaiting_response"
-        return "running"
-
-    @property
-    def signal(self) -> AbortSignal:
-        return self.controller.signal
-
-    def text(self) -> str:
-        live = "".join(
-            "".join(chunks) for key, (_, chunks) in self.live.items() if key not in self.aside
-        )
-        return "".join(self.committed) + live
-
-    def text_of(self, key: str) -> str:
-        live = self.live.get(key)
-        return "".join(live[1]) if live is not None else ""
-
-    def commit(self, key: str, text: str) -> None:
-        self.done.add(key)
-        self.live.pop(key, None)
-        if text and key not in self.aside:
-            self.committed.append(text)
-
-    def activity_options(self, *, tool: bool) -> dict[str, Any]:
-        spec = self.spec
-        assert spec is not None
-        return {
-            "start_to_close_timeout": timedelta(
-                seconds=spec.tool_timeout if tool else spec.model_timeout
-            ),
-            "heartbeat_timeout": timedelta(seconds=spec.heartbeat_timeout),
-        }
-
-    async def approve(self, request: ApprovalRequest) -> Approval:
-        # S21: an ask waits for a person, who answers through the robota.approve signal.
-        approval_id = new_id("approval")
-        self.approvals[approval_id] = {
-            "id": approval_id,
-            "tool": request.tool.name,
-            "arguments": dict(request.arguments),
-            "reason": request.reason,
-            "always_ask": request.always_ask,
-            "agent": request.agent,  # issue 29: a sub-agent's ask names it
-        }
-        try:
-            await workflow.wait_condition(
-                lambda: approval_id in self.answers or self.signal.aborted
-            )
-            if approval_id not in self.answers:  # S23: the run was aborted; nobody answered
-                return Approval(False, reason="the run was interrupted before anyone answered")
-            return self.answers.pop(approval_id)
-        finally:
-            self.approvals.pop(approval_id, None)
-            self.answers.pop(approval_id, None)
-
-    async def outside(self, details: Mapping[str, Any]) -> dict[str, Any]:
-        request_id = str(details["request_id"])
-        self.requests[request_id] = dict(details)
-        try:
-            await workflow.wait_condition(
-                lambda: request_id in self.responses or self.signal.aborted
-            )
-            if request_id not in self.responses:
-                raise abort_error_from_reason(self.signal.reason)  # S23: interrupted
-            return {request_id: self.responses.pop(request_id)}
-        finally:
-            self.requests.pop(request_id, None)
-
-    async def reconcile(self, details: Mapping[str, Any]) -> Mapping[str, Any]:
-        call_id = str(details["call_id"])
-        self.pending[call_id] = dict(details)
-        try:
-            await workflow.wait_condition(lambda: call_id in self.decisions or self.signal.aborted)
-            if call_id not in self.decisions:
-                raise abort_error_from_reason(self.signal.reason)  # S23: interrupted
-            return self.decisions.pop(call_id)
-        finally:
-            self.pending.pop(call_id, None)
 
 
 class _ActivityProvider(Provider):
@@ -246,7 +141,7 @@ class _ActivityProvider(Provider):
         self,
         real: Provider,
         agent: str,
-        run: _Run,
+        run: WorkflowRun,
         path: tuple[str, ...] = (),
         retry: ModelRetryPolicy | None = None,
     ) -> None:
@@ -387,7 +282,9 @@ class _ActivityTool(Tool):
     the body receives them converted in the activity, where the real tool validates them again.
     """
 
-    def __init__(self, real: Tool, agent: str, run: _Run, path: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, real: Tool, agent: str, run: WorkflowRun, path: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(
             real.name,
             real.description,
@@ -497,7 +394,7 @@ class _ActivityTool(Tool):
 _MAX_OUTPUT_BYTES: Final = 1536 * 1024  # under Temporal's 2 MiB, which would wedge the run
 
 
-async def _check_in_activity(run: _Run, check: GuardrailInput, name: str) -> GuardrailResult:
+async def _check_in_activity(run: WorkflowRun, check: GuardrailInput, name: str) -> GuardrailResult:
     """A function guardrail's check, as the ``robota.guardrail`` activity (issue 29).
 
     Outside workflow code: the function may read the clock, call a service or fail like any
@@ -609,7 +506,7 @@ class RobotaAgentWorkflow:
     """Runs one turn of a registered agent (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._run = _Run()
+        self._run = WorkflowRun()
 
     @workflow.run
     async def run(self, payload: Any) -> dict[str, Any]:
@@ -638,7 +535,7 @@ class RobotaAgentWorkflow:
         # one owner of retries — each agent's RetryPolicy becomes its model-call activities'
         # Temporal retry policy, and no loop in the workflow retries as well (its jittered
         # sleeps would not replay). A fallback chain still switches models. Each agent's
-        # permission gate is this run's own: an ask waits for the robota.approve signal to
+        # permission gate is this run's own: an ask waits for the robota.answer_approval update to
         # *this* run, even when the factory hands every agent the same gate object.
         Router(
             lambda real, path, retry: _ActivityProvider(real, spec.agent, state, path, retry),
@@ -697,6 +594,7 @@ class RobotaAgentWorkflow:
         if not isinstance(approval_id, str) or not isinstance(approved, bool):
             return
         if approval_id in self._run.approvals:
+            self._run.answered.add(approval_id)
             remember, reason = answer.get("remember", False), answer.get("reason", "")
             self._run.answers[approval_id] = Approval(
                 approved,
@@ -710,7 +608,59 @@ class RobotaAgentWorkflow:
             return
         request_id = answer.get("request_id")
         if isinstance(request_id, str) and request_id in self._run.requests:
+            self._run.answered.add(request_id)
             self._run.responses[request_id] = answer.get("response")
+
+    # Updates (issue 32): the validator refuses a bad answer at the caller, and a refused update
+    # is never in history. An accepted one takes the item off the pending list at once.
+
+    @workflow.update(name=APPROVE_UPDATE)
+    def answer_approval(self, answer: Any) -> str:
+        approval_id = str(answer["id"])
+        self._run.approvals.pop(approval_id, None)
+        self._run.answered.add(approval_id)
+        reason = answer.get("reason", "")
+        self._run.answers[approval_id] = Approval(
+            answer["approved"] is True,
+            remember=answer.get("remember", False) is True,
+            reason=reason if isinstance(reason, str) else "",
+        )
+        return approval_id
+
+    @answer_approval.validator
+    def _check_approval(self, answer: Any) -> None:
+        if not isinstance(answer, dict) or not isinstance(answer.get("approved"), bool):
+            raise refusal("bad_answer", "an approval's answer is an object with approved: bool")
+        self._check_pending(answer.get("id"), self._run.approvals, "approval", "unknown_approval")
+
+    @workflow.update(name=RESPOND_UPDATE)
+    def answer_request(self, answer: Any) -> str:
+        request_id = str(answer["request_id"])
+        self._run.requests.pop(request_id, None)
+        self._run.answered.add(request_id)
+        self._run.responses[request_id] = answer.get("response")
+        return request_id
+
+    @answer_request.validator
+    def _check_request(self, answer: Any) -> None:
+        if not isinstance(answer, dict):
+            raise refusal("bad_answer", "an outside response is an object with a request_id")
+        self._check_pending(
+            answer.get("request_id"), self._run.requests, "outside request", "unknown_request"
+        )
+
+    def _check_pending(
+        self, item_id: object, pending: Mapping[str, Any], what: str, code: str
+    ) -> None:
+        if not isinstance(item_id, str):
+            raise refusal("bad_answer", f"the {what}'s id must be a string, got {item_id!r}")
+        if item_id in self._run.answered:
+            raise refusal("already_answered", f"the {what} {item_id!r} was already answered")
+        if item_id not in pending:
+            waiting = ", ".join(sorted(pending)) or "none"
+            raise refusal(
+                code, f"no {what} {item_id!r} is pending in this run (pending: {waiting})"
+            )
 
     @workflow.signal(name=TEXT_SIGNAL)
     def text(self, chunk: Any) -> None:

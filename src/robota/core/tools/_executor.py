@@ -552,6 +552,8 @@ class ToolExecutionService:
             span=span,
             screen=functools.partial(screen_of, tool) if screen_of is not None else None,
             approver=approver,
+            # The logical call's key, stable across a resume (S40); else run id + call id.
+            idempotency_key=f"{scope.execution_id}:{call_key}" if call_key else None,
         )
 
         def refuse(text: str) -> ToolCallOutcome:

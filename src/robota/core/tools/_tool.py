@@ -229,6 +229,15 @@ class ToolContext:
             (S43) — so a tool that must ask the person something (``robota.tools.ask_user``)
             asks through the same channel; ``None`` when no one is there to ask. A tool must
             not use it to approve its own calls: admission has already decided.
+        idempotency_key: A stable key for this logical call, the same on every attempt of it —
+            in one run, across a journaled resume (S40) and across Temporal activity retries —
+            and distinct between calls. The executor derives it from the execution id and the
+            journal's logical call key where a journal (or Temporal) exists, and from the run's
+            id and :attr:`call_id` otherwise; a body run by hand gets its ``call_id``'s. Send it
+            with an effect whose target can deduplicate (an ``Idempotency-Key`` header, a
+            unique column): on PostgreSQL a worker cut off by a network partition may still
+            finish an effect after its lease was lost, and only the target can then refuse the
+            second attempt.
 
     The executor builds it; a caller running a body by hand (a test, a benchmark) may pass
     ``screen=``, ``(arguments) -> PathScreen``, to stand in for a gate's
@@ -246,6 +255,7 @@ class ToolContext:
         "call_id",
         "execution_id",
         "hook_traceparent",
+        "idempotency_key",
         "provider_call_id",
         "round",
         "signal",
@@ -269,8 +279,12 @@ class ToolContext:
         span: EventEmitter | None = None,
         screen: Callable[[Mapping[str, Any]], PathScreen] | None = None,
         approver: Approver | None = None,
+        idempotency_key: str | None = None,
     ) -> None:
         self.signal = signal
+        if idempotency_key is None:
+            idempotency_key = f"{execution_id}:{call_id}" if execution_id else call_id
+        self.idempotency_key = idempotency_key
         self._screen = screen
         self.approver = approver
         # Issue 29: the calling execution and this call's event span, for a sub-agent's body
