@@ -45,12 +45,9 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 import robota.core
-from robota.serve._guard import BodyLimit, ServeConfig, ServeGuard
+from robota.serve._guard import DEFAULT_MAX_BODY_BYTES, BodyLimit, ServeConfig, ServeGuard
 
 __all__ = ["DEFAULT_MAX_CONTEXTS", "AgentSource", "build_a2a_app"]
-
-DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
-"""The A2A endpoint's request body limit (413 over it)."""
 
 DEFAULT_MAX_CONTEXTS: Final = 256
 """How many conversations (A2A context ids) an app keeps in memory before dropping the oldest."""
