@@ -14,6 +14,8 @@ from contextlib import contextmanager
 
 import httpx2
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 import robota
 from robota.serve import DEFAULT_MAX_BODY_BYTES, create_app, mcp_server
@@ -119,7 +121,9 @@ def test_a_stalled_body_to_the_mcp_endpoint_is_a_408() -> None:
 
 
 @pytest.mark.parametrize("limit", [1024, None], ids=["given", "default"])
-def test_the_mcp_endpoint_refuses_a_body_over_its_limit_with_a_json_413(limit: int | None) -> None:
+async def test_the_mcp_endpoint_refuses_a_body_over_its_limit_with_a_json_413(
+    limit: int | None,
+) -> None:
     server = mcp_server(_agent())
     app = server.http_app() if limit is None else server.http_app(max_body_bytes=limit)
     # The default is create_app's (1 MiB), below the SDK's own (4 MiB, a text/plain 413).
@@ -137,13 +141,15 @@ def test_the_mcp_endpoint_refuses_a_body_over_its_limit_with_a_json_413(limit: i
             assert response.status_code == 413
             assert response.headers["content-type"] == "application/json"
             assert response.json()["error"]["code"] == "body_too_large"
-        # Still serving: a small request is answered by the MCP endpoint.
-        ok = http.post(
-            f"{url}/mcp",
-            headers={**headers, "content-type": "application/json"},
-            content=json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}),
-        )
-        assert ok.status_code != 413
+        # Still serving: the official MCP client calls the agent.
+        async with (
+            httpx2.AsyncClient(timeout=30) as async_http,
+            streamable_http_client(f"{url}/mcp", http_client=async_http) as streams,
+            ClientSession(streams[0], streams[1]) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool(server.tool_name, {"prompt": "hi"})
+    assert [part.text for part in result.content if part.type == "text"] == ["ok"]
 
 
 def test_the_mcp_body_limits_are_validated() -> None:

@@ -76,13 +76,8 @@ _PARAMETERS: Final[Mapping[str, Any]] = {
 
 _POLL_FIRST: Final = 0.1
 _POLL_MAX: Final = 2.0
-_WORKING: Final = frozenset(
-    {
-        TaskState.TASK_STATE_UNSPECIFIED,
-        TaskState.TASK_STATE_SUBMITTED,
-        TaskState.TASK_STATE_WORKING,
-    }
-)
+# Polled while in these; any other state (an unspecified one included) ends the call.
+_WORKING: Final = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
 
 _DONE: Final = {
     TaskState.TASK_STATE_COMPLETED: "completed",
