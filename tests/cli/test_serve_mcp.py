@@ -93,6 +93,22 @@ async def test_serve_mcp_over_http_with_a_factory(
         (["--agent", "served_agent"], "must be module:attr"),
         (["--agent", "served_agent:agent", "--http", "nowhere"], "must be HOST:PORT"),
         (["--agent", "served_agent:agent", "--http", "0.0.0.0:0"], "ROBOTA_SERVE_TOKEN"),
+        (
+            [
+                "--agent",
+                "served_agent:agent",
+                "--http",
+                "127.0.0.1:0",
+                "--public-host",
+                "a.example",
+            ],
+            "loopback",
+        ),
+        (["--agent", "served_agent:agent", "--public-host", "a.example"], "--http"),
+        (
+            ["--agent", "served_agent:agent", "--http", "0.0.0.0:0", "--public-host", "a b"],
+            "--public-host",
+        ),
     ],
 )
 def test_serve_mcp_bad_input_is_one_error_line(
@@ -112,3 +128,58 @@ def test_serve_mcp_bad_input_is_one_error_line(
     assert done.stderr.startswith("error: ")
     assert message in done.stderr
     assert "Traceback" not in done.stderr
+
+
+TOKEN = "a-token-of-the-cli-tests-0123456789"  # noqa: S105 - made up
+
+
+def _lan_address() -> str:
+    """This machine's first non-loopback IPv4 address (what ``hostname -I`` lists)."""
+    listed = subprocess.run(
+        ["hostname", "-I"], capture_output=True, text=True, check=True, timeout=10
+    ).stdout.split()
+    found = [a for a in listed if "." in a and not a.startswith("127.")]
+    assert found, f"the test needs a non-loopback IPv4 address; hostname -I listed {listed}"
+    return found[0]
+
+
+async def _call_over(url: str, host_header: str | None = None) -> str:
+    headers = {"authorization": f"Bearer {TOKEN}"}
+    async with (
+        httpx2.AsyncClient(timeout=30, headers=headers) as client,
+        streamable_http_client(url, http_client=client) as streams,
+        ClientSession(streams[0], streams[1]) as session,
+    ):
+        await session.initialize()
+        return _text(await session.call_tool("helper", {"prompt": "hello"}))
+
+
+@pytest.mark.parametrize("wildcard", [True, False], ids=["wildcard", "lan-address"])
+async def test_serve_mcp_http_on_a_non_loopback_bind_admits_its_own_host(
+    served: pathlib.Path, env: dict[str, str], wildcard: bool
+) -> None:
+    # Issue 31: the SDK's DNS-rebinding allow-list held only loopback names, so a client
+    # reaching a token-protected 0.0.0.0 (or LAN) bind by the machine's address was refused.
+    address = _lan_address()
+    bind = "0.0.0.0" if wildcard else address  # noqa: S104 - the bind under test
+    extra = ["--public-host", address] if wildcard else []
+    argv = [*COMMAND, "--agent", "served_agent:make", "--http", f"{bind}:0", *extra]
+    with announced_server(
+        argv, cwd=served, env={**env, "ROBOTA_SERVE_TOKEN": TOKEN}, announces="over MCP at "
+    ) as announced:
+        port = announced.rsplit(":", 1)[1].split("/")[0]
+        url = f"http://{address}:{port}/mcp"
+        assert await _call_over(url) == "hi from the cli"
+        async with httpx2.AsyncClient(timeout=30) as client:
+            # Any other Host is still refused, token or not (DNS rebinding).
+            foreign = await client.post(
+                url,
+                headers={
+                    "authorization": f"Bearer {TOKEN}",
+                    "host": "rebound.example",
+                    "accept": "application/json, text/event-stream",
+                    "content-type": "application/json",
+                },
+                content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
+            )
+    assert foreign.status_code == 421

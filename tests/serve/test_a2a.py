@@ -544,3 +544,39 @@ async def test_a_lone_surrogate_in_the_answer_does_not_fail_the_task() -> None:
         task = await final_task(client, user_message("hi"))
     assert task.status.state == TaskState.TASK_STATE_COMPLETED
     assert answer(task) == "bad ? text"
+
+
+async def test_s23_aborting_the_run_cancels_the_remote_a2a_task() -> None:
+    # The tool sends tasks/cancel (A2A 1.0 CancelTask) for the remote task when the calling
+    # run is aborted, instead of leaving the remote agent working for nobody.
+    words = " ".join(f"word{i}" for i in range(600))
+    remote = ScriptedProvider([words], chunk_delay=0.02)
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    async with serve(app, host=HOST) as url, egress() as client:
+        tool = robota.serve.a2a_tool(url, client=client)
+        caller = ScriptedProvider([[(tool.name, {"message": "talk a lot"})], "unreached"])
+        controller = robota.AbortController()
+        async with robota.Agent(provider=caller, model="scripted-model", tools=[tool]) as agent:
+            running = asyncio.create_task(agent.run("go", signal=controller.signal))
+            await until(lambda: bool(remote.requests))  # the remote task is working
+            controller.abort()
+            result = await running
+            await until(lambda: remote.aborted_calls == 1)  # S23 reached the remote run
+    assert result.status == "interrupted"
+
+
+async def test_a_remote_task_that_outlives_the_tools_timeout_is_canceled_too() -> None:
+    words = " ".join(f"word{i}" for i in range(600))
+    remote = ScriptedProvider([words], chunk_delay=0.02)
+    app = lambda url: robota.serve.a2a_app(scripted_agent(remote), url=url)  # noqa: E731
+    async with serve(app, host=HOST) as url, egress() as client:
+        tool = robota.serve.a2a_tool(url, client=client, timeout=0.5)
+        caller = ScriptedProvider([[(tool.name, {"message": "talk a lot"})], "gave up"])
+        async with robota.Agent(provider=caller, model="scripted-model", tools=[tool]) as agent:
+            result = await agent.run("go")
+            await until(lambda: remote.aborted_calls == 1)
+    tool_result = caller.requests[1].messages[-1]
+    assert isinstance(tool_result, robota.ToolMessage)
+    assert tool_result.is_error
+    assert "took longer than 0.5 s" in tool_result.content
+    assert result.text == "gave up"

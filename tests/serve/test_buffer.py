@@ -88,3 +88,54 @@ async def _until(buffer: RunBuffer, last: int) -> AsyncIterator[tuple[int, str]]
         yield number, data
         if number >= last:
             return
+
+
+async def test_the_buffer_is_bounded_by_bytes_as_by_count() -> None:
+    # Huge tool results must not grow a run's memory without bound: past max_bytes the oldest
+    # events go, and a reader further behind continues from the oldest kept (as for count).
+    buffer = RunBuffer(limit=1000, max_bytes=100)
+    for n in range(10):
+        buffer.push(f"{n}" * 30)  # 30 bytes each
+    assert buffer.held_bytes <= 100
+    buffer.close()
+    assert await _all(buffer) == [(n, f"{n}" * 30) for n in (7, 8, 9)]
+    assert await _all(buffer, after=8) == [(9, "9" * 30)]
+    assert buffer.next_number == 10
+
+
+async def test_the_byte_bound_counts_utf8_bytes_and_keeps_the_newest_event() -> None:
+    buffer = RunBuffer(limit=1000, max_bytes=100)
+    buffer.push("é" * 30)  # 60 bytes in UTF-8
+    buffer.push("é" * 30)
+    assert [n for n, _ in await _first(buffer)] == [1]
+    buffer.push("x" * 500)  # one event over the bound alone is still delivered
+    buffer.close()
+    assert await _all(buffer) == [(2, "x" * 500)]
+    assert buffer.held_bytes == 500
+
+
+async def test_queued_text_counts_towards_the_byte_bound_once_it_is_an_event() -> None:
+    buffer = RunBuffer(limit=1000, max_bytes=64)
+    for n in range(50):
+        buffer.pend("abcdefgh", _upper)
+        buffer.push(f"tool-{n:02d}")
+    buffer.close()
+    events = await _all(buffer)
+    assert sum(len(data) for _, data in events) <= 64
+    assert events[-1] == (99, "tool-49")
+    assert buffer.held_bytes <= 64
+
+
+async def test_count_and_byte_bounds_together_keep_numbers_consistent() -> None:
+    buffer = RunBuffer(limit=3, max_bytes=1000)
+    for n in range(20):
+        buffer.push("y" * (400 if n % 5 == 0 else 10))
+    buffer.close()
+    assert [n for n, _ in await _all(buffer)] == [17, 18, 19]
+    assert buffer.held_bytes <= 1000
+
+
+async def _first(buffer: RunBuffer) -> list[tuple[int, str]]:
+    async for batch in buffer.read_batches():
+        return batch
+    return []

@@ -256,9 +256,16 @@ def _serve(args: argparse.Namespace) -> int:
                 "--mcp serves one --agent MODULE:ATTR; --host, --port, --sessions-db and "
                 "--cors-origin are for HTTP (use --http HOST:PORT)"
             )
-        return serve_mcp_command(args.agent[0], http=args.http, expose_tools=args.expose_tools)
-    if args.http is not None or args.expose_tools:
-        raise CliError("--http and --expose-tools go with --mcp; HTTP takes --host and --port")
+        return serve_mcp_command(
+            args.agent[0],
+            http=args.http,
+            expose_tools=args.expose_tools,
+            public_hosts=args.public_host,
+        )
+    if args.http is not None or args.expose_tools or args.public_host:
+        raise CliError(
+            "--http, --expose-tools and --public-host go with --mcp; HTTP takes --host and --port"
+        )
     return serve_http_command(
         args.agent,
         host="127.0.0.1" if args.host is None else args.host,
@@ -421,6 +428,15 @@ def _parser() -> argparse.ArgumentParser:
         help="HTTP: an origin browsers may call from (repeatable; CORS is closed without one)",
     )
     serve.add_argument("--http", metavar="HOST:PORT", help="--mcp: serve over streamable HTTP")
+    serve.add_argument(
+        "--public-host",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="--mcp --http beyond loopback: a name clients reach the server by (its Host "
+        "header; repeatable). The bound address (or, on 0.0.0.0, the machine's names) is "
+        "admitted already; other Host names are refused (DNS rebinding)",
+    )
     serve.add_argument(
         "--expose-tools",
         action="store_true",

@@ -8,8 +8,10 @@ MCP server over stdio or streamable HTTP (issue 31).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import os
+import re
 import socket
 import sys
 import urllib.parse
@@ -197,20 +199,71 @@ def _address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def serve_mcp_command(agent_spec: str, *, http: str | None, expose_tools: bool) -> int:
+_WILDCARD_BINDS: Final = frozenset({"0.0.0.0", "::"})  # noqa: S104 - names, not a bind
+# A name, an IPv4 address or a bracketed IPv6 one, with an optional :PORT; or a bare IPv6 one.
+_PUBLIC_HOST: Final = re.compile(
+    r"(?:[A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*:[0-9A-Fa-f:.]*"
+)
+
+
+def _host_entries(name: str, port: int) -> list[str]:
+    """The SDK allow-list entries (``host:port`` forms) of one name clients reach us by."""
+    if (name.startswith("[") and "]:" in name) or name.count(":") == 1:
+        return [name]  # HOST:PORT as given
+    shown = f"[{name}]" if ":" in name and not name.startswith("[") else name
+    # With the port (what a client sends for a non-default port) and without (port 80).
+    return [f"{shown}:{port}", shown]
+
+
+def _machine_names() -> list[str]:
+    """This machine's host names and the addresses they resolve to (best effort)."""
+    names = {socket.gethostname(), socket.getfqdn()}
+    with contextlib.suppress(OSError):
+        for info in socket.getaddrinfo(socket.gethostname(), None):
+            names.add(str(info[4][0]))
+    return sorted(n for n in names if n and not _loopback(n))
+
+
+def _allowed_hosts(host: str, port: int, public_hosts: Sequence[str]) -> list[str]:
+    """The ``Host`` values a non-loopback MCP bind admits (the SDK's DNS-rebinding list).
+
+    The bound address itself, or — for a wildcard bind (``0.0.0.0``, ``::``), which has no
+    address of its own — the machine's names and the addresses they resolve to; and every
+    ``--public-host`` (the names clients use: a DNS name, a LAN address, a proxy's host).
+    """
+    names = [*public_hosts]
+    names += _machine_names() if host in _WILDCARD_BINDS else [host]
+    return list(dict.fromkeys(e for name in names for e in _host_entries(name, port)))
+
+
+def serve_mcp_command(
+    agent_spec: str, *, http: str | None, expose_tools: bool, public_hosts: Sequence[str] = ()
+) -> int:
     """Serve the agent until stdin closes (stdio) or until Ctrl-C / SIGTERM (``--http``)."""
     from robota.serve import mcp_server  # noqa: PLC0415 - the serve layer, loaded on use
 
+    if public_hosts and http is None:
+        raise CliError("--public-host goes with --http HOST:PORT (the names HTTP clients use)")
+    for name in public_hosts:
+        if not _PUBLIC_HOST.fullmatch(name):
+            raise CliError(
+                f"--public-host must be a host name or address (with an optional :PORT), "
+                f"got {name[:80]!r}"
+            )
     server = mcp_server(load_agent(agent_spec), expose_tools=expose_tools)
     if http is None:
         asyncio.run(server.run_stdio())
         return 0
     host, port = _address(http)
     token = os.environ.get(TOKEN_VARIABLE) or None
-    if host.lower() not in _LOOPBACK and token is None:
+    loopback = host.lower() in _LOOPBACK
+    if not loopback and token is None:
         raise CliError(
             f"serving on {host!r} (not loopback) needs a bearer token: set {TOKEN_VARIABLE}"
         )
+    if loopback and public_hosts:
+        # A loopback bind answers loopback names only (DNS rebinding), with no token to guard it.
+        raise CliError("--public-host is for a non-loopback --http bind (with a token)")
     try:
         import uvicorn  # noqa: PLC0415 - the `serve` extra
     except ImportError:
@@ -229,9 +282,15 @@ def serve_mcp_command(agent_spec: str, *, http: str | None, expose_tools: bool) 
     listener.listen(128)
     bound = listener.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    allowed = () if host.lower() in _LOOPBACK else (f"{shown}:{bound}",)
+    # Loopback keeps the SDK's strict list (loopback names); a token-protected bind beyond it
+    # also admits the host it is bound to or told to serve as.
+    allowed = () if loopback else _allowed_hosts(host, bound, public_hosts)
     app = server.http_app(token=token, allowed_hosts=allowed)
     sys.stderr.write(f"serving the agent over MCP at http://{shown}:{bound}/mcp\n")
+    if host in _WILDCARD_BINDS:
+        sys.stderr.write(
+            f"admitting the Host names {', '.join(allowed)}; add others with --public-host\n"
+        )
     sys.stderr.flush()
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     try:

@@ -24,7 +24,8 @@ chat, live tool calls, Approve/Deny buttons for asks, usage and cost per turn, s
 
 Secure by default: :func:`serve` binds ``127.0.0.1`` and refuses any other host without a
 bearer token (checked in constant time); CORS is closed unless ``cors_origins=`` lists origins;
-bodies are limited (1 MiB); errors are short JSON bodies that never carry an exception's text.
+bodies are limited (1 MiB, and 30 s to arrive); errors are short JSON bodies that never carry
+an exception's text.
 
 An agent as an MCP server: :func:`mcp_server` (an :class:`AgentMCPServer`, served over stdio or
 streamable HTTP) and :func:`run_mcp_stdio`.
@@ -36,12 +37,18 @@ A2A: :func:`a2a_app` serves an agent as an A2A agent (card, JSON-RPC task endpoi
 from __future__ import annotations
 
 from robota.serve._a2a import a2a_app, a2a_tool
-from robota.serve._app import DEFAULT_MAX_BODY_BYTES, MIN_TOKEN_LENGTH, create_app
+from robota.serve._app import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    MIN_TOKEN_LENGTH,
+    create_app,
+)
 from robota.serve._mcp import AgentMCPServer, mcp_server, run_mcp_stdio
 from robota.serve._runs import AgentFactory, HttpApprover
 from robota.serve._server import is_loopback_host, serve
 
 __all__: list[str] = [
+    "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_MAX_BODY_BYTES",
     "MIN_TOKEN_LENGTH",
     "AgentFactory",

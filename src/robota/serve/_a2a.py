@@ -112,10 +112,11 @@ def a2a_tool(
 
     Each call fetches the agent card (``url`` itself when it ends in ``.json``; else
     ``.well-known/agent-card.json`` under ``url``'s path, as the SDK's resolver looks, then at
-    its origin's root), sends one A2A 1.0 JSON-RPC ``SendMessage``
-    to the card's JSON-RPC endpoint, and returns the answer's text (a completed task's artifacts,
-    or the reply message); a failed, rejected or canceled task is an error result the model
-    reads. Each call is a new conversation on the remote side.
+    its origin's root), sends one A2A 1.0 JSON-RPC ``SendMessage`` (``returnImmediately``)
+    to the card's JSON-RPC endpoint, polls the task (``GetTask``) until it ends, and returns the
+    answer's text (a completed task's artifacts, or the reply message); a failed, rejected or
+    canceled task is an error result the model reads. Each call is a new conversation on the
+    remote side.
 
     Egress (S06): all of its HTTP goes through :class:`robota.host.EgressClient` — ``client``,
     or a default one — so the card fetch, the call and every redirect are checked by the egress
@@ -127,7 +128,9 @@ def a2a_tool(
     mode asks unless a rule allows the tool. The destination is fixed here, by whoever builds the
     tool, and is never an argument of the model's: rules name the tool (``a2a_billing``, or
     ``name=``) and may scope to its ``message`` argument, read as text. The run's abort ends the
-    call at once (S23); the remote task is not canceled, only abandoned.
+    call (S23) and, like ``timeout`` passing, sends ``CancelTask`` for a remote task still
+    going (best effort, at most 5 s); aborted mid-send, the call waits up to those 5 s for the
+    answer that names the task.
 
     Args:
         url: The remote agent's base URL, or its agent card's URL.

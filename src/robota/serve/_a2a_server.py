@@ -12,7 +12,9 @@ as chunks of one artifact (``answer``), replaced at the end by the run's final t
 then completes. A cancel aborts the run (S23): the run settles as interrupted, the artifact holds
 the text committed so far and the task ends ``canceled``. A failed run ends the task ``failed``
 with a short message naming the failure's class and code — never its text, which can quote a
-provider's response, and never a stack trace or a key.
+provider's response, and never a stack trace or a key. A malformed request's JSON-RPC error
+carries its code and a fixed message only (:mod:`robota.serve._rpc_errors`): the SDK's own
+error text, which quotes the client's input, never reaches the client.
 """
 
 from __future__ import annotations
@@ -45,12 +47,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 
 import robota.core
-from robota.serve._guard import BodyLimit, ServeConfig, ServeGuard
+from robota.serve._guard import DEFAULT_MAX_BODY_BYTES, BodyLimit, ServeConfig, ServeGuard
+from robota.serve._rpc_errors import FixedRpcErrors
 
 __all__ = ["DEFAULT_MAX_CONTEXTS", "AgentSource", "build_a2a_app"]
-
-DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
-"""The A2A endpoint's request body limit (413 over it)."""
 
 DEFAULT_MAX_CONTEXTS: Final = 256
 """How many conversations (A2A context ids) an app keeps in memory before dropping the oldest."""
@@ -369,6 +369,8 @@ def build_a2a_app(
     middleware = [
         Middleware(ServeGuard, config=guard, extra_hosts=hosts),
         Middleware(BodyLimit, limit=DEFAULT_MAX_BODY_BYTES),
+        # The SDK's errors quote the client's input and its validator's text: fixed text only.
+        Middleware(FixedRpcErrors),
     ]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.state.robota_serve = guard

@@ -9,15 +9,25 @@ reads them with the SDK's own protocol types (``AgentCard``, ``SendMessageReques
 SDK uses. Every hop of both calls is checked by the egress policy: a card whose endpoint is on
 another origin than the card is refused outright, and a loopback, private or metadata address is
 refused by the policy.
+
+The message is sent with ``returnImmediately`` and the task is then polled (``GetTask``) until
+it ends, so the tool always knows the remote task's id: when the calling run is aborted (S23)
+or the tool's ``timeout`` passes while the task is still going, the tool sends ``CancelTask``
+for it — best effort, within :data:`CANCEL_TIMEOUT` seconds — rather than leave the remote
+agent working for nobody. A remote agent that ignores ``returnImmediately`` answers once the
+task ended, as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import re
 import uuid
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final, final
 from urllib.parse import urljoin, urlsplit
 
@@ -38,7 +48,12 @@ from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 import robota.core
 import robota.host
 
-__all__ = ["DEFAULT_TIMEOUT", "A2ATool"]
+__all__ = ["CANCEL_TIMEOUT", "DEFAULT_TIMEOUT", "A2ATool"]
+
+_log = logging.getLogger("robota.serve.a2a")
+
+CANCEL_TIMEOUT: Final = 5.0
+"""Seconds the tool spends, at most, telling a remote agent to cancel an abandoned task."""
 
 DEFAULT_TIMEOUT: Final = 300.0
 CARD_PATH: Final = "/.well-known/agent-card.json"
@@ -58,6 +73,11 @@ _PARAMETERS: Final[Mapping[str, Any]] = {
     "required": ["message"],
     "additionalProperties": False,
 }
+
+_POLL_FIRST: Final = 0.1
+_POLL_MAX: Final = 2.0
+# Polled while in these; any other state (an unspecified one included) ends the call.
+_WORKING: Final = frozenset({TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING})
 
 _DONE: Final = {
     TaskState.TASK_STATE_COMPLETED: "completed",
@@ -94,6 +114,30 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     default = {"http": 80, "https": 443}.get(parts.scheme)
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default
+
+
+@dataclass(slots=True)
+class _Remote:
+    """The remote task a call started, while it may still be going (for ``CancelTask``)."""
+
+    endpoint: str = ""
+    task_id: str = ""
+
+
+async def _pause(seconds: float, signal: robota.core.AbortSignal) -> None:
+    """Sleep ``seconds``, or raise the abort as soon as ``signal`` aborts (S23)."""
+    signal.throw_if_aborted()
+    waiting = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait((waiting,), timeout=seconds)
+    finally:
+        waiting.cancel()
+    signal.throw_if_aborted()
+
+
+def _rpc(method: str, params: Mapping[str, Any]) -> bytes:
+    payload = {"jsonrpc": "2.0", "id": str(uuid.uuid4()), "method": method, "params": params}
+    return json.dumps(payload).encode("utf-8")
 
 
 def _texts(parts: Any) -> list[str]:
@@ -145,14 +189,23 @@ class A2ATool(robota.core.Tool):
         self, args: Mapping[str, Any], ctx: robota.core.ToolContext
     ) -> robota.core.ToolResult:
         message: str = args["message"]
+        if self.client is not None:
+            return await self._execute(self.client, message, ctx.signal)
+        async with robota.host.EgressClient(timeout=self.timeout, max_bytes=_MAX_BYTES) as client:
+            return await self._execute(client, message, ctx.signal)
+
+    async def _execute(
+        self, client: robota.host.EgressClient, message: str, signal: robota.core.AbortSignal
+    ) -> robota.core.ToolResult:
+        remote = _Remote()
         try:
-            async with asyncio.timeout(self.timeout):
-                if self.client is not None:
-                    return await self._ask(self.client, message, ctx.signal)
-                async with robota.host.EgressClient(
-                    timeout=self.timeout, max_bytes=_MAX_BYTES
-                ) as client:
-                    return await self._ask(client, message, ctx.signal)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    return await self._ask(client, message, signal, remote)
+            except BaseException:
+                if remote.task_id:  # started and not seen to end: S23, tell it to stop
+                    await self._cancel(client, remote)
+                raise
         except _Refusal as refusal:
             return robota.core.ToolResult(str(refusal), is_error=True)
         except TimeoutError:
@@ -165,6 +218,16 @@ class A2ATool(robota.core.Tool):
             return robota.core.ToolResult(
                 f"Could not reach the agent at {self.url}: {type(exc).__name__}", is_error=True
             )
+
+    async def _cancel(self, client: robota.host.EgressClient, remote: _Remote) -> None:
+        """Send ``CancelTask`` for ``remote``'s task: best effort, at most CANCEL_TIMEOUT s."""
+        signal = robota.core.AbortController().signal  # the run's own signal has aborted
+        body = _rpc("CancelTask", {"id": remote.task_id})
+        try:
+            async with asyncio.timeout(CANCEL_TIMEOUT):
+                await self._call(client, "POST", remote.endpoint, signal, body)
+        except Exception as exc:  # noqa: BLE001 - best effort: the call ends either way
+            _log.debug("canceling remote A2A task failed: %s", type(exc).__name__)
 
     async def _call(
         self,
@@ -228,24 +291,84 @@ class A2ATool(robota.core.Tool):
         )
 
     async def _ask(
-        self, client: robota.host.EgressClient, text: str, signal: robota.core.AbortSignal
+        self,
+        client: robota.host.EgressClient,
+        text: str,
+        signal: robota.core.AbortSignal,
+        remote: _Remote,
     ) -> robota.core.ToolResult:
         endpoint = await self._endpoint(client, signal)
         request = SendMessageRequest(
             message=Message(
                 role=Role.ROLE_USER, message_id=str(uuid.uuid4()), parts=[Part(text=text)]
             ),
-            configuration=SendMessageConfiguration(accepted_output_modes=["text/plain"]),
+            # The task comes back at once, so its id is known while it runs (for CancelTask).
+            configuration=SendMessageConfiguration(
+                accepted_output_modes=["text/plain"], return_immediately=True
+            ),
         )
-        payload = {
-            "jsonrpc": "2.0",
-            "id": str(uuid.uuid4()),
-            "method": "SendMessage",
-            "params": MessageToDict(request),
-        }
-        data = await self._call(
-            client, "POST", endpoint, signal, json.dumps(payload).encode("utf-8")
+        result = await self._send(
+            client, endpoint, signal, _rpc("SendMessage", MessageToDict(request))
         )
+        answer = SendMessageResponse()
+        try:
+            ParseDict(result, answer, ignore_unknown_fields=True)
+        except (ParseError, TypeError, ValueError):
+            raise _Refusal(f"The agent at {endpoint} sent an answer A2A does not define.") from None
+        if answer.HasField("message"):
+            return robota.core.ToolResult("\n".join(_texts(answer.message.parts)))
+        if not answer.HasField("task"):
+            raise _Refusal(f"The agent at {endpoint} sent neither a task nor a message.")
+        task = answer.task
+        pause = _POLL_FIRST
+        while task.status.state in _WORKING:
+            remote.endpoint, remote.task_id = endpoint, task.id
+            await _pause(pause, signal)  # raises the abort (S23): the caller cancels the task
+            pause = min(pause * 1.5, _POLL_MAX)
+            task = await self._get_task(client, endpoint, signal, task.id)
+        remote.task_id = ""  # it ended: nothing to cancel
+        return _task_result(task)
+
+    async def _send(
+        self,
+        client: robota.host.EgressClient,
+        endpoint: str,
+        signal: robota.core.AbortSignal,
+        body: bytes,
+    ) -> dict[str, Any]:
+        """The ``SendMessage`` exchange; an abort (S23) waits a little for its task's id.
+
+        Aborted mid-send, the remote task may exist already, and only the answer (sent at once,
+        ``returnImmediately``) names it: the exchange gets up to CANCEL_TIMEOUT seconds more so
+        the caller can cancel that task. The abort is raised after the answer (or that time).
+        """
+        quiet = robota.core.AbortController()  # the exchange's own: the run's may abort
+        sending = asyncio.ensure_future(self._result(client, endpoint, quiet.signal, body))
+        stopping = asyncio.ensure_future(signal.wait())
+        try:
+            await asyncio.wait((sending, stopping), return_when=asyncio.FIRST_COMPLETED)
+            if not sending.done():
+                await asyncio.wait((sending,), timeout=CANCEL_TIMEOUT)
+        finally:
+            stopping.cancel()
+            if not sending.done():
+                quiet.abort()
+                sending.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sending
+        if sending.cancelled():
+            signal.throw_if_aborted()
+        return sending.result()
+
+    async def _result(
+        self,
+        client: robota.host.EgressClient,
+        endpoint: str,
+        signal: robota.core.AbortSignal,
+        body: bytes,
+    ) -> dict[str, Any]:
+        """The ``result`` of one JSON-RPC exchange (a refusal for an error or anything else)."""
+        data = await self._call(client, "POST", endpoint, signal, body)
         if not isinstance(data, dict):
             raise _Refusal(f"The agent at {endpoint} sent an answer that is not JSON-RPC.")
         error = data.get("error")
@@ -255,16 +378,24 @@ class A2ATool(robota.core.Tool):
         result = data.get("result")
         if not isinstance(result, dict):
             raise _Refusal(f"The agent at {endpoint} sent a JSON-RPC answer with no result.")
-        answer = SendMessageResponse()
+        return result
+
+    async def _get_task(
+        self,
+        client: robota.host.EgressClient,
+        endpoint: str,
+        signal: robota.core.AbortSignal,
+        task_id: str,
+    ) -> Task:
+        result = await self._result(client, endpoint, signal, _rpc("GetTask", {"id": task_id}))
+        task = Task()
         try:
-            ParseDict(result, answer, ignore_unknown_fields=True)
+            ParseDict(result, task, ignore_unknown_fields=True)
         except (ParseError, TypeError, ValueError):
-            raise _Refusal(f"The agent at {endpoint} sent an answer A2A does not define.") from None
-        if answer.HasField("message"):
-            return robota.core.ToolResult("\n".join(_texts(answer.message.parts)))
-        if answer.HasField("task"):
-            return _task_result(answer.task)
-        raise _Refusal(f"The agent at {endpoint} sent neither a task nor a message.")
+            raise _Refusal(f"The agent at {endpoint} sent a task A2A does not define.") from None
+        if task.id != task_id:
+            raise _Refusal(f"The agent at {endpoint} answered about another task.")
+        return task
 
     def __repr__(self) -> str:
         return f"<A2ATool {self.name!r} {self.url!r}>"

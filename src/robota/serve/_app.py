@@ -26,13 +26,16 @@ token, 403 a non-loopback ``Host`` on a loopback-only server, an unlisted ``Orig
 whose ``Origin`` is neither the app's own nor one of ``cors_origins`` (``origin_not_allowed``: a
 page on another site cannot start a run or answer an ask), 404 unknown agent, session, run or ask,
 409 a run already going (or none to cancel, or an AG-UI ``runId`` the session's last run had),
-413 body over ``max_body_bytes``, 415 a POST body declared as anything but JSON, 500
+408 ``body_timeout`` a body not received in full within ``body_timeout`` seconds (the
+connection is then closed), 413 body over ``max_body_bytes``, 415 a POST body declared as
+anything but JSON, 500
 ``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
 Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -51,9 +54,16 @@ from starlette.routing import Route
 
 from robota import Approval, ConfigurationError, ExecutionJournal
 from robota.serve._agui import AguiTranslator
-from robota.serve._buffer import wire_bytes
+from robota.serve._buffer import DEFAULT_BUFFER_BYTES, wire_bytes
 from robota.serve._console import console_routes
-from robota.serve._guard import ServeConfig, ServeGuard, error_body
+from robota.serve._guard import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    ServeConfig,
+    ServeGuard,
+    body_timeout_error,
+    error_body,
+)
 from robota.serve._inspect import journal_routes
 from robota.serve._runs import (
     ActiveRun,
@@ -66,12 +76,9 @@ from robota.serve._runs import (
 from robota.serve._vercel import UI_MESSAGE_STREAM_HEADER, VercelTranslator
 from robota.sessions import SessionStore, check_session_id
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "MIN_TOKEN_LENGTH", "create_app"]
+__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY_BYTES", "MIN_TOKEN_LENGTH", "create_app"]
 
 _log = logging.getLogger("robota.serve")
-
-DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-"""The default request body limit (1 MiB)."""
 
 MIN_TOKEN_LENGTH = 16
 """The shortest bearer token an app accepts."""
@@ -93,7 +100,14 @@ class _BadRequest(Exception):
 
 
 def _error(status: int, code: str, message: str) -> Response:
-    return Response(error_body(code, message), status_code=status, media_type="application/json")
+    # 408: the unread rest of the body would be read as the next request; end the connection.
+    headers = {"connection": "close"} if status == 408 else None
+    return Response(
+        error_body(code, message),
+        status_code=status,
+        media_type="application/json",
+        headers=headers,
+    )
 
 
 def _is_json(content_type: str) -> bool:
@@ -103,7 +117,7 @@ def _is_json(content_type: str) -> bool:
     )
 
 
-async def _read_json(request: Request, limit: int) -> Any:
+async def _read_json(request: Request, limit: int, seconds: float | None) -> Any:
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):
         # A JSON body declared as anything else is what a cross-site form or text/plain fetch
@@ -115,10 +129,19 @@ async def _read_json(request: Request, limit: int) -> Any:
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
     body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise _BadRequest(413, "body_too_large", f"the body is limited to {limit} bytes")
+    try:
+        # The whole body within ``timeout``: a trickled or stalled body does not hold the
+        # request's task (and its connection) forever.
+        async with asyncio.timeout(seconds):
+            async for chunk in request.stream():
+                body += chunk
+                if len(body) > limit:
+                    raise _BadRequest(
+                        413, "body_too_large", f"the body is limited to {limit} bytes"
+                    )
+    except TimeoutError:
+        assert seconds is not None  # only a limit times out
+        raise _BadRequest(*body_timeout_error(seconds)) from None
     try:
         value = json.loads(body)
     except RecursionError:
@@ -207,11 +230,19 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
 
 class _Handlers:
     def __init__(
-        self, conversations: Conversations, max_body_bytes: int, heartbeat: float | None
+        self,
+        conversations: Conversations,
+        max_body_bytes: int,
+        body_timeout: float | None,
+        heartbeat: float | None,
     ) -> None:
         self._conversations = conversations
         self._limit = max_body_bytes
+        self._body_timeout = body_timeout
         self._heartbeat = heartbeat
+
+    async def _json(self, request: Request) -> Any:
+        return await _read_json(request, self._limit, self._body_timeout)
 
     def _agent_name(self, request: Request) -> str:
         name = str(request.path_params["name"])
@@ -261,7 +292,7 @@ class _Handlers:
 
     async def agui(self, request: Request) -> Response:
         name = self._agent_name(request)
-        body = await _read_json(request, self._limit)
+        body = await self._json(request)
         try:
             payload = RunAgentInput.model_validate(body)
         except ValidationError as exc:
@@ -295,7 +326,7 @@ class _Handlers:
 
     async def chat(self, request: Request) -> Response:
         name = self._agent_name(request)
-        chat_id, text = _chat_request(await _read_json(request, self._limit))
+        chat_id, text = _chat_request(await self._json(request))
         _, run = await self._start(name, chat_id, text, "chat", VercelTranslator)
         return _sse(run, -1, self._heartbeat)
 
@@ -324,7 +355,7 @@ class _Handlers:
 
     async def approve(self, request: Request) -> Response:
         conversation = self._existing(request)
-        body = await _read_json(request, self._limit)
+        body = await self._json(request)
         if not isinstance(body, dict) or not isinstance(body.get("approved"), bool):
             raise _BadRequest(400, "invalid_body", 'the body must be {"approved": true|false}')
         reason = body.get("reason")
@@ -355,7 +386,9 @@ def create_app(
     token: str | None = None,
     cors_origins: Sequence[str] = (),
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     stream_buffer: int = 10_000,
+    stream_buffer_bytes: int = DEFAULT_BUFFER_BYTES,
     max_sessions: int = 10_000,
     approval_timeout: float | None = 600.0,
     heartbeat: float | None = 15.0,
@@ -377,7 +410,15 @@ def create_app(
         cors_origins: Origins a browser may call from; none by default (CORS closed). A
             request carrying any other ``Origin`` than the app's own is refused (403).
         max_body_bytes: The request body limit (413 over it).
+        body_timeout: Seconds a request's whole body may take to arrive (30 by default; ``None``:
+            no limit). A client that sends its headers and then trickles or stalls the body
+            gets a 408 ``body_timeout`` and its connection is closed; others are served
+            meanwhile.
         stream_buffer: How many events of a run are kept for reconnecting readers.
+        stream_buffer_bytes: How many bytes (UTF-8) of a run's events are kept, 8 MiB by
+            default (the newest event is kept even when larger alone). Past either bound the
+            oldest events go: a client reconnecting with an older ``Last-Event-ID`` continues
+            from the oldest event kept (the ones between are skipped, without an error).
         max_sessions: How many sessions the app holds open. Past it, with ``sessions``, the
             least recently used idle one is closed (a later request reopens it from the
             store); without a store (or with every session busy) a new one gets 503.
@@ -411,12 +452,17 @@ def create_app(
             f"create_app(token=) needs at least {MIN_TOKEN_LENGTH} characters; use "
             "secrets.token_urlsafe()"
         )
-    for option, value in (("approval_timeout", approval_timeout), ("heartbeat", heartbeat)):
+    for option, value in (
+        ("approval_timeout", approval_timeout),
+        ("heartbeat", heartbeat),
+        ("body_timeout", body_timeout),
+    ):
         if value is not None and not value > 0:
             raise ConfigurationError(f"create_app({option}=) must be > 0 seconds or None")
-    if min(max_body_bytes, stream_buffer, max_sessions) < 1:
+    if min(max_body_bytes, stream_buffer, stream_buffer_bytes, max_sessions) < 1:
         raise ConfigurationError(
-            "create_app(): max_body_bytes, stream_buffer and max_sessions must be >= 1"
+            "create_app(): max_body_bytes, stream_buffer, stream_buffer_bytes and max_sessions "
+            "must be >= 1"
         )
     if sessions is not None and not isinstance(sessions, SessionStore):
         raise ConfigurationError(
@@ -426,10 +472,11 @@ def create_app(
         agents,
         sessions,
         buffer_limit=stream_buffer,
+        buffer_bytes=stream_buffer_bytes,
         max_sessions=max_sessions,
         approval_timeout=approval_timeout,
     )
-    handlers = _Handlers(conversations, max_body_bytes, heartbeat)
+    handlers = _Handlers(conversations, max_body_bytes, body_timeout, heartbeat)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

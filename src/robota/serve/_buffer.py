@@ -3,8 +3,12 @@
 A run's events are encoded once, for the protocol the run was started with, and kept here in
 order, each with its number (the SSE ``id:``). Every reader — the response that started the
 run, or a client reconnecting with ``Last-Event-ID`` — reads from the buffer, so a dropped
-connection never loses an event still held. The buffer keeps at most ``limit`` events: a reader
-that fell further behind continues from the oldest one kept.
+connection never loses an event still held. The buffer keeps at most ``limit`` events and at
+most ``max_bytes`` bytes of them (UTF-8; the newest event is kept even when it alone is larger,
+so a reader that keeps up never misses one): the oldest go first. A reader that fell further
+behind — a client reconnecting with a ``Last-Event-ID`` older than the oldest event kept —
+continues from the oldest one kept, without an error or a marker: the events between are
+skipped (the final text of a run is in its last events either way).
 
 Text deltas are coalesced (issue 31: the cost per streamed token): :meth:`RunBuffer.pend`
 queues a delta's text unnumbered, and the queued text becomes one event — numbered then, and
@@ -21,9 +25,12 @@ import contextlib
 import json
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import final
+from typing import Final, final
 
-__all__ = ["RunBuffer", "text_encoder", "wire_bytes"]
+__all__ = ["DEFAULT_BUFFER_BYTES", "RunBuffer", "text_encoder", "wire_bytes"]
+
+DEFAULT_BUFFER_BYTES: Final = 8 * 1024 * 1024
+"""The default byte bound of one run's buffered events (8 MiB)."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -44,7 +51,7 @@ def wire_bytes(frames: str) -> bytes:
 
 @final
 class RunBuffer:
-    """The encoded events of one run, numbered from 0, at most ``limit`` kept.
+    """The encoded events of one run, numbered from 0, at most ``limit`` and ``max_bytes`` kept.
 
     Writers call :meth:`push` and :meth:`pend` (from the event loop's thread) and
     :meth:`close` once; readers iterate :meth:`read`, which ends after the last event of a
@@ -52,19 +59,29 @@ class RunBuffer:
     """
 
     __slots__ = (
+        "_bytes",
         "_closed",
         "_dropped",
         "_encode",
         "_events",
+        "_first",
         "_limit",
+        "_max_bytes",
         "_pending",
+        "_pending_size",
+        "_sizes",
         "_waiters",
     )
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, max_bytes: int = DEFAULT_BUFFER_BYTES) -> None:
         self._limit = limit
+        self._max_bytes = max_bytes
         self._events: list[str] = []
-        self._dropped = 0  # the number of the first event still held
+        self._sizes: list[int] = []  # each event's UTF-8 size (0 once shed)
+        self._bytes = 0  # the UTF-8 size of the events still readable
+        self._dropped = 0  # the number of the first event in ``_events``
+        self._first = 0  # the number of the first event still readable (shed ones are "")
+        self._pending_size = 0
         self._closed = False
         self._pending: list[str] = []  # text queued, not yet an event
         self._encode: Callable[[str], str] | None = None  # how the queued text becomes one
@@ -76,6 +93,11 @@ class RunBuffer:
     def closed(self) -> bool:
         """Whether the run has written its last event."""
         return self._closed
+
+    @property
+    def held_bytes(self) -> int:
+        """The UTF-8 size of the events held (at most ``max_bytes``, or the newest event's)."""
+        return self._bytes
 
     @property
     def next_number(self) -> int:
@@ -104,6 +126,9 @@ class RunBuffer:
             self._settle()
         self._encode = encode
         self._pending.append(text)
+        self._pending_size += len(text)
+        if self._pending_size > self._max_bytes:
+            self._settle()  # queued text is bounded too (no reader is taking it)
         if self._waiters:
             self._wake()
 
@@ -113,15 +138,40 @@ class RunBuffer:
         assert encode is not None  # set with the first pending text
         text = self._pending[0] if len(self._pending) == 1 else "".join(self._pending)
         self._pending.clear()
+        self._pending_size = 0
         self._append(encode(text))
 
     def _append(self, data: str) -> None:
+        size = len(data) if data.isascii() else len(data.encode("utf-8", "surrogatepass"))
         self._events.append(data)
+        self._sizes.append(size)
+        self._bytes += size
+        if self._bytes > self._max_bytes:
+            self._shed()
         if len(self._events) >= 2 * self._limit:
             # Trim in batches, so a push costs O(1) amortised.
             excess = len(self._events) - self._limit
+            self._bytes -= sum(self._sizes[:excess])  # shed events count 0 already
             del self._events[:excess]
+            del self._sizes[:excess]
             self._dropped += excess
+            self._first = max(self._first, self._dropped)
+
+    def _shed(self) -> None:
+        # Over max_bytes: release the oldest readable events (all but the newest) at once, and
+        # compact the lists in batches so a push stays O(1) amortised.
+        index = self._first - self._dropped
+        last = len(self._events) - 1
+        while self._bytes > self._max_bytes and index < last:
+            self._bytes -= self._sizes[index]
+            self._sizes[index] = 0
+            self._events[index] = ""
+            index += 1
+        self._first = self._dropped + index
+        if index > len(self._events) // 2:
+            del self._events[:index]
+            del self._sizes[:index]
+            self._dropped += index
 
     def close(self) -> None:
         """Mark the end of the run's events; readers finish after the last one. Idempotent."""
@@ -157,7 +207,7 @@ class RunBuffer:
         while True:
             if self._pending:
                 self._settle()
-            oldest = max(self._dropped, self.next_number - self._limit)
+            oldest = max(self._first, self.next_number - self._limit)
             position = max(position, oldest)
             end = self.next_number
             if position < end:

@@ -17,21 +17,39 @@
 
 :class:`BodyLimit` refuses a request body over a size (declared or streamed, chunked included)
 with 413 ``body_too_large`` before the app reads any of it, for apps that read bodies whole
-(the A2A endpoint).
+(the A2A and MCP endpoints), and a body not received in full within a time limit with 408
+``body_timeout`` (``Connection: close``): a client that sends its headers and then trickles or
+stalls its body does not hold a request task forever.
 
 Errors are small JSON bodies, ``{"error": {"code": ..., "message": ...}}``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import json
-from typing import final
+from typing import Final, final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["BodyLimit", "ServeConfig", "ServeGuard", "error_body", "is_loopback_host"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT",
+    "DEFAULT_MAX_BODY_BYTES",
+    "BodyLimit",
+    "ServeConfig",
+    "ServeGuard",
+    "body_timeout_error",
+    "error_body",
+    "is_loopback_host",
+]
+
+DEFAULT_MAX_BODY_BYTES: Final = 1024 * 1024
+"""The default request body limit (1 MiB)."""
+
+DEFAULT_BODY_TIMEOUT: Final = 30.0
+"""The default time (seconds) a request's whole body may take to arrive (408 past it)."""
 
 _ORIGIN_REFUSED = "a page of that Origin may not call this server (list it in cors_origins)"
 _LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
@@ -152,12 +170,20 @@ class ServeGuard:
         return bool(separator) and bool(host) and netloc == host
 
 
+def body_timeout_error(timeout: float) -> tuple[int, str, str]:
+    """The status, code and message of a body that did not arrive within ``timeout`` seconds."""
+    return 408, "body_timeout", f"the request body did not arrive within {timeout:g} s"
+
+
 async def _refuse(send: Send, status: int, code: str, message: str) -> None:
     body = error_body(code, message)
     response_headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),
     ]
+    if status == 408:
+        # The unread rest of the body would be read as the next request: end the connection.
+        response_headers.append((b"connection", b"close"))
     if status == 401:
         response_headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": response_headers})
@@ -169,12 +195,16 @@ class BodyLimit:
 
     The body is read here (up to the limit) and handed to the app as one message; later
     messages (a disconnect) come from the server as usual. A client gone before its body
-    ended is not served.
+    ended is not served. A body not received in full within ``timeout`` seconds (``None``: no
+    limit) is a 408 and the connection is closed.
     """
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(
+        self, app: ASGIApp, limit: int, timeout: float | None = DEFAULT_BODY_TIMEOUT
+    ) -> None:
         self._app = app
         self._limit = limit
+        self._timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -186,16 +216,22 @@ class BodyLimit:
                 await _refuse(send, *too_large)
                 return
         body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                return  # the client went away before its body ended
-            body += message.get("body", b"")
-            if len(body) > self._limit:
-                await _refuse(send, *too_large)
-                return
-            if not message.get("more_body", False):
-                break
+        try:
+            async with asyncio.timeout(self._timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return  # the client went away before its body ended
+                    body += message.get("body", b"")
+                    if len(body) > self._limit:
+                        await _refuse(send, *too_large)
+                        return
+                    if not message.get("more_body", False):
+                        break
+        except TimeoutError:
+            assert self._timeout is not None  # only a limit times out
+            await _refuse(send, *body_timeout_error(self._timeout))
+            return
         held: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
 
         async def replay() -> Message:

@@ -33,7 +33,12 @@ from robota.core import (
     ToolCallStarted,
     install_command,
 )
-from robota.serve._guard import is_loopback_host
+from robota.serve._guard import (
+    DEFAULT_BODY_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES,
+    BodyLimit,
+    is_loopback_host,
+)
 
 if TYPE_CHECKING:
     import mcp_types
@@ -285,8 +290,16 @@ class AgentMCPServer:
         path: str = "/mcp",
         token: str | None = None,
         allowed_hosts: Sequence[str] = (),
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        body_timeout: float | None = DEFAULT_BODY_TIMEOUT,
     ) -> ASGIApp:
         """The streamable-HTTP MCP endpoint as an ASGI app (serve it with uvicorn).
+
+        Request bodies are limited as :func:`robota.serve.create_app` limits them: a body over
+        ``max_body_bytes`` (1 MiB) is a 413 ``body_too_large``, one not received in full
+        within ``body_timeout`` seconds (30; ``None``: no limit) a 408 ``body_timeout`` (the
+        connection is closed) — JSON ``{"error": {"code", "message"}}`` bodies, checked after
+        the token and before the SDK reads anything.
 
         DNS-rebinding protection (the SDK's) is always on: a request's ``Host`` header must be
         a loopback one (``127.0.0.1``, ``localhost``, ``[::1]``, any port) or one of
@@ -316,7 +329,13 @@ class AgentMCPServer:
         given: object = token
         if token is not None and (not isinstance(given, str) or not token):
             raise ConfigurationError("token must be a non-empty string")
-        return _bearer(app, token)
+        limit: object = max_body_bytes
+        if isinstance(limit, bool) or not isinstance(limit, int) or max_body_bytes < 1:
+            raise ConfigurationError(f"max_body_bytes must be an int >= 1, got {limit!r}")
+        if body_timeout is not None and not body_timeout > 0:
+            raise ConfigurationError("body_timeout must be > 0 seconds or None")
+        limited: ASGIApp = BodyLimit(app, max_body_bytes, body_timeout)
+        return _bearer(limited, token)
 
     def run_http(
         self,

@@ -36,7 +36,7 @@ from robota import (
     RunStream,
     TextDelta,
 )
-from robota.serve._buffer import RunBuffer
+from robota.serve._buffer import DEFAULT_BUFFER_BYTES, RunBuffer
 from robota.serve._summary import error_code
 from robota.sessions import Session, SessionStore, check_session_id
 
@@ -182,6 +182,7 @@ class Conversations:
         store: SessionStore | None,
         *,
         buffer_limit: int,
+        buffer_bytes: int = DEFAULT_BUFFER_BYTES,
         max_sessions: int,
         approval_timeout: float | None,
     ) -> None:
@@ -190,6 +191,7 @@ class Conversations:
         self._agents = dict(agents)
         self._store = store
         self._buffer_limit = buffer_limit
+        self._buffer_bytes = buffer_bytes
         self._conversations: dict[tuple[str, str], Conversation] = {}
         self._opening = asyncio.Lock()
 
@@ -274,7 +276,7 @@ class Conversations:
             run_id=run_id,
             protocol=protocol,
             translator=make_translator(run_id),
-            buffer=RunBuffer(self._buffer_limit),
+            buffer=RunBuffer(self._buffer_limit, self._buffer_bytes),
         )
         conversation.run = run
         conversation.approver.bind(run)
