@@ -33,7 +33,7 @@ from robota.core.permissions._rules import parse_rule
 from robota.core.permissions._screen import path_screen
 from robota.core.tools._executor import Admission, ToolInvocation
 from robota.core.tools._screen import PathScreen
-from robota.core.tools._tool import Tool, ToolResult
+from robota.core.tools._tool import OutsideResponder, Tool, ToolResult
 
 __all__ = ["Approval", "ApprovalRequest", "Approver", "PermissionGate"]
 
@@ -61,6 +61,17 @@ class ApprovalRequest:
         agent: The sub-agent whose call this is, as its path (``"parent/child"``), when the ask
             reached this approver from an agent called as a tool (issue 29); ``None`` for the
             agent's own calls.
+        request_outside_response: Present when the run has an execution journal (S40), else
+            ``None``: for an approver that cannot keep the run waiting in memory — one answered
+            over HTTP, from another process, or after a restart. ``await
+            request.request_outside_response(kind, payload)`` saves the ask as an outside
+            request of the execution and suspends it: the run returns ``status="suspended"``
+            with the ask in ``RunResult.pending_requests`` (the call does not return). Once the
+            host answered it (:meth:`~robota.Agent.respond`) and resumed the execution, the
+            same logical call is judged again — the current rules and mode first, so a saved
+            answer never admits a call by itself — and, when that judgement asks again, the
+            call returns the saved response at once, for the approver to turn into its
+            :class:`Approval`. Ask ids are apart from the ids of the tool body's own requests.
     """
 
     tool: Tool
@@ -69,6 +80,7 @@ class ApprovalRequest:
     always_ask: bool = False
     source: str = "permission"
     agent: str | None = None
+    request_outside_response: OutsideResponder | None = None
 
 
 @final
@@ -247,7 +259,14 @@ class PermissionGate:
             refusal = await self._ask(
                 approver,
                 invocation,
-                ApprovalRequest(tool, arguments, "a hook asked for a person", True, "hook"),
+                ApprovalRequest(
+                    tool,
+                    arguments,
+                    "a hook asked for a person",
+                    True,
+                    "hook",
+                    request_outside_response=invocation.outside_ask,
+                ),
                 remember_as=None,
             )
             if refusal is not None:
@@ -256,7 +275,13 @@ class PermissionGate:
             refusal = await self._ask(
                 approver,
                 invocation,
-                ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
+                ApprovalRequest(
+                    tool,
+                    arguments,
+                    decision.reason,
+                    decision.always_ask,
+                    request_outside_response=invocation.outside_ask,
+                ),
                 remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
             )
             if refusal is not None:
