@@ -6,14 +6,17 @@ be written) and encoded as the JSON text of one SSE ``data:`` line:
 
 * the run: ``RUN_STARTED`` first; ``RUN_FINISHED`` (``result``: status, text, usage, cost;
   ``outcome`` ``cancelled`` for an interrupted run) or ``RUN_ERROR`` (a generic message and a
-  code) last;
+  code) last — a run suspended waiting for answers (S40) ends with ``outcome`` ``interrupt``,
+  one interrupt per waiting request (answer each by POST, or by a run whose ``resume`` entries
+  name them);
 * text: ``TEXT_MESSAGE_START`` / ``TEXT_MESSAGE_CONTENT`` / ``TEXT_MESSAGE_END``, one message
   per model round;
 * tools: ``TOOL_CALL_START`` / ``TOOL_CALL_ARGS`` / ``TOOL_CALL_END`` when the call is known,
   ``TOOL_CALL_RESULT`` when it has its result (a refused call gets the first three then too);
 * state: ``STATE_SNAPSHOT`` echoes the ``state`` the client sent, kept with the session;
 * ``CUSTOM`` events: ``robota.retry`` (a failed model call is tried again; text streamed since
-  the round began is discarded) and ``robota.permission_request`` (an ask waiting for a POST).
+  the round began is discarded), ``robota.permission_request`` (an ask waiting for a POST) and
+  ``robota.outside_request`` (a tool's request for an outside response, S40).
 
 A sub-agent's own events (:class:`~robota.SubagentEvent`) are not forwarded yet; its tool call
 and result are.
@@ -44,6 +47,7 @@ from pydantic_core import PydanticSerializationError
 
 from robota import (
     MessageCommitted,
+    OutsideRequest,
     RetryStarted,
     RoundStarted,
     RunEvent,
@@ -82,6 +86,8 @@ class AguiTranslator:
         "_thread_id",
         "text_encoder",
     )
+
+    waits_for_answers = False
 
     def __init__(self, thread_id: str, run_id: str, state: Any = None) -> None:
         self._thread_id = thread_id
@@ -176,19 +182,39 @@ class AguiTranslator:
         out.append(_encode(CustomEvent(name="robota.permission_request", value=value)))
         return out
 
+    def outside_request(self, request: OutsideRequest) -> list[str]:
+        """A ``CUSTOM`` ``robota.outside_request`` event for a tool's waiting request (S40)."""
+        value = {
+            "id": request.id,
+            "kind": request.kind,
+            "payload": request.payload,
+            "tool": request.tool_name,
+        }
+        out = self._close_text()
+        out.append(_encode(CustomEvent(name="robota.outside_request", value=value)))
+        return out
+
     def finish(self, result: RunResult[Any]) -> list[str]:
         """Close any open message and end with ``RUN_FINISHED`` carrying the run's summary."""
         out = self._close_text()
         finished = RunFinishedEvent(
             thread_id=self._thread_id, run_id=self._run_id, result=result_summary(result)
         )
+        outcome: dict[str, object] | None = None
         if result.status == "interrupted":
+            outcome = {"type": "cancelled"}
+        elif result.status == "suspended" and result.pending_requests:
+            outcome = {
+                "type": "interrupt",
+                "interrupts": [_interrupt(r) for r in result.pending_requests],
+            }
+        if outcome is not None:
             finished = RunFinishedEvent.model_validate(
                 {
                     "threadId": self._thread_id,
                     "runId": self._run_id,
                     "result": result_summary(result),
-                    "outcome": {"type": "cancelled"},
+                    "outcome": outcome,
                 }
             )
         out.append(_encode(finished))
@@ -203,3 +229,29 @@ class AguiTranslator:
     def done(self) -> list[str]:
         """Nothing: an AG-UI stream ends with its last event."""
         return []
+
+
+_APPROVAL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean"},
+        "reason": {"type": "string"},
+        "remember": {"type": "boolean"},
+    },
+    "required": ["approved"],
+}
+
+
+def _interrupt(request: OutsideRequest) -> dict[str, object]:
+    # An ask (robota.serve's approval kind) says what it asks and how to answer it.
+    payload = request.payload
+    interrupt: dict[str, object] = {
+        "id": request.id,
+        "reason": request.kind,
+        "metadata": {"tool": request.tool_name, "payload": payload},
+    }
+    if request.kind == "robota.approval" and isinstance(payload, dict):
+        reason = payload.get("reason")
+        interrupt["message"] = reason if isinstance(reason, str) else None
+        interrupt["responseSchema"] = _APPROVAL_SCHEMA
+    return interrupt

@@ -40,7 +40,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import ResumeEntry, RunAgentInput
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -49,13 +49,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from robota import Approval, ConfigurationError, ExecutionJournal
+from robota import Approval, ConfigurationError, ExecutionJournal, OutsideRequest, RobotaError
 from robota.serve._agui import AguiTranslator
 from robota.serve._buffer import wire_bytes
 from robota.serve._console import console_routes
 from robota.serve._guard import ServeConfig, ServeGuard, error_body
 from robota.serve._inspect import journal_routes
 from robota.serve._runs import (
+    APPROVAL_KIND,
     ActiveRun,
     AgentFactory,
     Conversation,
@@ -162,6 +163,27 @@ def _agui_text(payload: RunAgentInput) -> str:
     raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
 
 
+def _resume_answer(waiting: OutsideRequest, entry: ResumeEntry) -> object:
+    """The response an AG-UI resume entry gives a waiting request (S40)."""
+    if waiting.kind != APPROVAL_KIND:
+        return entry.payload if entry.status == "resolved" else None
+    if entry.status != "resolved":
+        return {"approved": False, "reason": "the client cancelled the interrupt"}
+    given = entry.payload
+    if isinstance(given, bool):
+        return {"approved": given, "reason": ""}
+    if isinstance(given, dict) and isinstance(given.get("approved"), bool):
+        reason = given.get("reason")
+        return {
+            "approved": given["approved"],
+            "reason": reason if isinstance(reason, str) else "",
+            "remember": given.get("remember") is True,
+        }
+    raise _BadRequest(
+        400, "invalid_resume", 'an approval is answered with {"approved": true|false}'
+    )
+
+
 def _chat_request(body: object) -> tuple[str, str]:
     if not isinstance(body, dict):
         raise _BadRequest(400, "invalid_body", "the body must be a JSON object")
@@ -230,6 +252,51 @@ class _Handlers:
             raise _BadRequest(404, "unknown_session", "no such session")
         return found
 
+    async def _reopened(self, name: str, session_id: str) -> Conversation:
+        """An open conversation, or one the session store holds (S40: after a restart)."""
+        try:
+            found = await self._conversations.reopen(name, session_id)
+        except SessionsFull:
+            raise _BadRequest(
+                503, "too_many_sessions", "the server holds its maximum of sessions"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
+            _log.warning("reopening session of agent %r failed: %s", name, type(exc).__name__)
+            raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
+        if found is None:
+            raise _BadRequest(404, "unknown_session", "no such session")
+        return found
+
+    def _translator(self, conversation: Conversation, protocol: str) -> Callable[[str], Translator]:
+        if protocol == "agui":
+            thread_id, state = conversation.session_id, conversation.state
+            return lambda run_id: AguiTranslator(thread_id, run_id, state)
+        return VercelTranslator
+
+    async def _answer(
+        self, conversation: Conversation, request_id: str, response: object, protocol: object
+    ) -> Response:
+        """Save an answer to a waiting request (S40); the last one continues the turn."""
+        try:
+            answered = await conversation.respond(request_id, response)
+        except RobotaError as exc:
+            _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+            raise _BadRequest(
+                409, "not_answerable", "the request could not be answered (answered already?)"
+            ) from None
+        if not answered:
+            raise _BadRequest(404, "unknown_request", "no such request is waiting")
+        run_id = None
+        if not conversation.requests and not conversation.running:
+            # Nobody's stream waits (it ended, or the server restarted): the continuation
+            # runs now, readable at the session's stream endpoint.
+            chosen = protocol if protocol in ("agui", "chat") else conversation.protocol
+            run = self._conversations.start(
+                conversation, None, chosen, self._translator(conversation, chosen)
+            )
+            run_id = run.run_id
+        return JSONResponse({"answered": True, "runId": run_id})
+
     async def _start(
         self,
         name: str,
@@ -256,6 +323,13 @@ class _Handlers:
             raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
         if conversation.running:
             raise _BadRequest(409, "session_busy", "a run of this session is still going")
+        if conversation.requests:
+            raise _BadRequest(
+                409,
+                "awaiting_answers",
+                "the session's turn is waiting for answers to "
+                + ", ".join(sorted(conversation.requests)),
+            )
         run = self._conversations.start(conversation, text, protocol, make_translator, run_id)
         return conversation, run
 
@@ -270,12 +344,14 @@ class _Handlers:
             raise _BadRequest(
                 400, "invalid_body", f"not an AG-UI RunAgentInput: {where}: {first['msg']}"
             ) from None
-        text = _agui_text(payload)
         try:
             # The run id names the stream's events (SSE ``id:``): no control characters.
             check_session_id(payload.run_id)
         except ConfigurationError:
             raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
+        if payload.resume:
+            return await self._agui_resume(name, payload)
+        text = _agui_text(payload)
         found = self._conversations.find(name, payload.thread_id)
         if found is not None and found.run is not None and found.run.run_id == payload.run_id:
             # Event ids are "runId:n": a reused run id would make a reconnect ambiguous.
@@ -291,6 +367,35 @@ class _Handlers:
             payload.run_id,
         )
         conversation.state = state
+        return _sse(run, -1, self._heartbeat)
+
+    async def _agui_resume(self, name: str, payload: RunAgentInput) -> Response:
+        """A run whose ``resume`` entries answer the interrupts a suspended run ended with."""
+        conversation = await self._reopened(name, payload.thread_id)
+        if conversation.running:
+            raise _BadRequest(409, "session_busy", "a run of this session is still going")
+        if conversation.run is not None and conversation.run.run_id == payload.run_id:
+            raise _BadRequest(409, "run_id_reused", "this session already ran a run of that id")
+        answers: list[tuple[str, object]] = []
+        for entry in payload.resume or ():
+            waiting = conversation.requests.get(entry.interrupt_id)
+            if waiting is None:
+                raise _BadRequest(404, "unknown_interrupt", "a resume entry names no interrupt")
+            answers.append((entry.interrupt_id, _resume_answer(waiting, entry)))
+        for request_id, answer in answers:
+            try:
+                await conversation.respond(request_id, answer)
+            except RobotaError as exc:
+                _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+                raise _BadRequest(
+                    409, "not_answerable", "an interrupt could not be answered"
+                ) from None
+        if payload.state is not None:
+            conversation.state = payload.state
+        # Still waiting for others: the continuation ends at once with the ones left.
+        run = self._conversations.start(
+            conversation, None, "agui", self._translator(conversation, "agui"), payload.run_id
+        )
         return _sse(run, -1, self._heartbeat)
 
     async def chat(self, request: Request) -> Response:
@@ -323,17 +428,40 @@ class _Handlers:
         return JSONResponse({"cancelled": True, "runId": run.run_id}, status_code=202)
 
     async def approve(self, request: Request) -> Response:
-        conversation = self._existing(request)
+        name = self._agent_name(request)
         body = await _read_json(request, self._limit)
         if not isinstance(body, dict) or not isinstance(body.get("approved"), bool):
             raise _BadRequest(400, "invalid_body", 'the body must be {"approved": true|false}')
+        conversation = await self._reopened(name, str(request.path_params["session_id"]))
         reason = body.get("reason")
-        approval = Approval(
-            approved=body["approved"], reason=reason if isinstance(reason, str) else ""
-        )
-        if not conversation.approver.answer(str(request.path_params["ask_id"]), approval):
+        reason = reason if isinstance(reason, str) else ""
+        ask_id = str(request.path_params["ask_id"])
+        waiting = conversation.requests.get(ask_id)
+        if waiting is not None:  # S40: a journaled agent's saved ask
+            if waiting.kind != APPROVAL_KIND:
+                raise _BadRequest(
+                    409, "not_an_ask", "that request is answered at .../responses/{id}"
+                )
+            answer = {"approved": body["approved"], "reason": reason}
+            return await self._answer(conversation, ask_id, answer, body.get("protocol"))
+        approval = Approval(approved=body["approved"], reason=reason)
+        if not conversation.approver.answer(ask_id, approval):
             raise _BadRequest(404, "unknown_ask", "no such permission request is waiting")
-        return JSONResponse({"answered": True})
+        return JSONResponse({"answered": True, "runId": None})
+
+    async def respond(self, request: Request) -> Response:
+        name = self._agent_name(request)
+        body = await _read_json(request, self._limit)
+        if not isinstance(body, dict) or "response" not in body:
+            raise _BadRequest(400, "invalid_body", 'the body must be {"response": <JSON>}')
+        conversation = await self._reopened(name, str(request.path_params["session_id"]))
+        request_id = str(request.path_params["request_id"])
+        waiting = conversation.requests.get(request_id)
+        if waiting is None:
+            raise _BadRequest(404, "unknown_request", "no such request is waiting")
+        if waiting.kind == APPROVAL_KIND:
+            raise _BadRequest(409, "is_an_ask", "that request is answered at .../approvals/{id}")
+        return await self._answer(conversation, request_id, body["response"], body.get("protocol"))
 
 
 def _route(path: str, endpoint: Any, methods: Sequence[str]) -> Route:
@@ -446,6 +574,7 @@ def create_app(
         _route(session + "/stream", handlers.stream, ["GET"]),
         _route(session + "/cancel", handlers.cancel, ["POST"]),
         _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
+        _route(session + "/responses/{request_id}", handlers.respond, ["POST"]),
     ]
     if console:
         # Only the (local) console lists session ids: an id is what guards a session's stream.
