@@ -5,7 +5,8 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * ``POST /agents/{name}/agui`` — body: an AG-UI ``RunAgentInput`` (``threadId`` is the session
   id; the last ``user`` message is the turn's input; ``state`` is kept and echoed). Answers an
   SSE stream of AG-UI events. The server keeps the conversation: earlier ``messages`` are not
-  read, and client-side ``tools``, ``context`` and ``resume`` are not supported yet.
+  read, and client-side ``tools`` and ``context`` are not supported yet. A body with ``resume``
+  entries answers the interrupts a suspended run ended with (S40) and streams the continuation.
 * ``POST /agents/{name}/chat`` — body: ``useChat``'s ``{"id", "messages": [{"role", "parts":
   [{"type": "text", "text"}]}]}`` (``id`` is the session id; the last ``user`` message is the
   input). Answers a UI message stream (``x-vercel-ai-ui-message-stream: v1``).
@@ -14,7 +15,13 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * ``POST /agents/{name}/sessions/{session_id}/cancel`` — abort the running run (S23): its
   stream ends with the text so far and the protocol's finish event (202).
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
-  bool, "reason"?: str}``: answer a permission ask the stream announced (200).
+  bool, "reason"?: str, "protocol"?: "agui"|"chat"}``: answer a permission ask the stream
+  announced (200, ``{"answered": true, "runId"}``). A journaled agent's ask (S40) is saved
+  durably and may be answered after the stream ended or the server restarted; the last answer
+  then starts the continuation (``runId``; read it at ``.../stream``, in ``protocol``, else
+  the session's last run's).
+* ``POST /agents/{name}/sessions/{session_id}/responses/{request_id}`` — body ``{"response":
+  <JSON>}``: answer a tool's outside request (``ctx.request_outside_response``, S40), as above.
 * ``GET /agents/{name}/sessions`` (with ``console=True`` only: a session id is what guards a
   session, so an app serving clients never lists them) — ``{"sessions": [{"id", "running"}]}``:
   the sessions this app has open for the agent (not every session a store holds).
@@ -24,8 +31,10 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
 token, 403 a non-loopback ``Host`` on a loopback-only server, an unlisted ``Origin``, or a POST
 whose ``Origin`` is neither the app's own nor one of ``cors_origins`` (``origin_not_allowed``: a
-page on another site cannot start a run or answer an ask), 404 unknown agent, session, run or ask,
-409 a run already going (or none to cancel, or an AG-UI ``runId`` the session's last run had),
+page on another site cannot start a run or answer an ask), 404 unknown agent, session, run, ask,
+request or interrupt, 409 a run already going (or none to cancel, an AG-UI ``runId`` the
+session's last run had, a turn waiting for answers — ``awaiting_answers`` — or an answer the
+journal refused),
 413 body over ``max_body_bytes``, 415 a POST body declared as anything but JSON, 500
 ``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
 Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
