@@ -9,6 +9,8 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunStartedEvent,
     StateSnapshotEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
     TextMessageContentEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
@@ -138,3 +140,64 @@ def test_agui_text_content_encoded_without_a_model_matches_the_package_model() -
         assert json.loads(data) == json.loads(
             model.model_dump_json(by_alias=True, exclude_none=True)
         )
+
+
+def test_agui_a_sub_agents_events_are_forwarded_attributed_to_its_sub_run() -> None:
+    def factory() -> robota.Agent:
+        helper = robota.Agent(
+            "m",
+            provider=ScriptedProvider(["deep"]),
+            name="helper",
+        )
+        child = robota.Agent(
+            "m",
+            provider=ScriptedProvider(
+                [[("shout", {"text": "hi"}), ("helper", {"input": "dig"})], "found it"]
+            ),
+            name="researcher",
+            tools=[shout, helper.as_tool()],
+        )
+        provider = ScriptedProvider([[("researcher", {"input": "look"})], "all done"])
+        return robota.Agent("m", provider=provider, name="lead", tools=[child.as_tool()])
+
+    with running(create_app({"a": factory})) as url, client(url) as http:
+        response = http.post("/agents/a/agui", json=agui_input("t1", "go"))
+    events = agui(sse_events(response.text.splitlines()))  # each one the package's model
+    starts = [e for e in events if isinstance(e, SubagentStartedEvent)]
+    assert [s.name for s in starts] == ["lead/researcher", "lead/researcher/helper"]
+    researcher, helper = starts
+    [lead_call] = [
+        e for e in events if isinstance(e, ToolCallStartEvent) and e.tool_call_name == "researcher"
+    ]
+    assert lead_call.subagent_run_id is None  # the lead's own call
+    assert researcher.parent_tool_call_id == lead_call.tool_call_id
+    assert researcher.parent_subagent_run_id is None
+    [helper_call] = [
+        e for e in events if isinstance(e, ToolCallStartEvent) and e.tool_call_name == "helper"
+    ]
+    assert helper_call.subagent_run_id == researcher.subagent_run_id
+    assert helper.parent_subagent_run_id == researcher.subagent_run_id
+    assert helper.parent_tool_call_id == helper_call.tool_call_id
+    # Two providers both said "call_0": the sub-agent's call has an id of its own.
+    assert len({e.tool_call_id for e in events if isinstance(e, ToolCallStartEvent)}) == 3
+    texts: dict[str | None, str] = {}
+    for e in events:
+        if isinstance(e, TextMessageContentEvent):
+            texts[e.subagent_run_id] = texts.get(e.subagent_run_id, "") + e.delta
+    assert texts == {
+        None: "all done",
+        researcher.subagent_run_id: "found it",
+        helper.subagent_run_id: "deep",
+    }
+    [shouted] = [e for e in events if isinstance(e, ToolCallResultEvent) and e.content == "HI"]
+    assert shouted.subagent_run_id == researcher.subagent_run_id
+    finished = [e.subagent_run_id for e in events if isinstance(e, SubagentFinishedEvent)]
+    assert finished == [helper.subagent_run_id, researcher.subagent_run_id]
+    # Each sub-run finishes after its last event and before the result of the call running it.
+    order = [(type(e).__name__, getattr(e, "subagent_run_id", None)) for e in events]
+    assert order.index(("SubagentFinishedEvent", researcher.subagent_run_id)) > max(
+        i
+        for i, (_, sub) in enumerate(order)
+        if sub == researcher.subagent_run_id and _ != "SubagentFinishedEvent"
+    )
+    assert isinstance(events[-1], RunFinishedEvent)

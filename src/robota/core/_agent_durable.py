@@ -7,6 +7,7 @@ store, tools and settings exactly as a run does. The journal work itself is in
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -46,6 +47,7 @@ from robota.core.execution._journaled import (
 from robota.core.execution._limits import check_capped, check_priced
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
+from robota.core.execution._stream import RunStream
 from robota.core.providers._effort import check_effort
 from robota.core.providers._settings import settings_from_data, settings_to_data
 
@@ -54,6 +56,7 @@ if TYPE_CHECKING:
     from robota.core._history import ConversationStore
     from robota.core._messages import Message
     from robota.core._plugins import Plugin
+    from robota.core._run_events import RunEvent
     from robota.core.execution._subagents import Delegation
     from robota.core.tools._deferral import ToolCatalog
     from robota.core.tools._executor import ToolExecutionService
@@ -96,6 +99,7 @@ class DurableAgentMixin:
             parent: EventEmitter | None = None,
         ) -> EventEmitter: ...
         def _new_store(self, items: tuple[Message, ...]) -> ConversationStore: ...
+        def _track(self, task: asyncio.Task[RunResult[Any]]) -> None: ...
 
     def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
         """What an execution depends on, as this agent has it now (S40)."""
@@ -247,6 +251,56 @@ class DurableAgentMixin:
             lifecycle_hooks=lifecycle_hooks,
         )
 
+    def resume_stream(
+        self,
+        execution_id: str,
+        *,
+        output: object = None,
+        signal: AbortSignal | None = None,
+        trace: TraceContext | None = None,
+        lifecycle_hooks: bool = True,
+    ) -> RunStream[Any]:
+        """:meth:`resume`, streamed: iterate it for events, then ``await stream.result()``.
+
+        The same continuation as :meth:`resume` (S40) — nothing settled runs again, so only
+        what happens after the latest settled model response is streamed (its text deltas, tool
+        calls, permission asks …); a completed or still-suspended execution streams no event
+        and its result is returned again. It starts when iteration begins and leaving early
+        aborts it (S23), as :meth:`~robota.Agent.run_stream`. The arguments and errors are
+        :meth:`resume`'s; a bad ``execution_id`` or a missing journal is refused here, the
+        rest when the continuation starts.
+        """
+        journal = self._require_journal("resume_stream")
+        execution_id = check_execution_id(execution_id)
+        trace = check_trace(trace)
+        if not isinstance(lifecycle_hooks, bool):
+            raise ConfigurationError(
+                f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
+            )
+
+        async def continued(
+            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
+        ) -> RunResult[Any]:
+            owner: object = await state_owner(self, journal, execution_id)
+            if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
+                raise direct_resume(execution_id, owner)
+            return await self._continue_execution(
+                journal,
+                execution_id,
+                output=output,
+                signal=run_signal,
+                trace=trace,
+                lifecycle_hooks=lifecycle_hooks,
+                notify=notify,
+            )
+
+        def start(
+            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
+        ) -> Coroutine[Any, Any, RunResult[Any]]:
+            return continued(run_signal, notify)
+
+        return RunStream(start, signal, self._track)
+
     async def _continue_execution(
         self,
         journal: ExecutionJournal,
@@ -259,8 +313,12 @@ class DurableAgentMixin:
         trace: TraceContext | None = None,
         lifecycle_hooks: bool = True,
         parent: Delegation | None = None,
+        notify: Callable[[RunEvent], None] | None = None,
     ) -> RunResult[Any]:
-        """:meth:`resume` in ``journal``; ``parent``: a journaled parent's sub-agent call."""
+        """:meth:`resume` in ``journal``.
+
+        ``parent``: a journaled parent's sub-agent call; ``notify``: :meth:`resume_stream`'s.
+        """
         run_signal = signal if signal is not None else AbortSignal()
         running: list[bool] = []  # one item once the continuation's loop runs
         try:
@@ -269,7 +327,7 @@ class DurableAgentMixin:
                 execution_id,
                 output,
                 run_signal,
-                (event_service, on_event, trace),
+                (event_service, on_event, trace, notify),
                 lifecycle_hooks,
                 parent,
                 running,
@@ -291,12 +349,17 @@ class DurableAgentMixin:
         execution_id: str,
         output: object,
         run_signal: AbortSignal,
-        observers: tuple[EventService | None, Callable[[AgentEvent], None] | None, Any],
+        observers: tuple[
+            EventService | None,
+            Callable[[AgentEvent], None] | None,
+            Any,
+            Callable[[RunEvent], None] | None,
+        ],
         lifecycle_hooks: bool,
         parent: Delegation | None,
         running: list[bool],
     ) -> RunResult[Any]:
-        event_service, on_event, trace = observers
+        event_service, on_event, trace, notify = observers
         with AbortGuard(run_signal) as guard:
             await guard.call(self._acquire)
         try:
@@ -336,7 +399,7 @@ class DurableAgentMixin:
                     plugins=self._plugins,
                     signal=run_signal,
                     emitter=emitter,
-                    notify=parent.notify if parent is not None else None,
+                    notify=parent.notify if parent is not None else notify,
                     journal=JournalBinding(lease, recovery, journal),
                 )
                 running.append(True)

@@ -16,7 +16,12 @@ request (S23) and permission asks answered by POST (:class:`HttpApprover`). Path
 * ``GET /agents/{name}/sessions/{session_id}/stream`` — the latest run again, after
   ``Last-Event-ID``;
 * ``POST /agents/{name}/sessions/{session_id}/cancel`` — abort the running run;
-* ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — ``{"approved": bool}``.
+* ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — ``{"approved": bool}``;
+* ``POST /agents/{name}/sessions/{session_id}/responses/{request_id}`` — ``{"response": …}``.
+
+A journaled agent served with a session store keeps its asks and its tools' outside requests
+in its execution journal (S40): they can be answered after the stream ended, or after the
+server restarted or crashed, and the turn continues without repeating anything.
 
 ``create_app(..., console=True)`` also serves the local web console at ``/`` (``robota web``):
 chat, live tool calls, Approve/Deny buttons for asks, usage and cost per turn, sessions

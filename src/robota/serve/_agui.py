@@ -6,17 +6,24 @@ be written) and encoded as the JSON text of one SSE ``data:`` line:
 
 * the run: ``RUN_STARTED`` first; ``RUN_FINISHED`` (``result``: status, text, usage, cost;
   ``outcome`` ``cancelled`` for an interrupted run) or ``RUN_ERROR`` (a generic message and a
-  code) last;
+  code) last — a run suspended waiting for answers (S40) ends with ``outcome`` ``interrupt``,
+  one interrupt per waiting request (answer each by POST, or by a run whose ``resume`` entries
+  name them);
 * text: ``TEXT_MESSAGE_START`` / ``TEXT_MESSAGE_CONTENT`` / ``TEXT_MESSAGE_END``, one message
   per model round;
 * tools: ``TOOL_CALL_START`` / ``TOOL_CALL_ARGS`` / ``TOOL_CALL_END`` when the call is known,
   ``TOOL_CALL_RESULT`` when it has its result (a refused call gets the first three then too);
 * state: ``STATE_SNAPSHOT`` echoes the ``state`` the client sent, kept with the session;
 * ``CUSTOM`` events: ``robota.retry`` (a failed model call is tried again; text streamed since
-  the round began is discarded) and ``robota.permission_request`` (an ask waiting for a POST).
+  the round began is discarded), ``robota.permission_request`` (an ask waiting for a POST) and
+  ``robota.outside_request`` (a tool's request for an outside response, S40).
 
-A sub-agent's own events (:class:`~robota.SubagentEvent`) are not forwarded yet; its tool call
-and result are.
+A sub-agent's own events (an agent called as a tool, :class:`~robota.SubagentEvent`) are
+forwarded attributed to it: ``SUBAGENT_STARTED`` (``subagentRunId`` is the minted id of the
+tool call that runs it, ``name`` its path, ``parentToolCallId`` that call,
+``parentSubagentRunId`` the sub-agent that made the call, for a grandchild) before its first
+event, then its text messages and tool calls carrying its ``subagentRunId``, and
+``SUBAGENT_FINISHED`` when the call that runs it has its result.
 """
 
 from __future__ import annotations
@@ -33,6 +40,9 @@ from ag_ui.core import (
     RunFinishedEvent,
     RunStartedEvent,
     StateSnapshotEvent,
+    SubagentFinishedEvent,
+    SubagentStartedEvent,
+    TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
@@ -44,6 +54,7 @@ from pydantic_core import PydanticSerializationError
 
 from robota import (
     MessageCommitted,
+    OutsideRequest,
     RetryStarted,
     RoundStarted,
     RunEvent,
@@ -75,20 +86,29 @@ class AguiTranslator:
     """Translates one run's events to encoded AG-UI events (see the module docstring)."""
 
     __slots__ = (
+        "_calls",
         "_message_id",
+        "_owners",
         "_run_id",
-        "_started_calls",
         "_state",
+        "_sub_messages",
         "_thread_id",
         "text_encoder",
     )
+
+    waits_for_answers = False
 
     def __init__(self, thread_id: str, run_id: str, state: Any = None) -> None:
         self._thread_id = thread_id
         self._run_id = run_id
         self._state = state
         self._message_id: str | None = None
-        self._started_calls: set[str] = set()
+        # Each call's AG-UI id and minted id, by (the sub-run that made it, the provider's id)
+        # — None: this run's own; the sub-run and AG-UI id of each call by its minted id; and
+        # each running sub-run's open text message (None: none open). Sub-agents: issue 29.
+        self._calls: dict[tuple[str | None, str], tuple[str, str | None]] = {}
+        self._owners: dict[str, tuple[str | None, str]] = {}
+        self._sub_messages: dict[str, str | None] = {}
         self.text_encoder: Callable[[str], str] | None = None
         """Encodes a ``TEXT_MESSAGE_CONTENT`` event while a message is open (else ``None``)."""
 
@@ -106,15 +126,100 @@ class AguiTranslator:
         self.text_encoder = None
         return [_encode(TextMessageEndEvent(message_id=message_id))]
 
-    def _call_events(self, call: ToolCall) -> list[str]:
-        if call.id in self._started_calls:
+    def _call_events(
+        self, call: ToolCall, sub: str | None = None, minted: str | None = None
+    ) -> list[str]:
+        key = (sub, call.id)
+        if key in self._calls:
             return []
-        self._started_calls.add(call.id)
-        out = self._close_text()
-        out.append(_encode(ToolCallStartEvent(tool_call_id=call.id, tool_call_name=call.name)))
+        # This run's own calls keep the provider's id; a sub-agent's get their minted id
+        # (S36), as two agents' providers may both say "call_0".
+        call_id = call.id if sub is None else (minted or f"{sub}/{call.id}")
+        self._calls[key] = (call_id, minted)
+        if minted is not None:
+            self._owners[minted] = (sub, call_id)
+        out = self._close_text() if sub is None else self._close_sub_text(sub)
+        out.append(
+            _encode(
+                ToolCallStartEvent(
+                    tool_call_id=call_id, tool_call_name=call.name, subagent_run_id=sub
+                )
+            )
+        )
         if call.arguments:
-            out.append(_encode(ToolCallArgsEvent(tool_call_id=call.id, delta=call.arguments)))
-        out.append(_encode(ToolCallEndEvent(tool_call_id=call.id)))
+            out.append(
+                _encode(
+                    ToolCallArgsEvent(
+                        tool_call_id=call_id, delta=call.arguments, subagent_run_id=sub
+                    )
+                )
+            )
+        out.append(_encode(ToolCallEndEvent(tool_call_id=call_id, subagent_run_id=sub)))
+        return out
+
+    def _result_event(self, event: ToolCallFinished, sub: str | None = None) -> list[str]:
+        out = self._call_events(event.call, sub)
+        call_id, minted = self._calls[(sub, event.call.id)]
+        out.append(
+            _encode(
+                ToolCallResultEvent(
+                    message_id=f"tool-{uuid.uuid4().hex}",
+                    tool_call_id=call_id,
+                    content=event.content,
+                    role="tool",
+                    subagent_run_id=sub,
+                )
+            )
+        )
+        if minted is not None and minted in self._sub_messages:
+            # The call that ran a sub-agent has its result: that sub-run is over.
+            out.extend(self._close_sub_text(minted))
+            del self._sub_messages[minted]
+            out.append(_encode(SubagentFinishedEvent(subagent_run_id=minted)))
+        return out
+
+    def _close_sub_text(self, sub: str) -> list[str]:
+        message_id = self._sub_messages.get(sub)
+        if message_id is None:
+            return []
+        self._sub_messages[sub] = None
+        return [_encode(TextMessageEndEvent(message_id=message_id, subagent_run_id=sub))]
+
+    def _subagent(self, wrapped: SubagentEvent) -> list[str]:
+        """A sub-agent's event, attributed to its sub-run (announced on its first event)."""
+        sub = wrapped.call_id  # the minted id of the call that runs it: unique in the run
+        out: list[str] = []
+        if sub not in self._sub_messages:
+            self._sub_messages[sub] = None
+            owner, parent_call = self._owners.get(sub, (None, sub))
+            out.extend(self._close_text() if owner is None else self._close_sub_text(owner))
+            started = SubagentStartedEvent(
+                subagent_run_id=sub,
+                name=wrapped.agent,
+                parent_tool_call_id=parent_call,
+                parent_subagent_run_id=owner,
+            )
+            out.append(_encode(started))
+        event = wrapped.event
+        if isinstance(event, TextDelta):
+            if event.text:
+                message_id = self._sub_messages[sub]
+                if message_id is None:
+                    message_id = self._sub_messages[sub] = f"msg-{uuid.uuid4().hex}"
+                    opened = TextMessageStartEvent(
+                        message_id=message_id, role="assistant", subagent_run_id=sub
+                    )
+                    out.append(_encode(opened))
+                content = TextMessageContentEvent(
+                    message_id=message_id, delta=event.text, subagent_run_id=sub
+                )
+                out.append(_encode(content))
+        elif isinstance(event, ToolCallStarted):
+            out.extend(self._call_events(event.call, sub, event.call_id))
+        elif isinstance(event, ToolCallFinished):
+            out.extend(self._result_event(event, sub))
+        elif isinstance(event, RoundStarted | RetryStarted):
+            out.extend(self._close_sub_text(sub))
         return out
 
     def open_text(self) -> tuple[list[str], Callable[[str], str]]:
@@ -144,20 +249,9 @@ class AguiTranslator:
             out.append(encode(event.text))
             return out
         if isinstance(event, ToolCallStarted):
-            return self._call_events(event.call)
+            return self._call_events(event.call, None, event.call_id)
         if isinstance(event, ToolCallFinished):
-            out = self._call_events(event.call)
-            out.append(
-                _encode(
-                    ToolCallResultEvent(
-                        message_id=f"tool-{uuid.uuid4().hex}",
-                        tool_call_id=event.call.id,
-                        content=event.content,
-                        role="tool",
-                    )
-                )
-            )
-            return out
+            return self._result_event(event)
         if isinstance(event, RoundStarted):
             return self._close_text()
         if isinstance(event, RetryStarted):
@@ -165,7 +259,9 @@ class AguiTranslator:
             value = {"round": event.round, "attempt": event.attempt, "discarded": event.discarded}
             out.append(_encode(CustomEvent(name="robota.retry", value=value)))
             return out
-        if isinstance(event, MessageCommitted | SubagentEvent):
+        if isinstance(event, SubagentEvent):
+            return self._subagent(event)
+        if isinstance(event, MessageCommitted):
             return []
         assert_never(event)
 
@@ -176,19 +272,39 @@ class AguiTranslator:
         out.append(_encode(CustomEvent(name="robota.permission_request", value=value)))
         return out
 
+    def outside_request(self, request: OutsideRequest) -> list[str]:
+        """A ``CUSTOM`` ``robota.outside_request`` event for a tool's waiting request (S40)."""
+        value = {
+            "id": request.id,
+            "kind": request.kind,
+            "payload": request.payload,
+            "tool": request.tool_name,
+        }
+        out = self._close_text()
+        out.append(_encode(CustomEvent(name="robota.outside_request", value=value)))
+        return out
+
     def finish(self, result: RunResult[Any]) -> list[str]:
         """Close any open message and end with ``RUN_FINISHED`` carrying the run's summary."""
         out = self._close_text()
         finished = RunFinishedEvent(
             thread_id=self._thread_id, run_id=self._run_id, result=result_summary(result)
         )
+        outcome: dict[str, object] | None = None
         if result.status == "interrupted":
+            outcome = {"type": "cancelled"}
+        elif result.status == "suspended" and result.pending_requests:
+            outcome = {
+                "type": "interrupt",
+                "interrupts": [_interrupt(r) for r in result.pending_requests],
+            }
+        if outcome is not None:
             finished = RunFinishedEvent.model_validate(
                 {
                     "threadId": self._thread_id,
                     "runId": self._run_id,
                     "result": result_summary(result),
-                    "outcome": {"type": "cancelled"},
+                    "outcome": outcome,
                 }
             )
         out.append(_encode(finished))
@@ -203,3 +319,29 @@ class AguiTranslator:
     def done(self) -> list[str]:
         """Nothing: an AG-UI stream ends with its last event."""
         return []
+
+
+_APPROVAL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "approved": {"type": "boolean"},
+        "reason": {"type": "string"},
+        "remember": {"type": "boolean"},
+    },
+    "required": ["approved"],
+}
+
+
+def _interrupt(request: OutsideRequest) -> dict[str, object]:
+    # An ask (robota.serve's approval kind) says what it asks and how to answer it.
+    payload = request.payload
+    interrupt: dict[str, object] = {
+        "id": request.id,
+        "reason": request.kind,
+        "metadata": {"tool": request.tool_name, "payload": payload},
+    }
+    if request.kind == "robota.approval" and isinstance(payload, dict):
+        reason = payload.get("reason")
+        interrupt["message"] = reason if isinstance(reason, str) else None
+        interrupt["responseSchema"] = _APPROVAL_SCHEMA
+    return interrupt

@@ -5,7 +5,8 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * ``POST /agents/{name}/agui`` — body: an AG-UI ``RunAgentInput`` (``threadId`` is the session
   id; the last ``user`` message is the turn's input; ``state`` is kept and echoed). Answers an
   SSE stream of AG-UI events. The server keeps the conversation: earlier ``messages`` are not
-  read, and client-side ``tools``, ``context`` and ``resume`` are not supported yet.
+  read, and client-side ``tools`` and ``context`` are not supported yet. A body with ``resume``
+  entries answers the interrupts a suspended run ended with (S40) and streams the continuation.
 * ``POST /agents/{name}/chat`` — body: ``useChat``'s ``{"id", "messages": [{"role", "parts":
   [{"type": "text", "text"}]}]}`` (``id`` is the session id; the last ``user`` message is the
   input). Answers a UI message stream (``x-vercel-ai-ui-message-stream: v1``).
@@ -14,7 +15,13 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 * ``POST /agents/{name}/sessions/{session_id}/cancel`` — abort the running run (S23): its
   stream ends with the text so far and the protocol's finish event (202).
 * ``POST /agents/{name}/sessions/{session_id}/approvals/{ask_id}`` — body ``{"approved":
-  bool, "reason"?: str}``: answer a permission ask the stream announced (200).
+  bool, "reason"?: str, "protocol"?: "agui"|"chat"}``: answer a permission ask the stream
+  announced (200, ``{"answered": true, "runId"}``). A journaled agent's ask (S40) is saved
+  durably and may be answered after the stream ended or the server restarted; the last answer
+  then starts the continuation (``runId``; read it at ``.../stream``, in ``protocol``, else
+  the session's last run's).
+* ``POST /agents/{name}/sessions/{session_id}/responses/{request_id}`` — body ``{"response":
+  <JSON>}``: answer a tool's outside request (``ctx.request_outside_response``, S40), as above.
 * ``GET /agents/{name}/sessions`` (with ``console=True`` only: a session id is what guards a
   session, so an app serving clients never lists them) — ``{"sessions": [{"id", "running"}]}``:
   the sessions this app has open for the agent (not every session a store holds).
@@ -24,10 +31,11 @@ Paths (``{name}`` is a key of ``agents``, ``{session_id}`` a conversation's id):
 Status codes: 400 malformed JSON or body (or one nested over 64 deep), 401 missing or wrong
 token, 403 a non-loopback ``Host`` on a loopback-only server, an unlisted ``Origin``, or a POST
 whose ``Origin`` is neither the app's own nor one of ``cors_origins`` (``origin_not_allowed``: a
-page on another site cannot start a run or answer an ask), 404 unknown agent, session, run or ask,
-409 a run already going (or none to cancel, or an AG-UI ``runId`` the session's last run had),
-408 ``body_timeout`` a body not received in full within ``body_timeout`` seconds (the
-connection is then closed), 413 body over ``max_body_bytes``, 415 a POST body declared as
+page on another site cannot start a run or answer an ask), 404 unknown agent, session, run, ask,
+request or interrupt, 408 ``body_timeout`` a body not received in full within ``body_timeout``
+seconds (the connection is then closed), 409 a run already going (or none to cancel, an AG-UI
+``runId`` the session's last run had, a turn waiting for answers — ``awaiting_answers`` — or an
+answer the journal refused), 413 body over ``max_body_bytes``, 415 a POST body declared as
 anything but JSON, 500
 ``agent_unavailable`` (the factory or the session store failed), 503 past ``max_sessions``.
 Error bodies are ``{"error": {"code", "message"}}`` and never carry an exception's text.
@@ -43,7 +51,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ag_ui.core import RunAgentInput
+from ag_ui.core import ResumeEntry, RunAgentInput
 from pydantic import ValidationError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -52,7 +60,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from robota import Approval, ConfigurationError, ExecutionJournal
+from robota import Approval, ConfigurationError, ExecutionJournal, OutsideRequest, RobotaError
 from robota.serve._agui import AguiTranslator
 from robota.serve._buffer import DEFAULT_BUFFER_BYTES, wire_bytes
 from robota.serve._console import console_routes
@@ -66,6 +74,7 @@ from robota.serve._guard import (
 )
 from robota.serve._inspect import journal_routes
 from robota.serve._runs import (
+    APPROVAL_KIND,
     ActiveRun,
     AgentFactory,
     Conversation,
@@ -185,6 +194,27 @@ def _agui_text(payload: RunAgentInput) -> str:
     raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
 
 
+def _resume_answer(waiting: OutsideRequest, entry: ResumeEntry) -> object:
+    """The response an AG-UI resume entry gives a waiting request (S40)."""
+    if waiting.kind != APPROVAL_KIND:
+        return entry.payload if entry.status == "resolved" else None
+    if entry.status != "resolved":
+        return {"approved": False, "reason": "the client cancelled the interrupt"}
+    given = entry.payload
+    if isinstance(given, bool):
+        return {"approved": given, "reason": ""}
+    if isinstance(given, dict) and isinstance(given.get("approved"), bool):
+        reason = given.get("reason")
+        return {
+            "approved": given["approved"],
+            "reason": reason if isinstance(reason, str) else "",
+            "remember": given.get("remember") is True,
+        }
+    raise _BadRequest(
+        400, "invalid_resume", 'an approval is answered with {"approved": true|false}'
+    )
+
+
 def _chat_request(body: object) -> tuple[str, str]:
     if not isinstance(body, dict):
         raise _BadRequest(400, "invalid_body", "the body must be a JSON object")
@@ -261,6 +291,51 @@ class _Handlers:
             raise _BadRequest(404, "unknown_session", "no such session")
         return found
 
+    async def _reopened(self, name: str, session_id: str) -> Conversation:
+        """An open conversation, or one the session store holds (S40: after a restart)."""
+        try:
+            found = await self._conversations.reopen(name, session_id)
+        except SessionsFull:
+            raise _BadRequest(
+                503, "too_many_sessions", "the server holds its maximum of sessions"
+            ) from None
+        except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
+            _log.warning("reopening session of agent %r failed: %s", name, type(exc).__name__)
+            raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
+        if found is None:
+            raise _BadRequest(404, "unknown_session", "no such session")
+        return found
+
+    def _translator(self, conversation: Conversation, protocol: str) -> Callable[[str], Translator]:
+        if protocol == "agui":
+            thread_id, state = conversation.session_id, conversation.state
+            return lambda run_id: AguiTranslator(thread_id, run_id, state)
+        return VercelTranslator
+
+    async def _answer(
+        self, conversation: Conversation, request_id: str, response: object, protocol: object
+    ) -> Response:
+        """Save an answer to a waiting request (S40); the last one continues the turn."""
+        try:
+            answered = await conversation.respond(request_id, response)
+        except RobotaError as exc:
+            _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+            raise _BadRequest(
+                409, "not_answerable", "the request could not be answered (answered already?)"
+            ) from None
+        if not answered:
+            raise _BadRequest(404, "unknown_request", "no such request is waiting")
+        run_id = None
+        if not conversation.requests and not conversation.running:
+            # Nobody's stream waits (it ended, or the server restarted): the continuation
+            # runs now, readable at the session's stream endpoint.
+            chosen = protocol if protocol in ("agui", "chat") else conversation.protocol
+            run = self._conversations.start(
+                conversation, None, chosen, self._translator(conversation, chosen)
+            )
+            run_id = run.run_id
+        return JSONResponse({"answered": True, "runId": run_id})
+
     async def _start(
         self,
         name: str,
@@ -287,6 +362,13 @@ class _Handlers:
             raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
         if conversation.running:
             raise _BadRequest(409, "session_busy", "a run of this session is still going")
+        if conversation.requests:
+            raise _BadRequest(
+                409,
+                "awaiting_answers",
+                "the session's turn is waiting for answers to "
+                + ", ".join(sorted(conversation.requests)),
+            )
         run = self._conversations.start(conversation, text, protocol, make_translator, run_id)
         return conversation, run
 
@@ -301,12 +383,14 @@ class _Handlers:
             raise _BadRequest(
                 400, "invalid_body", f"not an AG-UI RunAgentInput: {where}: {first['msg']}"
             ) from None
-        text = _agui_text(payload)
         try:
             # The run id names the stream's events (SSE ``id:``): no control characters.
             check_session_id(payload.run_id)
         except ConfigurationError:
             raise _BadRequest(400, "invalid_run_id", "the run id is not valid") from None
+        if payload.resume:
+            return await self._agui_resume(name, payload)
+        text = _agui_text(payload)
         found = self._conversations.find(name, payload.thread_id)
         if found is not None and found.run is not None and found.run.run_id == payload.run_id:
             # Event ids are "runId:n": a reused run id would make a reconnect ambiguous.
@@ -322,6 +406,35 @@ class _Handlers:
             payload.run_id,
         )
         conversation.state = state
+        return _sse(run, -1, self._heartbeat)
+
+    async def _agui_resume(self, name: str, payload: RunAgentInput) -> Response:
+        """A run whose ``resume`` entries answer the interrupts a suspended run ended with."""
+        conversation = await self._reopened(name, payload.thread_id)
+        if conversation.running:
+            raise _BadRequest(409, "session_busy", "a run of this session is still going")
+        if conversation.run is not None and conversation.run.run_id == payload.run_id:
+            raise _BadRequest(409, "run_id_reused", "this session already ran a run of that id")
+        answers: list[tuple[str, object]] = []
+        for entry in payload.resume or ():
+            waiting = conversation.requests.get(entry.interrupt_id)
+            if waiting is None:
+                raise _BadRequest(404, "unknown_interrupt", "a resume entry names no interrupt")
+            answers.append((entry.interrupt_id, _resume_answer(waiting, entry)))
+        for request_id, answer in answers:
+            try:
+                await conversation.respond(request_id, answer)
+            except RobotaError as exc:
+                _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+                raise _BadRequest(
+                    409, "not_answerable", "an interrupt could not be answered"
+                ) from None
+        if payload.state is not None:
+            conversation.state = payload.state
+        # Still waiting for others: the continuation ends at once with the ones left.
+        run = self._conversations.start(
+            conversation, None, "agui", self._translator(conversation, "agui"), payload.run_id
+        )
         return _sse(run, -1, self._heartbeat)
 
     async def chat(self, request: Request) -> Response:
@@ -354,17 +467,40 @@ class _Handlers:
         return JSONResponse({"cancelled": True, "runId": run.run_id}, status_code=202)
 
     async def approve(self, request: Request) -> Response:
-        conversation = self._existing(request)
+        name = self._agent_name(request)
         body = await self._json(request)
         if not isinstance(body, dict) or not isinstance(body.get("approved"), bool):
             raise _BadRequest(400, "invalid_body", 'the body must be {"approved": true|false}')
+        conversation = await self._reopened(name, str(request.path_params["session_id"]))
         reason = body.get("reason")
-        approval = Approval(
-            approved=body["approved"], reason=reason if isinstance(reason, str) else ""
-        )
-        if not conversation.approver.answer(str(request.path_params["ask_id"]), approval):
+        reason = reason if isinstance(reason, str) else ""
+        ask_id = str(request.path_params["ask_id"])
+        waiting = conversation.requests.get(ask_id)
+        if waiting is not None:  # S40: a journaled agent's saved ask
+            if waiting.kind != APPROVAL_KIND:
+                raise _BadRequest(
+                    409, "not_an_ask", "that request is answered at .../responses/{id}"
+                )
+            answer = {"approved": body["approved"], "reason": reason}
+            return await self._answer(conversation, ask_id, answer, body.get("protocol"))
+        approval = Approval(approved=body["approved"], reason=reason)
+        if not conversation.approver.answer(ask_id, approval):
             raise _BadRequest(404, "unknown_ask", "no such permission request is waiting")
-        return JSONResponse({"answered": True})
+        return JSONResponse({"answered": True, "runId": None})
+
+    async def respond(self, request: Request) -> Response:
+        name = self._agent_name(request)
+        body = await self._json(request)
+        if not isinstance(body, dict) or "response" not in body:
+            raise _BadRequest(400, "invalid_body", 'the body must be {"response": <JSON>}')
+        conversation = await self._reopened(name, str(request.path_params["session_id"]))
+        request_id = str(request.path_params["request_id"])
+        waiting = conversation.requests.get(request_id)
+        if waiting is None:
+            raise _BadRequest(404, "unknown_request", "no such request is waiting")
+        if waiting.kind == APPROVAL_KIND:
+            raise _BadRequest(409, "is_an_ask", "that request is answered at .../approvals/{id}")
+        return await self._answer(conversation, request_id, body["response"], body.get("protocol"))
 
 
 def _route(path: str, endpoint: Any, methods: Sequence[str]) -> Route:
@@ -493,6 +629,7 @@ def create_app(
         _route(session + "/stream", handlers.stream, ["GET"]),
         _route(session + "/cancel", handlers.cancel, ["POST"]),
         _route(session + "/approvals/{ask_id}", handlers.approve, ["POST"]),
+        _route(session + "/responses/{request_id}", handlers.respond, ["POST"]),
     ]
     if console:
         # Only the (local) console lists session ids: an id is what guards a session's stream.

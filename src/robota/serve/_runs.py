@@ -31,6 +31,7 @@ from robota import (
     ApprovalRequest,
     Approver,
     ConfigurationError,
+    OutsideRequest,
     RunEvent,
     RunResult,
     RunStream,
@@ -38,9 +39,10 @@ from robota import (
 )
 from robota.serve._buffer import DEFAULT_BUFFER_BYTES, RunBuffer
 from robota.serve._summary import error_code
-from robota.sessions import Session, SessionStore, check_session_id
+from robota.sessions import Session, SessionNotFoundError, SessionStore, check_session_id
 
 __all__ = [
+    "APPROVAL_KIND",
     "AgentFactory",
     "Conversation",
     "Conversations",
@@ -58,6 +60,11 @@ parameter is positional without a default (or one is named ``approver``) — the
 
 _FAILED = "the run failed"
 
+APPROVAL_KIND = "robota.approval"
+"""The kind of outside request a journaled run's permission ask is saved as (S40)."""
+
+_MAX_REASON = 2_000
+
 
 class SessionsFull(Exception):
     """A new conversation was refused: the registry holds its ``max_sessions``."""
@@ -69,10 +76,15 @@ class Translator(Protocol):
     text_encoder: Callable[[str], str] | None
     """Encodes one text-delta event of the open text; ``None`` when no text is open."""
 
+    waits_for_answers: bool
+    """Whether a suspended run's stream stays open for its answers (S40). AG-UI's does not:
+    the run ends with an ``interrupt`` outcome, continued by a run with ``resume`` entries."""
+
     def start(self) -> list[str]: ...
     def open_text(self) -> tuple[list[str], Callable[[str], str]]: ...
     def event(self, event: RunEvent) -> list[str]: ...
     def permission(self, ask_id: str, tool: str, arguments: object, reason: str) -> list[str]: ...
+    def outside_request(self, request: OutsideRequest) -> list[str]: ...
     def finish(self, result: RunResult[Any]) -> list[str]: ...
     def fail(self, code: str, message: str) -> list[str]: ...
     def done(self) -> list[str]: ...
@@ -101,6 +113,11 @@ class HttpApprover:
     and waits until :meth:`answer` is called with that id — or the run is aborted (cancel
     endpoint, shutdown) or ``timeout`` seconds pass, which refuse the call. Asks made with no
     run streaming are refused. The app builds one per session; build your own only to test.
+
+    A journaled agent's asks (``Agent(journal=...)``; S40) are durable instead: the ask is saved
+    as an outside request of kind :data:`APPROVAL_KIND` (its id is the ask id the stream shows)
+    and the execution suspends; the app waits for the answer, saves it, and resumes the run in
+    the same stream — or, after the wait ended or the server restarted, when the answer comes.
     """
 
     def __init__(self, timeout: float | None = None) -> None:
@@ -125,6 +142,15 @@ class HttpApprover:
         return True
 
     async def __call__(self, request: ApprovalRequest) -> Approval:
+        if request.request_outside_response is not None:
+            # S40: saved and suspended the first time; the saved answer on the resumed call.
+            payload = {
+                "tool": request.tool.name,
+                "arguments": dict(request.arguments),
+                "reason": request.reason,
+                "agent": request.agent,
+            }
+            return approval_of(await request.request_outside_response(APPROVAL_KIND, payload))
         run = self._run
         if run is None:
             return Approval(approved=False, reason="no client is connected to answer")
@@ -151,6 +177,18 @@ class HttpApprover:
             self._pending.pop(ask_id, None)
 
 
+def approval_of(answer: object) -> Approval:
+    """The :class:`~robota.Approval` a saved answer stands for; anything else refuses."""
+    if isinstance(answer, dict) and isinstance(answer.get("approved"), bool):
+        reason = answer.get("reason")
+        return Approval(
+            approved=answer["approved"],
+            remember=answer.get("remember") is True,
+            reason=reason[:_MAX_REASON] if isinstance(reason, str) else "",
+        )
+    return Approval(approved=False, reason="the saved answer was not an approval")
+
+
 @dataclass(eq=False)
 class Conversation:
     """One session of one agent, and its current or last run."""
@@ -162,15 +200,75 @@ class Conversation:
     session: Session | None = None
     run: ActiveRun | None = None
     state: Any = None
+    requests: dict[str, OutsideRequest] = field(default_factory=dict)
+    """S40: the outside requests (asks included) the suspended turn waits for, by id."""
+    execution_id: str | None = None
+    """The suspended execution, for an agent served without a session store."""
+    protocol: str = "chat"
+    """The protocol of the latest run (a continuation started by an answer streams in it)."""
+    _answered: asyncio.Event | None = None
 
     @property
     def running(self) -> bool:
         return self.run is not None and self.run.task is not None and not self.run.task.done()
 
-    def stream(self, text: str, controller: AbortController) -> RunStream[Any]:
+    def stream(self, text: str | None, controller: AbortController) -> RunStream[Any]:
+        """The turn for ``text``, or (``None``) the suspended turn's continuation (S40)."""
+        signal = controller.signal
         if self.session is not None:
-            return self.session.run_stream(text, signal=controller.signal)
-        return self.agent.run_stream(text, signal=controller.signal)
+            if text is None:
+                return self.session.resume_stream(signal=signal)
+            return self.session.run_stream(text, signal=signal)
+        if text is None:
+            assert self.execution_id is not None  # the caller checked it suspended
+            return self.agent.resume_stream(self.execution_id, signal=signal)
+        return self.agent.run_stream(text, signal=signal)
+
+    def suspended(self, result: RunResult[Any]) -> None:
+        """Keep what a suspended run waits for."""
+        self.requests = {request.id: request for request in result.pending_requests}
+        self.execution_id = result.execution_id
+
+    async def respond(self, request_id: str, response: object) -> bool:
+        """Save the answer to one waiting request (S40); ``False`` when none has that id.
+
+        Durable on return. When it was the last one, a run waiting for answers goes on.
+
+        Raises:
+            Any error of ``Session.respond`` / ``Agent.respond`` (the request was already
+            answered elsewhere, the journal failed): the request stays waiting.
+        """
+        request = self.requests.pop(request_id, None)
+        if request is None:
+            return False
+        try:
+            if self.session is not None:
+                await self.session.respond(request_id, response)
+            else:
+                assert self.execution_id is not None
+                await self.agent.respond(self.execution_id, request_id, response)
+        except BaseException:
+            self.requests[request_id] = request
+            raise
+        if not self.requests and self._answered is not None:
+            self._answered.set()
+        return True
+
+    async def wait_answers(self, run: ActiveRun, patience: float | None) -> bool:
+        """Wait until every request is answered; ``False`` on abort or after ``patience`` s."""
+        answered = self._answered = asyncio.Event()
+        if not self.requests:
+            return True
+        signal = run.controller.signal
+        unsubscribe = signal.add_listener(lambda reason: answered.set())
+        try:
+            await asyncio.wait_for(answered.wait(), patience)
+        except TimeoutError:
+            return False
+        finally:
+            unsubscribe()
+            self._answered = None
+        return not self.requests and not signal.aborted
 
 
 class Conversations:
@@ -209,6 +307,25 @@ class Conversations:
             (sid, c.running) for (name, sid), c in self._conversations.items() if name == agent_name
         ]
 
+    @property
+    def approval_timeout(self) -> float | None:
+        return self._approval_timeout
+
+    async def reopen(self, agent_name: str, session_id: str) -> Conversation | None:
+        """A conversation already open, or one the session store holds (after a restart).
+
+        ``None`` when neither: a request naming a session never creates it.
+        """
+        found = self.find(agent_name, session_id)
+        if found is not None or self._store is None:
+            return found
+        try:
+            session_id = check_session_id(session_id)
+            await self._store.load_after(session_id, 0)
+        except (ConfigurationError, SessionNotFoundError):
+            return None
+        return await self.open(agent_name, session_id)
+
     def find(self, agent_name: str, session_id: str) -> Conversation | None:
         found = self._conversations.get((agent_name, session_id))
         if found is not None:  # most recently used last: idle ones are evicted oldest first
@@ -239,6 +356,8 @@ class Conversations:
             if self._store is not None:
                 session = await Session.open(agent, self._store, session_id)
             conversation = Conversation(agent_name, session_id, agent, approver, session)
+            if session is not None:  # S40: a turn left suspended (before a restart) still waits
+                conversation.requests = {r.id: r for r in session.pending_requests}
             self._conversations[key] = conversation
             return conversation
 
@@ -251,7 +370,11 @@ class Conversations:
         if self._store is None:
             return False
         for key, conversation in self._conversations.items():
-            if not conversation.running and not conversation.approver.pending:
+            if (
+                not conversation.running
+                and not conversation.approver.pending
+                and not conversation.requests
+            ):
                 del self._conversations[key]
                 if conversation.session is not None:
                     await conversation.session.aclose()
@@ -262,14 +385,15 @@ class Conversations:
     def start(
         self,
         conversation: Conversation,
-        text: str,
+        text: str | None,
         protocol: str,
         make_translator: Callable[[str], Translator],
         run_id: str | None = None,
     ) -> ActiveRun:
         """Start a run of ``conversation`` in the background; read it from ``run.buffer``.
 
-        ``run_id`` is the client's (AG-UI ``runId``) or, when ``None``, a minted one.
+        ``run_id`` is the client's (AG-UI ``runId``) or, when ``None``, a minted one;
+        ``text=None`` continues the suspended turn once its requests are answered (S40).
         """
         run_id = run_id or f"run-{uuid.uuid4().hex}"
         run = ActiveRun(
@@ -279,8 +403,11 @@ class Conversations:
             buffer=RunBuffer(self._buffer_limit, self._buffer_bytes),
         )
         conversation.run = run
+        conversation.protocol = protocol
         conversation.approver.bind(run)
-        run.task = asyncio.get_running_loop().create_task(_drive(conversation, run, text))
+        run.task = asyncio.get_running_loop().create_task(
+            _drive(conversation, run, text, self._approval_timeout)
+        )
         return run
 
     async def aclose(self) -> None:
@@ -334,25 +461,24 @@ def _build(factory: AgentFactory, approver: HttpApprover, name: str) -> Agent:
     return agent
 
 
-async def _drive(conversation: Conversation, run: ActiveRun, text: str) -> None:
+async def _drive(
+    conversation: Conversation, run: ActiveRun, text: str | None, patience: float | None
+) -> None:
     translator = run.translator
-    pend = run.buffer.pend
     try:
         run.emit(translator.start())
-        async with conversation.stream(text, run.controller) as stream:
-            async for event in stream:
-                if isinstance(event, TextDelta):
-                    # The hot path (issue 31): a delta is queued text, coalesced with the
-                    # deltas after it into one event when the reader is behind (_buffer).
-                    if event.text:
-                        encode = translator.text_encoder
-                        if encode is None:
-                            frames, encode = translator.open_text()
-                            run.emit(frames)
-                        pend(event.text, encode)
-                    continue
-                run.emit(translator.event(event))
-            result = await stream.result()
+        result = await _pump(run, conversation.stream(text, run.controller))
+        while result.status == "suspended":
+            # S40: a saved ask or outside request. Announce each; answered while this stream
+            # waits, the turn goes on in it; else the stream ends and an answer continues it.
+            conversation.suspended(result)
+            for request in result.pending_requests:
+                run.emit(_announce(translator, request))
+            if not translator.waits_for_answers or not await conversation.wait_answers(
+                run, patience
+            ):
+                break
+            result = await _pump(run, conversation.stream(None, run.controller))
         run.emit(translator.finish(result))
     except asyncio.CancelledError:
         run.emit(translator.fail("aborted", _FAILED))
@@ -366,3 +492,37 @@ async def _drive(conversation: Conversation, run: ActiveRun, text: str) -> None:
         conversation.approver.bind(None)
         run.emit(translator.done())
         run.buffer.close()
+
+
+async def _pump(run: ActiveRun, stream: RunStream[Any]) -> RunResult[Any]:
+    """Translate ``stream``'s events into ``run``'s buffer; its result."""
+    translator = run.translator
+    pend = run.buffer.pend
+    async with stream:
+        async for event in stream:
+            if isinstance(event, TextDelta):
+                # The hot path (issue 31): a delta is queued text, coalesced with the
+                # deltas after it into one event when the reader is behind (_buffer).
+                if event.text:
+                    encode = translator.text_encoder
+                    if encode is None:
+                        frames, encode = translator.open_text()
+                        run.emit(frames)
+                    pend(event.text, encode)
+                continue
+            run.emit(translator.event(event))
+        return await stream.result()
+
+
+def _announce(translator: Translator, request: OutsideRequest) -> list[str]:
+    """The event a waiting request is shown as: a permission ask, or an outside request."""
+    payload = request.payload
+    if request.kind == APPROVAL_KIND and isinstance(payload, dict):
+        reason = payload.get("reason")
+        return translator.permission(
+            request.id,
+            request.tool_name or "",
+            payload.get("arguments"),
+            reason if isinstance(reason, str) else "",
+        )
+    return translator.outside_request(request)

@@ -19,9 +19,12 @@ _CODE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 def result_summary(result: RunResult[Any]) -> dict[str, object]:
-    """A JSON-ready summary of ``result``: status, text, model, usage and cost (USD or null)."""
+    """A JSON-ready summary of ``result``: status, text, model, usage and cost (USD or null).
+
+    A suspended run's (S40) also lists its ``pendingRequests`` (``id``, ``kind``, ``tool``).
+    """
     usage = result.usage
-    return {
+    summary: dict[str, object] = {
         "status": result.status,
         "text": result.text,
         "model": result.model,
@@ -32,6 +35,11 @@ def result_summary(result: RunResult[Any]) -> dict[str, object]:
         },
         "cost": result.cost,
     }
+    if result.status == "suspended":  # S40: what it waits for, answered by POST
+        summary["pendingRequests"] = [
+            {"id": r.id, "kind": r.kind, "tool": r.tool_name} for r in result.pending_requests
+        ]
+    return summary
 
 
 def error_code(exc: BaseException) -> str:

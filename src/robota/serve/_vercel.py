@@ -28,6 +28,7 @@ from typing import Any, assert_never, final
 
 from robota import (
     MessageCommitted,
+    OutsideRequest,
     RetryStarted,
     RoundStarted,
     RunEvent,
@@ -66,6 +67,8 @@ class VercelTranslator:
     """Translates one run's events to UI message stream parts (see the module docstring)."""
 
     __slots__ = ("_in_step", "_run_id", "_started_calls", "_text_id", "text_encoder")
+
+    waits_for_answers = True
 
     def __init__(self, run_id: str) -> None:
         self._run_id = run_id
@@ -184,6 +187,13 @@ class VercelTranslator:
         data = {"tool": tool, "arguments": arguments, "reason": reason}
         out = self._close_text()
         out.append(_part({"type": "data-permission-request", "id": ask_id, "data": data}))
+        return out
+
+    def outside_request(self, request: OutsideRequest) -> list[str]:
+        """A ``data-outside-request`` part for a tool's waiting request (S40)."""
+        data = {"kind": request.kind, "payload": request.payload, "tool": request.tool_name}
+        out = self._close_text()
+        out.append(_part({"type": "data-outside-request", "id": request.id, "data": data}))
         return out
 
     def finish(self, result: RunResult[Any]) -> list[str]:

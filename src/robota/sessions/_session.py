@@ -25,10 +25,10 @@ from robota.core import (
     ConfigurationError,
     Message,
     MessagePart,
+    OutsideRequest,
     RunEvent,
     RunResult,
     RunStream,
-    SystemMessage,
     Usage,
     UsageLimits,
 )
@@ -37,19 +37,27 @@ from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
 from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._fork import fork_entries, position
 from robota.sessions._lazy import SessionLog, read_log
 from robota.sessions._limits import check_session_limits, turn_options
+from robota.sessions._pending import Resumer, resume_pending, suspended_error
 from robota.sessions._records import (
     Compacted,
     MetadataSet,
     Rewound,
     SessionEntry,
     SessionHeader,
-    TurnSaved,
     TurnStarted,
 )
-from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn
+from robota.sessions._state import (
+    SessionInfo,
+    SessionMetadata,
+    SessionState,
+    Turn,
+    check_metadata,
+)
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
+from robota.sessions._summary import list_sessions
 from robota.sessions._turns import ended_turn, refuse_session_owned, saved_turn
 
 __all__ = ["Session", "list_sessions"]
@@ -114,7 +122,16 @@ class Session:
     not close it.
     """
 
-    __slots__ = ("_agent", "_limits", "_lock", "_log", "_policy", "_status", "_store")
+    __slots__ = (
+        "_agent",
+        "_limits",
+        "_lock",
+        "_log",
+        "_policy",
+        "_requests",
+        "_status",
+        "_store",
+    )
 
     def __init__(
         self,
@@ -135,6 +152,7 @@ class Session:
         self._log = log  # issue 27: decoded on first use (robota.sessions._lazy)
         self._lock = _agent_lock(agent)
         self._status: Literal["open", "closed"] = "open"
+        self._requests: tuple[OutsideRequest, ...] = ()
 
     # ------------------------------------------------------------------ opening
 
@@ -194,7 +212,7 @@ class Session:
                 f"Session.open(compaction=) takes a robota.sessions.CompactionPolicy or None, got "
                 f"{compaction!r}"
             )
-        metadata = _metadata(title, user_id, tags)
+        metadata = check_metadata(title, user_id, tags)
         limits = check_session_limits(limits)
         given = title is not None or user_id is not None or bool(metadata.tags)
         source: Literal["startup", "resume"] = "resume"
@@ -414,6 +432,83 @@ class Session:
                     return None
                 return await self._resume_pending(lease, state)
 
+    def resume_stream(self, *, signal: AbortSignal | None = None) -> RunStream[Any]:
+        """:meth:`resume`, streamed: the pending turn's continuation, event by event.
+
+        Iterate it for the events of what runs now (S40: nothing settled runs again), then
+        ``await stream.result()`` — the turn's result, saved as :meth:`run` saves one; a turn
+        still waiting for answers returns ``status="suspended"`` (not an error) and stays
+        pending, its requests in :attr:`pending_requests`. Leaving early aborts it (S23).
+
+        Raises (when the continuation starts):
+            SessionStateError: no turn is pending (code ``no_pending_turn``), the session is
+                closed, or the agent has no journal (code ``turn_pending``).
+            SessionBusyError: another writer holds the session.
+            Any error of :meth:`~robota.Agent.resume` (``ReconciliationRequired`` …).
+        """
+        self._check_open()
+
+        def start(
+            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
+        ) -> Coroutine[Any, Any, RunResult[Any]]:
+            return self._stream_resume(run_signal, notify)
+
+        return RunStream(start, signal, _keep_until_done)
+
+    async def _stream_resume(
+        self, signal: AbortSignal, notify: Callable[[RunEvent], None]
+    ) -> RunResult[Any]:
+        self._check_open()
+
+        async def streamed(execution_id: str) -> RunResult[Any]:
+            async with self._agent.resume_stream(execution_id, signal=signal) as stream:
+                async for event in stream:
+                    notify(event)
+                return await stream.result()
+
+        async with self._lock, await self._acquire() as lease:
+            with self._hook_fields():
+                state = await self._reload()
+                if state.pending is None:
+                    raise SessionStateError(
+                        f"session {self.id!r} has no pending turn to resume",
+                        code="no_pending_turn",
+                    )
+                return await self._resume_pending(lease, state, streamed, strict=False)
+
+    @property
+    def pending_requests(self) -> tuple[OutsideRequest, ...]:
+        """The outside requests a suspended pending turn waits for (S40); empty when none.
+
+        As this handle last saw them: set when a turn, a resume or :meth:`open` suspended,
+        cleared when the turn is saved. Answer each with :meth:`respond`, then resume.
+        """
+        return self._requests
+
+    async def respond(self, request_id: str, response: object) -> None:
+        """Answer one request of the session's suspended turn (S40); durable on return.
+
+        Only a request of this session's own pending turn can be answered here — an id of
+        another session's (or an answered one) is refused. It admits nothing by itself: the
+        resumed call is judged again (permissions, hooks). Then :meth:`resume` (or
+        :meth:`resume_stream`) continues the turn once every request is answered.
+
+        Raises:
+            SessionStateError: no turn is pending (code ``no_pending_turn``), or the session
+                is closed.
+            ExecutionStateError: the pending turn has no such unanswered request.
+            ExecutionLockedError: the turn is running elsewhere.
+            ConfigurationError: the response is not JSON-serialisable.
+        """
+        self._check_open()
+        pending = (await self._reload()).pending
+        if pending is None:
+            raise SessionStateError(
+                f"session {self.id!r} has no pending turn with requests to answer",
+                code="no_pending_turn",
+            )
+        await self._agent.respond(pending.execution_id, request_id, response)
+
     async def compact(
         self, *, instructions: str | None = None, keep_recent_turns: int | None = None
     ) -> Compacted | None:
@@ -500,48 +595,29 @@ class Session:
             raise
         if result.status != "suspended":
             await self._append(lease, saved_turn(number, result, execution_id))
+        else:
+            self._requests = result.pending_requests
         return result
 
-    async def _resume_pending(self, lease: SessionLease, state: SessionState) -> RunResult[Any]:
+    async def _resume_pending(
+        self,
+        lease: SessionLease,
+        state: SessionState,
+        resume: Resumer | None = None,
+        *,
+        strict: bool = True,
+    ) -> RunResult[Any]:
         pending = state.pending
         assert pending is not None  # the callers checked
-        journal = self._agent.journal
-        if journal is None:
-            raise SessionStateError(
-                f"session {self.id!r} has turn {pending.turn} interrupted mid-run as execution "
-                f"{pending.execution_id!r}; open it with an agent built with the journal that "
-                "ran it (Agent(journal=...)) to resume that turn",
-                code="turn_pending",
-            )
-        if not await journal.read(pending.execution_id):
-            # The run never reached the journal: no model call or effect happened (S40).
-            await self._append(
-                lease,
-                TurnSaved(
-                    pending.turn, "abandoned", (), Usage(), None, pending.execution_id, time.time()
-                ),
-            )
-            empty: RunResult[Any] = RunResult(
-                "", "interrupted", Usage(), (), pending.execution_id, stop_reason="interrupted"
-            )
-            return empty
-        # S35: continuing an interrupted execution keeps the prompt it started with.
-        head = (SystemMessage(pending.system_prompt),) if pending.system_prompt else ()
-        await self._agent.replace_history(
-            (*head, *state.history),
-            reported_usage=state.reports_current,
-            inject_system_prompt=False,  # an execution that began with no prompt keeps none
-        )
-        result: RunResult[Any] = await self._agent.resume(pending.execution_id)
-        if result.status == "suspended":
-            raise SessionStateError(
-                f"turn {pending.turn} of session {self.id!r} is suspended, waiting for outside "
-                f"responses to {[r.id for r in result.pending_requests]}; answer each with "
-                f"agent.respond({pending.execution_id!r}, request_id, response), then call "
-                "session.resume()",
-                code="turn_suspended",
-            )
-        await self._append(lease, saved_turn(pending.turn, result, pending.execution_id))
+
+        async def append(entry: SessionEntry) -> None:
+            await self._append(lease, entry)
+
+        result = await resume_pending(self._agent, state, append, resume)
+        suspended = result.status == "suspended"
+        self._requests = result.pending_requests if suspended else ()
+        if suspended and strict:
+            raise suspended_error(self.id, pending, result.pending_requests)
         return result
 
     async def _recover_if_free(self) -> None:
@@ -553,7 +629,8 @@ class Session:
             with self._hook_fields():
                 state = await self._reload()
                 if state.pending is not None:
-                    await self._resume_pending(lease, state)
+                    # S40: a turn still waiting for answers stays pending (pending_requests).
+                    await self._resume_pending(lease, state, strict=False)
 
     # ------------------------------------------------------------------ fork, rewind, metadata
 
@@ -572,44 +649,10 @@ class Session:
         """
         self._check_open()
         state = await self._reload()
-        at = _position(at, len(state.active), "fork", "at")
+        at = position(at, len(state.active), "fork", "at")
         now = time.time()
         new_id = check_session_id(session_id if session_id is not None else _new_id())
-        metadata = state.metadata
-        entries: list[SessionEntry] = []
-        if metadata != SessionMetadata():
-            entries.append(MetadataSet(metadata.title, metadata.user_id, metadata.tags, now))
-        for number, turn in enumerate(state.active[:at]):
-            entries.append(
-                TurnSaved(
-                    number,
-                    turn.status,
-                    turn.messages,
-                    turn.usage,
-                    turn.cost,
-                    turn.execution_id,
-                    turn.at,
-                    turn.error,
-                )
-            )
-        # S39: the compactions that lie within the fork's turns come along.
-        entries.extend(
-            Compacted(
-                c.number,
-                c.upto,
-                min(c.active_turns, at),
-                c.summary,
-                c.header,
-                c.source,
-                c.trigger,
-                c.usage,
-                c.cost,
-                c.execution_id,
-                c.at,
-            )
-            for c in state.compactions
-            if c.upto <= at
-        )
+        entries = fork_entries(state, at, now)
         await self._store.create(SessionHeader(new_id, now, self.id, at), entries)
         return await Session.open(
             self._agent, self._store, new_id, compaction=self._policy, limits=self._limits
@@ -632,7 +675,7 @@ class Session:
         self._check_open()
         async with self._lock, await self._acquire() as lease:
             state = await self._reload()
-            to = _position(to, len(state.active), "rewind", "to")
+            to = position(to, len(state.active), "rewind", "to")
             await self._append(lease, Rewound(to, time.time()))
 
     async def set_metadata(
@@ -645,7 +688,7 @@ class Session:
             SessionBusyError: another writer holds the session.
         """
         self._check_open()
-        metadata = _metadata(title, user_id, tags)
+        metadata = check_metadata(title, user_id, tags)
         async with await self._acquire() as lease:
             await self._reload()
             await self._append(
@@ -748,41 +791,3 @@ def _keep_until_done(task: asyncio.Task[RunResult[Any]]) -> None:
 
 def _new_id() -> str:
     return _ID_PREFIX + uuid.uuid4().hex
-
-
-def _position(value: object, count: int, method: str, name: str) -> int:
-    if value is None and name == "at":
-        return count
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= count:
-        raise ConfigurationError(
-            f"session.{method}({name}={value!r}): the session has {count} turns; pass an "
-            f"integer from 0 to {count}"
-        )
-    return value
-
-
-def _metadata(title: object, user_id: object, tags: object) -> SessionMetadata:
-    for name, value in (("title", title), ("user_id", user_id)):
-        if value is not None and not isinstance(value, str):
-            raise ConfigurationError(f"{name} must be a string or None, got {value!r}")
-    if isinstance(tags, str) or not isinstance(tags, Iterable):
-        raise ConfigurationError(f"tags must be an iterable of strings, got {tags!r}")
-    items = tuple(tags)
-    if not all(isinstance(tag, str) for tag in items):
-        raise ConfigurationError(f"tags must be strings, got {items!r}")
-    return SessionMetadata(title, user_id, items)  # type: ignore[arg-type]
-
-
-async def list_sessions(store: SessionStore) -> tuple[SessionInfo, ...]:
-    """Every session of ``store`` with its :class:`SessionInfo`, oldest first.
-
-    Reads the store's summaries (:meth:`SessionStore.list_session_infos`): the SQLite and
-    PostgreSQL stores keep one per session, so listing reads no session's log.
-
-    Raises:
-        ConfigurationError: ``store`` is not a SessionStore.
-        StorageError: the store failed.
-    """
-    if not isinstance(store, SessionStore):
-        raise ConfigurationError(f"list_sessions() needs a SessionStore, got {store!r}")
-    return await store.list_session_infos()

@@ -12,7 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, final
 
-from robota.core import AssistantMessage, Message, StorageError, Usage, UserMessage
+from robota.core import (
+    AssistantMessage,
+    ConfigurationError,
+    Message,
+    StorageError,
+    Usage,
+    UserMessage,
+)
 from robota.sessions._limits import unattested_output
 from robota.sessions._records import (
     Compacted,
@@ -312,3 +319,16 @@ class SessionState:
             header.fork_at,
             self.pending is not None,
         )
+
+
+def check_metadata(title: object, user_id: object, tags: object) -> SessionMetadata:
+    """Session metadata from a caller's values, each checked (a clear error names the bad one)."""
+    for name, value in (("title", title), ("user_id", user_id)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"{name} must be a string or None, got {value!r}")
+    if isinstance(tags, str) or not isinstance(tags, Iterable):
+        raise ConfigurationError(f"tags must be an iterable of strings, got {tags!r}")
+    items = tuple(tags)
+    if not all(isinstance(tag, str) for tag in items):
+        raise ConfigurationError(f"tags must be strings, got {items!r}")
+    return SessionMetadata(title, user_id, items)  # type: ignore[arg-type]

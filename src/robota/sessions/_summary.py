@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Final, final
 
-from robota.core import StorageError, Usage
+from robota.core import ConfigurationError, StorageError, Usage
 from robota.core.payloads import decode_usage, encode_usage
 from robota.sessions._records import (
     MetadataSet,
@@ -26,8 +26,16 @@ from robota.sessions._records import (
     TurnStarted,
 )
 from robota.sessions._state import SessionInfo, SessionMetadata
+from robota.sessions._store import SessionStore
 
-__all__ = ["Summary", "decode_summary", "encode_summary", "fold_summary", "summary_info"]
+__all__ = [
+    "Summary",
+    "decode_summary",
+    "encode_summary",
+    "fold_summary",
+    "list_sessions",
+    "summary_info",
+]
 
 _NO_METADATA: Final = SessionMetadata()
 _NO_USAGE: Final = Usage()
@@ -133,3 +141,18 @@ def summary_info(header: SessionHeader, summary: Summary) -> SessionInfo:
         header.fork_at,
         summary.pending is not None,
     )
+
+
+async def list_sessions(store: SessionStore) -> tuple[SessionInfo, ...]:
+    """Every session of ``store`` with its :class:`SessionInfo`, oldest first.
+
+    Reads the store's summaries (:meth:`SessionStore.list_session_infos`): the SQLite and
+    PostgreSQL stores keep one per session, so listing reads no session's log.
+
+    Raises:
+        ConfigurationError: ``store`` is not a SessionStore.
+        StorageError: the store failed.
+    """
+    if not isinstance(store, SessionStore):
+        raise ConfigurationError(f"list_sessions() needs a SessionStore, got {store!r}")
+    return await store.list_session_infos()

@@ -650,9 +650,16 @@ class JournalBinding:
         """Save ``message`` with the next record (a diagnostic the loop committed, S39)."""
         self._unsaved.append(message)
 
-    def outside(self, call_key: str, call_id: str, tool_name: str) -> _OutsideChannel:
-        """The body's ``request_outside_response`` for this logical call."""
-        return _OutsideChannel(self, call_key, call_id, tool_name)
+    def outside(
+        self, call_key: str, call_id: str, tool_name: str, *, asks: bool = False
+    ) -> _OutsideChannel:
+        """The body's ``request_outside_response`` for this logical call.
+
+        ``asks=True``: the channel its approver saves asks through
+        (``ApprovalRequest.request_outside_response``) — ids of their own, so whether admission
+        asked does not shift the ids of the body's requests (S40: stable identities).
+        """
+        return _OutsideChannel(self, call_key, call_id, tool_name, "ask" if asks else "req")
 
     def _saved(self) -> tuple[dict[str, OutsideRequested], dict[str, Any]]:
         recovery = self._recovery
@@ -665,10 +672,13 @@ class JournalBinding:
 class _OutsideChannel:
     """One logical call's waits: the n-th request of a call has a stable id (S40)."""
 
-    __slots__ = ("_binding", "_call_id", "_count", "_key", "_tool")
+    __slots__ = ("_binding", "_call_id", "_count", "_key", "_prefix", "_tool")
 
-    def __init__(self, binding: JournalBinding, key: str, call_id: str, tool: str) -> None:
+    def __init__(
+        self, binding: JournalBinding, key: str, call_id: str, tool: str, prefix: str = "req"
+    ) -> None:
         self._binding = binding
+        self._prefix = prefix
         self._key = key
         self._call_id = call_id
         self._tool = tool
@@ -677,7 +687,7 @@ class _OutsideChannel:
     async def __call__(self, kind: str, payload: object) -> Any:
         binding = self._binding
         self._count += 1
-        request_id = _stable_id("req", binding.execution_id, self._key, str(self._count))
+        request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
         requests, responses = binding._saved()
         if request_id in responses:
             return responses[request_id]  # S40: a resumed wait returns its saved answer

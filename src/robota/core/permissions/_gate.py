@@ -201,7 +201,14 @@ class PermissionGate:
             refusal = await self._ask(
                 approver,
                 invocation,
-                ApprovalRequest(tool, arguments, "a hook asked for a person", True, "hook"),
+                ApprovalRequest(
+                    tool,
+                    arguments,
+                    "a hook asked for a person",
+                    True,
+                    "hook",
+                    request_outside_response=invocation.outside_ask,
+                ),
                 remember_as=None,
             )
             if refusal is not None:
@@ -210,7 +217,13 @@ class PermissionGate:
             refusal = await self._ask(
                 approver,
                 invocation,
-                ApprovalRequest(tool, arguments, decision.reason, decision.always_ask),
+                ApprovalRequest(
+                    tool,
+                    arguments,
+                    decision.reason,
+                    decision.always_ask,
+                    request_outside_response=invocation.outside_ask,
+                ),
                 remember_as=None if decision.always_ask else self._remember_rule(tool, arguments),
             )
             if refusal is not None:

@@ -93,6 +93,9 @@ class ToolInvocation:
         approver: For a direct invocation (S43), the approver its caller passed, if any; a
             model-driven call carries none (the gate's own approver answers it).
         texts: The agent's model-facing texts; a gate words its refusals with them (S35).
+        outside_ask: For a call of a journaled run (S40), the channel an ask about this call is
+            saved through as an outside request (a gate hands it to its approver as
+            :attr:`ApprovalRequest.request_outside_response`); ``None`` otherwise.
     """
 
     tool: Tool
@@ -101,6 +104,7 @@ class ToolInvocation:
     context: ToolContext
     approver: Approver | None = None
     texts: ModelTexts = _DEFAULT_TEXTS
+    outside_ask: OutsideResponder | None = None
 
 
 @final
@@ -127,8 +131,13 @@ class EffectJournal(Protocol):
         """The logical call key and the body's stable id of the batch's call ``index``."""
         ...
 
-    def outside(self, call_key: str, call_id: str, tool_name: str) -> OutsideResponder:
-        """The channel the body's ``ctx.request_outside_response`` goes through."""
+    def outside(
+        self, call_key: str, call_id: str, tool_name: str, *, asks: bool = False
+    ) -> OutsideResponder:
+        """The channel the body's ``ctx.request_outside_response`` goes through.
+
+        ``asks=True``: the one its approver saves asks through, with ids of their own.
+        """
         ...
 
     async def effect_started(
@@ -523,12 +532,14 @@ class ToolExecutionService:
     ) -> ToolCallOutcome | None:
         journal = scope.journal if index is not None else None
         outside: OutsideResponder | None = None
+        outside_ask: OutsideResponder | None = None
         call_key = ""
         if journal is not None and index is not None:
             # S40: the logical call keeps its id across processes, so a resumed wait is the same
             # call and a tool can use ctx.call_id as its idempotency key.
             call_key, call_id = journal.call_identity(index)
             outside = journal.outside(call_key, call_id, tool.name)
+            outside_ask = journal.outside(call_key, call_id, tool.name, asks=True)
         else:
             call_id = new_id("tool")
         span = scope.emitter.child("tool", call_id)
@@ -562,7 +573,9 @@ class ToolExecutionService:
         validated = _validated(tool, arguments, self.texts)
         if isinstance(validated, str):
             return refuse(validated)
-        invocation = ToolInvocation(tool, call, validated, ctx, scope.approver, self.texts)
+        invocation = ToolInvocation(
+            tool, call, validated, ctx, scope.approver, self.texts, outside_ask
+        )
         if scope.batch is not None and scope.batch.halted:
             return None  # S40: the batch stopped; nothing more is admitted (no approver asked)
         if gate is not None:

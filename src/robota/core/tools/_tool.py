@@ -172,6 +172,17 @@ class ApprovalRequest:
         agent: The sub-agent whose call this is, as its path (``"parent/child"``), when the ask
             reached this approver from an agent called as a tool (issue 29); ``None`` for the
             agent's own calls.
+        request_outside_response: Present when the run has an execution journal (S40), else
+            ``None``: for an approver that cannot keep the run waiting in memory — one answered
+            over HTTP, from another process, or after a restart. ``await
+            request.request_outside_response(kind, payload)`` saves the ask as an outside
+            request of the execution and suspends it: the run returns ``status="suspended"``
+            with the ask in ``RunResult.pending_requests`` (the call does not return). Once the
+            host answered it (:meth:`~robota.Agent.respond`) and resumed the execution, the
+            same logical call is judged again — the current rules and mode first, so a saved
+            answer never admits a call by itself — and, when that judgement asks again, the
+            call returns the saved response at once, for the approver to turn into its
+            :class:`Approval`. Ask ids are apart from the ids of the tool body's own requests.
     """
 
     tool: Tool
@@ -180,6 +191,7 @@ class ApprovalRequest:
     always_ask: bool = False
     source: str = "permission"
     agent: str | None = None
+    request_outside_response: OutsideResponder | None = None
 
 
 @final
