@@ -686,9 +686,17 @@ class _OutsideChannel:
 
     async def __call__(self, kind: str, payload: object) -> Any:
         binding = self._binding
-        self._count += 1
-        request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
-        requests, responses = binding._saved()
+        asks = self._prefix == "ask"
+        while True:
+            self._count += 1
+            request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
+            requests, responses = binding._saved()
+            earlier = requests.get(request_id)
+            # S40: a response answers only its own request. An ask whose question changed
+            # since it was saved (a hook's replacement input, another rule asking) is not
+            # answered by the saved answer: it is asked anew under the next stable id.
+            if not asks or earlier is None or _same_question(earlier, kind, payload):
+                break
         if request_id in responses:
             return responses[request_id]  # S40: a resumed wait returns its saved answer
         saved = requests.get(request_id)
@@ -708,6 +716,20 @@ class _OutsideChannel:
         )
         binding._waits[self._key] = wait  # it wins even if the body catches it
         raise wait
+
+
+def _same_question(saved: OutsideRequested, kind: str, payload: object) -> bool:
+    """Whether ``saved`` asks what ``kind``/``payload`` ask (compared as saved: JSON)."""
+    if saved.request_kind != kind:
+        return False
+    try:
+        return _canonical(saved.payload) == _canonical(payload)
+    except (TypeError, ValueError):
+        return bool(saved.payload == payload)
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 async def append_record(lease: JournalLease, record: JournalRecord) -> None:
