@@ -261,3 +261,40 @@ async def test_s40_a_saved_approval_answers_only_the_ask_it_was_given_for() -> N
     done = await second.resume("e")
     assert done.status == "complete"
     assert effects == ["prod"]
+
+
+async def test_s40_a_childs_ask_under_a_journaled_parent_is_asked_in_memory() -> None:
+    # Issue 29: a sub-agent cannot pass a suspension to its caller yet, so a child's ask gets
+    # no outside channel — its approver answers it in memory, the parent's run goes on (a
+    # saved ask would fail the whole run with subagent_suspended).
+    seen: list[robota.ApprovalRequest] = []
+
+    async def approver(request: robota.ApprovalRequest) -> robota.Approval:
+        seen.append(request)
+        if request.request_outside_response is not None:
+            answer: Any = await request.request_outside_response("approval", {})
+            return robota.Approval(approved=bool(answer))
+        return robota.Approval(approved=True)
+
+    effects: list[str] = []
+    child = robota.Agent(
+        "c",
+        provider=ScriptedProvider([[DEPLOY], "child done"]),
+        name="researcher",
+        tools=_tools(effects),
+    )
+    gate = robota.PermissionGate(robota.PermissionPolicy(mode="default"), approver=approver)
+    parent = robota.Agent(
+        "p",
+        provider=ScriptedProvider([[("researcher", {"input": "go"})], "ok"]),
+        name="lead",
+        tools=[child],
+        tool_gate=gate,
+        journal=InMemoryJournal(),
+    )
+    result = await parent.run("start", execution_id="e")
+    assert result.status == "complete"
+    assert effects == ["prod"]
+    asked = [r for r in seen if r.agent is not None]
+    assert [r.tool.name for r in asked] == ["deploy"]
+    assert asked[0].request_outside_response is None
