@@ -206,6 +206,9 @@ class Conversation:
     """The suspended execution, for an agent served without a session store."""
     protocol: str = "chat"
     """The protocol of the latest run (a continuation started by an answer streams in it)."""
+    answering: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while answers are saved and the continuation they allow is started (S40): two
+    POSTs never both start it, and a new turn never starts over an answer being saved."""
     _answered: asyncio.Event | None = None
 
     @property
@@ -234,22 +237,22 @@ class Conversation:
 
         Durable on return. When it was the last one, a run waiting for answers goes on.
 
+        The caller holds :attr:`answering`. The request stays waiting until its answer is
+        durable: a new turn meanwhile is refused, and it is gone from :attr:`requests` only
+        once nothing can lose the answer.
+
         Raises:
             Any error of ``Session.respond`` / ``Agent.respond`` (the request was already
             answered elsewhere, the journal failed): the request stays waiting.
         """
-        request = self.requests.pop(request_id, None)
-        if request is None:
+        if request_id not in self.requests:
             return False
-        try:
-            if self.session is not None:
-                await self.session.respond(request_id, response)
-            else:
-                assert self.execution_id is not None
-                await self.agent.respond(self.execution_id, request_id, response)
-        except BaseException:
-            self.requests[request_id] = request
-            raise
+        if self.session is not None:
+            await self.session.respond(request_id, response)
+        else:
+            assert self.execution_id is not None
+            await self.agent.respond(self.execution_id, request_id, response)
+        del self.requests[request_id]
         if not self.requests and self._answered is not None:
             self._answered.set()
         return True
@@ -264,7 +267,7 @@ class Conversation:
         try:
             await asyncio.wait_for(answered.wait(), patience)
         except TimeoutError:
-            return False
+            pass  # answered as the time ran out: the answer's POST left the turn to this run
         finally:
             unsubscribe()
             self._answered = None

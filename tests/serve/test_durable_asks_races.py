@@ -1,0 +1,107 @@
+"""Issue 31 + S40: answers to a journaled agent's saved asks racing the rest of the server.
+
+A journal that holds an answer's write (``OutsideResponded``) until the test lets it go makes
+the window between "an answer arrived" and "it is durable" wide enough to send other requests
+into it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import pathlib
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx2
+from ag_ui.core import RunFinishedEvent
+
+import robota
+from serve.durable_app import PHASES, durable_app
+from serve.support import agui, agui_input, client, running, sse_events
+
+
+class _HeldLease(robota.JournalLease):
+    def __init__(self, inner: robota.JournalLease, journal: HeldAnswers) -> None:
+        self._inner = inner
+        self._journal = journal
+
+    @property
+    def execution_id(self) -> str:
+        return self._inner.execution_id
+
+    async def append(self, record: robota.JournalRecord) -> None:
+        if isinstance(record, robota.OutsideResponded):
+            self._journal.entered.set()
+            await asyncio.to_thread(self._journal.go.wait, 30)
+        await self._inner.append(record)
+
+    async def release(self) -> None:
+        await self._inner.release()
+
+
+class HeldAnswers(robota.ExecutionJournal):
+    """Delegates to ``inner``; an answer's write waits for :attr:`go`."""
+
+    def __init__(self, inner: robota.ExecutionJournal) -> None:
+        self._inner = inner
+        self.entered = threading.Event()
+        self.go = threading.Event()
+
+    async def acquire(self, execution_id: str) -> robota.JournalLease:
+        return _HeldLease(await self._inner.acquire(execution_id), self)
+
+    async def read(self, execution_id: str) -> tuple[robota.JournalRecord, ...]:
+        return await self._inner.read(execution_id)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _effects(directory: pathlib.Path) -> list[str]:
+    path = directory / "effects.txt"
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def _interrupt_of(http: httpx2.Client) -> str:
+    first = agui(sse_events(http.post("/agents/a/agui", json=agui_input("t", "go")).iter_lines()))
+    finished = first[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.result["status"] == "suspended"
+    (interrupt,) = finished.outcome.interrupts  # type: ignore[union-attr]
+    return str(interrupt.id)
+
+
+def test_s40_a_new_turn_is_refused_while_the_last_answer_is_being_saved(
+    tmp_path: pathlib.Path,
+) -> None:
+    # The answer is not durable yet: the turn still waits for it, so a new message must not
+    # start a turn over the suspended one (nor the answer's continuation then run twice).
+    held: list[HeldAnswers] = []
+
+    def wrap(journal: robota.ExecutionJournal) -> robota.ExecutionJournal:
+        held.append(HeldAnswers(journal))
+        return held[0]
+
+    app = durable_app(tmp_path, [*PHASES["1"], *PHASES["2"]], wrap=wrap)
+    with running(app) as url, client(url) as http, ThreadPoolExecutor(1) as pool:
+        ask = _interrupt_of(http)
+        answering = pool.submit(
+            http.post,
+            f"/agents/a/sessions/t/approvals/{ask}",
+            json={"approved": True, "protocol": "agui"},
+        )
+        assert held[0].entered.wait(30)
+        try:
+            other = http.post("/agents/a/agui", json=agui_input("t", "other", run_id="run-x"))
+        finally:
+            held[0].go.set()
+        assert other.status_code == 409, other.text
+        assert other.json()["error"]["code"] == "awaiting_answers"
+        answer = answering.result(30)
+        assert answer.status_code == 200, answer.text
+        rest = agui(sse_events(http.get("/agents/a/sessions/t/stream").iter_lines()))
+    finished = rest[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.result["status"] == "complete"
+    assert finished.result["text"] == "done"
+    assert _effects(tmp_path) == ["hey"]
