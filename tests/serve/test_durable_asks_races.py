@@ -105,3 +105,25 @@ def test_s40_a_new_turn_is_refused_while_the_last_answer_is_being_saved(
     assert finished.result["status"] == "complete"
     assert finished.result["text"] == "done"
     assert _effects(tmp_path) == ["hey"]
+
+
+def test_s40_a_session_waiting_for_answers_is_evicted_and_answered_after_reopening(
+    tmp_path: pathlib.Path,
+) -> None:
+    # Its asks are durable (journal + session store): an abandoned ask must not pin a slot of
+    # max_sessions forever, and the evicted session is answered after it is reopened.
+    app = durable_app(tmp_path, [*PHASES["1"], "hi", "done"], max_sessions=1)
+    with running(app) as url, client(url) as http:
+        ask = _interrupt_of(http)
+        other = http.post("/agents/a/agui", json=agui_input("u", "hello", run_id="run-u"))
+        assert other.status_code == 200, other.text
+        answer = http.post(
+            f"/agents/a/sessions/t/approvals/{ask}", json={"approved": True, "protocol": "agui"}
+        )
+        assert answer.status_code == 200, answer.text
+        rest = agui(sse_events(http.get("/agents/a/sessions/t/stream").iter_lines()))
+    finished = rest[-1]
+    assert isinstance(finished, RunFinishedEvent)
+    assert finished.result["status"] == "complete"
+    assert finished.result["text"] == "done"
+    assert _effects(tmp_path) == ["hey"]

@@ -371,10 +371,12 @@ class Conversations:
         if self._store is None:
             return False
         for key, conversation in self._conversations.items():
+            # S40: a turn waiting for answers is kept by the journal and the store (an
+            # abandoned ask must not hold a slot forever); one being answered is not idle.
             if (
                 not conversation.running
                 and not conversation.approver.pending
-                and not conversation.requests
+                and not conversation.answering.locked()
             ):
                 del self._conversations[key]
                 if conversation.session is not None:
