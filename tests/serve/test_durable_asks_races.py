@@ -16,6 +16,8 @@ import httpx2
 from ag_ui.core import RunFinishedEvent
 
 import robota
+import robota.testing
+from robota.serve import HttpApprover, create_app
 from serve.durable_app import PHASES, durable_app
 from serve.support import agui, agui_input, client, running, sse_events
 
@@ -127,3 +129,44 @@ def test_s40_a_session_waiting_for_answers_is_evicted_and_answered_after_reopeni
     assert finished.result["status"] == "complete"
     assert finished.result["text"] == "done"
     assert _effects(tmp_path) == ["hey"]
+
+
+def test_s40_a_journaled_agent_without_a_session_store_is_answered_and_continued(
+    tmp_path: pathlib.Path,
+) -> None:
+    # No session store: the agent's own history is the conversation; its suspended execution
+    # is continued on the same agent once the ask is answered.
+    journal = robota.testing.InMemoryJournal()
+    effects: list[str] = []
+
+    @robota.tool
+    def shout(text: str) -> str:
+        """Say it louder."""
+        effects.append(text)
+        return text.upper()
+
+    provider = robota.testing.ScriptedProvider([[("shout", {"text": "hey"})], "done", "more"])
+
+    def factory(approver: HttpApprover) -> robota.Agent:
+        gate = robota.PermissionGate(robota.PermissionPolicy(ask=["shout"]), approver=approver)
+        return robota.Agent("m", provider=provider, tools=[shout], tool_gate=gate, journal=journal)
+
+    with running(create_app({"a": factory})) as url, client(url) as http:
+        ask = _interrupt_of(http)
+        busy = http.post("/agents/a/agui", json=agui_input("t", "other", run_id="run-x"))
+        assert busy.status_code == 409
+        answer = http.post(f"/agents/a/sessions/t/approvals/{ask}", json={"approved": True})
+        assert answer.status_code == 200, answer.text
+        rest = agui(sse_events(http.get("/agents/a/sessions/t/stream").iter_lines()))
+        assert isinstance(rest[-1], RunFinishedEvent)
+        assert rest[-1].result["text"] == "done"
+        nxt = agui(
+            sse_events(
+                http.post(
+                    "/agents/a/agui", json=agui_input("t", "and", run_id="run-3")
+                ).iter_lines()
+            )
+        )
+    assert isinstance(nxt[-1], RunFinishedEvent)
+    assert nxt[-1].result["text"] == "more"
+    assert effects == ["hey"]
