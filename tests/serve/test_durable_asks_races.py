@@ -13,7 +13,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
-from ag_ui.core import RunFinishedEvent
+from ag_ui.core import CustomEvent, RunFinishedEvent
 
 import robota
 import robota.testing
@@ -169,4 +169,53 @@ def test_s40_a_journaled_agent_without_a_session_store_is_answered_and_continued
         )
     assert isinstance(nxt[-1], RunFinishedEvent)
     assert nxt[-1].result["text"] == "more"
+    assert effects == ["hey"]
+
+
+def test_s40_a_sub_agents_ask_under_a_journaled_parent_is_answered_in_the_stream(
+    tmp_path: pathlib.Path,
+) -> None:
+    # Issue 29: a child cannot suspend its caller yet, so its ask is not saved (that failed the
+    # whole served run with subagent_suspended): it waits in the running stream for its POST.
+    effects: list[str] = []
+
+    @robota.tool
+    def shout(text: str) -> str:
+        """Say it louder."""
+        effects.append(text)
+        return text.upper()
+
+    journal = robota.testing.InMemoryJournal()
+    child_provider = robota.testing.ScriptedProvider([[("shout", {"text": "hey"})], "shouted"])
+    parent_provider = robota.testing.ScriptedProvider([[("helper", {"input": "go"})], "done"])
+
+    def factory(approver: HttpApprover) -> robota.Agent:
+        child = robota.Agent("c", provider=child_provider, name="helper", tools=[shout])
+        gate = robota.PermissionGate(robota.PermissionPolicy(ask=["shout"]), approver=approver)
+        return robota.Agent(
+            "p",
+            provider=parent_provider,
+            name="lead",
+            tools=[child],
+            tool_gate=gate,
+            journal=journal,
+        )
+
+    with running(create_app({"a": factory})) as url, client(url) as http:
+        events = []
+        body = agui_input("t", "go")
+        with http.stream("POST", "/agents/a/agui", json=body) as response:
+            for sse in sse_events(response.iter_lines()):
+                (event,) = agui([sse])
+                events.append(event)
+                if isinstance(event, CustomEvent) and event.name == "robota.permission_request":
+                    answer = http.post(
+                        f"/agents/a/sessions/t/approvals/{event.value['id']}",
+                        json={"approved": True},
+                    )
+                    assert answer.status_code == 200, answer.text
+    finished = events[-1]
+    assert isinstance(finished, RunFinishedEvent), finished
+    assert finished.result["status"] == "complete"
+    assert finished.result["text"] == "done"
     assert effects == ["hey"]
