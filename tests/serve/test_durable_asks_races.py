@@ -18,6 +18,9 @@ from ag_ui.core import CustomEvent, RunFinishedEvent
 import robota
 import robota.testing
 from robota.serve import HttpApprover, create_app
+from robota.serve._app import _Handlers
+from robota.serve._runs import Conversations
+from robota.serve._vercel import VercelTranslator
 from serve.durable_app import PHASES, durable_app
 from serve.support import agui, agui_input, client, running, sse_events
 
@@ -219,3 +222,50 @@ def test_s40_a_sub_agents_ask_under_a_journaled_parent_is_answered_in_the_stream
     assert finished.result["status"] == "complete"
     assert finished.result["text"] == "done"
     assert effects == ["hey"]
+
+
+async def test_s40_an_answer_saved_as_a_cancel_ends_the_waiting_stream_still_continues_the_turn() -> (
+    None
+):
+    # The stream waiting in-line for the answer is cancelled (S23) and, before it wakes, the
+    # last answer is saved: the POST left the turn to that stream (it was running), which now
+    # ends — the turn must still go on (as when the answer comes after the stream ended), not
+    # stay answered and never continued, with a new turn then started over it.
+    effects: list[str] = []
+
+    @robota.tool
+    def shout(text: str) -> str:
+        """Say it louder."""
+        effects.append(text)
+        return text.upper()
+
+    journal = robota.testing.InMemoryJournal()
+    provider = robota.testing.ScriptedProvider([[("shout", {"text": "hey"})], "done"])
+
+    def factory(approver: HttpApprover) -> robota.Agent:
+        gate = robota.PermissionGate(robota.PermissionPolicy(ask=["shout"]), approver=approver)
+        return robota.Agent("m", provider=provider, tools=[shout], tool_gate=gate, journal=journal)
+
+    conversations = Conversations(
+        {"a": factory}, None, buffer_limit=1_000, max_sessions=10, approval_timeout=None
+    )
+    handlers = _Handlers(conversations, 10_000, None)
+    conversation = await conversations.open("a", "t")
+    run = conversations.start(conversation, "go", "chat", VercelTranslator)
+    async for _, frame in run.buffer.read():
+        if "data-permission-request" in frame:
+            break  # announced: the stream now waits in line for the answer
+    (ask,) = conversation.requests
+    assert conversation.running
+    run.controller.abort()  # the cancel endpoint's abort; the stream has not woken yet
+    await handlers._answer(conversation, ask, {"approved": True}, None)
+    assert run.task is not None
+    await run.task
+    latest = conversation.run
+    assert latest is not None
+    assert latest is not run
+    assert latest.task is not None
+    await latest.task
+    assert effects == ["hey"]
+    assert not conversation.requests
+    await conversations.aclose()

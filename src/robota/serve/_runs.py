@@ -293,6 +293,7 @@ class Conversations:
         self._buffer_limit = buffer_limit
         self._conversations: dict[tuple[str, str], Conversation] = {}
         self._opening = asyncio.Lock()
+        self._closing = False
 
     @property
     def full(self) -> bool:
@@ -409,12 +410,30 @@ class Conversations:
         conversation.protocol = protocol
         conversation.approver.bind(run)
         run.task = asyncio.get_running_loop().create_task(
-            _drive(conversation, run, text, self._approval_timeout)
+            _drive(conversation, run, text, self._approval_timeout, self._hand_off(make_translator))
         )
         return run
 
+    def _hand_off(
+        self, make_translator: Callable[[str], Translator]
+    ) -> Callable[[Conversation], None]:
+        """What a stream that ends with its turn answered but not continued calls (S40).
+
+        Its wait was aborted (cancel) just as the last answer was saved: the answer's POST left
+        the turn to that stream, so the continuation starts now as the session's next run, as
+        when the answer comes after the stream ended — but not while the app shuts down (a
+        session store's turn is then continued when the session is next opened).
+        """
+
+        def hand_off(conversation: Conversation) -> None:
+            if not self._closing:
+                self.start(conversation, None, conversation.protocol, make_translator)
+
+        return hand_off
+
     async def aclose(self) -> None:
         """Abort every running run, wait for it, and close the sessions and agents."""
+        self._closing = True
         conversations = list(self._conversations.values())
         self._conversations.clear()
         tasks = []
@@ -465,9 +484,14 @@ def _build(factory: AgentFactory, approver: HttpApprover, name: str) -> Agent:
 
 
 async def _drive(
-    conversation: Conversation, run: ActiveRun, text: str | None, patience: float | None
+    conversation: Conversation,
+    run: ActiveRun,
+    text: str | None,
+    patience: float | None,
+    hand_off: Callable[[Conversation], None],
 ) -> None:
     translator = run.translator
+    answered = False  # the turn ended suspended, yet every request is answered (S40)
     try:
         run.emit(translator.start())
         result = await _pump(run, conversation.stream(text, run.controller))
@@ -480,6 +504,7 @@ async def _drive(
             if not translator.waits_for_answers or not await conversation.wait_answers(
                 run, patience
             ):
+                answered = result.status == "suspended" and not conversation.requests
                 break
             result = await _pump(run, conversation.stream(None, run.controller))
         run.emit(translator.finish(result))
@@ -495,6 +520,8 @@ async def _drive(
         conversation.approver.bind(None)
         run.emit(translator.done())
         run.buffer.close()
+        if answered and conversation.run is run:
+            hand_off(conversation)
 
 
 async def _pump(run: ActiveRun, stream: RunStream[Any]) -> RunResult[Any]:
