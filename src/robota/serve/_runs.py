@@ -504,7 +504,7 @@ async def _drive(
             if not translator.waits_for_answers or not await conversation.wait_answers(
                 run, patience
             ):
-                answered = result.status == "suspended" and not conversation.requests
+                answered = not conversation.requests  # a cancel raced the last answer
                 break
             result = await _pump(run, conversation.stream(None, run.controller))
         run.emit(translator.finish(result))
