@@ -1,8 +1,9 @@
-"""Issue 31 + S40: answers to a journaled agent's saved asks racing the rest of the server.
+"""Issue 31 + S40: a served journaled agent's saved asks — races and the cases around them.
 
 A journal that holds an answer's write (``OutsideResponded``) until the test lets it go makes
 the window between "an answer arrived" and "it is durable" wide enough to send other requests
-into it.
+into it. Also: eviction of a waiting session, an agent served without a session store, a
+sub-agent's ask under a journaled parent, and a cancel racing the last answer.
 """
 
 from __future__ import annotations
