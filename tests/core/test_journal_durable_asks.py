@@ -8,10 +8,12 @@ saved answer answers the ask.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import robota
 from journal_hooks import records_of
+from robota.core.hooks import HookOutcome, HookRunner, HookSpec
 from robota.testing import InMemoryJournal, ScriptedProvider
 
 
@@ -201,3 +203,98 @@ async def test_s40_resume_stream_refuses_a_bad_id_at_once() -> None:
     plain = robota.Agent(provider=ScriptedProvider([]), model="m")
     with pytest.raises(robota.ConfigurationError, match="journal"):
         plain.resume_stream("e")
+
+
+class _Rewrite:
+    """A PreToolUse command hook that replaces the call's target (S22 updatedInput)."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    async def execute(
+        self, hook: HookSpec, payload: Mapping[str, Any], *, signal: Any = None
+    ) -> HookOutcome:
+        return HookOutcome("allow", updated_input={"target": self.target})
+
+
+def _hooked_agent(
+    journal: robota.ExecutionJournal,
+    provider: ScriptedProvider,
+    effects: list[str],
+    rewrite: _Rewrite,
+) -> robota.Agent:
+    hooks = HookRunner(
+        {"PreToolUse": [{"matcher": "deploy", "hooks": [{"type": "command", "command": "x"}]}]},
+        {"command": rewrite},
+    )
+    gate = robota.PermissionGate(
+        robota.PermissionPolicy(mode="default"), approver=DurableApprover(), hooks=hooks
+    )
+    return robota.Agent(
+        provider=provider, model="m", tools=_tools(effects), journal=journal, tool_gate=gate
+    )
+
+
+async def test_s40_a_saved_approval_answers_only_the_ask_it_was_given_for() -> None:
+    # S40: a response answers only its own request and never admits an effect by itself. A
+    # hook's replacement input differs on resume: the person approved "staging", the call now
+    # runs with "prod" — the saved answer must not admit it; the new question is asked anew.
+    journal = InMemoryJournal()
+    effects: list[str] = []
+    rewrite = _Rewrite("staging")
+    first = _hooked_agent(journal, ScriptedProvider([[DEPLOY]]), effects, rewrite)
+    (request,) = (await first.run("ship it", execution_id="e")).pending_requests
+    assert request.payload == {"tool": "deploy", "arguments": {"target": "staging"}}
+    rewrite.target = "prod"
+    second = _hooked_agent(journal, ScriptedProvider(["ok"]), effects, rewrite)
+    await second.respond("e", request.id, {"approved": True})
+    again = await second.resume("e")
+    assert effects == []
+    assert again.status == "suspended"
+    (fresh,) = again.pending_requests
+    assert fresh.id != request.id
+    assert fresh.payload == {"tool": "deploy", "arguments": {"target": "prod"}}
+    # Asked anew, under a stable id: resuming again waits for the same new request.
+    still = await second.resume("e")
+    assert [r.id for r in still.pending_requests] == [fresh.id]
+    await second.respond("e", fresh.id, {"approved": True})
+    done = await second.resume("e")
+    assert done.status == "complete"
+    assert effects == ["prod"]
+
+
+async def test_s40_a_childs_ask_under_a_journaled_parent_is_asked_in_memory() -> None:
+    # Issue 29: a sub-agent cannot pass a suspension to its caller yet, so a child's ask gets
+    # no outside channel — its approver answers it in memory, the parent's run goes on (a
+    # saved ask would fail the whole run with subagent_suspended).
+    seen: list[robota.ApprovalRequest] = []
+
+    async def approver(request: robota.ApprovalRequest) -> robota.Approval:
+        seen.append(request)
+        if request.request_outside_response is not None:
+            answer: Any = await request.request_outside_response("approval", {})
+            return robota.Approval(approved=bool(answer))
+        return robota.Approval(approved=True)
+
+    effects: list[str] = []
+    child = robota.Agent(
+        "c",
+        provider=ScriptedProvider([[DEPLOY], "child done"]),
+        name="researcher",
+        tools=_tools(effects),
+    )
+    gate = robota.PermissionGate(robota.PermissionPolicy(mode="default"), approver=approver)
+    parent = robota.Agent(
+        "p",
+        provider=ScriptedProvider([[("researcher", {"input": "go"})], "ok"]),
+        name="lead",
+        tools=[child],
+        tool_gate=gate,
+        journal=InMemoryJournal(),
+    )
+    result = await parent.run("start", execution_id="e")
+    assert result.status == "complete"
+    assert effects == ["prod"]
+    asked = [r for r in seen if r.agent is not None]
+    assert [r.tool.name for r in asked] == ["deploy"]
+    assert asked[0].request_outside_response is None

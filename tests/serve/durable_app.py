@@ -13,6 +13,7 @@ from __future__ import annotations
 import pathlib
 import socket
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -29,9 +30,16 @@ PHASES: dict[str, list[Any]] = {
 }
 
 
-def durable_app(directory: pathlib.Path, turns: list[Any], **options: Any) -> Starlette:
-    """The app; see the module docstring."""
-    journal = SQLiteJournal(str(directory / "journal.db"))
+def durable_app(
+    directory: pathlib.Path,
+    turns: list[Any],
+    wrap: Callable[[robota.ExecutionJournal], robota.ExecutionJournal] | None = None,
+    **options: Any,
+) -> Starlette:
+    """The app; see the module docstring. ``wrap``: a test's wrapper of its journal."""
+    journal: robota.ExecutionJournal = SQLiteJournal(str(directory / "journal.db"))
+    if wrap is not None:
+        journal = wrap(journal)
     effects = directory / "effects.txt"
 
     @robota.tool

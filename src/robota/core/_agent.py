@@ -1259,7 +1259,8 @@ class Agent(DurableAgentMixin):
                 except BaseException:
                     await release_lease(lease)
                     raise
-                binding = JournalBinding(lease, store=journal)
+                # Issue 29: a child cannot pass a suspension to its caller: its asks stay in memory.
+                binding = JournalBinding(lease, store=journal, asks_suspend=parent is None)
                 settings = replace(settings, runtime_state=self._runtime_state(settings))
             try:
                 emitter = self._scoped_emitter(

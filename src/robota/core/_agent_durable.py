@@ -400,7 +400,7 @@ class DurableAgentMixin:
                     signal=run_signal,
                     emitter=emitter,
                     notify=parent.notify if parent is not None else notify,
-                    journal=JournalBinding(lease, recovery, journal),
+                    journal=JournalBinding(lease, recovery, journal, asks_suspend=parent is None),
                 )
                 running.append(True)
                 if parent is not None:

@@ -316,24 +316,25 @@ class _Handlers:
         self, conversation: Conversation, request_id: str, response: object, protocol: object
     ) -> Response:
         """Save an answer to a waiting request (S40); the last one continues the turn."""
-        try:
-            answered = await conversation.respond(request_id, response)
-        except RobotaError as exc:
-            _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
-            raise _BadRequest(
-                409, "not_answerable", "the request could not be answered (answered already?)"
-            ) from None
-        if not answered:
-            raise _BadRequest(404, "unknown_request", "no such request is waiting")
-        run_id = None
-        if not conversation.requests and not conversation.running:
-            # Nobody's stream waits (it ended, or the server restarted): the continuation
-            # runs now, readable at the session's stream endpoint.
-            chosen = protocol if protocol in ("agui", "chat") else conversation.protocol
-            run = self._conversations.start(
-                conversation, None, chosen, self._translator(conversation, chosen)
-            )
-            run_id = run.run_id
+        async with conversation.answering:
+            try:
+                answered = await conversation.respond(request_id, response)
+            except RobotaError as exc:
+                _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+                raise _BadRequest(
+                    409, "not_answerable", "the request could not be answered (answered already?)"
+                ) from None
+            if not answered:
+                raise _BadRequest(404, "unknown_request", "no such request is waiting")
+            run_id = None
+            if not conversation.requests and not conversation.running:
+                # Nobody's stream waits (it ended, or the server restarted): the continuation
+                # runs now, readable at the session's stream endpoint.
+                chosen = protocol if protocol in ("agui", "chat") else conversation.protocol
+                run = self._conversations.start(
+                    conversation, None, chosen, self._translator(conversation, chosen)
+                )
+                run_id = run.run_id
         return JSONResponse({"answered": True, "runId": run_id})
 
     async def _start(
@@ -411,6 +412,10 @@ class _Handlers:
     async def _agui_resume(self, name: str, payload: RunAgentInput) -> Response:
         """A run whose ``resume`` entries answer the interrupts a suspended run ended with."""
         conversation = await self._reopened(name, payload.thread_id)
+        async with conversation.answering:  # S40: one continuation, never over a new turn
+            return await self._agui_answer(conversation, payload)
+
+    async def _agui_answer(self, conversation: Conversation, payload: RunAgentInput) -> Response:
         if conversation.running:
             raise _BadRequest(409, "session_busy", "a run of this session is still going")
         if conversation.run is not None and conversation.run.run_id == payload.run_id:

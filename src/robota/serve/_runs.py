@@ -206,6 +206,9 @@ class Conversation:
     """The suspended execution, for an agent served without a session store."""
     protocol: str = "chat"
     """The protocol of the latest run (a continuation started by an answer streams in it)."""
+    answering: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while answers are saved and the continuation they allow is started (S40): two
+    POSTs never both start it, and a new turn never starts over an answer being saved."""
     _answered: asyncio.Event | None = None
 
     @property
@@ -234,22 +237,22 @@ class Conversation:
 
         Durable on return. When it was the last one, a run waiting for answers goes on.
 
+        The caller holds :attr:`answering`. The request stays waiting until its answer is
+        durable: a new turn meanwhile is refused, and it is gone from :attr:`requests` only
+        once nothing can lose the answer.
+
         Raises:
             Any error of ``Session.respond`` / ``Agent.respond`` (the request was already
             answered elsewhere, the journal failed): the request stays waiting.
         """
-        request = self.requests.pop(request_id, None)
-        if request is None:
+        if request_id not in self.requests:
             return False
-        try:
-            if self.session is not None:
-                await self.session.respond(request_id, response)
-            else:
-                assert self.execution_id is not None
-                await self.agent.respond(self.execution_id, request_id, response)
-        except BaseException:
-            self.requests[request_id] = request
-            raise
+        if self.session is not None:
+            await self.session.respond(request_id, response)
+        else:
+            assert self.execution_id is not None
+            await self.agent.respond(self.execution_id, request_id, response)
+        del self.requests[request_id]
         if not self.requests and self._answered is not None:
             self._answered.set()
         return True
@@ -264,7 +267,7 @@ class Conversation:
         try:
             await asyncio.wait_for(answered.wait(), patience)
         except TimeoutError:
-            return False
+            pass  # answered as the time ran out: the answer's POST left the turn to this run
         finally:
             unsubscribe()
             self._answered = None
@@ -292,6 +295,7 @@ class Conversations:
         self._buffer_bytes = buffer_bytes
         self._conversations: dict[tuple[str, str], Conversation] = {}
         self._opening = asyncio.Lock()
+        self._closing = False
 
     @property
     def full(self) -> bool:
@@ -370,10 +374,12 @@ class Conversations:
         if self._store is None:
             return False
         for key, conversation in self._conversations.items():
+            # S40: a turn waiting for answers is kept by the journal and the store (an
+            # abandoned ask must not hold a slot forever); one being answered is not idle.
             if (
                 not conversation.running
                 and not conversation.approver.pending
-                and not conversation.requests
+                and not conversation.answering.locked()
             ):
                 del self._conversations[key]
                 if conversation.session is not None:
@@ -406,12 +412,30 @@ class Conversations:
         conversation.protocol = protocol
         conversation.approver.bind(run)
         run.task = asyncio.get_running_loop().create_task(
-            _drive(conversation, run, text, self._approval_timeout)
+            _drive(conversation, run, text, self._approval_timeout, self._hand_off(make_translator))
         )
         return run
 
+    def _hand_off(
+        self, make_translator: Callable[[str], Translator]
+    ) -> Callable[[Conversation], None]:
+        """What a stream that ends with its turn answered but not continued calls (S40).
+
+        Its wait was aborted (cancel) just as the last answer was saved: the answer's POST left
+        the turn to that stream, so the continuation starts now as the session's next run, as
+        when the answer comes after the stream ended — but not while the app shuts down (a
+        session store's turn is then continued when the session is next opened).
+        """
+
+        def hand_off(conversation: Conversation) -> None:
+            if not self._closing:
+                self.start(conversation, None, conversation.protocol, make_translator)
+
+        return hand_off
+
     async def aclose(self) -> None:
         """Abort every running run, wait for it, and close the sessions and agents."""
+        self._closing = True
         conversations = list(self._conversations.values())
         self._conversations.clear()
         tasks = []
@@ -462,9 +486,14 @@ def _build(factory: AgentFactory, approver: HttpApprover, name: str) -> Agent:
 
 
 async def _drive(
-    conversation: Conversation, run: ActiveRun, text: str | None, patience: float | None
+    conversation: Conversation,
+    run: ActiveRun,
+    text: str | None,
+    patience: float | None,
+    hand_off: Callable[[Conversation], None],
 ) -> None:
     translator = run.translator
+    answered = False  # the turn ended suspended, yet every request is answered (S40)
     try:
         run.emit(translator.start())
         result = await _pump(run, conversation.stream(text, run.controller))
@@ -477,6 +506,7 @@ async def _drive(
             if not translator.waits_for_answers or not await conversation.wait_answers(
                 run, patience
             ):
+                answered = not conversation.requests  # a cancel raced the last answer
                 break
             result = await _pump(run, conversation.stream(None, run.controller))
         run.emit(translator.finish(result))
@@ -492,6 +522,8 @@ async def _drive(
         conversation.approver.bind(None)
         run.emit(translator.done())
         run.buffer.close()
+        if answered and conversation.run is run:
+            hand_off(conversation)
 
 
 async def _pump(run: ActiveRun, stream: RunStream[Any]) -> RunResult[Any]:

@@ -487,6 +487,7 @@ class JournalBinding:
         "_recovery",
         "_unsaved",
         "_waits",
+        "asks_suspend",
         "execution_id",
         "store",
         "suspended",
@@ -497,8 +498,13 @@ class JournalBinding:
         lease: JournalLease,
         recovery: Recovery | None = None,
         store: ExecutionJournal | None = None,
+        *,
+        asks_suspend: bool = True,
     ) -> None:
         self._lease = lease
+        #: Whether an ask may be saved and suspend this execution: not a sub-agent's, which
+        #: cannot pass a suspension to its caller yet (issue 29) — its asks stay in memory.
+        self.asks_suspend = asks_suspend
         self.store = store
         self.execution_id = lease.execution_id
         self._recovery = recovery
@@ -652,13 +658,16 @@ class JournalBinding:
 
     def outside(
         self, call_key: str, call_id: str, tool_name: str, *, asks: bool = False
-    ) -> _OutsideChannel:
+    ) -> _OutsideChannel | None:
         """The body's ``request_outside_response`` for this logical call.
 
         ``asks=True``: the channel its approver saves asks through
         (``ApprovalRequest.request_outside_response``) — ids of their own, so whether admission
-        asked does not shift the ids of the body's requests (S40: stable identities).
+        asked does not shift the ids of the body's requests (S40: stable identities); ``None``
+        for a sub-agent's execution (:attr:`asks_suspend`), whose asks are answered in memory.
         """
+        if asks and not self.asks_suspend:
+            return None
         return _OutsideChannel(self, call_key, call_id, tool_name, "ask" if asks else "req")
 
     def _saved(self) -> tuple[dict[str, OutsideRequested], dict[str, Any]]:
@@ -686,9 +695,17 @@ class _OutsideChannel:
 
     async def __call__(self, kind: str, payload: object) -> Any:
         binding = self._binding
-        self._count += 1
-        request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
-        requests, responses = binding._saved()
+        asks = self._prefix == "ask"
+        while True:
+            self._count += 1
+            request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
+            requests, responses = binding._saved()
+            earlier = requests.get(request_id)
+            # S40: a response answers only its own request. An ask whose question changed
+            # since it was saved (a hook's replacement input, another rule asking) is not
+            # answered by the saved answer: it is asked anew under the next stable id.
+            if not asks or earlier is None or _same_question(earlier, kind, payload):
+                break
         if request_id in responses:
             return responses[request_id]  # S40: a resumed wait returns its saved answer
         saved = requests.get(request_id)
@@ -708,6 +725,15 @@ class _OutsideChannel:
         )
         binding._waits[self._key] = wait  # it wins even if the body catches it
         raise wait
+
+
+def _same_question(saved: OutsideRequested, kind: str, payload: object) -> bool:
+    """Whether ``saved`` asks what ``kind``/``payload`` ask (compared as saved: JSON)."""
+    try:
+        same = json.dumps(saved.payload, sort_keys=True) == json.dumps(payload, sort_keys=True)
+    except (TypeError, ValueError):
+        same = bool(saved.payload == payload)
+    return same and saved.request_kind == kind
 
 
 async def append_record(lease: JournalLease, record: JournalRecord) -> None:

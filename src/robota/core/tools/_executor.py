@@ -133,10 +133,11 @@ class EffectJournal(Protocol):
 
     def outside(
         self, call_key: str, call_id: str, tool_name: str, *, asks: bool = False
-    ) -> OutsideResponder:
+    ) -> OutsideResponder | None:
         """The channel the body's ``ctx.request_outside_response`` goes through.
 
-        ``asks=True``: the one its approver saves asks through, with ids of their own.
+        ``asks=True``: the one its approver saves asks through, with ids of their own;
+        ``None`` when an ask cannot suspend this execution (a sub-agent's, issue 29).
         """
         ...
 

@@ -173,8 +173,10 @@ class ApprovalRequest:
             reached this approver from an agent called as a tool (issue 29); ``None`` for the
             agent's own calls.
         request_outside_response: Present when the run has an execution journal (S40), else
-            ``None``: for an approver that cannot keep the run waiting in memory — one answered
-            over HTTP, from another process, or after a restart. ``await
+            ``None`` (also for a sub-agent's call: a child cannot suspend its caller yet, issue
+            29, so its asks are answered in memory): for an approver that cannot keep the run
+            waiting in memory — one answered over HTTP, from another process, or after a
+            restart. ``await
             request.request_outside_response(kind, payload)`` saves the ask as an outside
             request of the execution and suspends it: the run returns ``status="suspended"``
             with the ask in ``RunResult.pending_requests`` (the call does not return). Once the
@@ -182,7 +184,9 @@ class ApprovalRequest:
             same logical call is judged again — the current rules and mode first, so a saved
             answer never admits a call by itself — and, when that judgement asks again, the
             call returns the saved response at once, for the approver to turn into its
-            :class:`Approval`. Ask ids are apart from the ids of the tool body's own requests.
+            :class:`Approval`. Ask ids are apart from the ids of the tool body's own requests;
+            a saved answer answers only the question it was given for — when the resumed ask
+            differs (kind or payload, e.g. a hook's new replacement input), it is asked anew.
     """
 
     tool: Tool
