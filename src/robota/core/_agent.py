@@ -27,31 +27,19 @@ from robota.core._agent_checks import check_agent_arguments
 from robota.core._agent_config import AgentConfigMixin, ModelSelection
 from robota.core._agent_durable import DurableAgentMixin
 from robota.core._agent_lifetime import AgentLifetimeMixin
-from robota.core._agent_models import (
-    FallbackEntry,
-    check_retry,
-    resolve_fallback,
-)
+from robota.core._agent_models import FallbackEntry, check_retry, resolve_fallback
 from robota.core._agent_options import RunOptions, check_limit, check_rounds
 from robota.core._agent_run import AgentRunMixin
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
-from robota.core._events import (
-    EventService,
-    OwnerRef,
-)
+from robota.core._events import EventService, OwnerRef
 from robota.core._guardrails import Guardrail, check_guardrails
 from robota.core._handoff import DEFAULT_MAX_HANDOFFS, Handoff, check_max_handoffs, transfers
 from robota.core._history import ConversationStore
 from robota.core._limits import UsageLimits, check_limits
 from robota.core._messages import Message, new_id
 from robota.core._models import check_context_window
-from robota.core._plugins import (
-    Module,
-    ModuleRegistry,
-    Plugin,
-    run_cleanup_step,
-)
+from robota.core._plugins import Module, ModuleRegistry, Plugin, run_cleanup_step
 from robota.core._rare import RareField
 from robota.core._retry import RetryPolicy
 from robota.core._texts import (

@@ -18,12 +18,7 @@ from robota.core._agent_tool import AgentTool
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
-from robota.core._events import (
-    AgentEvent,
-    EventNames,
-    EventService,
-    OwnerRef,
-)
+from robota.core._events import AgentEvent, EventNames, EventService, OwnerRef
 from robota.core._guardrails import Guardrail
 from robota.core._handoff import Handoff, transfers
 from robota.core._history import HistoryMutation

@@ -16,22 +16,11 @@ from robota.core._agent_checks import check_text
 from robota.core._agent_models import disable_sdk_retries
 from robota.core._agent_options import check_non_negative
 from robota.core._context import ContextUsage
-from robota.core._errors import (
-    ConfigurationError,
-    DisposedAgentError,
-)
-from robota.core._history import (
-    ConversationStore,
-    HistoryMutation,
-    HistoryView,
-)
+from robota.core._errors import ConfigurationError, DisposedAgentError
+from robota.core._history import ConversationStore, HistoryMutation, HistoryView
 from robota.core._limits import UsageLimits
 from robota.core._messages import Message, SystemMessage
-from robota.core._models import (
-    ContextWindow,
-    get_model_context_window,
-    resolve_context_window,
-)
+from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
 from robota.core._retry import RetryPolicy
 from robota.core._texts import ModelTexts
 from robota.core.execution._journal import ExecutionJournal

@@ -17,10 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from typing_extensions import Unpack
 
 from robota.core._abort import AbortSignal, abort_error_from_reason
-from robota.core._agent_checks import (
-    check_run_input,
-    unknown_run_options,
-)
+from robota.core._agent_checks import check_run_input, unknown_run_options
 from robota.core._agent_children import run_child
 from robota.core._agent_models import check_retry
 from robota.core._agent_options import (
@@ -36,12 +33,7 @@ from robota.core._agent_options import (
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
-from robota.core._events import (
-    AgentEvent,
-    CallbackEventService,
-    EventService,
-    OwnerRef,
-)
+from robota.core._events import AgentEvent, CallbackEventService, EventService, OwnerRef
 from robota.core._guardrails import Guardrail, check_guardrails
 from robota.core._history import ConversationStore
 from robota.core._limits import UsageLimits
@@ -62,21 +54,14 @@ from robota.core.execution._durable import (
     release_lease,
 )
 from robota.core.execution._guardrails import tool_guardrails
-from robota.core.execution._journal import (
-    ExecutionJournal,
-    ExecutionStateError,
-    JournalLease,
-)
+from robota.core.execution._journal import ExecutionJournal, ExecutionStateError, JournalLease
 from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._limits import run_limits
 from robota.core.execution._loop import Execution, ExecutionSettings
 from robota.core.execution._result import RunResult
 from robota.core.execution._slot import RunSlot
 from robota.core.execution._stream import RunStream
-from robota.core.execution._structured import (
-    OutputSpec,
-    StructuredSettings,
-)
+from robota.core.execution._structured import OutputSpec, StructuredSettings
 from robota.core.execution._subagents import Delegation
 from robota.core.hooks._runner import HookRunner
 from robota.core.providers._contract import Provider
