@@ -47,7 +47,7 @@ from robota.core.providers._contract import (
 )
 from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
-from robota.core.tools._executor import ToolCallOutcome, interrupted, not_dispatched
+from robota.core.tools._outcomes import ToolCallOutcome, interrupted, not_dispatched
 
 __all__ = ["ProviderCallMixin", "commit_diagnostic", "unresolved_effort", "unrun_answer"]
 

@@ -29,13 +29,8 @@ from robota.core.execution._guards import (
 )
 from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._settings import ExecutionSettings
-from robota.core.tools._executor import (
-    ToolCallOutcome,
-    ToolExecutionService,
-    ToolGate,
-    interrupted,
-    not_dispatched,
-)
+from robota.core.tools._executor import ToolExecutionService, ToolGate
+from robota.core.tools._outcomes import ToolCallOutcome, interrupted, not_dispatched
 
 __all__ = ["ToolBatchMixin"]
 
