@@ -58,14 +58,14 @@ class AgentCatalogMixin:
     if TYPE_CHECKING:  # Agent's own state and methods
         _catalog: ToolCatalog
         _current: Execution | None
-        _limits: UsageLimits | None
-        _max_rounds: int
         _emitter: EventEmitter | None
         _event_service: EventService | None
         _executor: ToolExecutionService
         _fallback: tuple[ModelCandidate, ...]
         _guardrails: tuple[Guardrail, ...]
         _initialized: bool
+        _limits: UsageLimits | None
+        _max_rounds: int
         _name: str
         _provider: Provider
         _providers: tuple[Provider, ...]
@@ -78,6 +78,8 @@ class AgentCatalogMixin:
         _state: Literal["open", "closing", "closed"]
         _tools: ToolRegistry
 
+        @property
+        def name(self) -> str: ...
         def _check_not_closed(self) -> None: ...
         def _every_provider(self) -> tuple[Provider, ...]: ...
         def _scoped_emitter(
@@ -88,8 +90,6 @@ class AgentCatalogMixin:
             parent: EventEmitter | None = None,
         ) -> EventEmitter: ...
 
-        @property
-        def name(self) -> str: ...
         async def _run_delegated(
             self,
             input: str,
