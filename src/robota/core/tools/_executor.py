@@ -49,13 +49,14 @@ from robota.core._errors import (
 )
 from robota.core._events import EventNames
 from robota.core._logging import get_logger
-from robota.core._messages import ToolCall, ToolMessage, new_id, now
+from robota.core._messages import ToolCall, new_id, now
 from robota.core._run_events import RunEvent, ToolCallFinished, ToolCallStarted, ToolOutcomeStatus
 from robota.core._texts import ModelTexts, render
 from robota.core._tracing import RunTrace, body_span_key
 from robota.core.providers._contract import ToolSpec
 from robota.core.schema._validate import SCHEMA_ERROR_CODE
 from robota.core.tools._deferral import ToolCatalog
+from robota.core.tools._outcomes import ToolCallOutcome, interrupted
 from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import (
     Approver,
@@ -240,44 +241,6 @@ class ToolGate(Protocol):
     async def settled(self, invocation: ToolInvocation, result: ToolResult) -> None:
         """Observe the result of an admitted body (post-execution hooks)."""
         ...
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class ToolCallOutcome:
-    """The recorded end of one tool call.
-
-    Attributes:
-        call: The model's call (``None`` for a direct invocation).
-        status: See :data:`~robota.core._run_events.ToolOutcomeStatus`.
-        result: What the model is shown (``view`` included for display).
-        call_id: The body's minted id when one was minted.
-        started: Whether a body started.
-        source: The host-declared source of the tool (S39 attribution), when it declared one.
-    """
-
-    call: ToolCall | None
-    status: ToolOutcomeStatus
-    result: ToolResult
-    call_id: str | None = None
-    started: bool = False
-    source: str | None = None
-
-    @property
-    def executed(self) -> bool:
-        """Whether a tool body ran (S37: an unavailable or refused call is not counted)."""
-        return self.started
-
-    def to_message(self) -> ToolMessage:
-        """The history message answering the call (the display ``view`` is not in it)."""
-        assert self.call is not None, "a direct invocation has no transcript message"
-        return ToolMessage(
-            self.result.content,
-            tool_call_id=self.call.id,
-            tool_name=self.call.name,
-            is_error=self.result.is_error,
-            parts=self.result.parts,
-        )
 
 
 def _parse_arguments(text: str) -> tuple[Mapping[str, Any] | None, str]:
@@ -784,20 +747,6 @@ def _control_in(exc: BaseException) -> ExecutionControlError | None:
 def _aborted(signal: AbortSignal) -> bool:
     # A call, not an attribute read: the signal can abort while this coroutine waits.
     return signal.aborted
-
-
-def interrupted(call: ToolCall, texts: ModelTexts = _DEFAULT_TEXTS) -> ToolCallOutcome:
-    """The outcome of a call that never started because the run was interrupted (S38)."""
-    result = ToolResult(texts.interrupted_before_start, is_error=True)
-    return ToolCallOutcome(call, "interrupted", result)
-
-
-def not_dispatched(
-    call: ToolCall, reason: str, texts: ModelTexts = _DEFAULT_TEXTS
-) -> ToolCallOutcome:
-    """The outcome of a committed call a guard stopped before dispatch (S39)."""
-    text = render(texts.not_dispatched_result, reason=reason)
-    return ToolCallOutcome(call, "not_dispatched", ToolResult(text, is_error=True))
 
 
 def _tool_span(span: EventEmitter, tool: Tool) -> EventEmitter:
