@@ -73,6 +73,11 @@ EXEMPT: dict[tuple[str, str], str] = {
     # (TYPE_CHECKING). Its lower home is an execution-state class below the loop, which belongs
     # to the loop's own split (issue 32 item 3), not to a structural protocol restating them.
     ("robota.core.execution._handoffs", "robota.core.execution._loop"): "RunHandoffs(run)",
+    # The same back-references from the split's mixins (issue 32 item 3): the public
+    # signature `Agent.add_handoffs(*handoffs: Agent | Handoff)` and the round's hand-over of
+    # its Execution to RunHandoffs.take — both annotations only.
+    ("robota.core._agent_catalog", "robota.core._agent"): "add_handoffs(*handoffs: Agent)",
+    ("robota.core.execution._round", "robota.core.execution._loop"): "handoffs.take(run)",
 }
 
 
