@@ -13,7 +13,7 @@ from __future__ import annotations
 import pathlib
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -34,17 +34,21 @@ def durable_app(
     directory: pathlib.Path,
     turns: list[Any],
     wrap: Callable[[robota.ExecutionJournal], robota.ExecutionJournal] | None = None,
+    before_effect: Callable[[], Awaitable[None]] | None = None,
     **options: Any,
 ) -> Starlette:
-    """The app; see the module docstring. ``wrap``: a test's wrapper of its journal."""
+    """The app; see the module docstring. ``wrap``: a test's wrapper of its journal;
+    ``before_effect``: awaited by ``shout`` before its effect."""
     journal: robota.ExecutionJournal = SQLiteJournal(str(directory / "journal.db"))
     if wrap is not None:
         journal = wrap(journal)
     effects = directory / "effects.txt"
 
     @robota.tool
-    def shout(text: str) -> str:
+    async def shout(text: str) -> str:
         """Say it louder."""
+        if before_effect is not None:
+            await before_effect()
         with effects.open("a", encoding="utf-8") as out:
             out.write(text + "\n")
         return text.upper()

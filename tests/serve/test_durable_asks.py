@@ -14,6 +14,7 @@ import pathlib
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -275,3 +276,73 @@ async def _session_turns(directory: pathlib.Path) -> list[str]:
     agent = robota.Agent("m", provider=ScriptedProvider([]))
     session = await Session.open(agent, store, "c")
     return [t.status for t in session.turns]
+
+
+def test_s40_a_session_reopening_into_a_long_continuation_does_not_hold_up_others(
+    tmp_path: pathlib.Path,
+) -> None:
+    # A turn whose every answer was saved but whose continuation never ran (a crash right
+    # after the answer) continues when its session is next opened. That open must hold up
+    # only its own session, never the opening of another.
+    with (
+        running(durable_app(tmp_path, PHASES["1"], approval_timeout=0.2)) as url,
+        client(url) as http,
+    ):
+        ask = _ask_of(
+            [
+                s.data
+                for s in sse_events(
+                    http.post("/agents/a/chat", json=chat_input("c", "go")).iter_lines()
+                )
+            ]
+        )
+
+    @robota.tool
+    def shout(text: str) -> str:
+        """Say it louder."""
+        raise AssertionError("answering must not run the turn")
+
+    async def answer_only() -> None:
+        store = SQLiteSessionStore(str(tmp_path / "sessions.db"))
+        journal = SQLiteJournal(str(tmp_path / "journal.db"))
+        agent = robota.Agent("m", provider=ScriptedProvider([]), tools=[shout], journal=journal)
+        session = await Session.open(agent, store, "c")
+        await session.respond(ask, {"approved": True, "reason": ""})
+        await session.aclose()
+
+    asyncio.run(answer_only())
+    release = threading.Event()
+    entered = threading.Event()
+
+    async def hold() -> None:
+        entered.set()
+        await asyncio.to_thread(release.wait, 60)
+
+    app = durable_app(tmp_path, PHASES["2"], before_effect=hold)
+    with running(app) as url, client(url) as http:
+        touched: list[int] = []
+        toucher = threading.Thread(
+            target=lambda: touched.append(
+                http.post(
+                    f"/agents/a/sessions/c/approvals/{ask}", json={"approved": True}
+                ).status_code
+            )
+        )
+        toucher.start()
+        try:
+            assert entered.wait(30)  # session c is reopening, its continuation's tool held
+            other = ui_stream(
+                [
+                    s.data
+                    for s in sse_events(
+                        http.post("/agents/a/chat", json=chat_input("d", "hi")).iter_lines()
+                    )
+                ]
+            )
+            assert other.metadata["status"] == "complete"
+            assert toucher.is_alive()  # c is still held: d did not wait for it
+        finally:
+            release.set()
+            toucher.join(30)
+        assert touched, "the request to session c never finished"
+    assert _effects(tmp_path) == ["hey"]

@@ -295,12 +295,16 @@ class Conversations:
         self._buffer_bytes = buffer_bytes
         self._conversations: dict[tuple[str, str], Conversation] = {}
         self._opening = asyncio.Lock()
+        # One lock per session being opened (with how many wait on it), and the sessions
+        # being opened: counted as held, so openers cannot pass max_sessions together.
+        self._key_locks: dict[tuple[str, str], list[Any]] = {}
+        self._reserved: set[tuple[str, str]] = set()
         self._closing = False
 
     @property
     def full(self) -> bool:
         """Whether no new conversation may be opened."""
-        return len(self._conversations) >= self._max_sessions
+        return len(self._conversations) + len(self._reserved) >= self._max_sessions
 
     def knows_agent(self, name: str) -> bool:
         return name in self._agents
@@ -341,29 +345,53 @@ class Conversations:
     async def open(self, agent_name: str, session_id: str) -> Conversation:
         """The conversation ``session_id`` of ``agent_name``, created (or reopened) when new.
 
+        Openers of one session wait for each other; openers of others do not — opening may
+        continue a turn a crash left pending (S40), which takes as long as that turn. Room is
+        reserved under one short lock, so concurrent openers cannot pass ``max_sessions``.
+
         Raises:
             ConfigurationError: a bad session id, or a factory that did not build an Agent.
-            SessionsFull: a new conversation past ``max_sessions`` (checked under the lock,
-                so concurrent openers cannot all pass it).
+            SessionsFull: a new conversation past ``max_sessions``.
         """
         session_id = check_session_id(session_id)
-        async with self._opening:
-            key = (agent_name, session_id)
-            found = self.find(agent_name, session_id)
-            if found is not None:
-                return found
-            if self.full and not await self._evict_idle():
-                raise SessionsFull
-            approver = HttpApprover(self._approval_timeout)
-            agent = _build(self._agents[agent_name], approver, agent_name)
-            session = None
-            if self._store is not None:
-                session = await Session.open(agent, self._store, session_id)
-            conversation = Conversation(agent_name, session_id, agent, approver, session)
-            if session is not None:  # S40: a turn left suspended (before a restart) still waits
-                conversation.requests = {r.id: r for r in session.pending_requests}
-            self._conversations[key] = conversation
-            return conversation
+        key = (agent_name, session_id)
+        found = self.find(agent_name, session_id)
+        if found is not None:
+            return found
+        held = self._key_locks.get(key)
+        if held is None:
+            held = self._key_locks[key] = [asyncio.Lock(), 0]
+        held[1] += 1
+        try:
+            async with held[0]:
+                found = self.find(agent_name, session_id)
+                if found is not None:
+                    return found
+                async with self._opening:  # the room, reserved
+                    if self.full and not await self._evict_idle():
+                        raise SessionsFull
+                    self._reserved.add(key)
+                try:
+                    conversation = await self._opened(agent_name, session_id)
+                finally:
+                    self._reserved.discard(key)
+                self._conversations[key] = conversation
+                return conversation
+        finally:
+            held[1] -= 1
+            if held[1] == 0:
+                del self._key_locks[key]
+
+    async def _opened(self, agent_name: str, session_id: str) -> Conversation:
+        approver = HttpApprover(self._approval_timeout)
+        agent = _build(self._agents[agent_name], approver, agent_name)
+        session = None
+        if self._store is not None:
+            session = await Session.open(agent, self._store, session_id)
+        conversation = Conversation(agent_name, session_id, agent, approver, session)
+        if session is not None:  # S40: a turn left suspended (before a restart) still waits
+            conversation.requests = {r.id: r for r in session.pending_requests}
+        return conversation
 
     async def _evict_idle(self) -> bool:
         """Close the least recently used idle conversation to make room; ``False`` if none.
