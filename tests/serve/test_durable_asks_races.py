@@ -250,7 +250,7 @@ async def test_s40_an_answer_saved_as_a_cancel_ends_the_waiting_stream_still_con
     conversations = Conversations(
         {"a": factory}, None, buffer_limit=1_000, max_sessions=10, approval_timeout=None
     )
-    handlers = _Handlers(conversations, 10_000, None)
+    handlers = _Handlers(conversations, 10_000, None, None)
     conversation = await conversations.open("a", "t")
     run = conversations.start(conversation, "go", "chat", VercelTranslator)
     async for _, frame in run.buffer.read():
