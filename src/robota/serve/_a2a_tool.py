@@ -315,6 +315,11 @@ class A2ATool(robota.core.Tool):
             ParseDict(result, answer, ignore_unknown_fields=True)
         except (ParseError, TypeError, ValueError):
             raise _Refusal(f"The agent at {endpoint} sent an answer A2A does not define.") from None
+        if answer.HasField("task") and answer.task.status.state in _WORKING:
+            remote.endpoint, remote.task_id = endpoint, answer.task.id
+        # S23: an answer that came in the grace time after an abort is not the call's result
+        # (a task still going is canceled by the caller).
+        signal.throw_if_aborted()
         if answer.HasField("message"):
             return robota.core.ToolResult("\n".join(_texts(answer.message.parts)))
         if not answer.HasField("task"):
