@@ -14,7 +14,8 @@ Text deltas are coalesced (issue 31: the cost per streamed token): :meth:`RunBuf
 queues a delta's text unnumbered, and the queued text becomes one event — numbered then, and
 never changed after — when a reader next looks, or before the next pushed event. A reader that
 keeps up gets the deltas as they came; one that is behind gets what queued meanwhile as one
-event. Both protocols allow any chunking of a text, so a client shows the same text; event
+event (or a few: the queue becomes an event before it holds half of ``max_bytes`` in UTF-8 or
+1024 deltas). Both protocols allow any chunking of a text, so a client shows the same text; event
 numbers (``Last-Event-ID``) name events as they were sent.
 """
 
@@ -31,6 +32,9 @@ __all__ = ["DEFAULT_BUFFER_BYTES", "RunBuffer", "text_encoder", "wire_bytes"]
 
 DEFAULT_BUFFER_BYTES: Final = 8 * 1024 * 1024
 """The default byte bound of one run's buffered events (8 MiB)."""
+
+_MAX_QUEUED: Final = 1024
+"""How many text deltas are queued, at most, before they become one event."""
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -81,7 +85,7 @@ class RunBuffer:
         self._bytes = 0  # the UTF-8 size of the events still readable
         self._dropped = 0  # the number of the first event in ``_events``
         self._first = 0  # the number of the first event still readable (shed ones are "")
-        self._pending_size = 0
+        self._pending_size = 0  # the UTF-8 size of the queued text
         self._closed = False
         self._pending: list[str] = []  # text queued, not yet an event
         self._encode: Callable[[str], str] | None = None  # how the queued text becomes one
@@ -122,13 +126,19 @@ class RunBuffer:
         """
         if self._closed:
             return
-        if self._pending and encode is not self._encode:
+        size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if self._pending and (
+            encode is not self._encode
+            # The queue is bounded too (no reader is taking it): in UTF-8 bytes, to half the
+            # buffer's bound so the event it becomes fits beside others, and in deltas (each
+            # one a Python object, heavier than its text).
+            or self._pending_size + size > self._max_bytes // 2
+            or len(self._pending) >= _MAX_QUEUED
+        ):
             self._settle()
         self._encode = encode
         self._pending.append(text)
-        self._pending_size += len(text)
-        if self._pending_size > self._max_bytes:
-            self._settle()  # queued text is bounded too (no reader is taking it)
+        self._pending_size += size
         if self._waiters:
             self._wake()
 
