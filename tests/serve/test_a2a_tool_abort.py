@@ -23,8 +23,9 @@ from serve.test_a2a import HOST, egress, serve, until
 class _Remote:
     """An A2A 1.0 JSON-RPC endpoint that answers ``SendMessage`` once ``release`` is set."""
 
-    def __init__(self, reply: dict[str, Any]) -> None:
+    def __init__(self, reply: dict[str, Any], status: int = 200) -> None:
         self.reply = reply
+        self.status = status
         self.methods: list[str] = []
         self.release = asyncio.Event()
 
@@ -46,6 +47,8 @@ class _Remote:
             self.methods.append(body["method"])
             if body["method"] == "SendMessage":
                 await self.release.wait()
+                if self.status != 200:
+                    return JSONResponse({"detail": "down"}, status_code=self.status)
             result: dict[str, Any] = self.reply
             if body["method"] == "CancelTask":
                 result = {"id": body["params"]["id"], "status": {"state": "TASK_STATE_CANCELED"}}
@@ -74,14 +77,18 @@ _LATE_ANSWERS = {
 }
 
 
-@pytest.mark.parametrize("reply", list(_LATE_ANSWERS.values()), ids=list(_LATE_ANSWERS))
+@pytest.mark.parametrize(
+    ("reply", "status"),
+    [*((reply, 200) for reply in _LATE_ANSWERS.values()), ({}, 503)],
+    ids=[*_LATE_ANSWERS, "http-error"],
+)
 async def test_s23_an_answer_arriving_after_the_abort_is_not_the_calls_result(
-    reply: dict[str, Any],
+    reply: dict[str, Any], status: int
 ) -> None:
     # S23: silent completion after abort is a contract violation. The tool waits a little for
-    # the SendMessage answer (to learn a task id to cancel), but an answer that arrives then
-    # must not be returned as if the call had finished normally.
-    remote = _Remote(reply)
+    # the SendMessage answer (to learn a task id to cancel), but an answer (or a failure) that
+    # arrives then must not be returned as if the call had ended by itself.
+    remote = _Remote(reply, status)
     async with serve(remote.app, host=HOST) as url, egress() as client:
         tool = robota.serve.a2a_tool(url, client=client)
         controller = robota.AbortController()

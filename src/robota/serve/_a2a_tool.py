@@ -361,8 +361,8 @@ class A2ATool(robota.core.Tool):
                 sending.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sending
-        if sending.cancelled():
-            signal.throw_if_aborted()
+        if sending.cancelled() or sending.exception() is not None:
+            signal.throw_if_aborted()  # S23: a failure after the abort is not the call's end
         return sending.result()
 
     async def _result(
