@@ -51,3 +51,17 @@ async def test_malformed_mcp_messages_get_fixed_error_text_never_their_input() -
             await session.initialize()
             result = await session.call_tool(server.tool_name, {"prompt": "hi"})
     assert [part.text for part in result.content if part.type == "text"] == ["ok"]
+
+
+async def test_the_sdks_fixed_transport_messages_still_tell_a_client_what_to_fix() -> None:
+    server = mcp_server(robota.Agent("m", provider=ScriptedProvider([])))
+    ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    with running(server.http_app()) as url:  # type: ignore[arg-type]
+        async with httpx2.AsyncClient(timeout=30) as http:
+            sent = await http.post(
+                f"{url}/mcp",
+                content=ping,
+                headers={"content-type": "application/json", "accept": "application/json"},
+            )
+    assert sent.status_code == 406
+    assert "text/event-stream" in sent.json()["error"]["message"]

@@ -41,6 +41,23 @@ from robota.serve._guard import (
 )
 from robota.serve._rpc_errors import JSONRPC_MESSAGES, FixedRpcErrors
 
+# The SDK's transport errors that quote nothing of the request: kept, they tell a client what
+# to fix (its parse and validation errors, which quote the input, get fixed text).
+_TRANSPORT_MESSAGES = frozenset(
+    {
+        "Bad Request: Missing session ID",
+        "Conflict: Only one SSE stream is allowed per session",
+        "Method Not Allowed",
+        "Method Not Allowed: Session termination not supported",
+        "Not Acceptable: Client must accept application/json",
+        "Not Acceptable: Client must accept both application/json and text/event-stream",
+        "Not Acceptable: Client must accept text/event-stream",
+        "Not Found: Invalid or expired session ID",
+        "Not Found: Session has been terminated",
+        "Unsupported Media Type: Content-Type must be application/json",
+    }
+)
+
 if TYPE_CHECKING:
     import mcp_types
     from mcp.server.context import ServerRequestContext
@@ -337,7 +354,7 @@ class AgentMCPServer:
         if body_timeout is not None and not body_timeout > 0:
             raise ConfigurationError("body_timeout must be > 0 seconds or None")
         # The SDK's errors quote the client's input and pydantic's text: fixed text only.
-        fixed: ASGIApp = FixedRpcErrors(app, JSONRPC_MESSAGES)
+        fixed: ASGIApp = FixedRpcErrors(app, JSONRPC_MESSAGES, _TRANSPORT_MESSAGES)
         limited: ASGIApp = BodyLimit(fixed, max_body_bytes, body_timeout)
         return _bearer(limited, token)
 

@@ -14,8 +14,9 @@ standard JSON-RPC messages only (:data:`JSONRPC_MESSAGES`).
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -44,16 +45,27 @@ A2A_MESSAGES: Final[Mapping[int, str]] = {
     -32009: "This A2A version is not supported",
 }
 """The fixed message of each JSON-RPC and A2A error code."""
+_Fix = Callable[[object], dict[str, object]]
 _INFO_KEYS: Final = ("@type", "reason", "domain")
 _MAX_REWRITTEN: Final = 1024 * 1024  # a JSON error body larger than this is not the SDK's
 
 
-def fixed_error(error: object, messages: Mapping[int, str] = A2A_MESSAGES) -> dict[str, object]:
-    """``error`` (a JSON-RPC error object) with fixed text: its code, message and reasons."""
+def fixed_error(
+    error: object,
+    messages: Mapping[int, str] = A2A_MESSAGES,
+    kept: frozenset[str] = frozenset(),
+) -> dict[str, object]:
+    """``error`` (a JSON-RPC error object) with fixed text: its code, message and reasons.
+
+    A message in ``kept`` (a constant of the SDK's, quoting nothing) stays as it is.
+    """
     code = error.get("code") if isinstance(error, dict) else None
     if isinstance(code, bool) or not isinstance(code, int):
         code = -32603
-    fixed: dict[str, object] = {"code": code, "message": messages.get(code, "Error")}
+    message = error.get("message") if isinstance(error, dict) else None
+    if not (isinstance(message, str) and message in kept):
+        message = messages.get(code, "Error")
+    fixed: dict[str, object] = {"code": code, "message": message}
     data = error.get("data") if isinstance(error, dict) else None
     if isinstance(data, list):
         infos = [
@@ -66,16 +78,16 @@ def fixed_error(error: object, messages: Mapping[int, str] = A2A_MESSAGES) -> di
     return fixed
 
 
-def _rewrite(document: object, messages: Mapping[int, str]) -> object | None:
+def _rewrite(document: object, fix: _Fix) -> object | None:
     """The document with each error fixed, or ``None`` when it holds no error."""
     if isinstance(document, dict) and "error" in document:
-        return {**document, "error": fixed_error(document["error"], messages)}
+        return {**document, "error": fix(document["error"])}
     if isinstance(document, list) and any(isinstance(d, dict) and "error" in d for d in document):
-        return [_rewrite(d, messages) or d for d in document]
+        return [_rewrite(d, fix) or d for d in document]
     return None
 
 
-def _rewrite_sse(chunk: bytes, messages: Mapping[int, str]) -> bytes:
+def _rewrite_sse(chunk: bytes, fix: _Fix) -> bytes:
     if b'"error"' not in chunk:
         return chunk
     lines = chunk.split(b"\n")
@@ -83,7 +95,7 @@ def _rewrite_sse(chunk: bytes, messages: Mapping[int, str]) -> bytes:
         if not line.startswith(b"data:"):
             continue
         try:
-            fixed = _rewrite(json.loads(line[5:]), messages)
+            fixed = _rewrite(json.loads(line[5:]), fix)
         except ValueError:
             continue
         if fixed is not None:
@@ -95,9 +107,14 @@ def _rewrite_sse(chunk: bytes, messages: Mapping[int, str]) -> bytes:
 class FixedRpcErrors:
     """ASGI middleware: every JSON-RPC error the app answers gets fixed text (module docstring)."""
 
-    def __init__(self, app: ASGIApp, messages: Mapping[int, str] = A2A_MESSAGES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        messages: Mapping[int, str] = A2A_MESSAGES,
+        kept: frozenset[str] = frozenset(),
+    ) -> None:
         self._app = app
-        self._messages = messages
+        self._fix: _Fix = functools.partial(fixed_error, messages=messages, kept=kept)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -124,7 +141,7 @@ class FixedRpcErrors:
                 await send(message)
                 return
             if mode == "sse":
-                body = _rewrite_sse(message.get("body", b""), self._messages)
+                body = _rewrite_sse(message.get("body", b""), self._fix)
                 await send({**message, "body": body})
                 return
             if mode != "json":
@@ -134,21 +151,19 @@ class FixedRpcErrors:
             if message.get("more_body", False) and len(held) <= _MAX_REWRITTEN:
                 return
             more = message.get("more_body", False)
-            await _send_json(send, start, bytes(held), more, self._messages)
+            await _send_json(send, start, bytes(held), more, self._fix)
             mode = "pass"
             held.clear()
 
         await self._app(scope, receive, rewriting)
 
 
-async def _send_json(
-    send: Send, start: Message | None, body: bytes, more: bool, messages: Mapping[int, str]
-) -> None:
+async def _send_json(send: Send, start: Message | None, body: bytes, more: bool, fix: _Fix) -> None:
     assert start is not None  # a body follows its start
     fixed = None
     if not more:
         try:
-            fixed = _rewrite(json.loads(body), messages)
+            fixed = _rewrite(json.loads(body), fix)
         except ValueError:
             fixed = None
     if fixed is not None:
