@@ -7,6 +7,7 @@ until the test lets it answer, so the abort lands while the message is in flight
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ class _Remote:
         self.status = status
         self.methods: list[str] = []
         self.release = asyncio.Event()
+        self.on_card: Callable[[], None] = lambda: None
 
     def app(self, url: str) -> Starlette:
         card = {
@@ -40,6 +42,7 @@ class _Remote:
         }
 
         async def card_route(_: Request) -> JSONResponse:
+            self.on_card()
             return JSONResponse(card)
 
         async def rpc(request: Request) -> JSONResponse:
@@ -117,3 +120,16 @@ async def test_s23_a_task_named_by_an_answer_after_the_abort_is_canceled() -> No
         with pytest.raises(robota.AbortError):
             await call
     assert remote.methods == ["SendMessage", "CancelTask"]  # no GetTask after the abort
+
+
+async def test_s23_an_abort_while_the_card_is_fetched_sends_no_message() -> None:
+    remote = _Remote(_LATE_ANSWERS["message"])
+    remote.release.set()
+    controller = robota.AbortController()
+    remote.on_card = controller.abort  # the abort lands while the card is on its way
+    async with serve(remote.app, host=HOST) as url, egress() as client:
+        tool = robota.serve.a2a_tool(url, client=client)
+        ctx = robota.ToolContext(signal=controller.signal, call_id="c", tool_name=tool.name)
+        with pytest.raises(robota.AbortError):
+            await tool.execute({"message": "hi"}, ctx)
+    assert remote.methods == []  # no message was sent after the abort

@@ -247,6 +247,7 @@ class A2ATool(robota.core.Tool):
         result = await client.request(
             method, url, headers=headers, content=body, signal=signal, max_bytes=_MAX_BYTES
         )
+        signal.throw_if_aborted()  # S23: an answer that arrived as the run aborted goes no further
         if isinstance(result, robota.host.Rejected):
             raise _Refusal(f"The call to {url} was refused: {result.reason}")
         if missing and result.status == 404:
