@@ -156,10 +156,10 @@ async def test_queued_text_is_bounded_by_its_utf8_bytes_not_its_characters() -> 
     assert len(text) % 10 == 0  # whole deltas, the newest kept
 
 
-async def test_queued_deltas_are_bounded_in_count_too() -> None:
+async def test_queued_deltas_count_their_objects_too() -> None:
     # Each queued delta is a Python object (~50 bytes beyond its text): a long message with no
     # reader must not queue millions of them before the byte bound is reached.
-    buffer = RunBuffer(limit=100_000)
+    buffer = RunBuffer(limit=100_000, max_bytes=64 * 1024)  # 5000 characters: far below
     deltas = [f"{n % 10}" for n in range(5000)]
     for delta in deltas:
         buffer.pend(delta, _upper)
