@@ -15,6 +15,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from cli._support import announced_server
+from robota.cli._serve import _allowed_hosts
 
 AGENT_MODULE = """
 import robota
@@ -183,3 +184,12 @@ async def test_serve_mcp_http_on_a_non_loopback_bind_admits_its_own_host(
                 content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}',
             )
     assert foreign.status_code == 421
+
+
+@pytest.mark.parametrize("bind", ["0.0.0.0", "::", "0:0:0:0:0:0:0:0", "::0"])  # noqa: S104
+def test_every_spelling_of_the_wildcard_bind_admits_the_machines_names(bind: str) -> None:
+    # "0:0:0:0:0:0:0:0" binds every interface as "::" does: it has no address of its own to
+    # admit, so the Host allow-list must be the machine's names, not "[0:0:0:0:0:0:0:0]:8000".
+    allowed = _allowed_hosts(bind, 8000, ())
+    assert allowed == _allowed_hosts("0.0.0.0", 8000, ())  # noqa: S104
+    assert not any(entry.startswith(("0", "[0", "[:", ":")) for entry in allowed)

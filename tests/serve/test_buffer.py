@@ -139,3 +139,31 @@ async def _first(buffer: RunBuffer) -> list[tuple[int, str]]:
     async for batch in buffer.read_batches():
         return batch
     return []
+
+
+async def test_queued_text_is_bounded_by_its_utf8_bytes_not_its_characters() -> None:
+    # "é" is 2 bytes in UTF-8: counting characters let the queue (then the one event it became,
+    # kept as the newest) grow to twice the bound (4x for emoji, 6x for escaped controls).
+    buffer = RunBuffer(limit=1000, max_bytes=100)
+    for _ in range(20):
+        buffer.pend("é" * 10, _upper)  # 20 bytes each, no reader taking them
+        assert buffer.held_bytes <= 100
+    buffer.close()
+    events = await _all(buffer)
+    assert buffer.held_bytes <= 100
+    text = "".join(data[1:-1] for _, data in events)
+    assert text == "é" * len(text)
+    assert len(text) % 10 == 0  # whole deltas, the newest kept
+
+
+async def test_queued_deltas_count_their_objects_too() -> None:
+    # Each queued delta is a Python object (~50 bytes beyond its text): a long message with no
+    # reader must not queue millions of them before the byte bound is reached.
+    buffer = RunBuffer(limit=100_000, max_bytes=64 * 1024)  # 5000 characters: far below
+    deltas = [f"{n % 10}" for n in range(5000)]
+    for delta in deltas:
+        buffer.pend(delta, _upper)
+    assert buffer.next_number >= 4  # the queue became events along the way
+    buffer.close()
+    events = await _all(buffer)
+    assert "".join(data[1:-1] for _, data in events) == "".join(deltas)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib
+import ipaddress
 import os
 import re
 import socket
@@ -206,6 +207,16 @@ _PUBLIC_HOST: Final = re.compile(
 )
 
 
+def _wildcard(host: str) -> bool:
+    """Whether binding ``host`` listens on every interface (``0.0.0.0``, ``::``, ``0::0``...)."""
+    if host in _WILDCARD_BINDS:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_unspecified
+    except ValueError:
+        return False
+
+
 def _host_entries(name: str, port: int) -> list[str]:
     """The SDK allow-list entries (``host:port`` forms) of one name clients reach us by."""
     if (name.startswith("[") and "]:" in name) or name.count(":") == 1:
@@ -232,7 +243,7 @@ def _allowed_hosts(host: str, port: int, public_hosts: Sequence[str]) -> list[st
     ``--public-host`` (the names clients use: a DNS name, a LAN address, a proxy's host).
     """
     names = [*public_hosts]
-    names += _machine_names() if host in _WILDCARD_BINDS else [host]
+    names += _machine_names() if _wildcard(host) else [host]
     return list(dict.fromkeys(e for name in names for e in _host_entries(name, port)))
 
 
@@ -287,7 +298,7 @@ def serve_mcp_command(
     allowed = () if loopback else _allowed_hosts(host, bound, public_hosts)
     app = server.http_app(token=token, allowed_hosts=allowed)
     sys.stderr.write(f"serving the agent over MCP at http://{shown}:{bound}/mcp\n")
-    if host in _WILDCARD_BINDS:
+    if _wildcard(host):
         sys.stderr.write(
             f"admitting the Host names {', '.join(allowed)}; add others with --public-host\n"
         )

@@ -247,6 +247,7 @@ class A2ATool(robota.core.Tool):
         result = await client.request(
             method, url, headers=headers, content=body, signal=signal, max_bytes=_MAX_BYTES
         )
+        signal.throw_if_aborted()  # S23: an answer that arrived as the run aborted goes no further
         if isinstance(result, robota.host.Rejected):
             raise _Refusal(f"The call to {url} was refused: {result.reason}")
         if missing and result.status == 404:
@@ -315,6 +316,11 @@ class A2ATool(robota.core.Tool):
             ParseDict(result, answer, ignore_unknown_fields=True)
         except (ParseError, TypeError, ValueError):
             raise _Refusal(f"The agent at {endpoint} sent an answer A2A does not define.") from None
+        if answer.HasField("task") and answer.task.status.state in _WORKING:
+            remote.endpoint, remote.task_id = endpoint, answer.task.id
+        # S23: an answer that came in the grace time after an abort is not the call's result
+        # (a task still going is canceled by the caller).
+        signal.throw_if_aborted()
         if answer.HasField("message"):
             return robota.core.ToolResult("\n".join(_texts(answer.message.parts)))
         if not answer.HasField("task"):
@@ -356,8 +362,8 @@ class A2ATool(robota.core.Tool):
                 sending.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await sending
-        if sending.cancelled():
-            signal.throw_if_aborted()
+        if sending.cancelled() or sending.exception() is not None:
+            signal.throw_if_aborted()  # S23: a failure after the abort is not the call's end
         return sending.result()
 
     async def _result(

@@ -14,8 +14,10 @@ Text deltas are coalesced (issue 31: the cost per streamed token): :meth:`RunBuf
 queues a delta's text unnumbered, and the queued text becomes one event — numbered then, and
 never changed after — when a reader next looks, or before the next pushed event. A reader that
 keeps up gets the deltas as they came; one that is behind gets what queued meanwhile as one
-event. Both protocols allow any chunking of a text, so a client shows the same text; event
-numbers (``Last-Event-ID``) name events as they were sent.
+event (or a few: the queue becomes an event before it may hold half of ``max_bytes``, counting
+each delta's UTF-8 bytes, at most 4 a character, and its object). Both protocols allow any
+chunking of a text, so a client shows the same text; event numbers (``Last-Event-ID``) name
+events as they were sent.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class RunBuffer:
         "_max_bytes",
         "_pending",
         "_pending_size",
+        "_queue_bytes",
         "_sizes",
         "_waiters",
     )
@@ -81,7 +84,8 @@ class RunBuffer:
         self._bytes = 0  # the UTF-8 size of the events still readable
         self._dropped = 0  # the number of the first event in ``_events``
         self._first = 0  # the number of the first event still readable (shed ones are "")
-        self._pending_size = 0
+        self._pending_size = 0  # a quarter of the queue's size at most (see pend)
+        self._queue_bytes = max_bytes // 8
         self._closed = False
         self._pending: list[str] = []  # text queued, not yet an event
         self._encode: Callable[[str], str] | None = None  # how the queued text becomes one
@@ -122,13 +126,18 @@ class RunBuffer:
         """
         if self._closed:
             return
-        if self._pending and encode is not self._encode:
+        # The queue is bounded too (no reader is taking it), to half the buffer's bound so the
+        # event it becomes fits beside others. A delta is counted as a quarter of what it can
+        # hold at most, against a quarter of that bound: its UTF-8 bytes (4 a character at
+        # most) and its Python object (about 64) — no encoding per streamed token.
+        size = len(text) + 16
+        if self._pending and (
+            encode is not self._encode or self._pending_size + size > self._queue_bytes
+        ):
             self._settle()
         self._encode = encode
         self._pending.append(text)
-        self._pending_size += len(text)
-        if self._pending_size > self._max_bytes:
-            self._settle()  # queued text is bounded too (no reader is taking it)
+        self._pending_size += size
         if self._waiters:
             self._wake()
 

@@ -39,6 +39,24 @@ from robota.serve._guard import (
     BodyLimit,
     is_loopback_host,
 )
+from robota.serve._rpc_errors import JSONRPC_MESSAGES, FixedRpcErrors
+
+# The SDK's transport errors that quote nothing of the request: kept, they tell a client what
+# to fix (its parse and validation errors, which quote the input, get fixed text).
+_TRANSPORT_MESSAGES = frozenset(
+    {
+        "Bad Request: Missing session ID",
+        "Conflict: Only one SSE stream is allowed per session",
+        "Method Not Allowed",
+        "Method Not Allowed: Session termination not supported",
+        "Not Acceptable: Client must accept application/json",
+        "Not Acceptable: Client must accept both application/json and text/event-stream",
+        "Not Acceptable: Client must accept text/event-stream",
+        "Not Found: Invalid or expired session ID",
+        "Not Found: Session has been terminated",
+        "Unsupported Media Type: Content-Type must be application/json",
+    }
+)
 
 if TYPE_CHECKING:
     import mcp_types
@@ -299,7 +317,8 @@ class AgentMCPServer:
         ``max_body_bytes`` (1 MiB) is a 413 ``body_too_large``, one not received in full
         within ``body_timeout`` seconds (30; ``None``: no limit) a 408 ``body_timeout`` (the
         connection is closed) — JSON ``{"error": {"code", "message"}}`` bodies, checked after
-        the token and before the SDK reads anything.
+        the token and before the SDK reads anything. The SDK's JSON-RPC errors carry their code
+        and a fixed message only (its own text quotes the client's input).
 
         DNS-rebinding protection (the SDK's) is always on: a request's ``Host`` header must be
         a loopback one (``127.0.0.1``, ``localhost``, ``[::1]``, any port) or one of
@@ -334,7 +353,9 @@ class AgentMCPServer:
             raise ConfigurationError(f"max_body_bytes must be an int >= 1, got {limit!r}")
         if body_timeout is not None and not body_timeout > 0:
             raise ConfigurationError("body_timeout must be > 0 seconds or None")
-        limited: ASGIApp = BodyLimit(app, max_body_bytes, body_timeout)
+        # The SDK's errors quote the client's input and pydantic's text: fixed text only.
+        fixed: ASGIApp = FixedRpcErrors(app, JSONRPC_MESSAGES, _TRANSPORT_MESSAGES)
+        limited: ASGIApp = BodyLimit(fixed, max_body_bytes, body_timeout)
         return _bearer(limited, token)
 
     def run_http(

@@ -7,24 +7,33 @@ the client sent, the task id it asked for. :class:`FixedRpcErrors` rewrites ever
 the app answers — a JSON body, or a ``data:`` line of an SSE stream — to its code, a short fixed
 message for that code and, for A2A 1.0's ``google.rpc.ErrorInfo`` entries, their ``@type``,
 ``reason`` and ``domain`` alone (a client maps the reason to an error type). Nothing else of
-the SDK's error reaches the client; successful answers pass unchanged.
+the SDK's error reaches the client; successful answers pass unchanged. The MCP streamable-HTTP
+endpoint uses it too (its SDK answers with pydantic's text quoting the input), with the
+standard JSON-RPC messages only (:data:`JSONRPC_MESSAGES`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["FixedRpcErrors", "fixed_error"]
+__all__ = ["A2A_MESSAGES", "JSONRPC_MESSAGES", "FixedRpcErrors", "fixed_error"]
 
-_MESSAGES: Final = {
+JSONRPC_MESSAGES: Final[Mapping[int, str]] = {
     -32700: "Parse error: the body is not valid JSON",
     -32600: "Invalid Request",
     -32601: "Method not found",
     -32602: "Invalid params",
     -32603: "Internal error",
+}
+"""The fixed message of each standard JSON-RPC error code."""
+
+A2A_MESSAGES: Final[Mapping[int, str]] = {
+    **JSONRPC_MESSAGES,
     -32001: "Task not found",
     -32002: "Task cannot be canceled",
     -32003: "Push notifications are not supported",
@@ -35,16 +44,28 @@ _MESSAGES: Final = {
     -32008: "Extension support required",
     -32009: "This A2A version is not supported",
 }
+"""The fixed message of each JSON-RPC and A2A error code."""
+_Fix = Callable[[object], dict[str, object]]
 _INFO_KEYS: Final = ("@type", "reason", "domain")
 _MAX_REWRITTEN: Final = 1024 * 1024  # a JSON error body larger than this is not the SDK's
 
 
-def fixed_error(error: object) -> dict[str, object]:
-    """``error`` (a JSON-RPC error object) with fixed text: its code, message and reasons."""
+def fixed_error(
+    error: object,
+    messages: Mapping[int, str] = A2A_MESSAGES,
+    kept: frozenset[str] = frozenset(),
+) -> dict[str, object]:
+    """``error`` (a JSON-RPC error object) with fixed text: its code, message and reasons.
+
+    A message in ``kept`` (a constant of the SDK's, quoting nothing) stays as it is.
+    """
     code = error.get("code") if isinstance(error, dict) else None
     if isinstance(code, bool) or not isinstance(code, int):
         code = -32603
-    fixed: dict[str, object] = {"code": code, "message": _MESSAGES.get(code, "Error")}
+    message = error.get("message") if isinstance(error, dict) else None
+    if not (isinstance(message, str) and message in kept):
+        message = messages.get(code, "Error")
+    fixed: dict[str, object] = {"code": code, "message": message}
     data = error.get("data") if isinstance(error, dict) else None
     if isinstance(data, list):
         infos = [
@@ -57,16 +78,16 @@ def fixed_error(error: object) -> dict[str, object]:
     return fixed
 
 
-def _rewrite(document: object) -> object | None:
+def _rewrite(document: object, fix: _Fix) -> object | None:
     """The document with each error fixed, or ``None`` when it holds no error."""
     if isinstance(document, dict) and "error" in document:
-        return {**document, "error": fixed_error(document["error"])}
+        return {**document, "error": fix(document["error"])}
     if isinstance(document, list) and any(isinstance(d, dict) and "error" in d for d in document):
-        return [_rewrite(d) or d for d in document]
+        return [_rewrite(d, fix) or d for d in document]
     return None
 
 
-def _rewrite_sse(chunk: bytes) -> bytes:
+def _rewrite_sse(chunk: bytes, fix: _Fix) -> bytes:
     if b'"error"' not in chunk:
         return chunk
     lines = chunk.split(b"\n")
@@ -74,7 +95,7 @@ def _rewrite_sse(chunk: bytes) -> bytes:
         if not line.startswith(b"data:"):
             continue
         try:
-            fixed = _rewrite(json.loads(line[5:]))
+            fixed = _rewrite(json.loads(line[5:]), fix)
         except ValueError:
             continue
         if fixed is not None:
@@ -86,8 +107,14 @@ def _rewrite_sse(chunk: bytes) -> bytes:
 class FixedRpcErrors:
     """ASGI middleware: every JSON-RPC error the app answers gets fixed text (module docstring)."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        messages: Mapping[int, str] = A2A_MESSAGES,
+        kept: frozenset[str] = frozenset(),
+    ) -> None:
         self._app = app
+        self._fix: _Fix = functools.partial(fixed_error, messages=messages, kept=kept)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,7 +141,8 @@ class FixedRpcErrors:
                 await send(message)
                 return
             if mode == "sse":
-                await send({**message, "body": _rewrite_sse(message.get("body", b""))})
+                body = _rewrite_sse(message.get("body", b""), self._fix)
+                await send({**message, "body": body})
                 return
             if mode != "json":
                 await send(message)
@@ -122,19 +150,20 @@ class FixedRpcErrors:
             held.extend(message.get("body", b""))
             if message.get("more_body", False) and len(held) <= _MAX_REWRITTEN:
                 return
-            await _send_json(send, start, bytes(held), message.get("more_body", False))
+            more = message.get("more_body", False)
+            await _send_json(send, start, bytes(held), more, self._fix)
             mode = "pass"
             held.clear()
 
         await self._app(scope, receive, rewriting)
 
 
-async def _send_json(send: Send, start: Message | None, body: bytes, more: bool) -> None:
+async def _send_json(send: Send, start: Message | None, body: bytes, more: bool, fix: _Fix) -> None:
     assert start is not None  # a body follows its start
     fixed = None
     if not more:
         try:
-            fixed = _rewrite(json.loads(body))
+            fixed = _rewrite(json.loads(body), fix)
         except ValueError:
             fixed = None
     if fixed is not None:
