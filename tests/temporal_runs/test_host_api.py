@@ -7,6 +7,7 @@ reconciliation is, so a host needs one loop; the start options a host needs.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -284,3 +285,32 @@ async def test_start_agent_run_refuses_bad_start_options_before_reaching_the_ser
 ) -> None:
     with pytest.raises(robota.ConfigurationError, match=says):
         await start_agent_run(client, "settings_echo", "hi", task_queue=queue, **{option: value})  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ review regressions
+
+
+async def test_s23_an_answer_cancelled_while_no_worker_takes_it_raises_cancelled_error(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An update waits for a worker to take it; a host that gives up (asyncio.timeout, a task
+    # group's cancel) must see asyncio's own cancellation, not the SDK's
+    # WorkflowUpdateRPCTimeoutOrCancelledError, or asyncio.timeout never becomes TimeoutError.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "asker", "z", task_queue=queue)
+        (ask,) = (await until(handle, lambda s: bool(s.approvals))).approvals
+    # No worker serves the run now: the update cannot be taken.
+    answering = asyncio.ensure_future(approve(handle, ask.id, approved=True))
+    await asyncio.sleep(0.5)  # the update's RPC is in flight (not a timing assertion)
+    assert not answering.done()
+    answering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await answering
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.5):
+            await respond(handle, "req_x", "approved")
+    async with serving(client, queue):
+        await handle.cancel()
+        result = await get_result(handle, poll_interval=0.1)
+    assert result.status in ("interrupted", "complete")

@@ -20,6 +20,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import (
     TypedSearchAttributes,
@@ -543,6 +544,16 @@ async def _answer(handle: WorkflowHandle[Any, Any], update: str, answer: Mapping
             code = (cause.type or "").removeprefix("robota.")
             raise ExecutionStateError(cause.message, code=code) from None
         raise ExecutionStateError(f"the run refused the answer: {cause}") from None
+    except WorkflowUpdateRPCTimeoutOrCancelledError as error:
+        if isinstance(error.__cause__, asyncio.CancelledError):
+            raise error.__cause__ from None  # the caller was cancelled: asyncio's own (S23)
+        raise RobotaError(
+            "the Temporal service did not confirm the answer in time (no worker took it?); "
+            "it may still reach the run: check run_state before answering again",
+            code="temporal_timeout",
+            category="system",
+            recoverable=True,
+        ) from None
     except RPCError as error:
         raise _rpc_error(handle, error) from None
 
@@ -632,6 +643,9 @@ async def approve(
         ExecutionStateError: the run refused the answer, its ``code`` saying why:
             ``"unknown_approval"`` (no such ask is pending — a mistyped id),
             ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
+        RobotaError: ``code="temporal_timeout"``: the service did not confirm the answer in
+            time (no worker took it); it may still reach the run. A cancelled call raises
+            ``asyncio.CancelledError``; the answer may reach the run all the same.
     """
     await _answer(
         handle,
@@ -651,6 +665,9 @@ async def respond(handle: WorkflowHandle[Any, Any], request_id: str, response: o
         ExecutionStateError: the run refused the answer, its ``code`` saying why:
             ``"unknown_request"`` (no such request is pending — a mistyped id),
             ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
+        RobotaError: ``code="temporal_timeout"``: the service did not confirm the answer in
+            time (no worker took it); it may still reach the run. A cancelled call raises
+            ``asyncio.CancelledError``; the answer may reach the run all the same.
     """
     await _answer(handle, RESPOND_UPDATE, {"request_id": request_id, "response": response})
 
