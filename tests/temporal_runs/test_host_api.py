@@ -11,8 +11,10 @@ import asyncio
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -24,9 +26,11 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
 
 import robota
 from robota.temporal import (
+    WORKFLOW_NAME,
     InputRequired,
     RunOutput,
     approve,
@@ -314,3 +318,46 @@ async def test_s23_an_answer_cancelled_while_no_worker_takes_it_raises_cancelled
         await handle.cancel()
         result = await get_result(handle, poll_interval=0.1)
     assert result.status in ("interrupted", "complete")
+
+
+@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
+class EarlierReleaseWorkflow:
+    """The control surface of ``robota.agent`` before issue 32: signals, no answer updates.
+
+    A stand-in for a worker still running the previous release during a rolling deploy (its
+    histories' replay under this code is ``test_replay_compat``).
+    """
+
+    def __init__(self) -> None:
+        self.answers: list[Any] = []
+
+    @workflow.run
+    async def run(self, expected: Any) -> list[Any]:
+        await workflow.wait_condition(lambda: len(self.answers) >= expected)
+        return self.answers
+
+    @workflow.signal(name="robota.approve")
+    def approve(self, answer: Any) -> None:
+        self.answers.append(answer)
+
+    @workflow.signal(name="robota.respond")
+    def respond(self, answer: Any) -> None:
+        self.answers.append(answer)
+
+
+async def test_answers_reach_a_run_on_a_worker_of_the_earlier_release(
+    client: Client, queue: str
+) -> None:
+    # Rolling deploy: hosts upgraded before the workers. The update is unknown there, so the
+    # answer goes as the earlier release's signal instead of failing every approve.
+    async with Worker(client, task_queue=queue, workflows=[EarlierReleaseWorkflow]):
+        handle = await client.start_workflow(
+            WORKFLOW_NAME, 2, id=f"robota-old-{uuid.uuid4().hex}", task_queue=queue
+        )
+        await approve(handle, "approval_1", approved=True, reason="ok")
+        await respond(handle, "req_1", {"by": "ops"})
+        answers = await asyncio.wait_for(handle.result(), 60)  # a lost answer would hang
+    assert answers == [
+        {"id": "approval_1", "approved": True, "reason": "ok", "remember": False},
+        {"request_id": "req_1", "response": {"by": "ops"}},
+    ]
