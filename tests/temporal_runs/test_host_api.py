@@ -7,11 +7,14 @@ reconciliation is, so a host needs one loop; the start options a host needs.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from temporalio import workflow
 from temporalio.api.enums.v1 import IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowUpdateFailedError
@@ -23,9 +26,11 @@ from temporalio.common import (
     WorkflowIDReusePolicy,
 )
 from temporalio.service import RPCError, RPCStatusCode
+from temporalio.worker import Worker
 
 import robota
 from robota.temporal import (
+    WORKFLOW_NAME,
     InputRequired,
     RunOutput,
     approve,
@@ -284,3 +289,75 @@ async def test_start_agent_run_refuses_bad_start_options_before_reaching_the_ser
 ) -> None:
     with pytest.raises(robota.ConfigurationError, match=says):
         await start_agent_run(client, "settings_echo", "hi", task_queue=queue, **{option: value})  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ review regressions
+
+
+async def test_s23_an_answer_cancelled_while_no_worker_takes_it_raises_cancelled_error(
+    client: Client, queue: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An update waits for a worker to take it; a host that gives up (asyncio.timeout, a task
+    # group's cancel) must see asyncio's own cancellation, not the SDK's
+    # WorkflowUpdateRPCTimeoutOrCancelledError, or asyncio.timeout never becomes TimeoutError.
+    monkeypatch.setenv("ROBOTA_TEST_EFFECTS", str(tmp_path / "effects.txt"))
+    async with serving(client, queue):
+        handle = await start_agent_run(client, "asker", "z", task_queue=queue)
+        (ask,) = (await until(handle, lambda s: bool(s.approvals))).approvals
+    # No worker serves the run now: the update cannot be taken.
+    answering = asyncio.ensure_future(approve(handle, ask.id, approved=True))
+    await asyncio.sleep(0.5)  # the update's RPC is in flight (not a timing assertion)
+    assert not answering.done()
+    answering.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await answering
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.5):
+            await respond(handle, "req_x", "approved")
+    async with serving(client, queue):
+        await handle.cancel()
+        result = await get_result(handle, poll_interval=0.1)
+    assert result.status in ("interrupted", "complete")
+
+
+@workflow.defn(name=WORKFLOW_NAME, sandboxed=False)
+class EarlierReleaseWorkflow:
+    """The control surface of ``robota.agent`` before issue 32: signals, no answer updates.
+
+    A stand-in for a worker still running the previous release during a rolling deploy (its
+    histories' replay under this code is ``test_replay_compat``).
+    """
+
+    def __init__(self) -> None:
+        self.answers: list[Any] = []
+
+    @workflow.run
+    async def run(self, expected: Any) -> list[Any]:
+        await workflow.wait_condition(lambda: len(self.answers) >= expected)
+        return self.answers
+
+    @workflow.signal(name="robota.approve")
+    def approve(self, answer: Any) -> None:
+        self.answers.append(answer)
+
+    @workflow.signal(name="robota.respond")
+    def respond(self, answer: Any) -> None:
+        self.answers.append(answer)
+
+
+async def test_answers_reach_a_run_on_a_worker_of_the_earlier_release(
+    client: Client, queue: str
+) -> None:
+    # Rolling deploy: hosts upgraded before the workers. The update is unknown there, so the
+    # answer goes as the earlier release's signal instead of failing every approve.
+    async with Worker(client, task_queue=queue, workflows=[EarlierReleaseWorkflow]):
+        handle = await client.start_workflow(
+            WORKFLOW_NAME, 2, id=f"robota-old-{uuid.uuid4().hex}", task_queue=queue
+        )
+        await approve(handle, "approval_1", approved=True, reason="ok")
+        await respond(handle, "req_1", {"by": "ops"})
+        answers = await asyncio.wait_for(handle.result(), 60)  # a lost answer would hang
+    assert answers == [
+        {"id": "approval_1", "approved": True, "reason": "ok", "remember": False},
+        {"request_id": "req_1", "response": {"by": "ops"}},
+    ]

@@ -20,6 +20,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
     WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
 )
 from temporalio.common import (
     TypedSearchAttributes,
@@ -57,8 +58,10 @@ from robota.temporal._codec import (
 )
 from robota.temporal._media import store_input_media
 from robota.temporal._workflow import (
+    APPROVE_SIGNAL,
     APPROVE_UPDATE,
     RECONCILE_UPDATE,
+    RESPOND_SIGNAL,
     RESPOND_UPDATE,
     STATE_QUERY,
     WORKFLOW_NAME,
@@ -533,8 +536,14 @@ def _rpc_error(handle: WorkflowHandle[Any, Any] | None, error: RPCError) -> Robo
     )
 
 
-async def _answer(handle: WorkflowHandle[Any, Any], update: str, answer: Mapping[str, Any]) -> None:
-    """Send an answer update; a refusal is raised as ``ExecutionStateError`` with its code."""
+async def _answer(
+    handle: WorkflowHandle[Any, Any], update: str, earlier: str, answer: Mapping[str, Any]
+) -> None:
+    """Send an answer update; a refusal is raised as ``ExecutionStateError`` with its code.
+
+    A run on a worker of a release before the update (a rolling deploy, hosts first) does not
+    know it: the answer goes as that release's ``earlier`` signal, which it honours.
+    """
     try:
         await handle.execute_update(update, answer)
     except WorkflowUpdateFailedError as error:
@@ -542,9 +551,34 @@ async def _answer(handle: WorkflowHandle[Any, Any], update: str, answer: Mapping
         if isinstance(cause, ApplicationError) and (cause.type or "").startswith("robota."):
             code = (cause.type or "").removeprefix("robota.")
             raise ExecutionStateError(cause.message, code=code) from None
+        if _unknown_update(cause, update):
+            try:
+                await handle.signal(earlier, answer)
+            except RPCError as signal_error:
+                raise _rpc_error(handle, signal_error) from None
+            return
         raise ExecutionStateError(f"the run refused the answer: {cause}") from None
+    except WorkflowUpdateRPCTimeoutOrCancelledError as error:
+        if isinstance(error.__cause__, asyncio.CancelledError):
+            raise error.__cause__ from None  # the caller was cancelled: asyncio's own (S23)
+        raise RobotaError(
+            "the Temporal service did not confirm the answer in time (no worker took it?); "
+            "it may still reach the run: check run_state before answering again",
+            code="temporal_timeout",
+            category="system",
+            recoverable=True,
+        ) from None
     except RPCError as error:
         raise _rpc_error(handle, error) from None
+
+
+def _unknown_update(cause: BaseException | None, update: str) -> bool:
+    """The worker's workflow has no handler for ``update`` (the SDK's rejection, by its text)."""
+    return (
+        isinstance(cause, ApplicationError)
+        and cause.type == "RuntimeError"
+        and cause.message.startswith(f"Update handler for '{update}' expected but not found")
+    )
 
 
 def _typed(result: RunOutput, output: object) -> object:
@@ -626,16 +660,22 @@ async def approve(
         reason: Shown to the model when refused.
         remember: Allow calls like this one for the rest of the run.
 
-    The answer is a Temporal update: when this returns, the run has it.
+    The answer is a Temporal update: when this returns, the run has it. A run on a worker of a
+    release before the update gets it as that release's ``robota.approve`` signal (which ignores
+    an unknown id) instead.
 
     Raises:
         ExecutionStateError: the run refused the answer, its ``code`` saying why:
             ``"unknown_approval"`` (no such ask is pending — a mistyped id),
             ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
+        RobotaError: ``code="temporal_timeout"``: the service did not confirm the answer in
+            time (no worker took it); it may still reach the run. A cancelled call raises
+            ``asyncio.CancelledError``; the answer may reach the run all the same.
     """
     await _answer(
         handle,
         APPROVE_UPDATE,
+        APPROVE_SIGNAL,
         {"id": approval_id, "approved": bool(approved), "reason": reason, "remember": remember},
     )
 
@@ -645,14 +685,20 @@ async def respond(handle: WorkflowHandle[Any, Any], request_id: str, response: o
 
     The waiting call then runs again, and its ``ctx.request_outside_response`` returns
     ``response`` (JSON values). The answer is a Temporal update: when this returns, the run
-    has it.
+    has it. A run on a worker of a release before the update gets it as that release's
+    ``robota.respond`` signal (which ignores an unknown id) instead.
 
     Raises:
         ExecutionStateError: the run refused the answer, its ``code`` saying why:
             ``"unknown_request"`` (no such request is pending — a mistyped id),
             ``"already_answered"``, ``"unknown_run"`` (no such run, or it has ended).
+        RobotaError: ``code="temporal_timeout"``: the service did not confirm the answer in
+            time (no worker took it); it may still reach the run. A cancelled call raises
+            ``asyncio.CancelledError``; the answer may reach the run all the same.
     """
-    await _answer(handle, RESPOND_UPDATE, {"request_id": request_id, "response": response})
+    await _answer(
+        handle, RESPOND_UPDATE, RESPOND_SIGNAL, {"request_id": request_id, "response": response}
+    )
 
 
 async def reconcile(
