@@ -137,7 +137,7 @@ def test_every_lowlevel_name_is_documented_listed_and_distinct_from_robota() -> 
     assert "Stability" in doc
     for name in module.__all__:
         value = getattr(module, name)
-        assert f"{name}" in doc, f"{name} is not listed in the module docstring"
+        assert f"`{name}`" in doc, f"{name} is not listed in the module docstring"
         if inspect.isclass(value) or inspect.isfunction(value):
             assert inspect.getdoc(value), f"{name} has no docstring"
         # A name the public API already has is imported from there, not repeated here.
