@@ -1,7 +1,7 @@
 """The Robota agent workflow: the loop in workflow code, its calls as activities.
 
 Internal. The workflow builds the registered agent from its factory and routes every provider
-call and every tool body to an activity (:meth:`robota.Agent._route_dispatch`); the loop itself —
+call and every tool body to an activity (:func:`robota.lowlevel.route_dispatch`); the loop itself —
 its guards, the permission gate, ``tool_search``, structured output — runs here, unchanged.
 So do its sub-agents' loops and guardrail agents' (issue 29, :mod:`robota.temporal._routing`);
 a function guardrail's check is the ``robota.guardrail`` activity.
