@@ -89,3 +89,60 @@ class ForbiddenSubmodulesContract(Contract):
                 bold=False,
             )
             output.new_line()
+
+
+def _private_below(module: str, container: str) -> bool:
+    """Whether ``module`` is ``container``'s and a path component below it starts with ``_``."""
+    if not module.startswith(container + "."):
+        return False
+    return any(part.startswith("_") for part in module[len(container) + 1 :].split("."))
+
+
+class PrivateModulesContract(Contract):
+    """Nothing outside a container package imports one of its private modules (issue 32).
+
+    A module is private when any component of its path below the container starts with ``_``
+    (``robota.core._errors``, ``robota.core.execution._journal``). Every import grimp records
+    counts: module-level, ``if TYPE_CHECKING:`` and function-level ones alike. The container's
+    own modules may import each other freely.
+
+    Options:
+        containers: the packages whose private modules are guarded, e.g. ``robota.core``.
+    """
+
+    type_name = "private_modules"
+
+    containers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: ImportGraph, verbose: bool) -> ContractCheck:
+        violations: list[dict[str, Any]] = []
+        for container in self.containers:  # type: ignore[attr-defined]
+            root = container.split(".", 1)[0]
+            for importer in sorted(graph.modules):
+                if importer == container or importer.startswith(container + "."):
+                    continue
+                if importer != root and not importer.startswith(root + "."):
+                    continue  # an external package: not ours to hold
+                imported_modules = graph.find_modules_directly_imported_by(importer)
+                for imported in sorted(imported_modules):
+                    if not _private_below(imported, container):
+                        continue
+                    for detail in graph.get_import_details(importer=importer, imported=imported):
+                        violations.append(
+                            {
+                                "importer": importer,
+                                "imported": imported,
+                                "line_number": detail["line_number"],
+                                "line_contents": detail["line_contents"],
+                            }
+                        )
+        return ContractCheck(kept=not violations, metadata={"violations": violations})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        for violation in check.metadata["violations"]:
+            output.print_error(
+                f"{violation['importer']} imports the private module {violation['imported']} "
+                f"(l.{violation['line_number']}: {violation['line_contents']})",
+                bold=False,
+            )
+            output.new_line()

@@ -18,8 +18,7 @@ from datetime import timedelta
 from typing import Any
 
 from robota.cli._errors import USAGE, CliError, one_line
-from robota.core import install_command
-from robota.core.execution._journal import ExecutionJournal
+from robota.core import ExecutionJournal, install_command
 
 __all__ = ["load_agents", "open_journal", "worker_command"]
 

@@ -30,46 +30,40 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from robota.core import (
+    TOOL_RESULT_BUDGET,
     AbortController,
     AbortSignal,
     Agent,
     AudioPart,
-    DocumentPart,
-    GuardrailResult,
-    ImagePart,
-    Message,
-    ModelTexts,
-    Provider,
-    Tool,
-    ToolCall,
-    ToolCallCheck,
-    ToolContext,
-    ToolMessage,
-    ToolResult,
-    estimate_message_tokens,
-)
-from robota.core._abort import is_abort
-from robota.core._errors import (
     ConfigurationError,
-    ExecutionSuspendedError,
-    ProviderError,
-    StorageError,
-)
-from robota.core._models import get_model_context_window
-from robota.core.execution._guards import TOOL_RESULT_BUDGET, omitted_result_notice
-from robota.core.execution._journal import (
+    DocumentPart,
     EffectSettled,
     EffectStarted,
     ExecutionJournal,
     ExecutionLockedError,
+    ExecutionSuspendedError,
+    GuardrailResult,
+    ImagePart,
+    Message,
+    ModelTexts,
     OutsideRequested,
+    Provider,
+    ProviderError,
+    StorageError,
+    Tool,
+    ToolCall,
+    ToolCallCheck,
+    ToolCallOutcome,
+    ToolContext,
+    ToolMessage,
+    ToolResult,
+    estimate_message_tokens,
+    get_model_context_window,
+    is_abort,
 )
 from robota.core.providers import ChatRequest, TextDelta, collect_stream
-from robota.core.tools._executor import (
-    ToolCallOutcome,
-    _failure_text,
-)
-from robota.core.tools._tool import to_tool_result
+from robota.core.tools import to_tool_result
+from robota.lowlevel import agent_parts, omitted_result_notice, tool_failure_text
 from robota.temporal._codec import (
     GuardrailInput,
     ToolCallInput,
@@ -185,7 +179,7 @@ class AgentRegistry:
             agent = self._live[name] = self.build(name)
             # One owner of retries (issue 28): Temporal's, the same rule an agent with a
             # RetryPolicy applies to the providers it built.
-            for provider in agent._every_provider():
+            for provider in agent_parts(agent).providers:
                 provider.disable_sdk_retries()  # the public Provider method, no core internal
         return agent
 
@@ -197,13 +191,14 @@ class AgentRegistry:
         """
         found = self.live(agent)
         for step in path:
+            parts = agent_parts(found)
             kind, _, rest = step.partition(":")
             target: object = None
             if kind == "tool":
-                target = getattr(found._tools.get(rest), "agent", None)
+                target = getattr(parts.tools.get(rest), "agent", None)
             elif kind == "guardrail":
                 index, _, check = rest.partition(":")
-                guardrails = found._guardrails
+                guardrails = parts.guardrails
                 if index.isdigit() and int(index) < len(guardrails):
                     target = getattr(guardrails[int(index)], check, None)
             if not isinstance(target, Agent):
@@ -211,21 +206,21 @@ class AgentRegistry:
                 raise ConfigurationError(f"no sub-agent {step!r} on the path {where!r}")
             if target not in self._routed:
                 self._routed.add(target)
-                for provider in target._every_provider():
+                for provider in agent_parts(target).providers:
                     provider.disable_sdk_retries()  # one owner of retries (issue 28)
             found = target
         return found
 
     def provider(self, agent: str, provider: str, path: Sequence[str] = ()) -> Provider:
         """The real provider ``provider`` of agent ``agent`` (or its sub-agent at ``path``)."""
-        for item in self.agent_at(agent, path)._every_provider():
+        for item in agent_parts(self.agent_at(agent, path)).providers:
             if item.name == provider:
                 return item
         raise ConfigurationError(f"agent {agent!r} has no provider named {provider!r}")
 
     def tool(self, agent: str, tool: str, path: Sequence[str] = ()) -> Tool:
         """The real tool ``tool`` of agent ``agent`` (or its sub-agent at ``path``)."""
-        found = self.agent_at(agent, path)._tools.get(tool)
+        found = agent_parts(self.agent_at(agent, path)).tools.get(tool)
         if found is None:
             raise ConfigurationError(f"agent {agent!r} has no tool named {tool!r}")
         return found
@@ -327,7 +322,7 @@ class RobotaActivities:
             request = decode_request(payload["request"])
             path = [str(step) for step in payload.get("path", ())]
             provider = self._registry.provider(agent, provider_name, path)
-            texts = self._registry.agent_at(agent, path)._texts  # S35: the factory's texts
+            texts = agent_parts(self._registry.agent_at(agent, path)).texts  # S35: factory's
         request = await self._resolved(request, payload.get("refs"), provider.name, texts)
         try:
             messages = await resolve_media(request.messages, payload.get("media"), self._journal)
@@ -360,7 +355,7 @@ class RobotaActivities:
         with _setup():
             check = GuardrailInput.decode(payload)
             guarded = self._registry.agent_at(check.agent, check.path)
-            guardrails = guarded._guardrails
+            guardrails = agent_parts(guarded).guardrails
             entry = guardrails[check.index] if 0 <= check.index < len(guardrails) else None
             function = getattr(entry, check.check, None) if check.check in _CHECKS else None
             if not callable(function) or isinstance(function, Agent):
@@ -579,7 +574,7 @@ class RobotaActivities:
         # The body runs in a task of its own: a cancel of the activity (the run was aborted,
         # S23) aborts the body's signal instead of cutting it off, and a running body finishes
         # as in-process (S38) — its result is recorded like any other.
-        texts = self._registry.agent_at(call.agent, call.path)._texts
+        texts = agent_parts(self._registry.agent_at(call.agent, call.path)).texts
         body = asyncio.ensure_future(self._call(tool, call, ctx, controller.signal, texts))
         async with _Heartbeat():
             try:
@@ -611,7 +606,7 @@ class RobotaActivities:
             if is_abort(exc, signal):
                 return ToolResult(texts.interrupted_while_running, is_error=True)
             # The body failed (or its arguments did): the model sees it, as in-process (S39).
-            return ToolResult(_failure_text(tool, exc, texts), is_error=True)
+            return ToolResult(tool_failure_text(tool, exc, texts), is_error=True)
         return to_tool_result(output)
 
 

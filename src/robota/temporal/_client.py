@@ -31,20 +31,20 @@ from temporalio.exceptions import ApplicationError, CancelledError, WorkflowAlre
 from temporalio.service import RPCError, RPCStatusCode
 
 from robota.core import (
+    ConfigurationError,
+    ErrorCategory,
     ExecutionControlError,
     ExecutionJournal,
     ExecutionStateError,
     GuardrailPhase,
     GuardrailTripped,
     MessagePart,
-    StructuredOutputError,
-    UsageLimits,
-)
-from robota.core._errors import ConfigurationError, ErrorCategory, RobotaError
-from robota.core.execution._journal import (
     OutsideRequest,
     ReconciliationItem,
     ReconciliationRequired,
+    RobotaError,
+    StructuredOutputError,
+    UsageLimits,
 )
 from robota.core.payloads import check_settings, user_content
 from robota.core.providers import ModelSettings

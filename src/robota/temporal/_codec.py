@@ -16,24 +16,23 @@ import pydantic_core
 
 from robota.core import (
     AgentUsage,
+    AuthenticationError,
+    ConfigurationError,
+    EffortResolution,
     GuardrailPhase,
     GuardrailRecord,
     GuardrailResult,
     Message,
     MessagePart,
+    NetworkError,
+    ProviderError,
+    RateLimitError,
     ToolCall,
     ToolCallCheck,
     ToolResult,
     Usage,
     UsageLimitExceeded,
     UsageLimits,
-)
-from robota.core._errors import (
-    AuthenticationError,
-    ConfigurationError,
-    NetworkError,
-    ProviderError,
-    RateLimitError,
 )
 from robota.core.payloads import (
     decode_content,
@@ -47,7 +46,6 @@ from robota.core.payloads import (
     tool_parts,
 )
 from robota.core.providers import ChatRequest, ChatResponse, ModelSettings, ResponseFormat, ToolSpec
-from robota.core.providers._effort import EffortResolution
 
 __all__ = [
     "PAYLOAD_VERSION",

@@ -40,6 +40,7 @@ from robota.core import (
     ToolGate,
     ToolGuardrail,
 )
+from robota.lowlevel import agent_parts, route_dispatch
 from robota.temporal._codec import GuardrailInput
 
 __all__ = ["Router", "check_runnable"]
@@ -54,12 +55,13 @@ GateFactory = Callable[[ToolGate | None], ToolGate | None]
 
 def _children(agent: Agent) -> list[tuple[str, Agent]]:
     """The agents directly below ``agent``: its sub-agents and its guardrail agents."""
+    parts = agent_parts(agent)
     found: list[tuple[str, Agent]] = [
         (f"tool:{entry.name}", entry.agent)
-        for entry in agent._tools
+        for entry in parts.tools.values()
         if isinstance(entry, AgentTool) and isinstance(entry.agent, Agent)
     ]
-    for index, guardrail in enumerate(agent._guardrails):
+    for index, guardrail in enumerate(parts.guardrails):
         for check in ("check", "before", "after"):
             target = getattr(guardrail, check, None)
             if isinstance(target, Agent):
@@ -68,23 +70,23 @@ def _children(agent: Agent) -> list[tuple[str, Agent]]:
 
 
 def _problem(agent: Agent) -> str:
-    if agent._journal is not None:
+    parts = agent_parts(agent)
+    if parts.journal is not None:
         return (
             "it has its own execution journal; on Temporal the workers' journal records "
             "effects (create_worker(journal=...)) — build the agent without journal="
         )
-    if any(isinstance(getattr(t, "handoff", None), Handoff) for t in agent._tools):
+    if any(isinstance(getattr(t, "handoff", None), Handoff) for t in parts.tools.values()):
         # Issue 29: a handoff swaps the run's agent in process; not on Temporal yet.
         return "it has handoffs, which do not run on Temporal yet — build it without them"
-    if agent._sources:
-        names = ", ".join(source.name for source in agent._sources)
+    if parts.sources:
+        names = ", ".join(source.name for source in parts.sources)
         return (
             f"it has tool sources ({names}); a source starts and answers inside one process "
             "— register its tools directly"
         )
-    gate = agent._executor.gate
-    hooks = getattr(gate, "hooks", None)  # a guardrail-wrapped gate shows its own gate's
-    if agent._hooks is not None or hooks is not None:
+    hooks = getattr(parts.gate, "hooks", None)  # a guardrail-wrapped gate shows its own gate's
+    if parts.hooks is not None or hooks is not None:
         return (
             "it has hooks; a hook runs a command or a request, which workflow code cannot do "
             "(it is replayed)"
@@ -179,7 +181,7 @@ class Router:
         if id(agent) in self._seen:
             return  # met again: already routed, addressed by its first path
         self._seen.add(id(agent))
-        if any(not _fresh(item) for item in agent._every_provider()):
+        if any(not _fresh(item) for item in agent_parts(agent).providers):
             raise ConfigurationError(
                 f"the agent {agent.name!r} was already routed by another run: a factory must "
                 "build its sub-agents and guardrail agents fresh on every call (issue 29)"
@@ -195,7 +197,8 @@ class Router:
         def guardrail(entry: Any) -> Any:
             return self._guardrail(agent, entry, path)
 
-        agent._route_dispatch(
+        route_dispatch(
+            agent,
             lambda real: self._provider(real, path, retry),
             tool,
             guardrail=guardrail,
@@ -205,7 +208,7 @@ class Router:
             self.route(child, (*path, step))
 
     def _guardrail(self, agent: Agent, entry: Any, path: tuple[str, ...]) -> Any:
-        index = agent._guardrails.index(entry)
+        index = agent_parts(agent).guardrails.index(entry)
 
         def check(name: str, phase: GuardrailPhase, function: Any) -> Any:
             if function is None or isinstance(function, Agent):

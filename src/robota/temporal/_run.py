@@ -14,11 +14,10 @@ from typing import Any
 from temporalio import workflow
 from temporalio.exceptions import ApplicationError
 
-from robota.core import AbortController, AbortSignal, ModelTexts
+from robota.core import AbortController, AbortSignal, ModelTexts, abort_error_from_reason
 from robota.core import RetryPolicy as ModelRetryPolicy
-from robota.core._abort import abort_error_from_reason
-from robota.core._messages import new_id
 from robota.core.permissions import Approval, ApprovalRequest
+from robota.lowlevel import new_id
 from robota.temporal._codec import RunInput
 
 __all__ = ["WorkflowRun", "refusal"]

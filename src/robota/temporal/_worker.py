@@ -12,8 +12,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Replayer, Worker
 
-from robota.core._errors import ConfigurationError
-from robota.core.execution._journal import ExecutionJournal
+from robota.core import ConfigurationError, ExecutionJournal
 from robota.temporal._activities import AgentFactory, AgentRegistry, RobotaActivities
 from robota.temporal._workflow import RobotaAgentWorkflow, bind_registry
 

@@ -1,7 +1,7 @@
 """The Robota agent workflow: the loop in workflow code, its calls as activities.
 
 Internal. The workflow builds the registered agent from its factory and routes every provider
-call and every tool body to an activity (:meth:`robota.Agent._route_dispatch`); the loop itself —
+call and every tool body to an activity (:func:`robota.lowlevel.route_dispatch`); the loop itself —
 its guards, the permission gate, ``tool_search``, structured output — runs here, unchanged.
 So do its sub-agents' loops and guardrail agents' (issue 29, :mod:`robota.temporal._routing`);
 a function guardrail's check is the ``robota.guardrail`` activity.
@@ -38,27 +38,27 @@ from temporalio.workflow import ActivityCancellationType
 
 from robota.core import (
     AbortSignal,
+    EffortResolution,
+    ExecutionControlError,
     GuardrailResult,
     GuardrailTripped,
     Provider,
+    ProviderCapabilities,
+    ProviderError,
+    RobotaError,
+    StructuredOutputError,
     Tool,
     ToolCallCheck,
     ToolContext,
     ToolMessage,
+    ToolOutput,
     ToolResult,
     UsageLimitExceeded,
+    abort_error_from_reason,
 )
 from robota.core import (
     RetryPolicy as ModelRetryPolicy,
 )
-from robota.core._abort import abort_error_from_reason
-from robota.core._errors import (
-    ExecutionControlError,
-    ProviderError,
-    RobotaError,
-    StructuredOutputError,
-)
-from robota.core._messages import deterministic, new_id
 from robota.core.permissions import Approval
 from robota.core.providers import (
     ChatRequest,
@@ -68,9 +68,7 @@ from robota.core.providers import (
     collect_stream,
     stream_response,
 )
-from robota.core.providers._capabilities import ProviderCapabilities
-from robota.core.providers._effort import EffortResolution
-from robota.core.tools._tool import ToolOutput
+from robota.lowlevel import deterministic, new_id
 from robota.temporal._activities import (
     GUARDRAIL,
     MODEL_CALL,

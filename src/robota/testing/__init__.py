@@ -23,7 +23,7 @@ Public and meant for users' own test suites:
   :data:`JOURNAL_CONFORMANCE_CHECKS`).
 """
 
-from robota.core.execution._memory_journal import InMemoryJournal
+from robota.lowlevel import InMemoryJournal, loopback_allowance
 from robota.testing._cassette import (
     CassetteMismatchError,
     CassetteMode,
@@ -43,7 +43,6 @@ from robota.testing._conformance_target import (
     ConformanceScenario,
     ConformanceTarget,
 )
-from robota.testing._egress import loopback_allowance
 from robota.testing._journal_conformance import (
     JOURNAL_CONFORMANCE_CHECKS,
     JournalCheck,

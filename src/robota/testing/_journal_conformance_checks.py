@@ -20,16 +20,8 @@ from typing import Final, Literal, TypeAlias, TypeVar, final
 
 from robota.core import (
     AssistantMessage,
-    ConfigurationError,
-    StorageError,
-    SystemMessage,
-    ToolCall,
-    ToolMessage,
-    Usage,
-    UserMessage,
-)
-from robota.core.execution._journal import (
     Checkpoint,
+    ConfigurationError,
     EffectSettled,
     EffectStarted,
     ExecutionJournal,
@@ -43,6 +35,12 @@ from robota.core.execution._journal import (
     OutsideResponded,
     Reconciled,
     RuntimeState,
+    StorageError,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    Usage,
+    UserMessage,
     encode_journal_record,
 )
 from robota.testing._conformance_io import ScenarioFailed, being_cancelled, describe

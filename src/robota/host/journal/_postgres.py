@@ -34,14 +34,16 @@ import functools
 import hashlib
 from typing import TYPE_CHECKING, Any, Final, final
 
-from robota.core import ConfigurationError, StorageError, install_command
-from robota.core.execution._journal import (
+from robota.core import (
+    ConfigurationError,
     ExecutionJournal,
     ExecutionLockedError,
     JournalLease,
     JournalRecord,
+    StorageError,
     decode_journal_record,
     encode_journal_record,
+    install_command,
 )
 
 if TYPE_CHECKING:

@@ -48,12 +48,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Final, Literal, TypeAlias, TypeVar, final
 
-from robota.core import ConfigurationError, StorageError
-from robota.core.execution._journal import (
+from robota.core import (
+    ConfigurationError,
     ExecutionJournal,
     ExecutionLockedError,
     JournalLease,
     JournalRecord,
+    StorageError,
     decode_journal_record,
     encode_journal_record,
 )

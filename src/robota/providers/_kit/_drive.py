@@ -19,7 +19,6 @@ from robota.core import (
     ToolSpec,
     abort_error_from_reason,
 )
-from robota.core._cancel import AbortGuard
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -28,6 +27,7 @@ from robota.core.providers import (
     stream_response,
 )
 from robota.core.schema import ProjectionPolicy, project_tool_spec
+from robota.lowlevel import AbortGuard
 
 ErrorMapper: TypeAlias = Callable[..., BaseException]
 """An adapter's ``map_error(error, *, provider, model)``: its SDK's exceptions as robota errors,

@@ -20,7 +20,7 @@ from robota.core.providers import (
     StreamEvent,
     without_unsupported_settings,
 )
-from robota.host.egress._media_fetch import NO_FETCH, FetchRule, MediaFetcher
+from robota.lowlevel import NO_FETCH, FetchRule, MediaFetcher
 from robota.providers._kit._drive import replayed
 from robota.providers._kit._trace import guard_trace_redirects
 from robota.providers._kit._values import no_capture

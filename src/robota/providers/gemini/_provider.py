@@ -19,7 +19,7 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import EgressClient, require_api_key
-from robota.host.egress._media_fetch import NO_FETCH, FetchRule, MediaFetcher
+from robota.lowlevel import NO_FETCH, FetchRule, MediaFetcher
 from robota.providers._kit import (
     Driver,
     SDKProvider,

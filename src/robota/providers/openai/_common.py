@@ -14,7 +14,7 @@ from typing import Any, Final, Literal
 
 from robota.core import AudioPart, ConfigurationError, DocumentPart, ImagePart, MessagePart
 from robota.core.schema import project_tool_schema
-from robota.host.egress._media_fetch import FetchRule
+from robota.lowlevel import FetchRule
 from robota.providers._kit import (
     USE_EFFORT,
     USE_OUTPUT,

@@ -23,7 +23,7 @@ from robota.core import (
 )
 from robota.core.providers import NativeCapture, StreamEvent
 from robota.host import EgressClient, find_api_key
-from robota.host.egress._media_fetch import FetchRule, MediaFetcher
+from robota.lowlevel import FetchRule, MediaFetcher
 from robota.providers.openai._chat import (
     ChatCompletionsAPI,
     ChatWireOptions,
