@@ -42,7 +42,7 @@ from robota.core.providers._contract import ChatRequest, ToolChoice, ToolSpec
 from robota.core.tools._executor import ToolExecutionService, ToolGate
 
 if TYPE_CHECKING:
-    from robota.core.execution._loop import Execution
+    from robota.core.execution._state import ExecutionState
 
 __all__ = ["RoundMixin"]
 
@@ -289,7 +289,7 @@ class RoundMixin:
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
-            if self.handoffs is not None and await self.handoffs.take(cast("Execution", self)):
+            if self.handoffs is not None and await self.handoffs.take(cast("ExecutionState", self)):
                 continue  # issue 29: the batch settled; the receiver continues the run
             self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
             if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
