@@ -44,8 +44,8 @@ from robota.core._messages import AssistantMessage
 from robota.core.execution._attempts import NO_USAGE, add_usage, charged_cost
 from robota.core.execution._durable import read_records
 from robota.core.execution._journal import EffectStarted, ExecutionStarted, ExecutionStateError
-from robota.core.execution._journaled import Recovery, recover
 from robota.core.execution._limits import Budget
+from robota.core.execution._recovery import Recovery, recover
 from robota.core.execution._subagents import Delegation, Spend, SubagentLedger, roll_up
 
 if TYPE_CHECKING:

@@ -63,10 +63,11 @@ from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import SameInputCounter
 from robota.core.execution._handoffs import RunHandoffs
 from robota.core.execution._journal import OutsideRequest
-from robota.core.execution._journaled import JournalBinding, Recovery, call_key_of
+from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._lifecycle import prompt_hooks
 from robota.core.execution._limits import Budget
 from robota.core.execution._provider_call import ProviderCallMixin, unresolved_effort, unrun_answer
+from robota.core.execution._recovery import Recovery, call_key_of
 from robota.core.execution._result import AgentUsage, RunResult, RunStatus, StopReason
 from robota.core.execution._retry import ModelCalls, ModelCandidate
 from robota.core.execution._round import RoundMixin

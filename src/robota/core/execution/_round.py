@@ -30,9 +30,9 @@ from robota.core._texts import render
 from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import UNAVAILABLE_TOOL_ROUNDS, describe_calls
 from robota.core.execution._handoffs import RunHandoffs
-from robota.core.execution._journaled import Recovery
 from robota.core.execution._lifecycle import stop_hooks
 from robota.core.execution._limits import Budget
+from robota.core.execution._recovery import Recovery
 from robota.core.execution._result import RunStatus, StopReason
 from robota.core.execution._retry import ModelCalls, Retrying
 from robota.core.execution._settings import ExecutionSettings
