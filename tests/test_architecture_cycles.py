@@ -14,8 +14,10 @@ defers is still an edge:
   to ``pkg`` itself — that is, to the package's ``__init__`` module, where ``name`` is read;
 * a module importing itself (a package ``__init__`` naming its own package) is not a cycle.
 
-Three deferred back-references to the class that owns the importer's objects are exempt, each
-justified where :data:`EXEMPT` lists it; the test fails when one is no longer needed.
+Nothing is exempt. Two public types that name each other get a lower home for the shared type
+instead of a deferred import: ``robota.core._agent_base.AgentBase`` is the agent that handoffs and
+guardrails name (``Agent`` is its one subclass), ``robota.core.execution._state.ExecutionState``
+the execution that the handoff machinery reads (``Execution`` is its one subclass).
 
 Package ``__init__`` modules are ordinary nodes. A re-exporting ``__init__`` depends on its
 submodules, so a submodule that reads a sibling through the package (``from robota.core import
@@ -38,6 +40,11 @@ from typing import Literal
 
 import pytest
 
+import robota
+from robota.core._agent_base import AgentBase
+from robota.core.execution._loop import Execution
+from robota.core.execution._state import ExecutionState
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
 
@@ -52,33 +59,6 @@ class Edge:
     target: str
     line: int
     where: Where
-
-
-# The exemption list: (importer, imported) pairs that may stay, each with its reason. Every
-# entry must still exist (a stale one fails) and must never be a module-level import: each is a
-# back-reference to the one class that owns the importer's objects, deferred so that importing
-# any module of core never needs it first. Nothing else is exempt.
-EXEMPT: dict[tuple[str, str], str] = {
-    # Mutually recursive public types of the facade: Agent(handoffs=[Handoff(agent)]) and
-    # Agent(input_guardrails=[InputGuardrail(check=guard_agent)]) — a Handoff holds an Agent,
-    # a guardrail check may be one, and the Agent holds both. The field and alias types
-    # (Handoff.agent, GuardrailCheck) are public and stay `Agent`; an isinstance check inside
-    # a function reads the class. A lower home would be an agent type below `_agent` that Agent
-    # subclasses or registers with, which only `core/_agent.py` can add (issue 32 item 3 is
-    # splitting that file now).
-    ("robota.core._handoff", "robota.core._agent"): "Handoff.agent is an Agent",
-    ("robota.core._guardrails", "robota.core._agent"): "a guardrail check may be an Agent",
-    # The loop's transfer machinery, split out of `execution/_loop.py`: it reads and advances
-    # some twenty attributes of the Execution that drives it, named only in annotations
-    # (TYPE_CHECKING). Its lower home is an execution-state class below the loop, which belongs
-    # to the loop's own split (issue 32 item 3), not to a structural protocol restating them.
-    ("robota.core.execution._handoffs", "robota.core.execution._loop"): "RunHandoffs(run)",
-    # The same back-references from the split's mixins (issue 32 item 3): the public
-    # signature `Agent.add_handoffs(*handoffs: Agent | Handoff)` and the round's hand-over of
-    # its Execution to RunHandoffs.take — both annotations only.
-    ("robota.core._agent_catalog", "robota.core._agent"): "add_handoffs(*handoffs: Agent)",
-    ("robota.core.execution._round", "robota.core.execution._loop"): "handoffs.take(run)",
-}
 
 
 def _modules(src: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -205,24 +185,10 @@ def _report(edges: list[Edge], found: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _checked_edges(src: pathlib.Path) -> list[Edge]:
-    return [e for e in import_graph(src) if (e.source, e.target) not in EXEMPT]
-
-
 def test_src_has_no_import_cycles_type_level_included() -> None:
-    edges = _checked_edges(SRC)
+    edges = import_graph(SRC)
     found = cycles(edges)
     assert found == [], "import cycles in src/robota:\n" + _report(edges, found)
-
-
-def test_every_exemption_is_still_needed_and_deferred() -> None:
-    edges = import_graph(SRC)
-    checked = _checked_edges(SRC)
-    for pair, reason in EXEMPT.items():
-        named = [e for e in edges if (e.source, e.target) == pair]
-        assert named, f"stale exemption {pair} ({reason}): the import is gone, drop it"
-        assert all(e.where != "module" for e in named), f"{pair} must stay a deferred import"
-        assert cycles(checked + named), f"stale exemption {pair} ({reason}): it closes no cycle"
 
 
 def ancestor_imports(edges: list[Edge]) -> list[str]:
@@ -336,7 +302,7 @@ def test_checker_finds_a_type_level_cycle_planted_in_the_real_tree(
         + "\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
         + "    from robota.core._agent import Agent\n"
     )
-    edges = _checked_edges(src)
+    edges = import_graph(src)
     found = cycles(edges)
     assert any({"robota.core._usage", "robota.core._agent"} <= set(c) for c in found)
     assert "robota.core._usage -> robota.core._agent" in _report(edges, found)
@@ -363,3 +329,13 @@ def test_checker_refuses_a_submodule_reading_its_package_even_without_a_cycle(
         "robota.core.sub._c imports its ancestor package robota (line 2, module)",
         "robota.core.sub._c imports its ancestor package robota.core (line 1, module)",
     ]
+
+
+def test_lower_homes_stand_for_their_one_subclass() -> None:
+    # Issue 32 item 2: `isinstance(x, AgentBase)` in the handoff and guardrail checks means "is a
+    # robota.Agent", and ExecutionState names an Execution, only while each has that one subclass;
+    # neither base may cost its subclass its slots (no instance __dict__).
+    assert AgentBase.__subclasses__() == [robota.Agent]
+    assert ExecutionState.__subclasses__() == [Execution]
+    assert robota.Agent.__dictoffset__ == 0
+    assert Execution.__dictoffset__ == 0

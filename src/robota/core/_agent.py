@@ -8,11 +8,13 @@ and never raises for a cleanup failure. That disposal runs as one task the agent
 cancelled mid-``aclose()`` cannot cut it short; every later ``aclose()`` joins the same task.
 
 The class is assembled by concern from mixins, each a module of its own: construction and
-validation here; the run API in :mod:`robota.core._agent_run` (its options and their checks in
-:mod:`robota.core._agent_options`); model selection, history and the state readers in
-:mod:`robota.core._agent_config`; the tool catalogue — tool sources, direct invocation, handoffs,
-dispatch routing — in :mod:`robota.core._agent_catalog`; initialisation and disposal in
-:mod:`robota.core._agent_lifetime`; durable execution in :mod:`robota.core._agent_durable`.
+validation here, with handoffs added later (their signature names the class); the run API in
+:mod:`robota.core._agent_run` (its options and their checks in :mod:`robota.core._agent_options`);
+model selection, history and the state readers in :mod:`robota.core._agent_config`; the tool
+catalogue — tool sources, direct invocation, dispatch routing — in
+:mod:`robota.core._agent_catalog`; initialisation and disposal in
+:mod:`robota.core._agent_lifetime`; durable execution in :mod:`robota.core._agent_durable`. Its
+base :class:`robota.core._agent_base.AgentBase` is how the modules below it name an agent.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Final, Literal, final
 
+from robota.core._agent_base import AgentBase
 from robota.core._agent_catalog import AgentCatalogMixin
 from robota.core._agent_checks import check_agent_arguments
 from robota.core._agent_config import AgentConfigMixin, ModelSelection
@@ -34,7 +37,13 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
 from robota.core._events import EventService, OwnerRef
 from robota.core._guardrails import Guardrail, check_guardrails
-from robota.core._handoff import DEFAULT_MAX_HANDOFFS, Handoff, check_max_handoffs, transfers
+from robota.core._handoff import (
+    DEFAULT_MAX_HANDOFFS,
+    Handoff,
+    HandoffReceiver,
+    check_max_handoffs,
+    transfers,
+)
 from robota.core._history import ConversationStore
 from robota.core._limits import UsageLimits, check_limits
 from robota.core._messages import Message, new_id
@@ -86,6 +95,7 @@ class Agent(
     AgentConfigMixin,
     AgentLifetimeMixin,
     DurableAgentMixin,
+    AgentBase,
 ):
     """An agent: a conversation, tools and providers, run one turn at a time.
 
@@ -493,5 +503,34 @@ class Agent(
     ) -> None:
         await self.aclose()
 
+    def add_handoffs(self, *handoffs: Agent | Handoff) -> None:
+        """Add handoffs after construction (issue 29): how two agents hand back to each other.
+
+        Raises:
+            ConfigurationError: while a run is under way, for a tool name the agent already
+                has, or for a handoff to the agent itself.
+        """
+        self._check_not_closed()
+        if self._current is not None:
+            raise ConfigurationError(f"agent {self._name!r} is running; add handoffs between runs")
+        tools = transfers(handoffs, owner=self._name)
+        for tool in tools:
+            if tool.handoff.agent is self:
+                raise ConfigurationError(f"agent {self._name!r} cannot hand off to itself")
+            if tool.name in self._tools:
+                raise ConfigurationError(
+                    f"agent {self._name!r} already has a tool named {tool.name!r}; give the "
+                    "handoff another tool_name= (robota.Handoff(agent, tool_name=...))"
+                )
+        for tool in tools:
+            self._tools.register(tool)
+            tool.event_service = self._event_service
+
     def __repr__(self) -> str:
         return f"<Agent {self._name!r} {self._provider.name}:{self._model} {self._state}>"
+
+
+if TYPE_CHECKING:
+
+    def _receives_handoffs(agent: Agent) -> HandoffReceiver:
+        return agent  # mypy: an Agent is what a transfer reads of its receiver (_handoff.py)

@@ -2,7 +2,7 @@
 
 A mixin of :class:`~robota.Agent`: tool sources started and re-read into the registry, the
 history observer that lets ``tool_search`` load tools, direct invocation
-(:meth:`~robota.Agent.invoke_tool`), the agent as another's tool and its handoffs, and the
+(:meth:`~robota.Agent.invoke_tool`), the agent as another's tool, and the
 routing of provider calls and tool bodies elsewhere that ``robota.temporal`` drives.
 """
 
@@ -20,7 +20,6 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventNames, EventService, OwnerRef
 from robota.core._guardrails import Guardrail
-from robota.core._handoff import Handoff, transfers
 from robota.core._history import HistoryMutation
 from robota.core._logging import get_logger
 from robota.core._messages import new_id
@@ -35,7 +34,6 @@ from robota.core.tools._source import ToolSource
 from robota.core.tools._tool import RiskClass, Tool
 
 if TYPE_CHECKING:
-    from robota.core._agent import Agent
     from robota.core._agent_options import RunOptions
     from robota.core._limits import UsageLimits
     from robota.core.execution._result import RunResult
@@ -325,26 +323,3 @@ class AgentCatalogMixin:
             keep_history=keep_history,
             risk=risk,
         )
-
-    def add_handoffs(self, *handoffs: Agent | Handoff) -> None:
-        """Add handoffs after construction (issue 29): how two agents hand back to each other.
-
-        Raises:
-            ConfigurationError: while a run is under way, for a tool name the agent already
-                has, or for a handoff to the agent itself.
-        """
-        self._check_not_closed()
-        if self._current is not None:
-            raise ConfigurationError(f"agent {self._name!r} is running; add handoffs between runs")
-        tools = transfers(handoffs, owner=self._name)
-        for tool in tools:
-            if tool.handoff.agent is self:
-                raise ConfigurationError(f"agent {self._name!r} cannot hand off to itself")
-            if tool.name in self._tools:
-                raise ConfigurationError(
-                    f"agent {self._name!r} already has a tool named {tool.name!r}; give the "
-                    "handoff another tool_name= (robota.Handoff(agent, tool_name=...))"
-                )
-        for tool in tools:
-            self._tools.register(tool)
-            tool.event_service = self._event_service

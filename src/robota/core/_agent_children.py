@@ -33,19 +33,19 @@ happened, and a model calling the child again would repeat them (S40).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 from robota.core._abort import is_abort
 from robota.core._agent_tool import AgentTool, child_execution_id
 from robota.core._errors import ConfigurationError, ExecutionControlError
-from robota.core._handoff import TransferTool
+from robota.core._handoff import HandoffReceiver, TransferTool
 from robota.core._limits import UsageLimits
 from robota.core._messages import AssistantMessage
 from robota.core.execution._attempts import NO_USAGE, add_usage, charged_cost
 from robota.core.execution._durable import read_records
 from robota.core.execution._journal import EffectStarted, ExecutionStarted, ExecutionStateError
-from robota.core.execution._journaled import Recovery, recover
 from robota.core.execution._limits import Budget
+from robota.core.execution._recovery import Recovery, recover
 from robota.core.execution._subagents import Delegation, Spend, SubagentLedger, roll_up
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ def _chain(tools: ToolRegistry) -> list[ToolRegistry]:
         found.append(current)
         for tool in current:
             if isinstance(tool, TransferTool):
-                receiver: ToolRegistry = tool.handoff.agent._tools
+                receiver = cast("HandoffReceiver", tool.handoff.agent)._tools
                 if id(receiver) not in seen:
                     seen.add(id(receiver))
                     queue.append(receiver)
@@ -317,7 +317,7 @@ async def state_owner(agent: Any, journal: ExecutionJournal, execution_id: str) 
             return current
         for tool in current._tools:
             # A handoff's receiver runs in the caller's execution; its sub-agents are below it.
-            below = tool.agent if isinstance(tool, AgentTool) else None
+            below: Any = tool.agent if isinstance(tool, AgentTool) else None
             if isinstance(tool, TransferTool):
                 below = tool.handoff.agent
             if below is not None and id(below) not in seen:

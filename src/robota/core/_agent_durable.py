@@ -37,15 +37,10 @@ from robota.core.execution._durable import (
     settle_item,
 )
 from robota.core.execution._journal import ExecutionJournal, ExecutionStateError, RuntimeState
-from robota.core.execution._journaled import (
-    JournalBinding,
-    Recovery,
-    catalog_digest,
-    recover,
-    restore_plan,
-)
+from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._limits import check_capped, check_priced
 from robota.core.execution._loop import Execution, ExecutionSettings
+from robota.core.execution._recovery import Recovery, catalog_digest, recover, restore_plan
 from robota.core.execution._result import RunResult
 from robota.core.execution._stream import RunStream
 from robota.core.providers._effort import check_effort

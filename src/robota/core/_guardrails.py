@@ -39,13 +39,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, final
 
 from typing_extensions import TypedDict
 
+from robota.core._agent_base import AgentBase
 from robota.core._errors import ConfigurationError, RobotaError
 from robota.core._events import EventNames
 from robota.core._messages import new_id, now
 
 if TYPE_CHECKING:
     from robota.core._abort import AbortSignal
-    from robota.core._agent import Agent
     from robota.core._emit import EventEmitter
     from robota.core._usage import Usage
 
@@ -102,8 +102,11 @@ class ToolCallCheck:
 
 
 _Verdicts: TypeAlias = "GuardrailResult | Awaitable[GuardrailResult | None] | None"
-GuardrailCheck: TypeAlias = "Callable[[Any], _Verdicts] | Agent"
-"""A plain function (sync or async) taking the checked value, or a guardrail agent."""
+GuardrailCheck: TypeAlias = "Callable[[Any], _Verdicts] | AgentBase"
+"""A plain function (sync or async) taking the checked value, or a guardrail agent.
+
+``AgentBase`` is :class:`robota.Agent` as this module, below the facade, names it.
+"""
 
 
 class GuardrailTripped(RobotaError):
@@ -178,9 +181,7 @@ def _check_name(check: object, name: str | None, kind: str) -> str:
 
 
 def _agent_name(check: object) -> str | None:
-    from robota.core._agent import Agent  # noqa: PLC0415 - _agent imports this module
-
-    return check.name if isinstance(check, Agent) else None
+    return check.name if isinstance(check, AgentBase) else None  # AgentBase: a robota.Agent
 
 
 def _checked(check: object, kind: str, what: str) -> Any:

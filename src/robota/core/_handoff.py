@@ -23,8 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, replace
-from typing import TYPE_CHECKING, Any, Final, final
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast, final
 
+from robota.core._agent_base import AgentBase
 from robota.core._agent_tool import CeilingGate
 from robota.core._errors import ConfigurationError, RobotaError
 from robota.core._messages import AssistantMessage, Message, ToolMessage
@@ -35,9 +36,21 @@ from robota.core.execution._loop import Execution
 from robota.core.tools._tool import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from robota.core._agent import Agent
+    from robota.core._agent_options import RunOptions
+    from robota.core._events import EventService
+    from robota.core._texts import ModelTexts
+    from robota.core.execution._settings import ExecutionSettings
+    from robota.core.tools._executor import ToolExecutionService
+    from robota.core.tools._registry import ToolRegistry
 
-__all__ = ["DEFAULT_MAX_HANDOFFS", "Handoff", "TransferTool", "check_max_handoffs", "transfers"]
+__all__ = [
+    "DEFAULT_MAX_HANDOFFS",
+    "Handoff",
+    "HandoffReceiver",
+    "TransferTool",
+    "check_max_handoffs",
+    "transfers",
+]
 
 DEFAULT_MAX_HANDOFFS: Final = 10
 """How many transfers one run takes by default (``Agent(max_handoffs=...)``)."""
@@ -47,10 +60,32 @@ _UNSAFE: Final = re.compile(r"[^a-zA-Z0-9_-]")
 _NO_ARGUMENTS: Final[Mapping[str, Any]] = {"type": "object", "properties": {}}
 
 
-def _agent_class() -> type[Agent]:
-    from robota.core._agent import Agent  # noqa: PLC0415 - the facade imports this module
+class HandoffReceiver(Protocol):
+    """What a transfer reads of the agent it hands the run to: a :class:`robota.Agent`.
 
-    return Agent
+    ``Handoff.agent`` is an :class:`~robota.core._agent_base.AgentBase` — that is, an ``Agent``;
+    this module sits below the facade, so it names the agent's internals it reads here (mypy
+    checks ``Agent`` against them in ``robota.core._agent``).
+    """
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def system_prompt(self) -> str | None: ...
+    @property
+    def texts(self) -> ModelTexts: ...
+    @property
+    def _executor(self) -> ToolExecutionService: ...
+    @property
+    def _event_service(self) -> EventService | None: ...
+    @property
+    def _tools(self) -> ToolRegistry: ...
+    def _settings(self, output: object, options: RunOptions) -> ExecutionSettings: ...
+    async def _ensure_initialized(self) -> None: ...
 
 
 @final
@@ -81,7 +116,7 @@ class Handoff:
     ``tool_search`` it makes loads its deferred tools (S19) as in its own runs.
 
     Args:
-        agent: The agent that takes the run over.
+        agent: The :class:`~robota.Agent` that takes the run over.
         tool_name: The generated tool's name; default ``transfer_to_<agent name>``, with every
             character outside ``[a-zA-Z0-9_-]`` replaced by ``_`` (64 characters at most).
         description: What the model reads to decide when to transfer; default: a neutral
@@ -103,14 +138,14 @@ class Handoff:
     ``input_filter`` is applied again on a continuation: keep it a pure function of the messages.
     """
 
-    agent: Agent
+    agent: AgentBase
     _: KW_ONLY
     tool_name: str | None = None
     description: str | None = None
     input_filter: Callable[[tuple[Message, ...]], Sequence[Message]] | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.agent, _agent_class()):
+        if not isinstance(self.agent, AgentBase):  # that is, a robota.Agent
             raise ConfigurationError(f"Handoff needs a robota.Agent, got {self.agent!r}")
         for field in ("tool_name", "description"):
             value = getattr(self, field)
@@ -167,7 +202,7 @@ class TransferTool(Tool):
 
     async def execute(self, args: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         """Accept the transfer for when the batch settles, or answer why it was refused."""
-        receiver = self.handoff.agent
+        receiver = cast("HandoffReceiver", self.handoff.agent)
         run = ctx._run if isinstance(ctx._run, Execution) else None
         texts = receiver.texts if run is None else run.settings.texts
         refused = _refusal(run, receiver)
@@ -188,7 +223,7 @@ class TransferTool(Tool):
         _accept(run, self.handoff)
 
 
-def _refusal(run: Execution | None, receiver: Agent) -> str | None:
+def _refusal(run: Execution | None, receiver: HandoffReceiver) -> str | None:
     if run is None:
         return "a transfer takes effect only inside a run (not in a direct invocation)"
     if receiver.closed:
@@ -212,7 +247,7 @@ def _refusal(run: Execution | None, receiver: Agent) -> str | None:
 
 def _accept(run: Execution, handoff: Handoff) -> None:
     """Record the transfer on the run; raises when the receiver cannot run under it."""
-    receiver = handoff.agent
+    receiver = cast("HandoffReceiver", handoff.agent)
     state = run.handoffs
     if state is None:
         state = run.handoffs = RunHandoffs(run)
@@ -268,7 +303,7 @@ def transfers(handoffs: Iterable[object], *, owner: str) -> list[TransferTool]:
     for entry in handoffs:
         handoff = entry if isinstance(entry, Handoff) else None
         if handoff is None:
-            if not isinstance(entry, _agent_class()):
+            if not isinstance(entry, AgentBase):
                 raise ConfigurationError(
                     f"handoffs takes robota.Agent or robota.Handoff objects, got {entry!r}"
                 )

@@ -5,7 +5,8 @@ reload the log (another process may have added turns), resume a turn a crash lef
 load the active conversation into the agent (:meth:`~robota.Agent.replace_history`, with the
 agent's *live* system prompt, S35), run, save the turn's messages in one append, give the lease
 up. A turn that cannot take the lease fails at once with :class:`SessionBusyError` — the one
-writer choice: failing is visible and never leaves a caller blocked behind a stuck turn.
+writer choice: failing is visible and never leaves a caller blocked behind a stuck turn. A pending
+turn — resumed, answered — is in :mod:`robota.sessions._session_pending`.
 """
 
 from __future__ import annotations
@@ -36,11 +37,10 @@ from robota.core.hooks import hook_fields
 from robota.core.payloads import user_content
 from robota.sessions._compaction import CompactionPolicy
 from robota.sessions._compactor import Compactor
-from robota.sessions._errors import SessionBusyError, SessionNotFoundError, SessionStateError
+from robota.sessions._errors import SessionNotFoundError, SessionStateError
 from robota.sessions._fork import fork_entries, position
 from robota.sessions._lazy import SessionLog, read_log
 from robota.sessions._limits import check_session_limits, turn_options
-from robota.sessions._pending import Resumer, resume_pending, suspended_error
 from robota.sessions._records import (
     Compacted,
     MetadataSet,
@@ -49,13 +49,8 @@ from robota.sessions._records import (
     SessionHeader,
     TurnStarted,
 )
-from robota.sessions._state import (
-    SessionInfo,
-    SessionMetadata,
-    SessionState,
-    Turn,
-    check_metadata,
-)
+from robota.sessions._session_pending import PendingTurnMixin, keep_until_done
+from robota.sessions._state import SessionInfo, SessionMetadata, SessionState, Turn, check_metadata
 from robota.sessions._store import SessionLease, SessionStore, check_session_id
 from robota.sessions._summary import list_sessions
 from robota.sessions._turns import ended_turn, refuse_session_owned, saved_turn
@@ -67,10 +62,6 @@ _DEFAULT_POLICY: Final = CompactionPolicy()
 
 UserInput = str | Sequence[MessagePart]  # as robota.Agent.run takes it
 _Call = Callable[..., Awaitable[RunResult[Any]]]  # Agent.run, or a turn streamed to a consumer
-
-# A streamed turn's task is referenced here until it ends: a consumer that drops its stream
-# (S23) must not let the task be collected before it has saved the turn and released the lease.
-_STREAM_TASKS: set[asyncio.Task[RunResult[Any]]] = set()
 
 # Sessions sharing one agent take turns on it: loading a conversation and running the turn must
 # not interleave with another session's. Keyed by the agent itself, weakly: the lock lives as
@@ -87,7 +78,7 @@ def _agent_lock(agent: Agent) -> asyncio.Lock:
 
 
 @final
-class Session:
+class Session(PendingTurnMixin):
     """A conversation with an id that outlives processes (issue 27).
 
     Open one with :meth:`open`; each :meth:`run` is one turn, saved atomically when it ends. A
@@ -390,7 +381,7 @@ class Session:
         ) -> Coroutine[Any, Any, RunResult[Any]]:
             return self._stream_turn(input, {**options, "signal": run_signal}, notify)
 
-        return RunStream(start, signal, _keep_until_done)
+        return RunStream(start, signal, keep_until_done)
 
     async def _stream_turn(
         self, input: UserInput, options: dict[str, Any], notify: Callable[[RunEvent], None]
@@ -413,101 +404,6 @@ class Session:
                     state = self._state
                 await self._before_turn(lease, state, input, options.get("signal"))
                 return await self._run_turn(lease, state, input, options, streamed)
-
-    async def resume(self) -> RunResult[Any] | None:
-        """Resume the turn a crash or a suspension left pending; ``None`` when there is none.
-
-        :meth:`open` and :meth:`run` do this on their own; call it after answering a suspended
-        turn's requests (:meth:`~robota.Agent.respond`).
-
-        Raises:
-            SessionBusyError: another writer holds the session.
-            SessionStateError: see :meth:`open`.
-        """
-        self._check_open()
-        async with self._lock, await self._acquire() as lease:
-            with self._hook_fields():
-                state = await self._reload()
-                if state.pending is None:
-                    return None
-                return await self._resume_pending(lease, state)
-
-    def resume_stream(self, *, signal: AbortSignal | None = None) -> RunStream[Any]:
-        """:meth:`resume`, streamed: the pending turn's continuation, event by event.
-
-        Iterate it for the events of what runs now (S40: nothing settled runs again), then
-        ``await stream.result()`` — the turn's result, saved as :meth:`run` saves one; a turn
-        still waiting for answers returns ``status="suspended"`` (not an error) and stays
-        pending, its requests in :attr:`pending_requests`. Leaving early aborts it (S23).
-
-        Raises (when the continuation starts):
-            SessionStateError: no turn is pending (code ``no_pending_turn``), the session is
-                closed, or the agent has no journal (code ``turn_pending``).
-            SessionBusyError: another writer holds the session.
-            Any error of :meth:`~robota.Agent.resume` (``ReconciliationRequired`` …).
-        """
-        self._check_open()
-
-        def start(
-            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
-        ) -> Coroutine[Any, Any, RunResult[Any]]:
-            return self._stream_resume(run_signal, notify)
-
-        return RunStream(start, signal, _keep_until_done)
-
-    async def _stream_resume(
-        self, signal: AbortSignal, notify: Callable[[RunEvent], None]
-    ) -> RunResult[Any]:
-        self._check_open()
-
-        async def streamed(execution_id: str) -> RunResult[Any]:
-            async with self._agent.resume_stream(execution_id, signal=signal) as stream:
-                async for event in stream:
-                    notify(event)
-                return await stream.result()
-
-        async with self._lock, await self._acquire() as lease:
-            with self._hook_fields():
-                state = await self._reload()
-                if state.pending is None:
-                    raise SessionStateError(
-                        f"session {self.id!r} has no pending turn to resume",
-                        code="no_pending_turn",
-                    )
-                return await self._resume_pending(lease, state, streamed, strict=False)
-
-    @property
-    def pending_requests(self) -> tuple[OutsideRequest, ...]:
-        """The outside requests a suspended pending turn waits for (S40); empty when none.
-
-        As this handle last saw them: set when a turn, a resume or :meth:`open` suspended,
-        cleared when the turn is saved. Answer each with :meth:`respond`, then resume.
-        """
-        return self._requests
-
-    async def respond(self, request_id: str, response: object) -> None:
-        """Answer one request of the session's suspended turn (S40); durable on return.
-
-        Only a request of this session's own pending turn can be answered here — an id of
-        another session's (or an answered one) is refused. It admits nothing by itself: the
-        resumed call is judged again (permissions, hooks). Then :meth:`resume` (or
-        :meth:`resume_stream`) continues the turn once every request is answered.
-
-        Raises:
-            SessionStateError: no turn is pending (code ``no_pending_turn``), or the session
-                is closed.
-            ExecutionStateError: the pending turn has no such unanswered request.
-            ExecutionLockedError: the turn is running elsewhere.
-            ConfigurationError: the response is not JSON-serialisable.
-        """
-        self._check_open()
-        pending = (await self._reload()).pending
-        if pending is None:
-            raise SessionStateError(
-                f"session {self.id!r} has no pending turn with requests to answer",
-                code="no_pending_turn",
-            )
-        await self._agent.respond(pending.execution_id, request_id, response)
 
     async def compact(
         self, *, instructions: str | None = None, keep_recent_turns: int | None = None
@@ -598,39 +494,6 @@ class Session:
         else:
             self._requests = result.pending_requests
         return result
-
-    async def _resume_pending(
-        self,
-        lease: SessionLease,
-        state: SessionState,
-        resume: Resumer | None = None,
-        *,
-        strict: bool = True,
-    ) -> RunResult[Any]:
-        pending = state.pending
-        assert pending is not None  # the callers checked
-
-        async def append(entry: SessionEntry) -> None:
-            await self._append(lease, entry)
-
-        result = await resume_pending(self._agent, state, append, resume)
-        suspended = result.status == "suspended"
-        self._requests = result.pending_requests if suspended else ()
-        if suspended and strict:
-            raise suspended_error(self.id, pending, result.pending_requests)
-        return result
-
-    async def _recover_if_free(self) -> None:
-        try:
-            lease = await self._store.acquire(self.id)
-        except SessionBusyError:
-            return  # the pending turn is running in its own process
-        async with self._lock, lease:
-            with self._hook_fields():
-                state = await self._reload()
-                if state.pending is not None:
-                    # S40: a turn still waiting for answers stays pending (pending_requests).
-                    await self._resume_pending(lease, state, strict=False)
 
     # ------------------------------------------------------------------ fork, rewind, metadata
 
@@ -782,11 +645,6 @@ class Session:
 
 
 _OPEN: Final = object()
-
-
-def _keep_until_done(task: asyncio.Task[RunResult[Any]]) -> None:
-    _STREAM_TASKS.add(task)
-    task.add_done_callback(_STREAM_TASKS.discard)
 
 
 def _new_id() -> str:

@@ -31,8 +31,9 @@ from robota.core._pricing import estimate_cost
 from robota.core._run_events import RunEvent
 from robota.core._usage import Usage
 from robota.core.execution._fallback import candidate_refusal
-from robota.core.execution._journaled import JournalBinding, Recovery
+from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._limits import Budget
+from robota.core.execution._recovery import Recovery
 from robota.core.execution._retry import (
     ModelCalls,
     ModelCandidate,

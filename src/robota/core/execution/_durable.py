@@ -31,13 +31,8 @@ from robota.core.execution._journal import (
     ReconciliationRequired,
     RuntimeState,
 )
-from robota.core.execution._journaled import (
-    Recovery,
-    append_record,
-    recover,
-    state_items,
-    state_value,
-)
+from robota.core.execution._journaled import append_record
+from robota.core.execution._recovery import Recovery, recover, state_items, state_value
 
 __all__ = [
     "MAX_EXECUTION_ID",

@@ -22,15 +22,15 @@ configuration is the prompt's single owner). Usage is kept per agent of the chai
 
 A journaled run (S40) records the receivers' model calls and effects in the run's journal like
 its own; nothing about a handoff needs a record of its own, since the history proves it (the
-transfer's answer). A continuation starts on the entry agent and :func:`replay` takes again the
-handoffs its history proves before the loop picks the execution up.
+transfer's answer). A continuation starts on the entry agent and the loop's ``replay`` takes again
+the handoffs its history proves before it picks the execution up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol, final, runtime_checkable
+from typing import TYPE_CHECKING, final
 
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
@@ -46,7 +46,6 @@ from robota.core._plugins import RunInfo
 from robota.core._pricing import estimate_cost
 from robota.core._usage import Usage
 from robota.core.execution._attempts import NO_USAGE, add_usage
-from robota.core.execution._journaled import Recovery, call_key_of
 from robota.core.execution._result import AgentUsage
 from robota.core.execution._retry import ModelCalls, ModelCandidate
 from robota.core.execution._settings import ExecutionSettings
@@ -57,10 +56,10 @@ from robota.core.providers._settings import NO_SETTINGS
 if TYPE_CHECKING:
     from robota.core._history import ConversationStore
     from robota.core.execution._journal import ModelCallSettled
-    from robota.core.execution._loop import Execution
+    from robota.core.execution._state import ExecutionState
     from robota.core.tools._executor import ToolExecutionService, ToolGate
 
-__all__ = ["InputFilter", "RunHandoffs", "Transfer", "Transferring", "replay"]
+__all__ = ["InputFilter", "RunHandoffs", "Transfer"]
 
 InputFilter = Callable[[tuple[Message, ...]], Sequence[Message]]
 """What a receiver's model is sent of the conversation before the handoff (no system head)."""
@@ -94,14 +93,6 @@ class Transfer:
     prepare: Callable[[], Awaitable[None]] | None
 
 
-@runtime_checkable
-class Transferring(Protocol):
-    """A ``transfer_to_<name>`` tool, as the run sees it (robota.core._handoff.TransferTool)."""
-
-    def accept(self, run: Execution) -> None:
-        """Record its transfer on ``run`` (``run.handoffs.requested``), to take after the batch."""
-
-
 @final
 class RunHandoffs:
     """The handoffs of one run: built by its first transfer (a run without any has none)."""
@@ -119,7 +110,7 @@ class RunHandoffs:
         "segments",
     )
 
-    def __init__(self, run: Execution) -> None:
+    def __init__(self, run: ExecutionState) -> None:
         self.count = 0  # transfers taken so far; every one counts, a cycle's too
         self.requested: Transfer | None = None  # the batch's accepted transfer, not yet taken
         # The entry agent's: its gate is every receiver's ceiling (S21); its prompt its head.
@@ -141,7 +132,7 @@ class RunHandoffs:
         """The gate every receiver's calls pass as a ceiling (S21): the entry run's own."""
         return self.entry_ceiling if self.entry_ceiling is not None else self.entry_tools.gate
 
-    async def take(self, run: Execution, at: int | None = None) -> bool:
+    async def take(self, run: ExecutionState, at: int | None = None) -> bool:
         """Hand the run to the transfer its last batch accepted; ``False`` when there was none.
 
         ``at``: where the receiver's part of the run's messages begins, when a continuation
@@ -213,14 +204,16 @@ class RunHandoffs:
         await run._resolve_window()
         return True
 
-    def before(self, run: Execution, settled: ModelCallSettled) -> bool:
+    def before(self, run: ExecutionState, settled: ModelCallSettled) -> bool:
         """Whether a journaled model call was made by an agent the run has handed off from."""
         if not self._added_at:
             return False
         reply = settled.message
         return not any(m is reply for m in run._added[self._added_at[-1] :])
 
-    def ledger_of(self, run: Execution, reply: AssistantMessage | None) -> SubagentLedger | None:
+    def ledger_of(
+        self, run: ExecutionState, reply: AssistantMessage | None
+    ) -> SubagentLedger | None:
         """The sub-agent roll-up of the agent whose part of the run holds ``reply`` (S40).
 
         ``None``: the active agent's (``run.subagents``). A continuation lists each sub-agent
@@ -241,7 +234,7 @@ class RunHandoffs:
                 return ledger
         return None
 
-    def note(self, run: Execution, message: Message) -> None:
+    def note(self, run: ExecutionState, message: Message) -> None:
         """Let a receiver's tool catalog see what the run adds (S19: ``tool_search`` loads).
 
         The entry agent's own catalog observes its conversation itself; a receiver's would
@@ -296,7 +289,7 @@ class RunHandoffs:
             store.set_system_prompt(self.entry_prompt)
 
     def roll_up(
-        self, run: Execution, usage: Usage, cost: float | None
+        self, run: ExecutionState, usage: Usage, cost: float | None
     ) -> tuple[Usage, float | None, Mapping[str, AgentUsage]]:
         """The run's totals and ``usage_by_agent``: each agent of the chain its own entry.
 
@@ -329,7 +322,7 @@ class RunHandoffs:
 
 
 def _segment(
-    run: Execution,
+    run: ExecutionState,
     assistants: list[AssistantMessage],
     charges: tuple[tuple[AssistantMessage, str], ...],
 ) -> tuple[Usage, float | None]:
@@ -394,51 +387,3 @@ def _check_filtered(messages: tuple[Message, ...]) -> None:
             "a handoff's input_filter kept tool calls without their results "
             f"({', '.join(sorted(missing))}); drop both or keep both"
         )
-
-
-async def replay(run: Execution, recovery: Recovery) -> None:
-    """Take again the handoffs a continued execution's history proves (S40).
-
-    The run starts on the entry agent, as it did; each batch of its own messages whose accepted
-    transfer (a ``transfer_to_<name>`` call answered without error) is answered in full hands
-    it on, each receiver found by its tool name among the tools of the agent active then. The
-    latest batch, when history does not answer it yet, keeps its transfer for when the batch
-    settles — a durable settlement of the transfer counts as its answer — exactly as the
-    execution would have. Call it with the run's messages restored (``run._added``).
-    """
-    own = recovery.history[recovery.own_from :]
-    offset = len(run._added) - len(own)
-    resumed = recovery.resumed_message
-    for position, message in enumerate(own):
-        if not isinstance(message, AssistantMessage) or not message.tool_calls:
-            continue
-        # A batch's answers follow it, before the next reply (S36: ids may repeat across turns).
-        answers: dict[str, tuple[int, ToolMessage]] = {}
-        for later in range(position + 1, len(own)):
-            item = own[later]
-            if isinstance(item, AssistantMessage):
-                break
-            if isinstance(item, ToolMessage):
-                answers.setdefault(item.tool_call_id, (later, item))
-        calls = message.tool_calls
-        complete = all(call.id in answers for call in calls)
-        if not complete and message is not resumed:
-            continue  # its calls never ran (answered on the continuation, S34): no transfer
-        for index, call in enumerate(calls):
-            tool: object = run._tools.registry.get(call.name)
-            if not isinstance(tool, Transferring):
-                continue
-            known = answers.get(call.id)
-            failed = known[1].is_error if known is not None else None
-            if failed is None and message is resumed and recovery.last_call is not None:
-                key = call_key_of(recovery.last_call[0].call_id, index)
-                effect = recovery.effects.get(key)
-                if effect is not None and effect.outcome is not None:
-                    failed = effect.outcome.result.is_error
-            if failed is False:
-                tool.accept(run)  # a batch's first accepted transfer is its only one
-                break
-        state = run.handoffs
-        if complete and state is not None and state.requested is not None:
-            last = max(answers[call.id][0] for call in calls)
-            await state.take(run, at=offset + last + 1)

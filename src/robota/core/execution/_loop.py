@@ -31,7 +31,9 @@ The execution is split by concern, one mixin a module: this one holds its state,
 continuation and end, and its records; the turns, forced calls and requests are in
 :mod:`._round`, one provider call in :mod:`._provider_call`, a round's tool batch and the guards
 before it in :mod:`._tool_batch`, the context window and the pre-send guard in
-:mod:`._context_guard`, and the work between two attempts of a call in :mod:`._attempts`.
+:mod:`._context_guard`, and the work between two attempts of a call in :mod:`._attempts`. Its
+base :class:`~._state.ExecutionState` is how the machinery below the loop (a run's handoffs,
+:mod:`._handoffs`) names the execution.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Final, final
+from typing import Any, Final, Protocol, final, runtime_checkable
 
 from robota.core._abort import AbortSignal
 from robota.core._cancel import AbortGuard
@@ -47,7 +49,7 @@ from robota.core._emit import EventEmitter
 from robota.core._errors import ExecutionSuspendedError, InternalError, RobotaError
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, HistoryMutation
-from robota.core._messages import AssistantMessage, Message, UserMessage, new_id
+from robota.core._messages import AssistantMessage, Message, ToolMessage, UserMessage, new_id
 from robota.core._models import ContextWindow
 from robota.core._parts import MessagePart, content_text
 from robota.core._plugins import ExtensionHook, Plugin, PluginFailure, RunInfo, call_plugin_hook
@@ -59,16 +61,18 @@ from robota.core.execution._attempts import add_usage as _add_usage
 from robota.core.execution._context_guard import ContextGuardMixin
 from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import SameInputCounter
-from robota.core.execution._handoffs import RunHandoffs, replay
+from robota.core.execution._handoffs import RunHandoffs
 from robota.core.execution._journal import OutsideRequest
-from robota.core.execution._journaled import JournalBinding, Recovery
+from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._lifecycle import prompt_hooks
 from robota.core.execution._limits import Budget
 from robota.core.execution._provider_call import ProviderCallMixin, unresolved_effort, unrun_answer
+from robota.core.execution._recovery import Recovery, call_key_of
 from robota.core.execution._result import AgentUsage, RunResult, RunStatus, StopReason
 from robota.core.execution._retry import ModelCalls, ModelCandidate
 from robota.core.execution._round import RoundMixin
 from robota.core.execution._settings import ExecutionSettings
+from robota.core.execution._state import ExecutionState
 from robota.core.execution._structured import OutputTransport, choose_output_transport
 from robota.core.execution._subagents import NO_AGENTS, Spend, SubagentLedger, charge, roll_up
 from robota.core.execution._tool_batch import ToolBatchMixin
@@ -85,7 +89,9 @@ _NO_ANSWERS: Final[dict[str, str]] = {}  # never written: a run without a model 
 
 
 @final
-class Execution(RoundMixin, ProviderCallMixin, ToolBatchMixin, ContextGuardMixin, AttemptsMixin):
+class Execution(
+    RoundMixin, ProviderCallMixin, ToolBatchMixin, ContextGuardMixin, AttemptsMixin, ExecutionState
+):
     """One run's execution. Create, call :meth:`run` once."""
 
     __slots__ = (
@@ -576,3 +582,62 @@ class Execution(RoundMixin, ProviderCallMixin, ToolBatchMixin, ContextGuardMixin
         charges = [(m, answered.get(m.id, provider) if answered else provider) for m in assistants]
         charges.extend(self._charges)
         return charged_cost(charges, self.settings.model, self._unattested)
+
+
+# --- issue 29: a continuation takes again the handoffs its history proves (S40) ---------------
+
+
+@runtime_checkable
+class Transferring(Protocol):
+    """A ``transfer_to_<name>`` tool, as the run sees it (robota.core._handoff.TransferTool)."""
+
+    def accept(self, run: Execution) -> None:
+        """Record its transfer on ``run`` (``run.handoffs.requested``), to take after the batch."""
+
+
+async def replay(run: Execution, recovery: Recovery) -> None:
+    """Take again the handoffs a continued execution's history proves (S40).
+
+    The run starts on the entry agent, as it did; each batch of its own messages whose accepted
+    transfer (a ``transfer_to_<name>`` call answered without error) is answered in full hands
+    it on, each receiver found by its tool name among the tools of the agent active then. The
+    latest batch, when history does not answer it yet, keeps its transfer for when the batch
+    settles — a durable settlement of the transfer counts as its answer — exactly as the
+    execution would have. Call it with the run's messages restored (``run._added``).
+    """
+    own = recovery.history[recovery.own_from :]
+    offset = len(run._added) - len(own)
+    resumed = recovery.resumed_message
+    for position, message in enumerate(own):
+        if not isinstance(message, AssistantMessage) or not message.tool_calls:
+            continue
+        # A batch's answers follow it, before the next reply (S36: ids may repeat across turns).
+        answers: dict[str, tuple[int, ToolMessage]] = {}
+        for later in range(position + 1, len(own)):
+            item = own[later]
+            if isinstance(item, AssistantMessage):
+                break
+            if isinstance(item, ToolMessage):
+                answers.setdefault(item.tool_call_id, (later, item))
+        calls = message.tool_calls
+        complete = all(call.id in answers for call in calls)
+        if not complete and message is not resumed:
+            continue  # its calls never ran (answered on the continuation, S34): no transfer
+        for index, call in enumerate(calls):
+            tool: object = run._tools.registry.get(call.name)
+            if not isinstance(tool, Transferring):
+                continue
+            known = answers.get(call.id)
+            failed = known[1].is_error if known is not None else None
+            if failed is None and message is resumed and recovery.last_call is not None:
+                key = call_key_of(recovery.last_call[0].call_id, index)
+                effect = recovery.effects.get(key)
+                if effect is not None and effect.outcome is not None:
+                    failed = effect.outcome.result.is_error
+            if failed is False:
+                tool.accept(run)  # a batch's first accepted transfer is its only one
+                break
+        state = run.handoffs
+        if complete and state is not None and state.requested is not None:
+            last = max(answers[call.id][0] for call in calls)
+            await state.take(run, at=offset + last + 1)

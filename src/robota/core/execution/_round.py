@@ -30,9 +30,9 @@ from robota.core._texts import render
 from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import UNAVAILABLE_TOOL_ROUNDS, describe_calls
 from robota.core.execution._handoffs import RunHandoffs
-from robota.core.execution._journaled import Recovery
 from robota.core.execution._lifecycle import stop_hooks
 from robota.core.execution._limits import Budget
+from robota.core.execution._recovery import Recovery
 from robota.core.execution._result import RunStatus, StopReason
 from robota.core.execution._retry import ModelCalls, Retrying
 from robota.core.execution._settings import ExecutionSettings
@@ -42,7 +42,7 @@ from robota.core.providers._contract import ChatRequest, ToolChoice, ToolSpec
 from robota.core.tools._executor import ToolExecutionService, ToolGate
 
 if TYPE_CHECKING:
-    from robota.core.execution._loop import Execution
+    from robota.core.execution._state import ExecutionState
 
 __all__ = ["RoundMixin"]
 
@@ -289,7 +289,7 @@ class RoundMixin:
             unavailable = await self._tool_round(message.tool_calls, pending_calls)
             if self._aborted():
                 return self._stopped("interrupted")
-            if self.handoffs is not None and await self.handoffs.take(cast("Execution", self)):
+            if self.handoffs is not None and await self.handoffs.take(cast("ExecutionState", self)):
                 continue  # issue 29: the batch settled; the receiver continues the run
             self._unavailable_streak = self._unavailable_streak + 1 if unavailable else 0
             if self._unavailable_streak >= UNAVAILABLE_TOOL_ROUNDS:
