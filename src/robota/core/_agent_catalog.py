@@ -105,7 +105,7 @@ class AgentCatalogMixin:
         guardrail: Callable[[Guardrail], Guardrail] | None = None,
         gate: Callable[[ToolGate | None], ToolGate | None] | None = None,
     ) -> None:
-        """Internal (robota.temporal): do every provider call and tool body elsewhere.
+        """Internal; public as :func:`robota.lowlevel.route_dispatch`: do every call elsewhere.
 
         Each provider and each registered tool is replaced by what ``provider``/``tool`` return
         for it: the same name, schema and declarations, with the work done elsewhere (a

@@ -49,7 +49,7 @@ _DETERMINISM: ContextVar[_Determinism | None] = ContextVar("robota_determinism",
 
 @contextmanager
 def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Iterator[None]:
-    """Internal (robota.temporal): ids and timestamps from a replayable source in this context.
+    """Internal; public as :func:`robota.lowlevel.deterministic`: replayable ids and clock here.
 
     Workflow code is replayed after a worker dies, and what it mints must come out the same:
     inside this context :func:`new_id` takes its 24 hex digits from ``token`` and
