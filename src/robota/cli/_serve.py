@@ -212,7 +212,8 @@ def _wildcard(host: str) -> bool:
     if host in _WILDCARD_BINDS:
         return True
     try:
-        return ipaddress.ip_address(host).is_unspecified
+        # All zeros, however spelt (S06: no version-dependent classification flag is read).
+        return int(ipaddress.ip_address(host)) == 0
     except ValueError:
         return False
 

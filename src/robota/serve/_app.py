@@ -484,7 +484,7 @@ class _Handlers:
         if waiting is not None:  # S40: a journaled agent's saved ask
             if waiting.kind != APPROVAL_KIND:
                 raise _BadRequest(
-                    409, "not_an_ask", "that request is answered at .../responses/{id}"
+                    409, "not_an_ask", "that request is answered at its responses endpoint"
                 )
             answer = {"approved": body["approved"], "reason": reason}
             return await self._answer(conversation, ask_id, answer, body.get("protocol"))
@@ -504,7 +504,9 @@ class _Handlers:
         if waiting is None:
             raise _BadRequest(404, "unknown_request", "no such request is waiting")
         if waiting.kind == APPROVAL_KIND:
-            raise _BadRequest(409, "is_an_ask", "that request is answered at .../approvals/{id}")
+            raise _BadRequest(
+                409, "is_an_ask", "that request is answered at its approvals endpoint"
+            )
         return await self._answer(conversation, request_id, body["response"], body.get("protocol"))
 
 
