@@ -62,3 +62,37 @@ def test_every_relative_link_points_to_an_existing_file(document: Path) -> None:
             if fragment not in {_anchor(h) for h in headings}:
                 broken.append(target)
     assert broken == []
+
+
+# Issue 32 split the Agent facade and moved shared types to lower homes: a spec section's
+# "Code:" line must still link the module that defines what the section specifies, not only the
+# facade the code left. Each row: a section and a definition one of its linked files must hold.
+_SPEC_ENTRY_POINTS = {
+    "S18": "class ProviderCapabilities",  # the structured-output capability field
+    "S20": "async def aclose",
+    "S24": "def set_model",  # "the model in use can be read and changed"
+    "S35": "def update_system_prompt",
+    "S38": "async def _acquire",  # the agent's FIFO run slot
+    "S43": "async def invoke_tool",
+}
+
+
+def _spec_code_links() -> dict[str, list[Path]]:
+    """Each spec section's ``Code:`` links, as repository paths."""
+    spec = ROOT / "docs" / "spec.md"
+    links: dict[str, list[Path]] = {}
+    section = None
+    for line in spec.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^## (S\d+)\b", line)
+        if heading:
+            section = heading.group(1)
+        elif section is not None and line.startswith("Code:"):
+            links[section] = [(spec.parent / t).resolve() for t in relative_links(line)]
+    return links
+
+
+@pytest.mark.parametrize(("section", "definition"), sorted(_SPEC_ENTRY_POINTS.items()))
+def test_a_spec_sections_code_links_hold_what_it_specifies(section: str, definition: str) -> None:
+    linked = _spec_code_links()[section]
+    holders = [p for p in linked if p.is_file() and definition in p.read_text(encoding="utf-8")]
+    assert holders, f"{section}: no linked file defines {definition!r}: {linked}"

@@ -201,18 +201,23 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Names that moved out of ``robota.host`` (issue 32), with a :class:`DeprecationWarning`."""
-    if name == "OpenTelemetryExporter":
-        import warnings  # noqa: PLC0415 - only a deprecated name pays for it
+# Hidden from type checkers: a module ``__getattr__`` they can see makes every name of
+# robota.host an ``Any`` to them, so a misspelt name would type-check. They get the moved name
+# from the TYPE_CHECKING import above instead.
+if not TYPE_CHECKING:
 
-        warnings.warn(
-            "robota.host.OpenTelemetryExporter moved to robota.otel.OpenTelemetryExporter; "
-            "import it from there (the old name will be removed in a later release)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        from robota.otel import OpenTelemetryExporter  # noqa: PLC0415 - above host's layer
+    def __getattr__(name: str) -> Any:
+        """Names moved out of ``robota.host`` (issue 32), with a :class:`DeprecationWarning`."""
+        if name == "OpenTelemetryExporter":
+            import warnings  # noqa: PLC0415 - only a deprecated name pays for it
 
-        return OpenTelemetryExporter
-    raise AttributeError(f"module 'robota.host' has no attribute {name!r}")
+            warnings.warn(
+                "robota.host.OpenTelemetryExporter moved to robota.otel.OpenTelemetryExporter; "
+                "import it from there (the old name will be removed in a later release)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            from robota.otel import OpenTelemetryExporter  # noqa: PLC0415 - above host's layer
+
+            return OpenTelemetryExporter
+        raise AttributeError(f"module 'robota.host' has no attribute {name!r}")
