@@ -20,6 +20,7 @@ part of the ``robota`` distribution.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from grimp import ImportGraph
@@ -82,13 +83,17 @@ class ForbiddenSubmodulesContract(Contract):
         return ContractCheck(kept=not violations, metadata={"violations": violations})
 
     def render_broken_contract(self, check: ContractCheck) -> None:
-        for violation in check.metadata["violations"]:
-            output.print_error(
-                f"{violation['importer']} imports {violation['forbidden']} "
-                f"(l.{violation['line_number']}: {violation['line_contents']})",
-                bold=False,
-            )
-            output.new_line()
+        _render(check, lambda v: f"{v['importer']} imports {v['forbidden']}")
+
+
+def _render(check: ContractCheck, says: Callable[[dict[str, Any]], str]) -> None:
+    """Print each violation of ``check``: what ``says`` names, then its line."""
+    for violation in check.metadata["violations"]:
+        output.print_error(
+            f"{says(violation)} (l.{violation['line_number']}: {violation['line_contents']})",
+            bold=False,
+        )
+        output.new_line()
 
 
 def _private_below(module: str, container: str) -> bool:
@@ -139,10 +144,4 @@ class PrivateModulesContract(Contract):
         return ContractCheck(kept=not violations, metadata={"violations": violations})
 
     def render_broken_contract(self, check: ContractCheck) -> None:
-        for violation in check.metadata["violations"]:
-            output.print_error(
-                f"{violation['importer']} imports the private module {violation['imported']} "
-                f"(l.{violation['line_number']}: {violation['line_contents']})",
-                bold=False,
-            )
-            output.new_line()
+        _render(check, lambda v: f"{v['importer']} imports the private module {v['imported']}")

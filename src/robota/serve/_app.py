@@ -48,8 +48,8 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from ag_ui.core import ResumeEntry, RunAgentInput
 from pydantic import ValidationError
@@ -258,6 +258,9 @@ def _sse(run: ActiveRun, after: int, heartbeat: float | None) -> StreamingRespon
     return StreamingResponse(frames(), media_type="text/event-stream", headers=headers)
 
 
+T = TypeVar("T")
+
+
 class _Handlers:
     def __init__(
         self,
@@ -291,17 +294,21 @@ class _Handlers:
             raise _BadRequest(404, "unknown_session", "no such session")
         return found
 
-    async def _reopened(self, name: str, session_id: str) -> Conversation:
-        """An open conversation, or one the session store holds (S40: after a restart)."""
+    async def _opened(self, name: str, opening: Awaitable[T]) -> T:
+        """``opening``'s conversation; its failures as client-safe errors (503, 500)."""
         try:
-            found = await self._conversations.reopen(name, session_id)
+            return await opening
         except SessionsFull:
             raise _BadRequest(
                 503, "too_many_sessions", "the server holds its maximum of sessions"
             ) from None
         except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
-            _log.warning("reopening session of agent %r failed: %s", name, type(exc).__name__)
+            _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
             raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
+
+    async def _reopened(self, name: str, session_id: str) -> Conversation:
+        """An open conversation, or one the session store holds (S40: after a restart)."""
+        found = await self._opened(name, self._conversations.reopen(name, session_id))
         if found is None:
             raise _BadRequest(404, "unknown_session", "no such session")
         return found
@@ -352,15 +359,7 @@ class _Handlers:
             raise _BadRequest(400, "invalid_session_id", "the session id is not valid") from None
         if not text.strip():
             raise _BadRequest(400, "empty_message", "the last user message has no text")
-        try:
-            conversation = await self._conversations.open(name, session_id)
-        except SessionsFull:
-            raise _BadRequest(
-                503, "too_many_sessions", "the server holds its maximum of sessions"
-            ) from None
-        except Exception as exc:  # noqa: BLE001 - a factory's or store's text never reaches a client
-            _log.warning("opening session of agent %r failed: %s", name, type(exc).__name__)
-            raise _BadRequest(500, "agent_unavailable", "the agent could not be started") from None
+        conversation = await self._opened(name, self._conversations.open(name, session_id))
         if conversation.running:
             raise _BadRequest(409, "session_busy", "a run of this session is still going")
         if conversation.requests:
