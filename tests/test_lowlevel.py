@@ -8,6 +8,7 @@ documented, listed in ``__all__`` and in the module docstring.
 
 from __future__ import annotations
 
+import gc
 import inspect
 from collections.abc import MutableMapping
 
@@ -129,6 +130,42 @@ def test_ids_and_clock_are_replayable_inside_deterministic() -> None:
     assert outside.startswith("run_")
     assert len(outside) == len("run_") + 24
     assert outside != "run_" + "a" * 24
+
+
+def test_S40_code_the_garbage_collector_finalizes_draws_nothing_from_a_replayable_source() -> None:
+    # A stopped Temporal worker leaves its cached workflows' coroutines to the garbage
+    # collector, which closes them in whatever thread and context it happens to run: inside
+    # another workflow's activation, their cleanup used to mint ids from *that* workflow's
+    # source, so its next ids differed from the ones its history recorded (a replay failed
+    # with a nondeterminism error, or an answer named an ask that no longer existed).
+    litter: list[tuple[str, str, float]] = []
+
+    class Litter:
+        def __init__(self) -> None:
+            self.cycle = self  # only the cyclic collector frees it, at a moment of its own
+
+        def __del__(self) -> None:
+            litter.append(
+                (new_id("litter"), ToolMessage("c", tool_call_id="c1", tool_name="t").id, now())
+            )
+
+    counter = iter(f"{n:024x}" for n in range(1, 100))
+    gc.collect()
+    with deterministic(lambda: next(counter), lambda: 1234.5):
+        Litter()
+        gc.collect()  # the finalizer runs here, in this context
+        first = new_id("run")
+        message = ToolMessage("c", tool_call_id="c1", tool_name="t")
+        clock = now()
+    assert first == f"run_{1:024x}"
+    assert message.id == f"msg_{2:024x}"
+    assert clock == 1234.5
+    assert len(litter) == 1
+    litter_id, litter_message, litter_clock = litter[0]
+    assert litter_id.startswith("litter_")
+    assert int(litter_id[7:], 16) > 100  # 96 bits from the OS, not the source's 1, 2, 3 …
+    assert int(litter_message[4:], 16) > 100
+    assert litter_clock != 1234.5
 
 
 def test_every_lowlevel_name_is_documented_listed_and_distinct_from_robota() -> None:

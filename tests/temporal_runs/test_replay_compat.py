@@ -11,13 +11,16 @@ real ``robota.respond`` signal.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
-from temporalio.client import WorkflowHistory
+from temporalio.client import Client, WorkflowHistory
 
-from robota.temporal import create_replayer
-from temporal_runs.agents import AGENTS
+import robota
+from robota.temporal import create_replayer, start_agent_run
+from temporal_runs.agents import AGENTS, asker
+from temporal_runs.test_agent_workflows import serving, until
 
 HISTORIES = Path(__file__).parent / "histories"
 
@@ -30,3 +33,34 @@ async def test_a_run_answered_by_the_old_signals_replays_under_the_update_handle
     replayer = create_replayer(AGENTS, namespace="default", build_id=f"compat-{name}")
     result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
     assert result.replay_failure is None
+
+
+def _asker_after_a_collection() -> robota.Agent:
+    # The factory runs inside the replayed workflow's activation: a full collection here frees
+    # what stopped workers left behind at the worst moment, deterministically.
+    gc.collect()
+    return asker()
+
+
+async def test_S40_runs_a_stopped_worker_left_waiting_do_not_disturb_a_replay_in_its_process(
+    client: Client, queue: str
+) -> None:
+    # A stopped worker hands its cached workflows to the garbage collector (the SDK does not
+    # evict idle runs at shutdown). Collected during another workflow's activation, their
+    # cleanup ran robota code in that workflow's context and took ids from its replayable
+    # source: the replayed ask got another id than the recorded answer named, and the replay
+    # failed with "No command scheduled for event ActivityTaskScheduled" (seen in CI).
+    async with serving(client, queue):
+        handles = [await start_agent_run(client, "asker", "m", task_queue=queue) for _ in range(3)]
+        for handle in handles:
+            await until(handle, lambda state: bool(state.approvals))
+    try:
+        name = "main-08dffba-approve-signal"
+        history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
+        agents = {**AGENTS, "asker": _asker_after_a_collection}
+        replayer = create_replayer(agents, namespace="default", build_id="compat-stranded")
+        result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None
+    finally:
+        for handle in handles:
+            await handle.terminate("test over")

@@ -12,7 +12,9 @@ the same value in later turns. Anything needing a unique identity mints its own.
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -47,14 +49,37 @@ class _Determinism:
 _DETERMINISM: ContextVar[_Determinism | None] = ContextVar("robota_determinism", default=None)
 
 
+# S40: a finalizer the garbage collector runs belongs to no replayed execution, whatever context
+# it happens to run in. A Temporal worker that stops leaves its cached workflows' coroutines to
+# the collector, which closes them (their ``finally`` blocks mint ids) in any thread and context,
+# often another workflow's activation; drawing from that workflow's source there would shift
+# every id it mints next, so its replay would no longer match its history. Code run by a
+# collection gets ids from the operating system and the wall clock instead. The check is inlined
+# in new_id, now and _mint_message_id: an id is minted for every message.
+class _Collecting(threading.local):
+    """Whether this thread is inside a garbage collection (its finalizers are running)."""
+
+    active = False
+
+
+_COLLECTING = _Collecting()
+
+
+def _note_collection(phase: str, info: object) -> None:
+    _COLLECTING.active = phase == "start"
+
+
 @contextmanager
 def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Iterator[None]:
     """Internal; public as :func:`robota.lowlevel.deterministic`: replayable ids and clock here.
 
     Workflow code is replayed after a worker dies, and what it mints must come out the same:
     inside this context :func:`new_id` takes its 24 hex digits from ``token`` and
-    :func:`now` reads ``clock``. Tasks created inside inherit the context.
+    :func:`now` reads ``clock``. Tasks created inside inherit the context. Code the garbage
+    collector runs here (a finalizer, an abandoned coroutine's cleanup) draws from neither.
     """
+    if _note_collection not in gc.callbacks:
+        gc.callbacks.append(_note_collection)  # only processes that replay pay for it
     reset = _DETERMINISM.set(_Determinism(token, clock))
     try:
         yield
@@ -74,7 +99,7 @@ def new_id(prefix: str) -> str:
     sharing a journal (S40). Inside :func:`deterministic` (workflow code), from its source.
     """
     source = _DETERMINISM.get()
-    if source is not None:
+    if source is not None and not _COLLECTING.active:
         return f"{prefix}_{source.token()}"
     return f"{prefix}_{os.urandom(12).hex()}"
 
@@ -82,14 +107,16 @@ def new_id(prefix: str) -> str:
 def now() -> float:
     """Wall-clock seconds (``time.time()``); inside :func:`deterministic`, its replayable clock."""
     source = _DETERMINISM.get()
-    return time.time() if source is None else source.clock()
+    if source is not None and not _COLLECTING.active:
+        return source.clock()
+    return time.time()
 
 
 def _mint_message_id() -> int | str:
     # 96 bits from the OS now (the same source and timing as new_id, so ids stay unique across
     # processes and replay inside deterministic()); spelled as text only when first read.
     source = _DETERMINISM.get()
-    if source is not None:
+    if source is not None and not _COLLECTING.active:
         return f"msg_{source.token()}"
     return int.from_bytes(os.urandom(12), "big")
 
