@@ -168,6 +168,28 @@ def test_S40_code_the_garbage_collector_finalizes_draws_nothing_from_a_replayabl
     assert litter_clock != 1234.5
 
 
+def test_S40_a_collection_callback_that_removes_itself_does_not_leave_ids_unreplayable() -> None:
+    # CPython walks gc.callbacks by index over the live list: a callback ahead of robota's that
+    # removes itself at "stop" made robota's miss it, and the thread's ids stopped coming from
+    # the replayable source until its next collection.
+    callbacks = gc.callbacks  # the list the collector walks (mutated in place, then restored)
+    saved = list(callbacks)
+
+    def once(phase: str, info: object) -> None:
+        if phase == "stop":
+            callbacks.remove(once)
+
+    try:
+        callbacks[:] = [c for c in saved if getattr(c, "__module__", "") != "robota.core._messages"]
+        callbacks.append(once)  # a library's, registered before robota's
+        with deterministic(lambda: "a" * 24, lambda: 1.0):
+            gc.collect()
+            assert new_id("approval") == "approval_" + "a" * 24
+            assert now() == 1.0
+    finally:
+        callbacks[:] = saved
+
+
 def test_every_lowlevel_name_is_documented_listed_and_distinct_from_robota() -> None:
     module = robota.lowlevel
     doc = module.__doc__ or ""

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import gc
 from pathlib import Path
+from typing import Any
 
 import pytest
-from temporalio.client import Client, WorkflowHistory
+from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 
 import robota
 from robota.temporal import create_replayer, start_agent_run
@@ -35,11 +36,20 @@ async def test_a_run_answered_by_the_old_signals_replays_under_the_update_handle
     assert result.replay_failure is None
 
 
+_FREED: list[int] = []
+
+
 def _asker_after_a_collection() -> robota.Agent:
     # The factory runs inside the replayed workflow's activation: a full collection here frees
     # what stopped workers left behind at the worst moment, deterministically.
+    before = _workflow_objects()
     gc.collect()
+    _FREED.append(before - _workflow_objects())
     return asker()
+
+
+def _workflow_objects() -> int:
+    return sum(type(o).__name__ == "RobotaAgentWorkflow" for o in gc.get_objects())
 
 
 async def test_S40_runs_a_stopped_worker_left_waiting_do_not_disturb_a_replay_in_its_process(
@@ -50,17 +60,24 @@ async def test_S40_runs_a_stopped_worker_left_waiting_do_not_disturb_a_replay_in
     # cleanup ran robota code in that workflow's context and took ids from its replayable
     # source: the replayed ask got another id than the recorded answer named, and the replay
     # failed with "No command scheduled for event ActivityTaskScheduled" (seen in CI).
-    async with serving(client, queue):
-        handles = [await start_agent_run(client, "asker", "m", task_queue=queue) for _ in range(3)]
-        for handle in handles:
-            await until(handle, lambda state: bool(state.approvals))
+    handles: list[WorkflowHandle[Any, Any]] = []
+    gc.disable()  # the runs left behind must still be there when the replay's factory runs
     try:
+        async with serving(client, queue):
+            handles.extend(
+                [await start_agent_run(client, "asker", "m", task_queue=queue) for _ in range(3)]
+            )
+            for handle in handles:
+                await until(handle, lambda state: bool(state.approvals))
+        _FREED.clear()
         name = "main-08dffba-approve-signal"
         history = WorkflowHistory.from_json(name, (HISTORIES / f"{name}.json").read_text())
         agents = {**AGENTS, "asker": _asker_after_a_collection}
         replayer = create_replayer(agents, namespace="default", build_id="compat-stranded")
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert _FREED[0] >= 3  # the three runs the stopped worker left were closed in the replay
         assert result.replay_failure is None
     finally:
+        gc.enable()
         for handle in handles:
             await handle.terminate("test over")

@@ -41,6 +41,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Mapping
+from contextlib import suppress
 from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, final
@@ -366,7 +367,8 @@ class AgentTool(Tool):
                 await _subagent_stop(hooks, ctx, path, "failed", str(exc))
             raise
         finally:
-            _CALLERS.reset(token)
+            with suppress(ValueError):  # closed by the collector in another context (S40)
+                _CALLERS.reset(token)
             for spend in spent:  # S29 / issue 28: however the child ended, its spending counts
                 _charge(run, spend)
         await _subagent_stop(hooks, ctx, path, result.status, result.text)

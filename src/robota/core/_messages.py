@@ -69,6 +69,18 @@ def _note_collection(phase: str, info: object) -> None:
     _COLLECTING.active = phase == "start"
 
 
+def _watch_collections() -> None:
+    # First in the list: CPython walks gc.callbacks by index over the live list, so a callback
+    # ahead of ours that removes itself would make it miss a "stop" and leave the flag set
+    # (every id of this thread's workflows from the OS until its next collection). Only
+    # processes that replay pay for the callback.
+    callbacks = gc.callbacks
+    if not callbacks or callbacks[0] is not _note_collection:
+        with suppress(ValueError):
+            callbacks.remove(_note_collection)
+        callbacks.insert(0, _note_collection)
+
+
 @contextmanager
 def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Iterator[None]:
     """Internal; public as :func:`robota.lowlevel.deterministic`: replayable ids and clock here.
@@ -78,8 +90,7 @@ def deterministic(token: Callable[[], str], clock: Callable[[], float]) -> Itera
     :func:`now` reads ``clock``. Tasks created inside inherit the context. Code the garbage
     collector runs here (a finalizer, an abandoned coroutine's cleanup) draws from neither.
     """
-    if _note_collection not in gc.callbacks:
-        gc.callbacks.append(_note_collection)  # only processes that replay pay for it
+    _watch_collections()
     reset = _DETERMINISM.set(_Determinism(token, clock))
     try:
         yield

@@ -76,7 +76,10 @@ class RunGuardrails:
                 if verdict.tripped:
                     raise GuardrailTripped(guardrail.name, verdict.reason, "input")
         finally:
-            RUN_GUARDRAILS.reset(token)
+            with contextlib.suppress(
+                ValueError
+            ):  # closed by the collector in another context (S40)
+                RUN_GUARDRAILS.reset(token)
 
     async def check_input(self, text: str) -> None:
         """Run the blocking input guardrails; start the parallel ones (raises on a trip)."""
@@ -119,7 +122,11 @@ class RunGuardrails:
                         raise GuardrailTripped(guardrail.name, verdict.reason, "output")
             return status
         finally:
-            RUN_GUARDRAILS.reset(token)
+            # The collector may close an abandoned run's coroutine in another context, where
+            # the reset raises ValueError; raised here, it would turn the close into a failed
+            # run (RUN_FAILED, plugins' on_error) inside whatever runs there (S40).
+            with contextlib.suppress(ValueError):
+                RUN_GUARDRAILS.reset(token)
             if self._pending is not None and not self._pending.done():
                 self._pending.cancel()  # the run ended another way: the check has no use now
 

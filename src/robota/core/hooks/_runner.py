@@ -20,7 +20,7 @@ import asyncio
 import inspect
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -62,7 +62,8 @@ def hook_fields(**fields: Any) -> Iterator[None]:
     try:
         yield
     finally:
-        _FIELDS.reset(token)
+        with suppress(ValueError):  # closed by the collector in another context (S40)
+            _FIELDS.reset(token)
 
 
 DEFAULT_STOP_CONTINUATIONS: Final = 3

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
+from contextlib import suppress
 from contextvars import ContextVar
 from typing import Any, Final
 
@@ -50,7 +51,8 @@ def traced_call(
         try:
             return await create(**params, **extra, extra_headers=headers)
         finally:
-            _TRACE_ORIGIN.reset(token)
+            with suppress(ValueError):  # closed by the collector in another context (S40)
+                _TRACE_ORIGIN.reset(token)
 
     return call
 
