@@ -9,11 +9,12 @@ routing of provider calls and tool bodies elsewhere that ``robota.temporal`` dri
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from robota.core._abort import AbortSignal
+from robota.core._agent_state import AgentState
 from robota.core._agent_tool import AgentTool
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
@@ -23,22 +24,13 @@ from robota.core._guardrails import Guardrail
 from robota.core._history import HistoryMutation
 from robota.core._logging import get_logger
 from robota.core._messages import new_id
-from robota.core._retry import RetryPolicy
 from robota.core.execution._guardrails import GuardrailGate, tool_guardrails
-from robota.core.execution._loop import Execution
 from robota.core.providers._contract import Provider
-from robota.core.tools._deferral import ToolCatalog
-from robota.core.tools._executor import ToolCallOutcome, ToolExecutionService, ToolGate
-from robota.core.tools._registry import ToolRegistry
+from robota.core.tools._executor import ToolCallOutcome, ToolGate
 from robota.core.tools._source import ToolSource
 from robota.core.tools._tool import RiskClass, Tool
 
 if TYPE_CHECKING:
-    from robota.core._agent_options import RunOptions
-    from robota.core._limits import UsageLimits
-    from robota.core.execution._result import RunResult
-    from robota.core.execution._retry import ModelCandidate
-    from robota.core.execution._subagents import Delegation
     from robota.core.permissions._gate import Approver
 
 
@@ -47,55 +39,11 @@ __all__ = ["AgentCatalogMixin"]
 _log = get_logger("robota.agent")
 
 
-class AgentCatalogMixin:
+class AgentCatalogMixin(AgentState):
     """Tool sources, direct invocation, handoffs and dispatch routing of :class:`~robota.Agent`."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Agent's own state and methods
-        _catalog: ToolCatalog
-        _current: Execution | None
-        _emitter: EventEmitter | None
-        _event_service: EventService | None
-        _executor: ToolExecutionService
-        _fallback: tuple[ModelCandidate, ...]
-        _guardrails: tuple[Guardrail, ...]
-        _initialized: bool
-        _limits: UsageLimits | None
-        _max_rounds: int
-        _name: str
-        _provider: Provider
-        _providers: tuple[Provider, ...]
-        _reported: set[tuple[str, str, str]] | None
-        _reports: tuple[tuple[str, str, str], ...]
-        _retry: RetryPolicy | None
-        _source_lock: asyncio.Lock | None
-        _source_names: dict[str, tuple[str, ...]]
-        _sources: Sequence[ToolSource]
-        _state: Literal["open", "closing", "closed"]
-        _tools: ToolRegistry
-
-        @property
-        def name(self) -> str: ...
-        def _check_not_closed(self) -> None: ...
-        def _every_provider(self) -> tuple[Provider, ...]: ...
-        def _scoped_emitter(
-            self,
-            owner: OwnerRef,
-            event_service: EventService | None,
-            on_event: Callable[[AgentEvent], None] | None,
-            parent: EventEmitter | None = None,
-        ) -> EventEmitter: ...
-
-        async def _run_delegated(
-            self,
-            input: str,
-            output: object,
-            signal: AbortSignal,
-            options: RunOptions,
-            parent: Delegation,
-        ) -> RunResult[Any]: ...
 
     def _route_dispatch(
         self,

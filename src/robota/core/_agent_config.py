@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, final
+from typing import TYPE_CHECKING, final
 
 from robota.core._agent_checks import check_text
 from robota.core._agent_models import disable_sdk_retries
 from robota.core._agent_options import check_non_negative
+from robota.core._agent_state import AgentState
 from robota.core._context import ContextUsage
 from robota.core._errors import ConfigurationError, DisposedAgentError
-from robota.core._history import ConversationStore, HistoryMutation, HistoryView
+from robota.core._history import ConversationStore, HistoryView
 from robota.core._limits import UsageLimits
 from robota.core._messages import Message, SystemMessage
 from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
@@ -26,12 +27,10 @@ from robota.core._texts import ModelTexts
 from robota.core.execution._journal import ExecutionJournal
 from robota.core.hooks._runner import HookRunner
 from robota.core.providers._contract import Provider
-from robota.core.tools._deferral import ToolCatalog
-from robota.core.tools._registry import ToolRegistry
 from robota.core.tools._tool import Tool
 
 if TYPE_CHECKING:
-    from robota.core.execution._retry import ModelCandidate
+    pass
 
 
 __all__ = ["AgentConfigMixin", "ModelSelection"]
@@ -49,39 +48,11 @@ class ModelSelection:
         return f"{self.provider}:{self.model}"
 
 
-class AgentConfigMixin:
+class AgentConfigMixin(AgentState):
     """Model selection, windows, system prompt, history and properties of :class:`~robota.Agent`."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Agent's own state and methods
-        _built_provider: Provider | None
-        _catalog: ToolCatalog
-        _fallback: tuple[ModelCandidate, ...]
-        _fallback_owned: tuple[Provider, ...]
-        _given_window: tuple[str, str, int] | None
-        _history_cap: int | None
-        _hooks: HookRunner | None
-        _id: str
-        _journal: ExecutionJournal | None
-        _limits: UsageLimits | None
-        _model: str
-        _name: str
-        _provider: Provider
-        _providers: tuple[Provider, ...]
-        _retries_owned: bool
-        _retry: RetryPolicy | None
-        _state: Literal["open", "closing", "closed"]
-        _store: ConversationStore
-        _system_prompt: str | None
-        _texts: ModelTexts
-        _tools: ToolRegistry
-        _windows: dict[tuple[str, str], ContextWindow] | None
-
-        async def _acquire(self) -> None: ...
-        def _on_history(self, mutation: HistoryMutation) -> None: ...
-        def _release(self) -> None: ...
 
     def _every_provider(self) -> tuple[Provider, ...]:
         """The agent's providers, then its fallback chain's other ones (issue 28), each once."""

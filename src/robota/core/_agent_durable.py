@@ -7,10 +7,9 @@ store, tools and settings exactly as a run does. The journal work itself is in
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -22,6 +21,7 @@ from robota.core._agent_children import (
     settled_children,
     state_owner,
 )
+from robota.core._agent_state import AgentState
 from robota.core._cancel import AbortGuard
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, EventService, OwnerRef
@@ -47,54 +47,20 @@ from robota.core.providers._effort import check_effort
 from robota.core.providers._settings import settings_from_data, settings_to_data
 
 if TYPE_CHECKING:
-    from robota.core._emit import EventEmitter
+    from robota.core._agent_options import RunOptions
     from robota.core._history import ConversationStore
-    from robota.core._messages import Message
-    from robota.core._plugins import Plugin
     from robota.core._run_events import RunEvent
     from robota.core.execution._subagents import Delegation
-    from robota.core.tools._deferral import ToolCatalog
-    from robota.core.tools._executor import ToolExecutionService
-    from robota.core.tools._registry import ToolRegistry
 
 __all__ = ["DurableAgentMixin"]
 
 T = TypeVar("T")
 
 
-class DurableAgentMixin:
+class DurableAgentMixin(AgentState):
     """Resume, respond and reconcile on :class:`~robota.Agent` (S40)."""
 
     __slots__ = ()
-
-    if TYPE_CHECKING:  # provided by Agent
-        _journal: ExecutionJournal | None
-        _name: str
-        _store: ConversationStore
-        _tools: ToolRegistry
-        _executor: ToolExecutionService
-        _catalog: ToolCatalog
-        _plugins: Sequence[Plugin]
-
-        def _check_not_closed(self) -> None: ...
-        async def _acquire(self) -> None: ...
-        def _release(self) -> None: ...
-        def _caller_window(self, provider: str, model: str) -> int | None: ...
-        def _settings(self, output: object, options: Any) -> ExecutionSettings: ...
-        async def _ensure_initialized(self) -> None: ...
-        async def _run_current(
-            self, execution: Execution, work: Coroutine[Any, Any, RunResult[Any]]
-        ) -> RunResult[Any]: ...
-        def _flush_reports(self, emitter: EventEmitter) -> None: ...
-        def _scoped_emitter(
-            self,
-            owner: OwnerRef,
-            event_service: EventService | None,
-            on_event: Callable[[AgentEvent], None] | None,
-            parent: EventEmitter | None = None,
-        ) -> EventEmitter: ...
-        def _new_store(self, items: tuple[Message, ...]) -> ConversationStore: ...
-        def _track(self, task: asyncio.Task[RunResult[Any]]) -> None: ...
 
     def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState:
         """What an execution depends on, as this agent has it now (S40)."""
@@ -417,7 +383,10 @@ class DurableAgentMixin:
         saved = recovery.state
         # A structured execution never allowed tool-only completion; one that did is refused
         # by the schema comparison below, not by the combination check.
-        options = {"allow_tool_only_completion": False, "output_retries": saved.output_retries}
+        options: RunOptions = {
+            "allow_tool_only_completion": False,
+            "output_retries": saved.output_retries,
+        }
         current = self._settings(output, options if output is not None else {})
         _check_output(recovery, current)
         for candidate in ((current.provider, current.model), *current.fallback_pairs()):

@@ -8,24 +8,18 @@ cancelled caller cannot cut it short.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from robota.core._history import ConversationStore
+from robota.core._agent_state import AgentState
 from robota.core._plugins import (
     ExtensionHook,
-    ModuleRegistry,
-    Plugin,
     invoke_extension,
     run_cleanup_step,
 )
-from robota.core._sync import SyncDriver, refuse_inside_event_loop
+from robota.core._sync import refuse_inside_event_loop
 from robota.core.execution._guardrails import GuardrailGate
-from robota.core.execution._result import RunResult
 from robota.core.permissions._gate import PermissionGate
-from robota.core.providers._contract import Provider
-from robota.core.tools._executor import ToolExecutionService
-from robota.core.tools._source import ToolSource
 
 if TYPE_CHECKING:
     from robota.core.execution._retry import ModelCandidate  # noqa: F401 - a RareField type
@@ -34,33 +28,11 @@ if TYPE_CHECKING:
 __all__ = ["AgentLifetimeMixin"]
 
 
-class AgentLifetimeMixin:
+class AgentLifetimeMixin(AgentState):
     """Initialisation and disposal of :class:`~robota.Agent` (S20)."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Agent's own state and methods
-        _close_errors: list[BaseException] | None
-        _disposal: asyncio.Task[None] | None
-        _executor: ToolExecutionService
-        _fallback_owned: tuple[Provider, ...]
-        _id: str
-        _initialized: bool
-        _initialized_parts: set[int] | None
-        _modules: ModuleRegistry | tuple[()]
-        _owns_providers: bool
-        _plugins: Sequence[Plugin]
-        _providers: tuple[Provider, ...]
-        _sources: Sequence[ToolSource]
-        _state: Literal["open", "closing", "closed"]
-        _store: ConversationStore
-        _stream_tasks: set[asyncio.Task[RunResult]] | None
-
-        async def _acquire(self) -> None: ...
-        def _release(self) -> None: ...
-        async def _start_sources(self) -> None: ...
-        def _sync_driver(self) -> SyncDriver: ...
 
     def _parts(self) -> set[int]:
         """The modules and plugins initialised so far, by id (S20)."""

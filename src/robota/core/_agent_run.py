@@ -10,7 +10,7 @@ enters here too.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
@@ -30,23 +30,17 @@ from robota.core._agent_options import (
     check_tool_choice,
     fresh_conversation,
 )
+from robota.core._agent_state import AgentState
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
 from robota.core._errors import ConfigurationError
 from robota.core._events import AgentEvent, CallbackEventService, EventService, OwnerRef
 from robota.core._guardrails import Guardrail, check_guardrails
-from robota.core._history import ConversationStore
-from robota.core._limits import UsageLimits
-from robota.core._messages import Message, new_id
-from robota.core._models import ContextWindow
+from robota.core._messages import new_id
 from robota.core._parts import UserInput, user_content
-from robota.core._plugins import Plugin
-from robota.core._retry import RetryPolicy
 from robota.core._run_events import RunEvent
 from robota.core._sync import SyncDriver, refuse_inside_event_loop
-from robota.core._texts import ModelTexts
 from robota.core._tracing import check_trace
-from robota.core.execution._cache import ResponseCache
 from robota.core.execution._durable import (
     acquire_lease,
     check_execution_id,
@@ -54,7 +48,7 @@ from robota.core.execution._durable import (
     release_lease,
 )
 from robota.core.execution._guardrails import tool_guardrails
-from robota.core.execution._journal import ExecutionJournal, ExecutionStateError, JournalLease
+from robota.core.execution._journal import ExecutionStateError, JournalLease
 from robota.core.execution._journaled import JournalBinding
 from robota.core.execution._limits import run_limits
 from robota.core.execution._loop import Execution, ExecutionSettings
@@ -63,16 +57,11 @@ from robota.core.execution._slot import RunSlot
 from robota.core.execution._stream import RunStream
 from robota.core.execution._structured import OutputSpec, StructuredSettings
 from robota.core.execution._subagents import Delegation
-from robota.core.hooks._runner import HookRunner
-from robota.core.providers._contract import Provider
-from robota.core.providers._effort import EffortSelection, check_effort
-from robota.core.providers._settings import ModelSettings, check_settings
-from robota.core.tools._executor import ToolExecutionService
+from robota.core.providers._effort import check_effort
+from robota.core.providers._settings import check_settings
 
 if TYPE_CHECKING:
-    from robota.core._tracing import TraceContext
-    from robota.core.execution._journal import RuntimeState
-    from robota.core.execution._retry import ModelCandidate
+    pass
 
 
 __all__ = ["AgentRunMixin"]
@@ -80,65 +69,11 @@ __all__ = ["AgentRunMixin"]
 T = TypeVar("T")
 
 
-class AgentRunMixin:
+class AgentRunMixin(AgentState):
     """Runs of :class:`~robota.Agent`: the public run methods and the path every run takes."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Agent's own state and methods
-        _allow_tool_only: bool
-        _current: Execution | None
-        _effort: EffortSelection
-        _event_service: EventService | None
-        _executor: ToolExecutionService
-        _fallback: tuple[ModelCandidate, ...]
-        _guardrails: tuple[Guardrail, ...]
-        _hooks: HookRunner | None
-        _id: str
-        _journal: ExecutionJournal | None
-        _limits: UsageLimits | None
-        _max_handoffs: int
-        _max_rounds: int
-        _max_same_inputs: int | None
-        _model: str
-        _model_settings: ModelSettings
-        _name: str
-        _plugins: Sequence[Plugin]
-        _provider: Provider
-        _response_cache: ResponseCache | None
-        _retry: RetryPolicy | None
-        _slot: RunSlot | None
-        _store: ConversationStore
-        _stream_tasks: set[asyncio.Task[RunResult]] | None
-        _sync: SyncDriver | None
-        _texts: ModelTexts
-
-        def _caller_window(self, provider: str, model: str) -> int | None: ...
-        def _check_not_closed(self) -> None: ...
-        async def _continue_execution(
-            self,
-            journal: ExecutionJournal,
-            execution_id: str,
-            *,
-            output: object,
-            signal: AbortSignal | None,
-            event_service: EventService | None = None,
-            on_event: Callable[[AgentEvent], None] | None = None,
-            trace: TraceContext | None = None,
-            lifecycle_hooks: bool = True,
-            parent: Delegation | None = None,
-            notify: Callable[[RunEvent], None] | None = None,
-        ) -> RunResult[Any]: ...
-        async def _ensure_initialized(self) -> None: ...
-        def _flush_reports(self, emitter: EventEmitter | None) -> None: ...
-        def _keep_window(self, key: tuple[str, str], window: ContextWindow) -> None: ...
-        def _new_store(
-            self, items: tuple[Message, ...], reported_usage: bool = True, inject: bool = True
-        ) -> ConversationStore: ...
-        def _own_retries(self) -> None: ...
-
-        def _runtime_state(self, settings: ExecutionSettings) -> RuntimeState: ...
 
     @overload
     async def run(

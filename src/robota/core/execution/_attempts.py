@@ -18,24 +18,20 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final
 
-from robota.core._abort import AbortSignal, is_abort
+from robota.core._abort import is_abort
 from robota.core._cancel import AbortGuard
 from robota.core._emit import EventEmitter
 from robota.core._errors import ProviderError, RobotaError
 from robota.core._events import EventNames
-from robota.core._history import ConversationStore, PendingAssistant
+from robota.core._history import PendingAssistant
 from robota.core._messages import AssistantMessage
-from robota.core._models import ContextWindow
 from robota.core._plugins import RunInfo
 from robota.core._pricing import estimate_cost
-from robota.core._run_events import RunEvent
 from robota.core._usage import Usage
 from robota.core.execution._fallback import candidate_refusal
-from robota.core.execution._journaled import JournalBinding
-from robota.core.execution._limits import Budget
+from robota.core.execution._loop_state import LoopState
 from robota.core.execution._recovery import Recovery
 from robota.core.execution._retry import (
-    ModelCalls,
     ModelCandidate,
     Retry,
     Retrying,
@@ -43,8 +39,7 @@ from robota.core.execution._retry import (
     announce,
     resume_mismatch,
 )
-from robota.core.execution._settings import ExecutionSettings
-from robota.core.execution._structured import OutputTransport, choose_output_transport
+from robota.core.execution._structured import choose_output_transport
 from robota.core.providers._contract import ChatRequest
 
 __all__ = ["NO_USAGE", "AttemptsMixin", "add_usage", "charged_cost"]
@@ -84,34 +79,13 @@ def charged_cost(
     return total
 
 
-class AttemptsMixin:
+class AttemptsMixin(LoopState):
     """Execution's work between two attempts of a model call (see the module docstring)."""
 
     if not TYPE_CHECKING:
         # No __dict__ at run time (Execution keeps slots); the checker reads the names below as
         # the instance attributes Execution's slots hold.
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Execution's own state, set in its __init__
-        settings: ExecutionSettings
-        run_id: str
-        emitter: EventEmitter
-        _calls: ModelCalls | None
-        _answered: dict[str, str]
-        _charges: tuple[tuple[AssistantMessage, str], ...]
-        _budget: Budget | None
-        _usage: Usage
-        _unattested: bool
-        _journal: JournalBinding | None
-        _store: ConversationStore
-        _signal: AbortSignal
-        _notify: Callable[[RunEvent], None] | None
-        _info: RunInfo
-        _transport: OutputTransport
-        _window: ContextWindow | None
-
-        def _record_effort(self, dispatched: bool) -> None: ...
-        async def _resolve_window(self) -> None: ...
 
     def _refusal(self, request: ChatRequest) -> Callable[[ModelCandidate], str | None]:
         settings = self.settings

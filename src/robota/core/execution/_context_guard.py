@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from robota.core._abort import AbortSignal, is_abort
+from robota.core._abort import is_abort
 from robota.core._cancel import AbortGuard
 from robota.core._context import (
     CONTEXT_GUARD_THRESHOLD,
@@ -17,29 +17,19 @@ from robota.core._context import (
     estimate_text_tokens,
     estimate_tools_tokens,
 )
-from robota.core._emit import EventEmitter
 from robota.core._events import EventNames
-from robota.core._history import ConversationStore
-from robota.core._models import ContextWindow, get_model_context_window, resolve_context_window
-from robota.core.execution._settings import ExecutionSettings
+from robota.core._models import get_model_context_window, resolve_context_window
+from robota.core.execution._loop_state import LoopState
 from robota.core.providers._contract import ChatRequest, ToolSpec
 
 __all__ = ["ContextGuardMixin"]
 
 
-class ContextGuardMixin:
+class ContextGuardMixin(LoopState):
     """The context window and the pre-send guard of :class:`Execution`."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Execution's own state and methods, and AttemptsMixin's
-        _signal: AbortSignal
-        _store: ConversationStore
-        _tools_tokens: tuple[tuple[ToolSpec, ...], int]
-        _window: ContextWindow | None
-        emitter: EventEmitter
-        settings: ExecutionSettings
 
     def _input_estimate(self, request: ChatRequest, extra: str) -> int:
         """The pre-send estimate of a request's input tokens (S31, S39)."""

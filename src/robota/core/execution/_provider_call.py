@@ -11,31 +11,26 @@ fallback chain (issue 28; the work between two attempts is :mod:`._attempts`').
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Literal, TypeAlias, final
 
-from robota.core._abort import AbortSignal, abort_error_from_reason, is_abort
+from robota.core._abort import abort_error_from_reason, is_abort
 from robota.core._cancel import AbortGuard
-from robota.core._context import ContextUsage
 from robota.core._emit import EventEmitter
 from robota.core._errors import ExecutionControlError, ProviderError, RobotaError
 from robota.core._events import EventNames
 from robota.core._history import ConversationStore, PendingAssistant
 from robota.core._logging import get_logger
 from robota.core._messages import AssistantMessage, ToolCall, new_id, now
-from robota.core._plugins import ExtensionHook, Plugin, RunInfo
-from robota.core._run_events import RoundStarted, RunEvent
+from robota.core._plugins import RunInfo
+from robota.core._run_events import RoundStarted
 from robota.core._texts import ModelTexts, render
-from robota.core._tracing import RunTrace
-from robota.core._usage import Usage
 from robota.core.execution._attempts import add_usage as _add_usage
 from robota.core.execution._cache import CachedResponse
-from robota.core.execution._journaled import JournalBinding
-from robota.core.execution._limits import Budget
+from robota.core.execution._loop_state import LoopState
 from robota.core.execution._result import StopReason
-from robota.core.execution._retry import ModelCalls, ModelCandidate, Retry, Retrying, Switch
-from robota.core.execution._settings import ExecutionSettings
+from robota.core.execution._retry import Retrying, Switch
 from robota.core.providers._capabilities import unsupported_settings
 from robota.core.providers._contract import (
     ChatRequest,
@@ -45,7 +40,7 @@ from robota.core.providers._contract import (
     TextDelta,
     ToolCallReady,
 )
-from robota.core.providers._effort import EffortOutcome, EffortResolution, EffortSelection
+from robota.core.providers._effort import EffortOutcome, EffortSelection
 from robota.core.providers._fingerprint import request_fingerprint
 from robota.core.tools._outcomes import ToolCallOutcome, interrupted, not_dispatched
 
@@ -64,56 +59,11 @@ def unresolved_effort(requested: EffortSelection, dispatched: bool) -> EffortOut
     return EffortOutcome(requested, None, native_control_sent=False, dispatched=dispatched)
 
 
-class ProviderCallMixin:
+class ProviderCallMixin(LoopState):
     """A round's provider call and its attempts, for :class:`Execution`."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Execution's own state and methods, and AttemptsMixin's
-        _answered: dict[str, str]
-        _attempts: int
-        _budget: Budget | None
-        _calls: ModelCalls | None
-        _effort: EffortOutcome
-        _finish_reason: str | None
-        _info: RunInfo
-        _journal: JournalBinding | None
-        _notify: Callable[[RunEvent], None] | None
-        _plugins: Sequence[Plugin]
-        _round_effort: EffortResolution | None
-        _rounds: int
-        _settings_set: bool
-        _signal: AbortSignal
-        _store: ConversationStore
-        _trace: RunTrace | None
-        _unattested: bool
-        _unpropagated: set[str]
-        _unsupported_reported: set[tuple[str, str]]
-        _usage: Usage
-        emitter: EventEmitter
-        settings: ExecutionSettings
-
-        def _aborted(self) -> bool: ...
-        def _check_limit(self, message: AssistantMessage, error: RobotaError | None) -> None: ...
-        def _context_guard(self, request: ChatRequest, extra: str) -> ContextUsage | None: ...
-        async def _each_plugin(self, hook: ExtensionHook, *args: object) -> None: ...
-        def _input_estimate(self, request: ChatRequest, extra: str) -> int: ...
-
-        def _answered_by(self) -> dict[str, Any]: ...
-        async def _discard(
-            self,
-            pending: PendingAssistant,
-            call_id: str,
-            dispatched: bool,
-            step: Retry | Switch,
-            failure: RobotaError,
-        ) -> None: ...
-        async def _next_attempt(
-            self, guard: AbortGuard, again: Retrying
-        ) -> AssistantMessage | None: ...
-        def _refusal(self, request: ChatRequest) -> Callable[[ModelCandidate], str | None]: ...
-        async def _switch(self, to: ModelCandidate) -> None: ...
 
     async def _provider_round(
         self,

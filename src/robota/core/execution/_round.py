@@ -12,101 +12,43 @@ are built here too, the structured-output instruction included.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Literal, cast
 
-from robota.core._abort import AbortSignal
 from robota.core._cancel import AbortGuard
 from robota.core._errors import (
     EmptyCompletionError,
     ProviderError,
-    RobotaError,
     StructuredOutputError,
 )
-from robota.core._history import ConversationStore
-from robota.core._messages import AssistantMessage, Message, ToolCall, ToolMessage, UserMessage
+from robota.core._messages import AssistantMessage, Message, ToolMessage, UserMessage
 from robota.core._texts import render
-from robota.core.execution._guardrails import RunGuardrails
 from robota.core.execution._guards import UNAVAILABLE_TOOL_ROUNDS, describe_calls
-from robota.core.execution._handoffs import RunHandoffs
 from robota.core.execution._lifecycle import stop_hooks
-from robota.core.execution._limits import Budget
+from robota.core.execution._loop_state import LoopState
 from robota.core.execution._recovery import Recovery
 from robota.core.execution._result import RunStatus, StopReason
-from robota.core.execution._retry import ModelCalls, Retrying
-from robota.core.execution._settings import ExecutionSettings
-from robota.core.execution._structured import InstructedMessages, OutputTransport
+from robota.core.execution._retry import Retrying
+from robota.core.execution._structured import InstructedMessages
 from robota.core.providers._capabilities import omit_unsupported_media
 from robota.core.providers._contract import ChatRequest, ToolChoice, ToolSpec
-from robota.core.tools._executor import ToolExecutionService, ToolGate
 
 if TYPE_CHECKING:
+    from robota.core.execution._handoffs import RunHandoffs
     from robota.core.execution._state import ExecutionState
 
 __all__ = ["RoundMixin"]
 
 
-class RoundMixin:
+class RoundMixin(LoopState):
     """The turn loop, the forced calls and the requests of :class:`Execution`."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
 
-    if TYPE_CHECKING:  # Execution's own state and methods
-        _attempts: int
-        _budget: Budget | None
-        _calls: ModelCalls | None
-        _guards: RunGuardrails | None
-        _output_json: str | None
-        _output_override: str | None
-        _output_value: object
-        _rounds: int
-        _signal: AbortSignal
-        _stop: StopReason
-        _stop_continuations: int
-        _store: ConversationStore
-        _tools: ToolExecutionService
-        _transport: OutputTransport
-        _unavailable_streak: int
-        ceiling: ToolGate | None
+    if TYPE_CHECKING:  # not in LoopState: ._handoffs imports the attempts mixin, a LoopState
         handoffs: RunHandoffs | None
-        run_id: str
-        settings: ExecutionSettings
-
-        def _aborted(self) -> bool: ...
-        def _check_limit(self, message: AssistantMessage, error: RobotaError | None) -> None: ...
-        def _check_same_inputs(self, calls: tuple[ToolCall, ...]) -> None: ...
-        def _context_window(self) -> int | None: ...
-        async def _continue(self, guard: AbortGuard, recovery: Recovery) -> RunStatus: ...
-        def _final_text(self) -> str: ...
-        def _hook_traceparent(self) -> str | None: ...
-        async def _provider_call(
-            self,
-            guard: AbortGuard,
-            request: ChatRequest,
-            *,
-            forced: bool,
-            extra: str = "",
-            reason: StopReason | None = None,
-            again: Retrying | None = None,
-        ) -> AssistantMessage | Retrying | None: ...
-        async def _provider_round(
-            self,
-            guard: AbortGuard,
-            request: ChatRequest,
-            *,
-            forced: bool,
-            extra: str = "",
-            reason: StopReason | None = None,
-            rebuild: Callable[[], tuple[ChatRequest, str]] | None = None,
-        ) -> AssistantMessage | None: ...
-        def _refuse_batch(self, calls: tuple[ToolCall, ...], reason: str) -> None: ...
-        def _report_omitted(self, kinds: tuple[str, ...]) -> None: ...
-        def _stopped(self, reason: StopReason) -> RunStatus: ...
-        async def _tool_round(
-            self, calls: tuple[ToolCall, ...], pending: tuple[int, ...] | None = None
-        ) -> list[ToolCall]: ...
 
     async def _loop(self, recovery: Recovery | None = None) -> RunStatus:
         """The turns of a run; a continuation's first one picks up from ``recovery`` (S40)."""

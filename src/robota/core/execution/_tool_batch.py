@@ -9,55 +9,29 @@ tool-result context budget the rest become bounded notices.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from robota.core._abort import AbortSignal
 from robota.core._context import estimate_message_tokens
 from robota.core._emit import EventEmitter
 from robota.core._errors import ExecutionControlError, RobotaError, SameToolInputLoopError
 from robota.core._events import EventNames
-from robota.core._history import ConversationStore
 from robota.core._messages import AssistantMessage, ToolCall
-from robota.core._run_events import RunEvent
-from robota.core._tracing import RunTrace
 from robota.core.execution._guards import (
     TOOL_RESULT_BUDGET,
-    SameInputCounter,
     omitted_result_notice,
 )
-from robota.core.execution._journaled import JournalBinding
-from robota.core.execution._settings import ExecutionSettings
-from robota.core.tools._executor import ToolExecutionService, ToolGate
+from robota.core.execution._loop_state import LoopState
 from robota.core.tools._outcomes import ToolCallOutcome, interrupted, not_dispatched
 
 __all__ = ["ToolBatchMixin"]
 
 
-class ToolBatchMixin:
+class ToolBatchMixin(LoopState):
     """The tool batch of a round of :class:`Execution`, and its guards."""
 
     if not TYPE_CHECKING:
         __slots__ = ()
-
-    if TYPE_CHECKING:  # Execution's own state and methods
-        _attempt: str | None
-        _executed: int
-        _journal: JournalBinding | None
-        _notify: Callable[[RunEvent], None] | None
-        _rounds: int
-        _same_inputs: SameInputCounter
-        _signal: AbortSignal
-        _store: ConversationStore
-        _tools: ToolExecutionService
-        _trace: RunTrace | None
-        ceiling: ToolGate | None
-        emitter: EventEmitter
-        run_id: str
-        settings: ExecutionSettings
-
-        def _context_window(self) -> int | None: ...
 
     def _check_same_inputs(self, calls: tuple[ToolCall, ...]) -> None:
         offending = self._same_inputs.admit(calls)
