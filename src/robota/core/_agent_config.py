@@ -29,10 +29,6 @@ from robota.core.hooks._runner import HookRunner
 from robota.core.providers._contract import Provider
 from robota.core.tools._tool import Tool
 
-if TYPE_CHECKING:
-    pass
-
-
 __all__ = ["AgentConfigMixin", "ModelSelection"]
 
 

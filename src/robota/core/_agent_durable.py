@@ -191,17 +191,10 @@ class DurableAgentMixin(AgentState):
             StorageError: the journal failed.
             ConfigurationError: the agent has no journal.
         """
-        journal = self._require_journal("resume")
-        execution_id = check_execution_id(execution_id)
-        trace = check_trace(trace)
-        if not isinstance(lifecycle_hooks, bool):
-            raise ConfigurationError(
-                f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
-            )
-        owner: object = await state_owner(self, journal, execution_id)
-        if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
-            raise direct_resume(execution_id, owner)
-        return await self._continue_execution(
+        journal, execution_id, trace = self._resume_target(
+            "resume", execution_id, trace, lifecycle_hooks
+        )
+        return await self._continue_own(
             journal,
             execution_id,
             output=output,
@@ -231,21 +224,14 @@ class DurableAgentMixin(AgentState):
         :meth:`resume`'s; a bad ``execution_id`` or a missing journal is refused here, the
         rest when the continuation starts.
         """
-        journal = self._require_journal("resume_stream")
-        execution_id = check_execution_id(execution_id)
-        trace = check_trace(trace)
-        if not isinstance(lifecycle_hooks, bool):
-            raise ConfigurationError(
-                f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
-            )
+        journal, execution_id, trace = self._resume_target(
+            "resume_stream", execution_id, trace, lifecycle_hooks
+        )
 
-        async def continued(
+        def start(
             run_signal: AbortSignal, notify: Callable[[RunEvent], None]
-        ) -> RunResult[Any]:
-            owner: object = await state_owner(self, journal, execution_id)
-            if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
-                raise direct_resume(execution_id, owner)
-            return await self._continue_execution(
+        ) -> Coroutine[Any, Any, RunResult[Any]]:
+            return self._continue_own(
                 journal,
                 execution_id,
                 output=output,
@@ -255,12 +241,33 @@ class DurableAgentMixin(AgentState):
                 notify=notify,
             )
 
-        def start(
-            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
-        ) -> Coroutine[Any, Any, RunResult[Any]]:
-            return continued(run_signal, notify)
-
         return RunStream(start, signal, self._track)
+
+    def _resume_target(
+        self,
+        method: str,
+        execution_id: str,
+        trace: TraceContext | None,
+        lifecycle_hooks: object,
+    ) -> tuple[ExecutionJournal, str, TraceContext | None]:
+        """:meth:`resume`'s checks of its arguments, refused before anything runs."""
+        journal = self._require_journal(method)
+        execution_id = check_execution_id(execution_id)
+        trace = check_trace(trace)
+        if not isinstance(lifecycle_hooks, bool):
+            raise ConfigurationError(
+                f"lifecycle_hooks must be True or False, got {lifecycle_hooks!r}"
+            )
+        return journal, execution_id, trace
+
+    async def _continue_own(
+        self, journal: ExecutionJournal, execution_id: str, **options: Any
+    ) -> RunResult[Any]:
+        """Continue ``execution_id`` if it is this agent's own (not a sub-agent's) (S40)."""
+        owner: object = await state_owner(self, journal, execution_id)
+        if owner is not self:  # issue 29: a sub-agent's execution is continued by its caller
+            raise direct_resume(execution_id, owner)
+        return await self._continue_execution(journal, execution_id, **options)
 
     async def _continue_execution(
         self,

@@ -60,10 +60,6 @@ from robota.core.execution._subagents import Delegation
 from robota.core.providers._effort import check_effort
 from robota.core.providers._settings import check_settings
 
-if TYPE_CHECKING:
-    pass
-
-
 __all__ = ["AgentRunMixin"]
 
 T = TypeVar("T")

@@ -42,7 +42,6 @@ from ag_ui.core import (
     StateSnapshotEvent,
     SubagentFinishedEvent,
     SubagentStartedEvent,
-    TextMessageContentEvent,
     TextMessageEndEvent,
     TextMessageStartEvent,
     ToolCallArgsEvent,
@@ -108,7 +107,8 @@ class AguiTranslator:
         # each running sub-run's open text message (None: none open). Sub-agents: issue 29.
         self._calls: dict[tuple[str | None, str], tuple[str, str | None]] = {}
         self._owners: dict[str, tuple[str | None, str]] = {}
-        self._sub_messages: dict[str, str | None] = {}
+        # A sub-run's open message: its id and its TEXT_MESSAGE_CONTENT encoder (else None).
+        self._sub_messages: dict[str, tuple[str, Callable[[str], str]] | None] = {}
         self.text_encoder: Callable[[str], str] | None = None
         """Encodes a ``TEXT_MESSAGE_CONTENT`` event while a message is open (else ``None``)."""
 
@@ -179,11 +179,11 @@ class AguiTranslator:
         return out
 
     def _close_sub_text(self, sub: str) -> list[str]:
-        message_id = self._sub_messages.get(sub)
-        if message_id is None:
+        message = self._sub_messages.get(sub)
+        if message is None:
             return []
         self._sub_messages[sub] = None
-        return [_encode(TextMessageEndEvent(message_id=message_id, subagent_run_id=sub))]
+        return [_encode(TextMessageEndEvent(message_id=message[0], subagent_run_id=sub))]
 
     def _subagent(self, wrapped: SubagentEvent) -> list[str]:
         """A sub-agent's event, attributed to its sub-run (announced on its first event)."""
@@ -203,17 +203,17 @@ class AguiTranslator:
         event = wrapped.event
         if isinstance(event, TextDelta):
             if event.text:
-                message_id = self._sub_messages[sub]
-                if message_id is None:
-                    message_id = self._sub_messages[sub] = f"msg-{uuid.uuid4().hex}"
+                message = self._sub_messages[sub]
+                if message is None:
+                    message_id = f"msg-{uuid.uuid4().hex}"
+                    fields = {"type": "TEXT_MESSAGE_CONTENT", "subagentRunId": sub}
+                    encode = text_encoder({**fields, "messageId": message_id})
+                    message = self._sub_messages[sub] = (message_id, encode)
                     opened = TextMessageStartEvent(
                         message_id=message_id, role="assistant", subagent_run_id=sub
                     )
                     out.append(_encode(opened))
-                content = TextMessageContentEvent(
-                    message_id=message_id, delta=event.text, subagent_run_id=sub
-                )
-                out.append(_encode(content))
+                out.append(message[1](event.text))  # per token: no model object (issue 31)
         elif isinstance(event, ToolCallStarted):
             out.extend(self._call_events(event.call, sub, event.call_id))
         elif isinstance(event, ToolCallFinished):
@@ -287,27 +287,19 @@ class AguiTranslator:
     def finish(self, result: RunResult[Any]) -> list[str]:
         """Close any open message and end with ``RUN_FINISHED`` carrying the run's summary."""
         out = self._close_text()
-        finished = RunFinishedEvent(
-            thread_id=self._thread_id, run_id=self._run_id, result=result_summary(result)
-        )
-        outcome: dict[str, object] | None = None
+        fields: dict[str, object] = {
+            "threadId": self._thread_id,
+            "runId": self._run_id,
+            "result": result_summary(result),
+        }
         if result.status == "interrupted":
-            outcome = {"type": "cancelled"}
+            fields["outcome"] = {"type": "cancelled"}
         elif result.status == "suspended" and result.pending_requests:
-            outcome = {
+            fields["outcome"] = {
                 "type": "interrupt",
                 "interrupts": [_interrupt(r) for r in result.pending_requests],
             }
-        if outcome is not None:
-            finished = RunFinishedEvent.model_validate(
-                {
-                    "threadId": self._thread_id,
-                    "runId": self._run_id,
-                    "result": result_summary(result),
-                    "outcome": outcome,
-                }
-            )
-        out.append(_encode(finished))
+        out.append(_encode(RunFinishedEvent.model_validate(fields)))
         return out
 
     def fail(self, code: str, message: str) -> list[str]:

@@ -194,6 +194,17 @@ def _agui_text(payload: RunAgentInput) -> str:
     raise _BadRequest(400, "no_user_message", "messages has no 'user' message to answer")
 
 
+async def _respond(
+    conversation: Conversation, request_id: str, answer: object, refusal: str
+) -> bool:
+    """Save ``answer`` (S40); a refusal of the store is a 409 with ``refusal``, never its text."""
+    try:
+        return await conversation.respond(request_id, answer)
+    except RobotaError as exc:
+        _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
+        raise _BadRequest(409, "not_answerable", refusal) from None
+
+
 def _resume_answer(waiting: OutsideRequest, entry: ResumeEntry) -> object:
     """The response an AG-UI resume entry gives a waiting request (S40)."""
     if waiting.kind != APPROVAL_KIND:
@@ -324,13 +335,12 @@ class _Handlers:
     ) -> Response:
         """Save an answer to a waiting request (S40); the last one continues the turn."""
         async with conversation.answering:
-            try:
-                answered = await conversation.respond(request_id, response)
-            except RobotaError as exc:
-                _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
-                raise _BadRequest(
-                    409, "not_answerable", "the request could not be answered (answered already?)"
-                ) from None
+            answered = await _respond(
+                conversation,
+                request_id,
+                response,
+                "the request could not be answered (answered already?)",
+            )
             if not answered:
                 raise _BadRequest(404, "unknown_request", "no such request is waiting")
             run_id = None
@@ -426,13 +436,7 @@ class _Handlers:
                 raise _BadRequest(404, "unknown_interrupt", "a resume entry names no interrupt")
             answers.append((entry.interrupt_id, _resume_answer(waiting, entry)))
         for request_id, answer in answers:
-            try:
-                await conversation.respond(request_id, answer)
-            except RobotaError as exc:
-                _log.warning("answering %s failed: %s", request_id, type(exc).__name__)
-                raise _BadRequest(
-                    409, "not_answerable", "an interrupt could not be answered"
-                ) from None
+            await _respond(conversation, request_id, answer, "an interrupt could not be answered")
         if payload.state is not None:
             conversation.state = payload.state
         # Still waiting for others: the continuation ends at once with the ones left.

@@ -315,10 +315,6 @@ class Conversations:
             (sid, c.running) for (name, sid), c in self._conversations.items() if name == agent_name
         ]
 
-    @property
-    def approval_timeout(self) -> float | None:
-        return self._approval_timeout
-
     async def reopen(self, agent_name: str, session_id: str) -> Conversation | None:
         """A conversation already open, or one the session store holds (after a restart).
 

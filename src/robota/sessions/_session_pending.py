@@ -11,7 +11,7 @@ turn on their own (``_recover_if_free``, ``_resume_pending``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -93,12 +93,7 @@ class PendingTurnMixin:
         """
         self._check_open()
 
-        def start(
-            run_signal: AbortSignal, notify: Callable[[RunEvent], None]
-        ) -> Coroutine[Any, Any, RunResult[Any]]:
-            return self._stream_resume(run_signal, notify)
-
-        return RunStream(start, signal, keep_until_done)
+        return RunStream(self._stream_resume, signal, keep_until_done)
 
     async def _stream_resume(
         self, signal: AbortSignal, notify: Callable[[RunEvent], None]

@@ -90,6 +90,21 @@ class WorkflowRun:
             "heartbeat_timeout": timedelta(seconds=spec.heartbeat_timeout),
         }
 
+    def record_approval(self, approval_id: str, answer: Mapping[str, Any]) -> None:
+        """Keep a person's answer to ``approval_id`` (an ``approved`` bool, checked already)."""
+        self.answered.add(approval_id)
+        reason = answer.get("reason", "")
+        self.answers[approval_id] = Approval(
+            answer["approved"] is True,
+            remember=answer.get("remember", False) is True,
+            reason=reason if isinstance(reason, str) else "",
+        )
+
+    def record_response(self, request_id: str, answer: Mapping[str, Any]) -> None:
+        """Keep the outside response to ``request_id``."""
+        self.answered.add(request_id)
+        self.responses[request_id] = answer.get("response")
+
     async def approve(self, request: ApprovalRequest) -> Approval:
         # S21: an ask waits for a person, who answers through the robota.answer_approval update.
         approval_id = new_id("approval")

@@ -59,7 +59,6 @@ from robota.core import (
 from robota.core import (
     RetryPolicy as ModelRetryPolicy,
 )
-from robota.core.permissions import Approval
 from robota.core.providers import (
     ChatRequest,
     ChatResponse,
@@ -592,13 +591,7 @@ class RobotaAgentWorkflow:
         if not isinstance(approval_id, str) or not isinstance(approved, bool):
             return
         if approval_id in self._run.approvals:
-            self._run.answered.add(approval_id)
-            remember, reason = answer.get("remember", False), answer.get("reason", "")
-            self._run.answers[approval_id] = Approval(
-                approved,
-                remember=remember is True,
-                reason=reason if isinstance(reason, str) else "",
-            )
+            self._run.record_approval(approval_id, answer)
 
     @workflow.signal(name=RESPOND_SIGNAL)
     def respond(self, answer: Any) -> None:
@@ -606,8 +599,7 @@ class RobotaAgentWorkflow:
             return
         request_id = answer.get("request_id")
         if isinstance(request_id, str) and request_id in self._run.requests:
-            self._run.answered.add(request_id)
-            self._run.responses[request_id] = answer.get("response")
+            self._run.record_response(request_id, answer)
 
     # Updates (issue 32): the validator refuses a bad answer at the caller, and a refused update
     # is never in history. An accepted one takes the item off the pending list at once.
@@ -616,13 +608,7 @@ class RobotaAgentWorkflow:
     def answer_approval(self, answer: Any) -> str:
         approval_id = str(answer["id"])
         self._run.approvals.pop(approval_id, None)
-        self._run.answered.add(approval_id)
-        reason = answer.get("reason", "")
-        self._run.answers[approval_id] = Approval(
-            answer["approved"] is True,
-            remember=answer.get("remember", False) is True,
-            reason=reason if isinstance(reason, str) else "",
-        )
+        self._run.record_approval(approval_id, answer)
         return approval_id
 
     @answer_approval.validator
@@ -635,8 +621,7 @@ class RobotaAgentWorkflow:
     def answer_request(self, answer: Any) -> str:
         request_id = str(answer["request_id"])
         self._run.requests.pop(request_id, None)
-        self._run.answered.add(request_id)
-        self._run.responses[request_id] = answer.get("response")
+        self._run.record_response(request_id, answer)
         return request_id
 
     @answer_request.validator

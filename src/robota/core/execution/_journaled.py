@@ -287,10 +287,10 @@ class _OutsideChannel:
     async def __call__(self, kind: str, payload: object) -> Any:
         binding = self._binding
         asks = self._prefix == "ask"
+        requests, responses = binding._saved()
         while True:
             self._count += 1
             request_id = _stable_id(self._prefix, binding.execution_id, self._key, str(self._count))
-            requests, responses = binding._saved()
             earlier = requests.get(request_id)
             # S40: a response answers only its own request. An ask whose question changed
             # since it was saved (a hook's replacement input, another rule asking) is not
@@ -320,11 +320,12 @@ class _OutsideChannel:
 
 def _same_question(saved: OutsideRequested, kind: str, payload: object) -> bool:
     """Whether ``saved`` asks what ``kind``/``payload`` ask (compared as saved: JSON)."""
+    if saved.request_kind != kind:
+        return False
     try:
-        same = json.dumps(saved.payload, sort_keys=True) == json.dumps(payload, sort_keys=True)
+        return json.dumps(saved.payload, sort_keys=True) == json.dumps(payload, sort_keys=True)
     except (TypeError, ValueError):
-        same = bool(saved.payload == payload)
-    return same and saved.request_kind == kind
+        return bool(saved.payload == payload)
 
 
 async def append_record(lease: JournalLease, record: JournalRecord) -> None:
